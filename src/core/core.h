@@ -1,0 +1,102 @@
+/*
+ * core: what every layer of strata shares.
+ *
+ * - st_error: the one way a function reports failure. Functions that can fail
+ *   return 0 or a negative ST_E* code and fill an st_error with a sentence the
+ *   user can act on ("FILE:LINE:COL: key 'x': expected ..., found '...'").
+ * - st_dtype: the numeric formats the models know, with their storage size.
+ * - st_json: a small streaming JSON writer (deterministic number formatting:
+ *   the shortest text that reads back to the same double).
+ * - st_suggest: the did-you-mean used for unknown keys and names.
+ * - st_regex: PCRE2 matching used by every `--filter` and `/` search.
+ *
+ * No function here prints to the terminal or keeps global state.
+ */
+#ifndef STRATA_CORE_H
+#define STRATA_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ST_VERSION PACKAGE_VERSION
+
+/* ---- errors -------------------------------------------------------------- */
+enum {
+    ST_OK = 0,
+    ST_EINVAL = -1,   /* bad input (file content, argument) */
+    ST_ENOMEM = -2,   /* allocation failed */
+    ST_EIO = -3,      /* cannot read or write a file */
+    ST_ENOTFOUND = -4 /* no preset/workload of that name */
+};
+
+typedef struct st_error {
+    int code;
+    char msg[1024];
+} st_error;
+
+/* Fill err (when non-NULL) with a printf-style message; return code. */
+int st_error_set(st_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prefix the existing message: "PREFIX: old message". Returns err->code. */
+int st_error_prefix(st_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void st_error_clear(st_error *err);
+
+/* ---- data types ---------------------------------------------------------- */
+typedef enum st_dtype {
+    ST_FP32 = 0,
+    ST_TF32,
+    ST_FP16,
+    ST_BF16,
+    ST_FP8,
+    ST_INT8,
+    ST_INT4,
+    ST_DTYPE_COUNT
+} st_dtype;
+
+const char *st_dtype_name(st_dtype t);        /* "fp32", ... */
+int st_dtype_parse(const char *s, st_dtype *out); /* 0 or ST_EINVAL */
+/* Storage bytes per element (tf32 is stored as fp32; int4 packs two a byte). */
+double st_dtype_bytes(st_dtype t);
+/* The list of names, for error messages: "fp32, tf32, ..." */
+const char *st_dtype_choices(void);
+
+/* ---- JSON writer ----------------------------------------------------------- */
+typedef struct st_json {
+    FILE *out;
+    int depth;
+    int need_comma[64];
+    int pretty;
+} st_json;
+
+void st_json_init(st_json *j, FILE *out, int pretty);
+void st_json_begin_object(st_json *j, const char *key);
+void st_json_end_object(st_json *j);
+void st_json_begin_array(st_json *j, const char *key);
+void st_json_end_array(st_json *j);
+void st_json_string(st_json *j, const char *key, const char *value);
+void st_json_number(st_json *j, const char *key, double value);
+void st_json_int(st_json *j, const char *key, long long value);
+void st_json_bool(st_json *j, const char *key, int value);
+void st_json_null(st_json *j, const char *key);
+/* Finish the document with a newline. */
+void st_json_finish(st_json *j);
+/* Shortest decimal text that reads back as exactly v ("1e+20", "0.1"). */
+void st_format_double(char *buf, size_t n, double v);
+
+/* ---- did you mean ---------------------------------------------------------- */
+/* Levenshtein distance, case-insensitive. */
+int st_edit_distance(const char *a, const char *b);
+/* The closest of candidates[0..n) to word, or NULL if none is close enough
+ * (distance at most max(2, len/3)). */
+const char *st_suggest(const char *word, const char *const *candidates, size_t n);
+
+/* ---- regular expressions (PCRE2) ------------------------------------------- */
+typedef struct st_regex st_regex;
+/* Compile; on a bad pattern fill err with the offset and PCRE2's reason. */
+int st_regex_compile(st_regex **out, const char *pattern, int caseless, st_error *err);
+int st_regex_match(const st_regex *re, const char *subject); /* 1, 0 */
+void st_regex_free(st_regex *re);
+
+#endif

@@ -1,0 +1,61 @@
+/* Small queries over the hardware structs. */
+#include "config.h"
+#include "hw/hw.h"
+
+#include <strings.h>
+
+double st_gpu_peak(const st_gpu *g, st_dtype t, int sparse)
+{
+    if (t < 0 || t >= ST_DTYPE_COUNT)
+        return 0;
+    return sparse ? g->matrix[t].sparse : g->matrix[t].dense;
+}
+
+double st_gpu_ridge(const st_gpu *g, st_dtype t)
+{
+    double p = st_gpu_peak(g, t, 0);
+    return g->mem_bw > 0 ? p / g->mem_bw : 0;
+}
+
+static const char *const tensor_names[ST_TENSOR_COUNT] = {"inputs", "weights", "outputs"};
+
+const char *st_tensor_name(st_tensor t)
+{
+    return (t >= 0 && t < ST_TENSOR_COUNT) ? tensor_names[t] : "?";
+}
+
+const char *st_mem_class_name(st_mem_class c)
+{
+    switch (c) {
+    case ST_MEM_DRAM: return "dram";
+    case ST_MEM_SRAM: return "sram";
+    case ST_MEM_REGFILE: return "regfile";
+    }
+    return "?";
+}
+
+double st_mem_level_words(const st_mem_level *l)
+{
+    if (l->depth <= 0 || l->word_bits <= 0)
+        return 0;
+    return (double)l->depth * (double)l->width_bits / (double)l->word_bits;
+}
+
+static const char *const topo_names[ST_TOPO_COUNT] = {
+    "nvswitch", "nvlink_mesh", "pcie", "ring", "fat_tree", "rail_optimized", "torus2d", "switch",
+};
+
+const char *st_topology_name(st_topology t)
+{
+    return (t >= 0 && t < ST_TOPO_COUNT) ? topo_names[t] : "?";
+}
+
+int st_topology_parse(const char *s, st_topology *out)
+{
+    for (int i = 0; i < ST_TOPO_COUNT; i++)
+        if (strcasecmp(s, topo_names[i]) == 0) {
+            *out = (st_topology)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}

@@ -1,0 +1,171 @@
+/*
+ * hw: the hardware data model, as plain structs in SI units.
+ *
+ * What it describes: a GPU by its spec sheet (SMs, clocks, per-datatype peak
+ * throughput dense and with 2:4 sparsity, memory, caches, occupancy limits,
+ * launch overhead); an edge device (mobile CPU or GPU) by the same kind of
+ * figures; a spatial accelerator the way Timeloop does (a PE array under a
+ * hierarchy of storage levels with per-action energies and a NoC); a node (a
+ * number of GPUs with an intra-node link) and a cluster (nodes joined by one
+ * or more network dimensions).
+ *
+ * Inputs come from presets/ (see strata-presets(5)); every number there names
+ * its source. Units inside: seconds, bytes, bytes/s, FLOP/s, Hz, joules.
+ * These structs hold no pointers, so copying one copies all of it.
+ */
+#ifndef STRATA_HW_H
+#define STRATA_HW_H
+
+#include "core/core.h"
+
+#define ST_NAME_MAX 96
+#define ST_ID_MAX 64
+
+typedef enum st_vendor { ST_VENDOR_NVIDIA = 0, ST_VENDOR_AMD } st_vendor;
+
+/* Peak rate of one datatype; 0 means the hardware does not accelerate it. */
+typedef struct st_peak {
+    double dense;  /* op/s without sparsity */
+    double sparse; /* op/s with 2:4 structured sparsity (0: not supported) */
+} st_peak;
+
+typedef struct st_gpu {
+    char id[ST_ID_MAX];     /* file stem, e.g. "h100-sxm" */
+    char name[ST_NAME_MAX]; /* marketing name */
+    st_vendor vendor;
+    char arch[32];
+    char form_factor[16]; /* "sxm", "pcie", "oam" or "" */
+    int release_year;     /* 0 when not given */
+    int sm_count;         /* SMs (NVIDIA) or compute units (AMD) */
+    double boost_clock_hz;
+    double base_clock_hz; /* 0 when not given */
+    double mem_bytes;
+    char mem_type[16];
+    double mem_bw;    /* bytes/s, peak */
+    double l2_bytes;
+    double llc_bytes; /* extra last-level cache (AMD Infinity Cache), 0 if none */
+    double smem_per_sm_bytes;
+    int regs_per_sm;
+    int max_threads_per_sm;
+    int max_blocks_per_sm;
+    int warp_size;
+    double launch_overhead_s;
+    double tdp_w;
+    st_peak matrix[ST_DTYPE_COUNT]; /* GEMM path (tensor / matrix cores) */
+    double vector[ST_DTYPE_COUNT];  /* non-matrix SIMD path (fp32, fp16, bf16) */
+} st_gpu;
+
+/* Peak GEMM throughput for a dtype (dense or sparse), 0 if unsupported. */
+double st_gpu_peak(const st_gpu *g, st_dtype t, int sparse);
+/* Machine balance: FLOP per byte at which a kernel in dtype t turns compute bound. */
+double st_gpu_ridge(const st_gpu *g, st_dtype t);
+
+/* ---- edge devices (nn-Meter's role) --------------------------------------- */
+typedef enum st_edge_class { ST_EDGE_MOBILE_CPU = 0, ST_EDGE_MOBILE_GPU } st_edge_class;
+
+typedef struct st_edge {
+    char id[ST_ID_MAX];
+    char name[ST_NAME_MAX];
+    st_edge_class cls;
+    char soc[ST_NAME_MAX];
+    int cores;
+    double clock_hz;
+    st_peak peak[ST_DTYPE_COUNT];
+    double mem_bytes;
+    double mem_bw;
+    double l1_bytes, l2_bytes, llc_bytes; /* 0 when not given */
+    double dispatch_overhead_s;
+    double tdp_w;
+} st_edge;
+
+/* ---- spatial accelerators (Timeloop's role) ------------------------------- */
+typedef enum st_tensor { ST_TENSOR_INPUTS = 0, ST_TENSOR_WEIGHTS, ST_TENSOR_OUTPUTS, ST_TENSOR_COUNT } st_tensor;
+const char *st_tensor_name(st_tensor t);
+
+typedef enum st_mem_class { ST_MEM_DRAM = 0, ST_MEM_SRAM, ST_MEM_REGFILE } st_mem_class;
+const char *st_mem_class_name(st_mem_class c);
+
+#define ST_ACCEL_MAX_LEVELS 12
+
+typedef struct st_mem_level {
+    char name[48];
+    st_mem_class cls;
+    int instances; /* copies of this level */
+    int mesh_x;    /* instances laid out along X */
+    long long depth; /* rows; 0 = unbounded (DRAM) */
+    int width_bits;  /* bits per row (one block) */
+    int word_bits;   /* bits per datum */
+    int banks;       /* 0 when not given */
+    double read_bw_words;  /* words per cycle per instance; 0 = unlimited */
+    double write_bw_words;
+    int keeps[ST_TENSOR_COUNT]; /* 1 if the tensor may live here */
+    double e_read, e_write, e_update, e_leak; /* joules per action */
+} st_mem_level;
+
+typedef struct st_accel {
+    char id[ST_ID_MAX];
+    char name[ST_NAME_MAX];
+    char technology[32];
+    double clock_hz;
+    int pe_x, pe_y;
+    double e_mac; /* joules per MAC */
+    int mac_bits, adder_bits, macs_per_pe;
+    double e_hop; /* joules per word per NoC hop */
+    int noc_multicast, noc_reduction;
+    int n_levels;
+    st_mem_level level[ST_ACCEL_MAX_LEVELS]; /* outermost (DRAM) first */
+} st_accel;
+
+/* Capacity of one instance in words (0 = unbounded). */
+double st_mem_level_words(const st_mem_level *l);
+
+/* ---- nodes and clusters --------------------------------------------------- */
+typedef enum st_topology {
+    ST_TOPO_NVSWITCH = 0,
+    ST_TOPO_NVLINK_MESH,
+    ST_TOPO_PCIE,
+    ST_TOPO_RING,
+    ST_TOPO_FAT_TREE,
+    ST_TOPO_RAIL_OPTIMIZED,
+    ST_TOPO_TORUS2D,
+    ST_TOPO_SWITCH,
+    ST_TOPO_COUNT
+} st_topology;
+const char *st_topology_name(st_topology t);
+int st_topology_parse(const char *s, st_topology *out);
+
+typedef struct st_link {
+    st_topology topology;
+    double bw;        /* bytes/s per GPU per direction */
+    double latency_s; /* one-hop latency */
+    double oversubscription; /* >= 1 */
+    char name[32];
+} st_link;
+
+typedef struct st_node {
+    char id[ST_ID_MAX];
+    char name[ST_NAME_MAX];
+    char gpu_id[ST_ID_MAX];
+    st_gpu gpu; /* resolved from gpu_id */
+    int gpus;
+    st_link intra;
+    char host_link_kind[32];
+    double host_bw;
+    int nics;
+    double nic_bw;
+    char cpu[ST_NAME_MAX];
+} st_node;
+
+#define ST_NET_MAX_DIMS 4
+
+typedef struct st_cluster {
+    char id[ST_ID_MAX];
+    char name[ST_NAME_MAX];
+    char node_id[ST_ID_MAX];
+    st_node node; /* resolved from node_id */
+    int nodes;
+    int n_dims;
+    st_link net[ST_NET_MAX_DIMS]; /* innermost first */
+} st_cluster;
+
+#endif

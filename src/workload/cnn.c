@@ -1,0 +1,453 @@
+/*
+ * CNN / UNet layer list -> forward operator list, and its parameter count.
+ *
+ * The walk tracks the current tensor (C channels, H x W) through the items.
+ * Blocks expand to the layers their papers define: ResNet bottleneck and
+ * basic blocks (He et al. 2016; stride on the 3x3 as torchvision v1.5),
+ * MobileNet-V2 inverted residuals (Sandler et al. 2018), and the diffusion
+ * UNet's resblock and spatial transformer (Rombach et al. 2022, as in
+ * diffusers' UNet2DConditionModel). Convolutions followed by batch norm have
+ * no bias; the others do.
+ */
+#include "config.h"
+#include "workload/workload.h"
+
+#include <string.h>
+
+#define D(x) ((double)(x))
+
+typedef struct walk {
+    const st_model *m;
+    const st_gen_opts *o;
+    st_oplist *out; /* NULL: only count parameters */
+    st_error *err;
+    long long n;    /* images */
+    long long c, h, w;
+    char layer[48];
+    long long repeat;
+    double params;  /* per repeat of the current item, accumulated into total */
+    double total_params;
+    int rc;
+} walk;
+
+static double act_flops(st_act a)
+{
+    /* same convention as the transformer generator */
+    switch (a) {
+    case ST_ACT_NONE: return 0;
+    case ST_ACT_RELU: return 1;
+    case ST_ACT_RELU6: return 2;
+    case ST_ACT_SILU: return 4;
+    case ST_ACT_GELU: return 5;
+    case ST_ACT_GELU_TANH: return 9;
+    }
+    return 0;
+}
+
+static st_op new_op(walk *k, st_op_kind kind, const char *name)
+{
+    st_op op;
+    memset(&op, 0, sizeof op);
+    snprintf(op.name, sizeof op.name, "%s.%s", k->layer, name);
+    snprintf(op.layer, sizeof op.layer, "%s", k->layer);
+    op.kind = kind;
+    op.pass = ST_PASS_FWD;
+    op.dtype = k->o->dtype;
+    op.repeat = k->repeat;
+    op.batch = k->n;
+    return op;
+}
+
+static void push(walk *k, st_op *op)
+{
+    if (k->rc || !k->out)
+        return;
+    st_op_cost(op);
+    k->rc = st_oplist_push(k->out, op, k->err);
+}
+
+static void eltwise(walk *k, const char *name, long long channels, int arity, double fpe)
+{
+    st_op op = new_op(k, ST_OP_ELEMENTWISE, name);
+    op.rows = k->n;
+    op.cols = channels * k->h * k->w;
+    op.arity = arity;
+    op.ew_flops = fpe;
+    push(k, &op);
+}
+
+/* Residual add on the current tensor: no backward kernel. */
+static void add(walk *k, const char *name, long long channels)
+{
+    st_op op = new_op(k, ST_OP_ELEMENTWISE, name);
+    op.rows = k->n;
+    op.cols = channels * k->h * k->w;
+    op.arity = 2;
+    op.ew_flops = 1;
+    op.passthrough = 1;
+    push(k, &op);
+}
+
+static void act(walk *k, const char *name, st_act a, long long channels)
+{
+    if (a != ST_ACT_NONE)
+        eltwise(k, name, channels, 1, act_flops(a));
+}
+
+static void norm_op(walk *k, st_op_kind kind, const char *name, long long channels)
+{
+    st_op op = new_op(k, kind, name);
+    op.c = channels;
+    op.rows = k->n;
+    op.cols = channels * k->h * k->w;
+    push(k, &op);
+    k->params += 2 * D(channels); /* scale and shift */
+}
+
+/* Convolution cin -> cout on the current H x W; updates H, W and C. */
+static void conv(walk *k, const char *name, long long cin, long long cout, long long ks,
+                 long long stride, long long pad, long long groups, int bn, st_act a)
+{
+    char sub[48];
+    if (pad < 0)
+        pad = ks / 2;
+    long long p = (k->h + 2 * pad - ks) / stride + 1;
+    long long q = (k->w + 2 * pad - ks) / stride + 1;
+    if (p < 1 || q < 1) {
+        if (!k->rc)
+            k->rc = st_error_set(k->err, ST_EINVAL,
+                                 "%s: %s: a %lldx%lld kernel with stride %lld does not fit the "
+                                 "%lldx%lld input",
+                                 k->m->path, k->layer, ks, ks, stride, k->h, k->w);
+        return;
+    }
+    st_op op = new_op(k, ST_OP_CONV, name);
+    op.c = cin;
+    op.k_out = cout;
+    op.h = k->h;
+    op.w = k->w;
+    op.r = op.s = ks;
+    op.stride = stride;
+    op.pad = pad;
+    op.groups = groups;
+    op.p = p;
+    op.q = q;
+    push(k, &op);
+    k->params += D(cout) * D(cin / groups) * D(ks) * D(ks) + (bn ? 0 : D(cout));
+    k->h = p;
+    k->w = q;
+    k->c = cout;
+    if (bn) {
+        snprintf(sub, sizeof sub, "%s.bn", name);
+        norm_op(k, ST_OP_BATCHNORM, sub, cout);
+    }
+    snprintf(sub, sizeof sub, "%s.act", name);
+    act(k, sub, a, cout);
+}
+
+/* Linear layer over rows tokens: k_in -> n_out. */
+static void linear(walk *k, const char *name, long long rows, long long k_in, long long n_out,
+                   int bias)
+{
+    st_op op = new_op(k, ST_OP_GEMM, name);
+    op.batch = 1;
+    op.m = rows;
+    op.k = k_in;
+    op.n = n_out;
+    push(k, &op);
+    k->params += D(k_in) * D(n_out) + (bias ? D(n_out) : 0);
+}
+
+static void pool(walk *k, const char *name, long long ks, long long stride, long long pad)
+{
+    st_op op = new_op(k, ST_OP_POOL, name);
+    op.c = k->c;
+    op.h = k->h;
+    op.w = k->w;
+    op.r = op.s = ks;
+    op.stride = stride;
+    op.pad = pad;
+    op.p = (k->h + 2 * pad - ks) / stride + 1;
+    op.q = (k->w + 2 * pad - ks) / stride + 1;
+    push(k, &op);
+    k->h = op.p;
+    k->w = op.q;
+}
+
+static void upsample(walk *k, const char *name, long long factor)
+{
+    st_op op = new_op(k, ST_OP_POOL, name); /* nearest: a copy, no arithmetic */
+    op.c = k->c;
+    op.h = k->h;
+    op.w = k->w;
+    op.r = op.s = 0;
+    op.stride = 1;
+    op.p = k->h * factor;
+    op.q = k->w * factor;
+    push(k, &op);
+    k->h = op.p;
+    k->w = op.q;
+}
+
+static void attention(walk *k, const char *name, long long heads, long long hd, long long q_len,
+                      long long kv_len)
+{
+    char sub[48];
+    if (k->o->attn == ST_ATTN_FLASH) {
+        st_op op = new_op(k, ST_OP_ATTENTION, name);
+        op.heads = op.kv_heads = heads;
+        op.q_len = q_len;
+        op.kv_len = kv_len;
+        op.head_dim = hd;
+        push(k, &op);
+        return;
+    }
+    snprintf(sub, sizeof sub, "%s.score", name);
+    st_op s = new_op(k, ST_OP_BMM, sub);
+    s.batch = k->n * heads;
+    s.m = q_len;
+    s.k = hd;
+    s.n = kv_len;
+    push(k, &s);
+    snprintf(sub, sizeof sub, "%s.softmax", name);
+    st_op sm = new_op(k, ST_OP_SOFTMAX, sub);
+    sm.rows = k->n * heads * q_len;
+    sm.cols = kv_len;
+    push(k, &sm);
+    snprintf(sub, sizeof sub, "%s.value", name);
+    st_op v = new_op(k, ST_OP_BMM, sub);
+    v.batch = k->n * heads;
+    v.m = q_len;
+    v.k = kv_len;
+    v.n = hd;
+    push(k, &v);
+}
+
+static void spatial_transformer(walk *k, const st_cnn_item *it)
+{
+    const st_cnn *cnn = &k->m->cnn;
+    long long c = k->c, t = k->h * k->w, rows = k->n * t;
+    long long heads = it->heads, hd = it->head_dim > 0 ? it->head_dim : c / heads;
+    long long inner = heads * hd, ff = 4 * c;
+    if (cnn->context_tokens <= 0) {
+        if (!k->rc)
+            k->rc = st_error_set(k->err, ST_EINVAL,
+                                 "%s:%d: %s: spatial_transformer needs a cross-attention "
+                                 "context: add `context: {tokens: 77, dim: 768}` at the top level",
+                                 k->m->path, it->line, k->layer);
+        return;
+    }
+    norm_op(k, ST_OP_GROUPNORM, "norm", c);
+    conv(k, "proj_in", c, inner, 1, 1, 0, 1, 0, ST_ACT_NONE);
+    for (long long d = 0; d < (it->depth > 0 ? it->depth : 1); d++) {
+        st_op ln = new_op(k, ST_OP_LAYERNORM, "attn1.norm");
+        ln.rows = rows;
+        ln.cols = inner;
+        push(k, &ln);
+        k->params += 2 * D(inner);
+        linear(k, "attn1.qkv", rows, inner, 3 * inner, 0);
+        attention(k, "attn1", heads, hd, t, t);
+        linear(k, "attn1.out", rows, inner, inner, 1);
+        add(k, "attn1.residual", inner);
+        ln = new_op(k, ST_OP_LAYERNORM, "attn2.norm");
+        ln.rows = rows;
+        ln.cols = inner;
+        push(k, &ln);
+        k->params += 2 * D(inner);
+        linear(k, "attn2.q", rows, inner, inner, 0);
+        linear(k, "attn2.kv", k->n * cnn->context_tokens, cnn->context_dim, 2 * inner, 0);
+        attention(k, "attn2", heads, hd, t, cnn->context_tokens);
+        linear(k, "attn2.out", rows, inner, inner, 1);
+        add(k, "attn2.residual", inner);
+        ln = new_op(k, ST_OP_LAYERNORM, "ff.norm");
+        ln.rows = rows;
+        ln.cols = inner;
+        push(k, &ln);
+        k->params += 2 * D(inner);
+        linear(k, "ff.geglu", rows, inner, 2 * ff, 1); /* GEGLU: value and gate halves */
+        eltwise(k, "ff.gelu", ff, 1, act_flops(ST_ACT_GELU));
+        eltwise(k, "ff.mul", ff, 2, 1);
+        linear(k, "ff.out", rows, ff, inner, 1);
+        add(k, "ff.residual", inner);
+    }
+    conv(k, "proj_out", inner, c, 1, 1, 0, 1, 0, ST_ACT_NONE);
+    add(k, "residual", c);
+}
+
+static void resblock(walk *k, const st_cnn_item *it)
+{
+    long long cin = it->in > 0 ? it->in : k->c, cout = it->out > 0 ? it->out : cin;
+    k->c = cin;
+    norm_op(k, ST_OP_GROUPNORM, "norm1", cin);
+    act(k, "act1", ST_ACT_SILU, cin);
+    conv(k, "conv1", cin, cout, 3, 1, 1, 1, 0, ST_ACT_NONE);
+    if (it->temb_dim > 0) {
+        linear(k, "time_emb", k->n, it->temb_dim, cout, 1);
+        add(k, "time_add", cout);
+    }
+    norm_op(k, ST_OP_GROUPNORM, "norm2", cout);
+    act(k, "act2", ST_ACT_SILU, cout);
+    conv(k, "conv2", cout, cout, 3, 1, 1, 1, 0, ST_ACT_NONE);
+    if (cin != cout) {
+        long long h = k->h, w = k->w;
+        conv(k, "skip", cin, cout, 1, 1, 0, 1, 0, ST_ACT_NONE);
+        k->h = h;
+        k->w = w;
+    }
+    add(k, "residual", cout);
+}
+
+static void shortcut(walk *k, long long cin, long long cout, long long stride, long long h0,
+                     long long w0)
+{
+    if (stride != 1 || cin != cout) {
+        long long h = k->h, w = k->w, c = k->c;
+        k->h = h0;
+        k->w = w0;
+        conv(k, "downsample", cin, cout, 1, stride, 0, 1, 1, ST_ACT_NONE);
+        k->h = h;
+        k->w = w;
+        k->c = c;
+    }
+}
+
+static void item(walk *k, const st_cnn_item *it)
+{
+    long long cin = it->in > 0 ? it->in : k->c;
+    long long h0 = k->h, w0 = k->w, stride = it->stride > 0 ? it->stride : 1;
+    switch (it->kind) {
+    case ST_CNN_CONV:
+        conv(k, "conv", cin, it->out, it->kernel, stride, it->pad, it->groups > 0 ? it->groups : 1,
+             it->bn, it->act);
+        break;
+    case ST_CNN_DWCONV:
+        conv(k, "dwconv", cin, cin, it->kernel, stride, it->pad, cin, it->bn, it->act);
+        break;
+    case ST_CNN_FC:
+        if (it->in > 0) { /* a side vector (e.g. the time embedding) */
+            linear(k, "fc", k->n, it->in, it->out, 1);
+        } else if (k->h != 1 || k->w != 1) {
+            if (!k->rc)
+                k->rc = st_error_set(k->err, ST_EINVAL,
+                                     "%s:%d: %s: fc needs a 1x1 input (add global_avgpool "
+                                     "before it), or `in:` for a side vector; the tensor here is "
+                                     "%lldx%lldx%lld",
+                                     k->m->path, it->line, k->layer, k->c, k->h, k->w);
+        } else {
+            linear(k, "fc", k->n, k->c, it->out, 1);
+            k->c = it->out;
+        }
+        break;
+    case ST_CNN_MAXPOOL:
+    case ST_CNN_AVGPOOL:
+        pool(k, it->kind == ST_CNN_MAXPOOL ? "maxpool" : "avgpool", it->kernel, stride,
+             it->pad < 0 ? 0 : it->pad);
+        break;
+    case ST_CNN_GLOBAL_AVGPOOL:
+        pool(k, "avgpool", k->h, 1, 0);
+        k->w = 1;
+        break;
+    case ST_CNN_BATCHNORM: norm_op(k, ST_OP_BATCHNORM, "bn", k->c); break;
+    case ST_CNN_GROUPNORM: norm_op(k, ST_OP_GROUPNORM, "gn", k->c); break;
+    case ST_CNN_ACT: act(k, "act", it->act, k->c); break;
+    case ST_CNN_UPSAMPLE_OP: upsample(k, "upsample", it->factor > 0 ? it->factor : 2); break;
+    case ST_CNN_BOTTLENECK:
+        k->c = cin;
+        conv(k, "conv1", cin, it->mid, 1, 1, 0, 1, 1, ST_ACT_RELU);
+        conv(k, "conv2", it->mid, it->mid, 3, stride, 1, 1, 1, ST_ACT_RELU);
+        conv(k, "conv3", it->mid, it->out, 1, 1, 0, 1, 1, ST_ACT_NONE);
+        shortcut(k, cin, it->out, stride, h0, w0);
+        add(k, "residual", it->out);
+        act(k, "relu", ST_ACT_RELU, it->out);
+        break;
+    case ST_CNN_BASIC:
+        k->c = cin;
+        conv(k, "conv1", cin, it->out, 3, stride, 1, 1, 1, ST_ACT_RELU);
+        conv(k, "conv2", it->out, it->out, 3, 1, 1, 1, 1, ST_ACT_NONE);
+        shortcut(k, cin, it->out, stride, h0, w0);
+        add(k, "residual", it->out);
+        act(k, "relu", ST_ACT_RELU, it->out);
+        break;
+    case ST_CNN_INVERTED_RESIDUAL: {
+        long long hidden = cin * (it->expand > 0 ? it->expand : 1);
+        long long ks = it->kernel > 0 ? it->kernel : 3;
+        k->c = cin;
+        if (hidden != cin)
+            conv(k, "expand", cin, hidden, 1, 1, 0, 1, 1, ST_ACT_RELU6);
+        conv(k, "dwconv", hidden, hidden, ks, stride, ks / 2, hidden, 1, ST_ACT_RELU6);
+        conv(k, "project", hidden, it->out, 1, 1, 0, 1, 1, ST_ACT_NONE);
+        if (stride == 1 && cin == it->out)
+            add(k, "residual", it->out);
+        break;
+    }
+    case ST_CNN_RESBLOCK: resblock(k, it); break;
+    case ST_CNN_SPATIAL_TRANSFORMER: spatial_transformer(k, it); break;
+    case ST_CNN_DOWNSAMPLE: conv(k, "conv", cin, cin, 3, 2, 1, 1, 0, ST_ACT_NONE); break;
+    case ST_CNN_UPSAMPLE:
+        upsample(k, "upsample", 2);
+        conv(k, "conv", k->c, k->c, 3, 1, 1, 1, 0, ST_ACT_NONE);
+        break;
+    case ST_CNN_ITEM_KIND_COUNT:
+        break;
+    }
+}
+
+static int cnn_walk(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err,
+                    double *params)
+{
+    const st_cnn *cnn = &m->cnn;
+    walk k;
+    memset(&k, 0, sizeof k);
+    k.m = m;
+    k.o = o;
+    k.out = out;
+    k.err = err;
+    k.n = o->batch;
+    k.c = cnn->in_channels;
+    k.h = cnn->in_h;
+    k.w = cnn->in_w;
+    for (size_t i = 0; i < cnn->n_items && !k.rc; i++) {
+        const st_cnn_item *it = &cnn->items[i];
+        long long c0 = it->in > 0 ? it->in : k.c, h0 = k.h, w0 = k.w;
+        if (it->name[0])
+            snprintf(k.layer, sizeof k.layer, "%s", it->name);
+        else
+            snprintf(k.layer, sizeof k.layer, "l%zu", i + 1);
+        k.repeat = it->repeat > 0 ? it->repeat : 1;
+        k.params = 0;
+        size_t first = out ? out->n : 0;
+        item(&k, it);
+        if (!k.rc && out && first < out->n)
+            out->ops[first].no_dgrad = (i == 0); /* the image needs no gradient */
+        if (!k.rc && k.repeat > 1 && (k.c != c0 || k.h != h0 || k.w != w0))
+            k.rc = st_error_set(err, ST_EINVAL,
+                                "%s:%d: %s: repeat %lld needs a block that keeps its shape, but "
+                                "it maps %lldx%lldx%lld to %lldx%lldx%lld; write the first block "
+                                "as its own item and repeat the rest",
+                                m->path, it->line, k.layer, k.repeat, c0, h0, w0, k.c, k.h, k.w);
+        k.total_params += k.params * D(k.repeat);
+    }
+    if (params)
+        *params = k.total_params;
+    return k.rc;
+}
+
+int st_cnn_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err)
+{
+    if (o->phase == ST_PHASE_DECODE)
+        return st_error_set(err, ST_EINVAL,
+                            "%s is a CNN: it has no decode phase; use --phase prefill (inference) "
+                            "or train",
+                            m->id);
+    return cnn_walk(m, o, out, err, NULL);
+}
+
+double st_cnn_params(const st_model *m)
+{
+    st_gen_opts o;
+    double p = 0;
+    st_gen_opts_default(&o, m);
+    if (cnn_walk(m, &o, NULL, NULL, &p) != 0)
+        return 0;
+    return p;
+}

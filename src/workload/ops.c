@@ -1,0 +1,301 @@
+/* Operator lists and the cost (FLOPs, compulsory bytes) of one operator. */
+#include "config.h"
+#include "workload/workload.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define D(x) ((double)(x))
+
+static const char *const op_kind_names[ST_OP_KIND_COUNT] = {
+    "gemm", "bmm", "conv", "attention", "softmax", "layernorm", "rmsnorm", "groupnorm",
+    "batchnorm", "elementwise", "embedding", "pool", "rope", "moe_router", "moe_experts",
+    "optimizer",
+};
+
+const char *st_op_kind_name(st_op_kind k)
+{
+    return (k >= 0 && k < ST_OP_KIND_COUNT) ? op_kind_names[k] : "?";
+}
+
+const char *st_pass_name(st_pass p)
+{
+    switch (p) {
+    case ST_PASS_FWD: return "fwd";
+    case ST_PASS_BWD: return "bwd";
+    case ST_PASS_OPT: return "opt";
+    }
+    return "?";
+}
+
+static const char *const phase_names[] = {"prefill", "decode", "train"};
+
+const char *st_phase_name(st_phase p)
+{
+    return (p >= 0 && p <= ST_PHASE_TRAIN) ? phase_names[p] : "?";
+}
+
+int st_phase_parse(const char *s, st_phase *out)
+{
+    for (int i = 0; i <= ST_PHASE_TRAIN; i++)
+        if (strcasecmp(s, phase_names[i]) == 0) {
+            *out = (st_phase)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}
+
+const char *st_act_name(st_act a)
+{
+    static const char *const n[] = {"none", "relu", "relu6", "gelu", "gelu_tanh", "silu"};
+    return (a >= 0 && a <= ST_ACT_SILU) ? n[a] : "?";
+}
+
+const char *st_norm_name(st_norm x) { return x == ST_NORM_RMSNORM ? "rmsnorm" : "layernorm"; }
+
+const char *st_pos_name(st_pos p)
+{
+    static const char *const n[] = {"learned", "rope", "relative", "alibi", "sinusoidal"};
+    return (p >= 0 && p <= ST_POS_SINUSOIDAL) ? n[p] : "?";
+}
+
+/* Unmasked (query, key) pairs of one head: causal attention of q_len new
+ * tokens against kv_len keys, the last q_len of which are the new ones. */
+static double attention_pairs(const st_op *op)
+{
+    double q = D(op->q_len), kv = D(op->kv_len);
+    if (!op->causal)
+        return q * kv;
+    return q * (kv - q) + q * (q + 1) / 2;
+}
+
+/* FLOPs per element of the vector ops, counted as the arithmetic a kernel
+ * performs: softmax = max, subtract, exp, sum, divide; layer norm = mean,
+ * variance (sub, square, add), normalize (sub, mul), scale, shift; RMS norm =
+ * square, add, mul, scale. */
+enum { SOFTMAX_FLOPS = 5, LAYERNORM_FLOPS = 8, RMSNORM_FLOPS = 4, BATCHNORM_FLOPS = 2,
+       ROPE_FLOPS = 3, ROUTER_FLOPS = 6, ADAMW_FLOPS = 12 };
+
+void st_op_cost(st_op *op)
+{
+    double e = st_dtype_bytes(op->dtype);
+    double elems = D(op->rows) * D(op->cols);
+    int bwd = op->pass == ST_PASS_BWD;
+    op->flops = op->bytes_read = op->bytes_written = 0;
+
+    switch (op->kind) {
+    case ST_OP_GEMM:
+    case ST_OP_BMM:
+    case ST_OP_MOE_EXPERTS: {
+        /* Backward GEMMs are stored already transposed (dgrad: m x n . n x k,
+         * wgrad: k x m . m x n), so one formula serves all passes. */
+        double b = D(op->batch > 0 ? op->batch : 1);
+        double a_elems = b * D(op->m) * D(op->k);
+        double b_elems = (op->kind == ST_OP_GEMM ? 1 : b) * D(op->k) * D(op->n);
+        op->flops = 2 * b * D(op->m) * D(op->n) * D(op->k);
+        op->bytes_read = (a_elems + b_elems) * e;
+        op->bytes_written = b * D(op->m) * D(op->n) * e;
+        break;
+    }
+    case ST_OP_CONV: {
+        double cg = D(op->c) / D(op->groups > 0 ? op->groups : 1);
+        double in = D(op->batch) * D(op->c) * D(op->h) * D(op->w);
+        double out = D(op->batch) * D(op->k_out) * D(op->p) * D(op->q);
+        double wts = D(op->k_out) * cg * D(op->r) * D(op->s);
+        op->flops = 2 * out * cg * D(op->r) * D(op->s);
+        if (op->grad == ST_GRAD_DATA) { /* dx = conv_transpose(dy, W) */
+            op->bytes_read = (out + wts) * e;
+            op->bytes_written = in * e;
+        } else if (op->grad == ST_GRAD_WEIGHT) { /* dW = corr(x, dy) */
+            op->bytes_read = (in + out) * e;
+            op->bytes_written = wts * e;
+        } else {
+            op->bytes_read = (in + wts) * e;
+            op->bytes_written = out * e;
+        }
+        break;
+    }
+    case ST_OP_ATTENTION: {
+        double pairs = attention_pairs(op);
+        double q = D(op->batch) * D(op->heads) * D(op->q_len) * D(op->head_dim);
+        double kv = 2 * D(op->batch) * D(op->kv_heads) * D(op->kv_len) * D(op->head_dim);
+        /* Forward: S = QK^T and O = PV, 2 FLOPs per MAC each. Backward
+         * (FlashAttention-2): recompute S, then dV, dP, dQ, dK: 5 matmuls. */
+        op->flops = (bwd ? 10 : 4) * D(op->batch) * D(op->heads) * pairs * D(op->head_dim);
+        if (bwd) { /* read Q, K, V, O, dO; write dQ, dK, dV */
+            op->bytes_read = (3 * q + kv) * e;
+            op->bytes_written = (q + kv) * e;
+        } else {
+            op->bytes_read = (q + kv) * e;
+            op->bytes_written = q * e;
+        }
+        break;
+    }
+    case ST_OP_SOFTMAX:
+        op->flops = (bwd ? 4 : SOFTMAX_FLOPS) * elems; /* bwd: y * (dy - sum(dy*y)) */
+        op->bytes_read = (bwd ? 2 : 1) * elems * e;
+        op->bytes_written = elems * e;
+        break;
+    case ST_OP_LAYERNORM:
+    case ST_OP_RMSNORM:
+    case ST_OP_GROUPNORM:
+    case ST_OP_BATCHNORM: {
+        double per = op->kind == ST_OP_RMSNORM ? RMSNORM_FLOPS
+                   : op->kind == ST_OP_BATCHNORM ? BATCHNORM_FLOPS : LAYERNORM_FLOPS;
+        int nparams = op->kind == ST_OP_RMSNORM ? 1 : 2;
+        double params = nparams * D(op->kind == ST_OP_GROUPNORM || op->kind == ST_OP_BATCHNORM
+                                        ? op->c : op->cols);
+        /* Backward: dx and the parameter gradients, about twice the work. */
+        op->flops = (bwd ? 2 : 1) * per * elems;
+        op->bytes_read = ((bwd ? 2 : 1) * elems + params) * e;
+        op->bytes_written = (elems + (bwd ? params : 0)) * e;
+        break;
+    }
+    case ST_OP_ELEMENTWISE: {
+        int arity = op->arity > 0 ? op->arity : 1;
+        op->flops = op->ew_flops * elems;
+        if (bwd) { /* read the inputs and dy; write one gradient per input */
+            op->bytes_read = (arity + 1) * elems * e;
+            op->bytes_written = arity * elems * e;
+        } else {
+            op->bytes_read = arity * elems * e;
+            op->bytes_written = elems * e;
+        }
+        break;
+    }
+    case ST_OP_EMBEDDING:
+        if (bwd) { /* scatter-add dy into the touched rows of dW */
+            op->flops = elems;
+            op->bytes_read = elems * e + D(op->rows) * 8;
+            op->bytes_written = elems * e;
+        } else { /* gather: token ids (int64) in, rows out */
+            op->bytes_read = elems * e + D(op->rows) * 8;
+            op->bytes_written = elems * e;
+        }
+        break;
+    case ST_OP_POOL: {
+        double in = D(op->batch) * D(op->c) * D(op->h) * D(op->w);
+        double out = D(op->batch) * D(op->c) * D(op->p) * D(op->q);
+        op->flops = out * D(op->r) * D(op->s);
+        op->bytes_read = (bwd ? out : in) * e;
+        op->bytes_written = (bwd ? in : out) * e;
+        break;
+    }
+    case ST_OP_ROPE:
+        op->flops = ROPE_FLOPS * elems;
+        op->bytes_read = elems * e + 2 * D(op->rows) * D(op->head_dim) * e; /* + cos, sin */
+        op->bytes_written = elems * e;
+        break;
+    case ST_OP_MOE_ROUTER:
+        /* softmax over the expert logits and top-k selection per token */
+        op->flops = ROUTER_FLOPS * elems;
+        op->bytes_read = elems * e;
+        op->bytes_written = D(op->rows) * D(op->k) * (e + 4); /* weights + int32 ids */
+        break;
+    case ST_OP_OPTIMIZER: {
+        /* AdamW over rows parameters: fp32 master weight, m and v, plus the
+         * gradient in the training dtype; writes master, m, v and the
+         * low-precision weight copy (none when training in fp32). */
+        double p = D(op->rows);
+        double lowp = op->dtype == ST_FP32 ? 0 : e;
+        op->flops = ADAMW_FLOPS * p;
+        op->bytes_read = p * (12 + e);
+        op->bytes_written = p * (12 + lowp);
+        break;
+    }
+    case ST_OP_KIND_COUNT:
+        break;
+    }
+}
+
+void st_oplist_free(st_oplist *l)
+{
+    free(l->ops);
+    memset(l, 0, sizeof *l);
+}
+
+int st_oplist_push(st_oplist *l, const st_op *op, st_error *err)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        st_op *ops = realloc(l->ops, cap * sizeof *ops);
+        if (!ops)
+            return st_error_set(err, ST_ENOMEM, "out of memory building the operator list");
+        l->ops = ops;
+        l->cap = cap;
+    }
+    l->ops[l->n++] = *op;
+    return 0;
+}
+
+double st_oplist_total_flops(const st_oplist *l)
+{
+    double t = 0;
+    for (size_t i = 0; i < l->n; i++)
+        t += l->ops[i].flops * D(l->ops[i].repeat);
+    return t;
+}
+
+double st_oplist_total_bytes(const st_oplist *l)
+{
+    double t = 0;
+    for (size_t i = 0; i < l->n; i++)
+        t += (l->ops[i].bytes_read + l->ops[i].bytes_written) * D(l->ops[i].repeat);
+    return t;
+}
+
+void st_model_free(st_model *m)
+{
+    if (m && m->kind == ST_MODEL_CNN) {
+        free(m->cnn.items);
+        m->cnn.items = NULL;
+        m->cnn.n_items = 0;
+    }
+}
+
+void st_gen_opts_default(st_gen_opts *o, const st_model *m)
+{
+    memset(o, 0, sizeof *o);
+    o->phase = ST_PHASE_PREFILL;
+    o->batch = 1;
+    o->seq = 2048;
+    if (m && m->kind == ST_MODEL_TRANSFORMER && m->tf.max_seq > 0 && m->tf.max_seq < o->seq)
+        o->seq = m->tf.max_seq;
+    o->kv_len = 0;
+    o->dtype = m ? m->dtype : ST_BF16;
+    o->attn = ST_ATTN_EAGER;
+    o->logits_all = 1;
+    o->with_optimizer = 1;
+}
+
+int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err)
+{
+    int rc;
+    if (o->batch < 1 || o->batch > 1000000)
+        return st_error_set(err, ST_EINVAL, "batch must be between 1 and 1000000, got %lld",
+                            o->batch);
+    rc = m->kind == ST_MODEL_TRANSFORMER ? st_transformer_ops(m, o, out, err)
+                                         : st_cnn_ops(m, o, out, err);
+    if (rc == 0 && o->phase == ST_PHASE_TRAIN) {
+        size_t n_fwd = out->n;
+        rc = st_ops_add_backward(out, n_fwd, err);
+        if (rc == 0 && o->with_optimizer) {
+            st_op opt;
+            memset(&opt, 0, sizeof opt);
+            snprintf(opt.name, sizeof opt.name, "optimizer.adamw");
+            snprintf(opt.layer, sizeof opt.layer, "optimizer");
+            opt.kind = ST_OP_OPTIMIZER;
+            opt.pass = ST_PASS_OPT;
+            opt.dtype = o->dtype;
+            opt.repeat = 1;
+            opt.rows = (long long)st_model_params(m);
+            opt.cols = 1;
+            st_op_cost(&opt);
+            rc = st_oplist_push(out, &opt, err);
+        }
+    }
+    if (rc != 0)
+        st_oplist_free(out);
+    return rc;
+}

@@ -1,0 +1,453 @@
+/*
+ * Transformer -> forward operator list, and its parameter count.
+ *
+ * One block is emitted once with repeat = number of such blocks (dense and
+ * MoE blocks, encoder and decoder blocks are distinct block types). Shapes
+ * follow the Hugging Face eager implementations (separate Q/K/V-fused
+ * projection, gate and up projections, full-square attention scores).
+ */
+#include "config.h"
+#include "workload/workload.h"
+
+#include <string.h>
+
+#define D(x) ((double)(x))
+
+/* FLOPs per element of each activation (see ops.c for the convention):
+ * relu = max; relu6 = max, min; silu = x / (1 + exp(-x)): neg, exp, add, div;
+ * gelu (erf) = 0.5 x (1 + erf(x / sqrt 2)): div, erf, add, mul, mul;
+ * gelu_tanh: x^3 (2), mul, add, mul, tanh, add, mul, mul = 9. */
+static double act_flops(st_act a)
+{
+    switch (a) {
+    case ST_ACT_NONE: return 0;
+    case ST_ACT_RELU: return 1;
+    case ST_ACT_RELU6: return 2;
+    case ST_ACT_SILU: return 4;
+    case ST_ACT_GELU: return 5;
+    case ST_ACT_GELU_TANH: return 9;
+    }
+    return 0;
+}
+
+/* What one generator call needs to know, shared by all helpers. */
+typedef struct gen {
+    const st_model *m;
+    const st_transformer *tf;
+    const st_gen_opts *o;
+    st_oplist *out;
+    st_error *err;
+    long long tokens; /* tokens processed this step */
+    long long q_len, kv_len; /* self-attention per sequence */
+    long long enc_len;       /* encoder length (encoder-decoder models) */
+    const char *layer;
+    long long repeat;
+    int causal; /* self-attention of the blocks being emitted is causal */
+    int rc;
+} gen;
+
+static st_op new_op(gen *g, st_op_kind kind, const char *name)
+{
+    st_op op;
+    memset(&op, 0, sizeof op);
+    snprintf(op.name, sizeof op.name, "%s.%s", g->layer, name);
+    snprintf(op.layer, sizeof op.layer, "%s", g->layer);
+    op.kind = kind;
+    op.pass = ST_PASS_FWD;
+    op.dtype = g->o->dtype;
+    op.repeat = g->repeat;
+    op.batch = 1;
+    return op;
+}
+
+static void push(gen *g, st_op *op)
+{
+    if (g->rc)
+        return;
+    st_op_cost(op);
+    g->rc = st_oplist_push(g->out, op, g->err);
+}
+
+static void gemm(gen *g, const char *name, long long m, long long k, long long n)
+{
+    st_op op = new_op(g, ST_OP_GEMM, name);
+    op.m = m;
+    op.k = k;
+    op.n = n;
+    push(g, &op);
+}
+
+static void vec(gen *g, st_op_kind kind, const char *name, long long rows, long long cols)
+{
+    st_op op = new_op(g, kind, name);
+    op.rows = rows;
+    op.cols = cols;
+    push(g, &op);
+}
+
+static void eltwise(gen *g, const char *name, long long rows, long long cols, int arity,
+                    double flops_per_elem)
+{
+    st_op op = new_op(g, ST_OP_ELEMENTWISE, name);
+    op.rows = rows;
+    op.cols = cols;
+    op.arity = arity;
+    op.ew_flops = flops_per_elem;
+    push(g, &op);
+}
+
+/* Residual or embedding add: y = a + b. */
+static void add(gen *g, const char *name, long long rows, long long cols)
+{
+    st_op op = new_op(g, ST_OP_ELEMENTWISE, name);
+    op.rows = rows;
+    op.cols = cols;
+    op.arity = 2;
+    op.ew_flops = 1;
+    op.passthrough = 1;
+    push(g, &op);
+}
+
+static void norm(gen *g, const char *name, long long rows)
+{
+    vec(g, g->tf->norm == ST_NORM_RMSNORM ? ST_OP_RMSNORM : ST_OP_LAYERNORM, name, rows,
+        g->tf->hidden);
+}
+
+/* Attention core for q_len queries per sequence against kv_len keys. */
+static void attention_core(gen *g, const char *prefix, long long q_len, long long kv_len,
+                           int causal, long long kv_heads)
+{
+    const st_transformer *tf = g->tf;
+    long long b = g->o->batch;
+    char name[48];
+    if (g->o->attn == ST_ATTN_FLASH) {
+        st_op op = new_op(g, ST_OP_ATTENTION, "");
+        snprintf(op.name, sizeof op.name, "%s.%s.flash", g->layer, prefix);
+        op.batch = b;
+        op.heads = tf->heads;
+        op.kv_heads = kv_heads;
+        op.q_len = q_len;
+        op.kv_len = kv_len;
+        op.head_dim = tf->head_dim;
+        op.causal = causal;
+        push(g, &op);
+        return;
+    }
+    /* Eager: scores over the full q x kv rectangle (the mask is applied to
+     * them, not skipped), softmax, then the weighted sum of values. */
+    st_op score = new_op(g, ST_OP_BMM, "");
+    snprintf(score.name, sizeof score.name, "%s.%s.score", g->layer, prefix);
+    score.batch = b * tf->heads;
+    score.m = q_len;
+    score.k = tf->head_dim;
+    score.n = kv_len;
+    push(g, &score);
+    snprintf(name, sizeof name, "%s.softmax", prefix);
+    vec(g, ST_OP_SOFTMAX, name, b * tf->heads * q_len, kv_len);
+    st_op value = new_op(g, ST_OP_BMM, "");
+    snprintf(value.name, sizeof value.name, "%s.%s.value", g->layer, prefix);
+    value.batch = b * tf->heads;
+    value.m = q_len;
+    value.k = kv_len;
+    value.n = tf->head_dim;
+    push(g, &value);
+}
+
+static void self_attention(gen *g)
+{
+    const st_transformer *tf = g->tf;
+    long long t = g->tokens, qdim = tf->heads * tf->head_dim;
+    long long kvdim = tf->kv_heads * tf->head_dim;
+    if (tf->pre_norm)
+        norm(g, "attn.norm", t);
+    gemm(g, "attn.qkv", t, tf->hidden, qdim + 2 * kvdim);
+    if (tf->position == ST_POS_ROPE) {
+        st_op op = new_op(g, ST_OP_ROPE, "attn.rope");
+        op.rows = t;
+        op.cols = qdim + kvdim;
+        op.head_dim = tf->head_dim;
+        push(g, &op);
+    }
+    attention_core(g, "attn", g->q_len, g->kv_len, g->causal, tf->kv_heads);
+    gemm(g, "attn.out", t, qdim, tf->hidden);
+    add(g, "attn.residual", t, tf->hidden);
+    if (!tf->pre_norm)
+        norm(g, "attn.norm", t);
+}
+
+/* Decoder cross-attention over the encoder output (enc_len per sequence).
+ * In decode the encoder's K/V projections are cached and not recomputed. */
+static void cross_attention(gen *g)
+{
+    const st_transformer *tf = g->tf;
+    long long t = g->tokens, qdim = tf->heads * tf->head_dim;
+    long long kvdim = tf->kv_heads * tf->head_dim;
+    if (tf->pre_norm)
+        norm(g, "xattn.norm", t);
+    gemm(g, "xattn.q", t, tf->hidden, qdim);
+    if (g->o->phase != ST_PHASE_DECODE)
+        gemm(g, "xattn.kv", g->o->batch * g->enc_len, tf->hidden, 2 * kvdim);
+    attention_core(g, "xattn", g->q_len, g->enc_len, 0, tf->kv_heads);
+    gemm(g, "xattn.out", t, qdim, tf->hidden);
+    add(g, "xattn.residual", t, tf->hidden);
+    if (!tf->pre_norm)
+        norm(g, "xattn.norm", t);
+}
+
+static void mlp_body(gen *g, const char *p, long long rows_m, long long experts, long long f)
+{
+    const st_transformer *tf = g->tf;
+    char name[48];
+    /* Expert GEMMs are grouped: batch = experts, m = tokens per expert. */
+    st_op_kind kind = experts > 0 ? ST_OP_MOE_EXPERTS : ST_OP_GEMM;
+    long long b = experts > 0 ? experts : 1;
+    st_op op;
+    const char *mats[2] = {"up", "gate"};
+    for (int i = 0; i < (tf->gated_mlp ? 2 : 1); i++) {
+        snprintf(name, sizeof name, "%s.%s", p, mats[i]);
+        op = new_op(g, kind, name);
+        op.batch = b;
+        op.m = rows_m;
+        op.k = tf->hidden;
+        op.n = f;
+        push(g, &op);
+    }
+    snprintf(name, sizeof name, "%s.act", p);
+    eltwise(g, name, b * rows_m, f, 1, act_flops(tf->activation));
+    if (tf->gated_mlp) {
+        snprintf(name, sizeof name, "%s.mul", p);
+        eltwise(g, name, b * rows_m, f, 2, 1);
+    }
+    snprintf(name, sizeof name, "%s.down", p);
+    op = new_op(g, kind, name);
+    op.batch = b;
+    op.m = rows_m;
+    op.k = f;
+    op.n = tf->hidden;
+    push(g, &op);
+}
+
+static void mlp(gen *g, int moe)
+{
+    const st_transformer *tf = g->tf;
+    long long t = g->tokens;
+    if (tf->pre_norm)
+        norm(g, "mlp.norm", t);
+    if (!moe) {
+        mlp_body(g, "mlp", t, 0, tf->ffn_hidden);
+    } else {
+        /* Router logits, softmax + top-k, then each expert gets on average
+         * tokens * top_k / experts rows (balanced routing; imbalance is the
+         * training layer's knob). */
+        long long per_expert = (t * tf->top_k + tf->experts - 1) / tf->experts;
+        gemm(g, "moe.router", t, tf->hidden, tf->experts);
+        st_op r = new_op(g, ST_OP_MOE_ROUTER, "moe.topk");
+        r.rows = t;
+        r.cols = tf->experts;
+        r.k = tf->top_k;
+        push(g, &r);
+        mlp_body(g, "moe", per_expert, tf->experts, tf->expert_ffn_hidden);
+        /* weighted sum of the top_k expert outputs per token */
+        eltwise(g, "moe.combine", t * tf->top_k, tf->hidden, 2, 2);
+    }
+    add(g, "mlp.residual", t, tf->hidden);
+    if (!tf->pre_norm)
+        norm(g, "mlp.norm", t);
+}
+
+static void blocks(gen *g, const char *dense_name, const char *moe_name, long long count,
+                   int cross, int causal)
+{
+    const st_transformer *tf = g->tf;
+    long long n_moe = tf->experts > 0 ? count / tf->moe_every : 0;
+    long long n_dense = count - n_moe;
+    g->causal = causal;
+    if (n_dense > 0) {
+        g->layer = dense_name;
+        g->repeat = n_dense;
+        self_attention(g);
+        if (cross)
+            cross_attention(g);
+        mlp(g, 0);
+    }
+    if (n_moe > 0) {
+        g->layer = moe_name;
+        g->repeat = n_moe;
+        self_attention(g);
+        if (cross)
+            cross_attention(g);
+        mlp(g, 1);
+    }
+}
+
+static void embeddings(gen *g, long long tokens)
+{
+    const st_transformer *tf = g->tf;
+    g->layer = "embed";
+    g->repeat = 1;
+    st_op op = new_op(g, ST_OP_EMBEDDING, "tokens");
+    op.rows = tokens;
+    op.cols = tf->hidden;
+    op.n = tf->vocab;
+    push(g, &op);
+    if (tf->position == ST_POS_LEARNED) {
+        op = new_op(g, ST_OP_EMBEDDING, "positions");
+        op.rows = tokens;
+        op.cols = tf->hidden;
+        op.n = tf->max_seq;
+        push(g, &op);
+        add(g, "add", tokens, tf->hidden);
+    }
+    if (!tf->pre_norm)
+        norm(g, "norm", tokens);
+}
+
+int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err)
+{
+    const st_transformer *tf = &m->tf;
+    gen g;
+    memset(&g, 0, sizeof g);
+    g.m = m;
+    g.tf = tf;
+    g.o = o;
+    g.out = out;
+    g.err = err;
+
+    if (o->phase == ST_PHASE_DECODE) {
+        if (o->kv_len < 0 || o->kv_len + 1 > tf->max_seq)
+            return st_error_set(err, ST_EINVAL,
+                                "decode KV length %lld is outside 0..%lld (max_seq %lld of %s "
+                                "minus the new token)",
+                                o->kv_len, tf->max_seq - 1, tf->max_seq, m->id);
+        g.tokens = o->batch;
+        g.q_len = 1;
+        g.kv_len = o->kv_len + 1;
+        g.enc_len = o->seq;
+    } else {
+        if (o->seq < 1 || o->seq > tf->max_seq)
+            return st_error_set(err, ST_EINVAL,
+                                "sequence length %lld is outside 1..%lld (max_seq of %s)", o->seq,
+                                tf->max_seq, m->id);
+        g.tokens = o->batch * o->seq;
+        g.q_len = g.kv_len = o->seq;
+        g.enc_len = o->seq;
+    }
+    if (o->phase == ST_PHASE_DECODE && !tf->causal)
+        return st_error_set(err, ST_EINVAL,
+                            "%s is an encoder-only model (causal: false): it has no decode phase; "
+                            "use --phase prefill or train",
+                            m->id);
+
+    if (tf->encoder_layers > 0 && o->phase != ST_PHASE_DECODE) {
+        long long dec_tokens = g.tokens;
+        embeddings(&g, o->batch * g.enc_len);
+        g.tokens = o->batch * g.enc_len;
+        long long q = g.q_len, kv = g.kv_len;
+        g.q_len = g.kv_len = g.enc_len;
+        blocks(&g, "enc_block", "enc_moe_block", tf->encoder_layers, 0, 0);
+        g.layer = "enc_final";
+        g.repeat = 1;
+        if (tf->pre_norm)
+            norm(&g, "norm", g.tokens);
+        g.tokens = dec_tokens;
+        g.q_len = q;
+        g.kv_len = kv;
+    }
+    embeddings(&g, g.tokens);
+    if (tf->encoder_layers > 0)
+        blocks(&g, "dec_block", "dec_moe_block", tf->layers, 1, tf->causal);
+    else
+        blocks(&g, "block", "moe_block", tf->layers, 0, tf->causal);
+
+    g.layer = "final";
+    g.repeat = 1;
+    if (tf->pre_norm)
+        norm(&g, "norm", g.tokens);
+    if (tf->lm_head) {
+        long long rows = (o->logits_all || o->phase == ST_PHASE_DECODE) ? g.tokens : o->batch;
+        g.layer = "head";
+        if (!tf->causal) { /* masked-LM head transform (BERT): dense, act, norm */
+            gemm(&g, "transform", rows, tf->hidden, tf->hidden);
+            eltwise(&g, "transform.act", rows, tf->hidden, 1, act_flops(tf->activation));
+            norm(&g, "transform.norm", rows);
+        }
+        gemm(&g, "lm_head", rows, tf->hidden, tf->vocab);
+        if (o->phase == ST_PHASE_TRAIN)
+            vec(&g, ST_OP_SOFTMAX, "loss", rows, tf->vocab); /* cross-entropy */
+    }
+    return g.rc;
+}
+
+/* ---- parameter count ----------------------------------------------------- */
+static double norm_params(const st_transformer *tf)
+{
+    return D(tf->norm == ST_NORM_RMSNORM ? 1 : 2) * D(tf->hidden);
+}
+
+static double attn_params(const st_transformer *tf)
+{
+    double q = D(tf->heads * tf->head_dim), kv = D(tf->kv_heads * tf->head_dim);
+    double w = D(tf->hidden) * (q + 2 * kv) + q * D(tf->hidden);
+    double b = tf->bias ? q + 2 * kv + D(tf->hidden) : 0;
+    return w + b + norm_params(tf);
+}
+
+static double mlp_params(const st_transformer *tf, double f)
+{
+    double mats = tf->gated_mlp ? 3 : 2;
+    double b = tf->bias ? (tf->gated_mlp ? 2 : 1) * f + D(tf->hidden) : 0;
+    return mats * D(tf->hidden) * f + b;
+}
+
+static double block_params(const st_transformer *tf, int moe, int cross)
+{
+    double p = attn_params(tf) * (cross ? 2 : 1) + norm_params(tf);
+    if (moe)
+        p += D(tf->experts) * mlp_params(tf, D(tf->expert_ffn_hidden)) +
+             D(tf->hidden) * D(tf->experts);
+    else
+        p += mlp_params(tf, D(tf->ffn_hidden));
+    return p;
+}
+
+static double stack_params(const st_transformer *tf, long long count, int cross)
+{
+    long long n_moe = tf->experts > 0 ? count / tf->moe_every : 0;
+    return D(count - n_moe) * block_params(tf, 0, cross) + D(n_moe) * block_params(tf, 1, cross);
+}
+
+static double embedding_params(const st_transformer *tf)
+{
+    double p = D(tf->vocab) * D(tf->hidden);
+    if (tf->position == ST_POS_LEARNED)
+        p += D(tf->max_seq) * D(tf->hidden);
+    if (tf->lm_head && !tf->tied_embeddings)
+        p += D(tf->vocab) * D(tf->hidden);
+    return p;
+}
+
+static double transformer_params_non_embedding(const st_transformer *tf)
+{
+    double p = stack_params(tf, tf->layers, tf->encoder_layers > 0) +
+               stack_params(tf, tf->encoder_layers, 0) + norm_params(tf);
+    if (tf->encoder_layers > 0)
+        p += norm_params(tf); /* encoder final norm */
+    if (tf->lm_head && !tf->causal) /* MLM transform: dense + bias + norm */
+        p += D(tf->hidden) * D(tf->hidden) + D(tf->hidden) + norm_params(tf);
+    return p;
+}
+
+double st_model_params_non_embedding(const st_model *m)
+{
+    if (m->kind == ST_MODEL_TRANSFORMER)
+        return transformer_params_non_embedding(&m->tf);
+    return st_model_params(m);
+}
+
+double st_model_params(const st_model *m)
+{
+    if (m->kind == ST_MODEL_TRANSFORMER)
+        return transformer_params_non_embedding(&m->tf) + embedding_params(&m->tf);
+    return st_cnn_params(m);
+}

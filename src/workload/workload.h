@@ -1,0 +1,195 @@
+/*
+ * workload: models as descriptions, and the operator lists generated from them.
+ *
+ * A transformer (dense or MoE; MHA, GQA or MQA; gated or plain MLP; RoPE,
+ * learned, relative or ALiBi positions; pre or post norm; encoder-only,
+ * decoder-only or encoder-decoder) or a CNN (a layer list with ResNet,
+ * MobileNet-V2 and diffusion-UNet blocks) is turned, for one phase (prefill,
+ * decode against a KV length, training forward + backward + optimizer), a
+ * batch and a sequence length, into a list of operators: kind, shape, dtype,
+ * FLOPs, bytes read and written (compulsory traffic: each input read once,
+ * each output written once), and a repeat count (the ops of one transformer
+ * block appear once with repeat = number of blocks).
+ *
+ * FLOP convention: a multiply-add is 2 FLOPs. Unfused ("eager") attention
+ * computes the full S x S score matrix, causal or not, as a Hugging Face
+ * forward does; the fused kind (FlashAttention) counts only the unmasked
+ * half for causal prefill. The LM head runs on every position by default.
+ * Checked against hand counts in tests/test_workload.c.
+ */
+#ifndef STRATA_WORKLOAD_H
+#define STRATA_WORKLOAD_H
+
+#include "core/core.h"
+#include "hw/hw.h"
+
+/* ---- model descriptions --------------------------------------------------- */
+typedef enum st_act { ST_ACT_NONE = 0, ST_ACT_RELU, ST_ACT_RELU6, ST_ACT_GELU, ST_ACT_GELU_TANH, ST_ACT_SILU } st_act;
+typedef enum st_norm { ST_NORM_LAYERNORM = 0, ST_NORM_RMSNORM } st_norm;
+typedef enum st_pos { ST_POS_LEARNED = 0, ST_POS_ROPE, ST_POS_RELATIVE, ST_POS_ALIBI, ST_POS_SINUSOIDAL } st_pos;
+
+const char *st_act_name(st_act a);
+const char *st_norm_name(st_norm n);
+const char *st_pos_name(st_pos p);
+
+typedef struct st_transformer {
+    long long hidden, layers, encoder_layers, heads, kv_heads, head_dim;
+    long long ffn_hidden, vocab, max_seq;
+    st_act activation;
+    int gated_mlp;
+    st_norm norm;
+    int pre_norm; /* 1: pre-norm, 0: post-norm */
+    st_pos position;
+    int causal, bias, tied_embeddings, lm_head;
+    long long experts, top_k, moe_every, expert_ffn_hidden; /* experts = 0: dense */
+} st_transformer;
+
+typedef enum st_cnn_item_kind {
+    ST_CNN_CONV = 0, ST_CNN_DWCONV, ST_CNN_FC, ST_CNN_MAXPOOL, ST_CNN_AVGPOOL,
+    ST_CNN_GLOBAL_AVGPOOL, ST_CNN_BATCHNORM, ST_CNN_GROUPNORM, ST_CNN_ACT, ST_CNN_UPSAMPLE_OP,
+    ST_CNN_BOTTLENECK, ST_CNN_BASIC, ST_CNN_INVERTED_RESIDUAL, ST_CNN_RESBLOCK,
+    ST_CNN_SPATIAL_TRANSFORMER, ST_CNN_DOWNSAMPLE, ST_CNN_UPSAMPLE,
+    ST_CNN_ITEM_KIND_COUNT
+} st_cnn_item_kind;
+
+typedef struct st_cnn_item {
+    st_cnn_item_kind kind;
+    char name[48];
+    long long repeat;
+    long long in;  /* 0: current channels */
+    long long out; /* 0: keep channels */
+    long long kernel, stride, pad, groups; /* pad < 0: kernel/2 */
+    long long mid, expand, heads, head_dim, depth, temb_dim, factor;
+    int bn;
+    st_act act;
+    int line; /* source line, for error messages */
+} st_cnn_item;
+
+typedef struct st_cnn {
+    long long in_channels, in_h, in_w;
+    long long context_tokens, context_dim;
+    size_t n_items;
+    st_cnn_item *items; /* owned */
+} st_cnn;
+
+typedef enum st_model_kind { ST_MODEL_TRANSFORMER = 0, ST_MODEL_CNN } st_model_kind;
+
+typedef struct st_model {
+    char id[ST_ID_MAX];
+    char name[ST_NAME_MAX];
+    char path[512];
+    st_model_kind kind;
+    st_dtype dtype;
+    st_transformer tf; /* when kind == ST_MODEL_TRANSFORMER */
+    st_cnn cnn;        /* when kind == ST_MODEL_CNN */
+} st_model;
+
+void st_model_free(st_model *m);
+/* Parameters in total and outside embeddings/LM head (0 on bad model). */
+double st_model_params(const st_model *m);
+double st_model_params_non_embedding(const st_model *m);
+/* Parameters of a CNN model (weights, biases, norm scales and shifts). */
+double st_cnn_params(const st_model *m);
+
+/* ---- operators ------------------------------------------------------------ */
+typedef enum st_op_kind {
+    ST_OP_GEMM = 0,   /* activations x weights (linear layers) */
+    ST_OP_BMM,        /* batched activations x activations */
+    ST_OP_CONV,
+    ST_OP_ATTENTION,  /* fused (FlashAttention-style) */
+    ST_OP_SOFTMAX,
+    ST_OP_LAYERNORM,
+    ST_OP_RMSNORM,
+    ST_OP_GROUPNORM,
+    ST_OP_BATCHNORM,
+    ST_OP_ELEMENTWISE,
+    ST_OP_EMBEDDING,
+    ST_OP_POOL,
+    ST_OP_ROPE,
+    ST_OP_MOE_ROUTER, /* gate logits softmax + top-k */
+    ST_OP_MOE_EXPERTS,/* grouped expert GEMM */
+    ST_OP_OPTIMIZER,
+    ST_OP_KIND_COUNT
+} st_op_kind;
+const char *st_op_kind_name(st_op_kind k);
+
+typedef enum st_pass { ST_PASS_FWD = 0, ST_PASS_BWD, ST_PASS_OPT } st_pass;
+const char *st_pass_name(st_pass p);
+
+typedef enum st_grad { ST_GRAD_NONE = 0, ST_GRAD_DATA, ST_GRAD_WEIGHT } st_grad;
+
+typedef struct st_op {
+    char name[64];  /* e.g. "block.attn.qkv" */
+    char layer[48]; /* e.g. "block", "embed", "head", "layer2.0" */
+    st_op_kind kind;
+    st_pass pass;
+    st_dtype dtype;
+    long long repeat;
+    /* Shape. GEMM/BMM/MOE_EXPERTS: batch x (m x k) . (k x n).
+     * CONV: n, c (in), k_out, h, w (input), r, s, stride, pad, groups, p, q.
+     * ATTENTION: batch, heads, kv_heads, q_len, kv_len, head_dim, causal.
+     * Vector ops (softmax, norms, elementwise, rope, pool, embedding): rows x cols. */
+    long long batch, m, n, k;
+    long long c, k_out, h, w, r, s, stride, pad, groups, p, q;
+    long long heads, kv_heads, q_len, kv_len, head_dim;
+    int causal;
+    long long rows, cols;
+    int arity;       /* elementwise inputs (1 unary, 2 binary) */
+    double ew_flops; /* elementwise: FLOPs per output element */
+    st_grad grad;    /* backward ops: which gradient this op computes */
+    int no_dgrad;    /* forward op whose input needs no gradient (model input) */
+    int passthrough; /* an add: its gradient is dy itself, no backward kernel */
+    /* Per call (one repeat). */
+    double flops;
+    double bytes_read, bytes_written;
+} st_op;
+
+typedef struct st_oplist {
+    size_t n, cap;
+    st_op *ops;
+} st_oplist;
+
+void st_oplist_free(st_oplist *l);
+/* Append a copy; ST_ENOMEM on failure. */
+int st_oplist_push(st_oplist *l, const st_op *op, st_error *err);
+double st_oplist_total_flops(const st_oplist *l);
+double st_oplist_total_bytes(const st_oplist *l);
+
+/* ---- generation ----------------------------------------------------------- */
+typedef enum st_phase { ST_PHASE_PREFILL = 0, ST_PHASE_DECODE, ST_PHASE_TRAIN } st_phase;
+const char *st_phase_name(st_phase p);
+int st_phase_parse(const char *s, st_phase *out);
+
+typedef enum st_attn_impl { ST_ATTN_EAGER = 0, ST_ATTN_FLASH } st_attn_impl;
+
+typedef struct st_gen_opts {
+    st_phase phase;
+    long long batch;   /* sequences */
+    long long seq;     /* tokens per sequence (prefill/train); ignored in decode */
+    long long kv_len;  /* decode: tokens already cached per sequence */
+    st_dtype dtype;    /* compute dtype */
+    st_attn_impl attn;
+    int logits_all;    /* LM head on every position (default) or only the last */
+    int with_optimizer;/* train: AdamW step over all parameters */
+} st_gen_opts;
+
+/* Defaults: prefill, batch 1, seq 2048, the model's dtype, eager attention,
+ * logits on all positions, optimizer on. */
+void st_gen_opts_default(st_gen_opts *o, const st_model *m);
+
+/* Generate the operator list. Fails (ST_EINVAL with a sentence) on options
+ * that do not fit the model (seq beyond max_seq, decode on a CNN, ...). */
+int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err);
+
+/* The two generators behind st_model_ops (forward ops only). */
+int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err);
+int st_cnn_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err);
+
+/* Fill FLOPs and bytes of an op from its kind and shape (used by generators
+ * and by tests as the single definition of an op's cost). */
+void st_op_cost(st_op *op);
+
+/* Append the backward ops of forward list [0, n_fwd) of l (train phase). */
+int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err);
+
+#endif
