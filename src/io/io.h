@@ -1,0 +1,82 @@
+/*
+ * io: files -> plain structs. The only layer that reads files.
+ *
+ * Presets (presets/gpu, edge, accel, node, cluster) and workloads
+ * (workloads/: transformer and cnn descriptions, or a Hugging Face
+ * config.json) are YAML read with libyaml. Every input error names
+ * FILE:LINE:COL, the key, what was expected and what was found; unknown keys
+ * are errors with a did-you-mean; all missing required keys are named at
+ * once. Nothing is half-loaded: on error the output struct is left empty.
+ *
+ * A name is resolved against the data root: $STRATA_DATA, else the folder
+ * of the running executable when it holds presets/ (a source-tree build),
+ * else the installed $(pkgdatadir). Anything that looks like a path (has a
+ * '/' or ends in .yaml/.yml/.json) is read as a file.
+ */
+#ifndef STRATA_IO_H
+#define STRATA_IO_H
+
+#include "hw/hw.h"
+#include "workload/workload.h"
+
+typedef enum st_file_kind {
+    ST_FILE_GPU = 0,
+    ST_FILE_EDGE,
+    ST_FILE_ACCEL,
+    ST_FILE_NODE,
+    ST_FILE_CLUSTER,
+    ST_FILE_MODEL,
+    ST_FILE_KIND_COUNT
+} st_file_kind;
+const char *st_file_kind_name(st_file_kind k); /* "gpu", ..., "workload" */
+
+/* Any loaded file. Large (a cluster holds its node and GPU): heap-allocate. */
+typedef struct st_loaded {
+    st_file_kind kind;
+    st_gpu gpu;
+    st_edge edge;
+    st_accel accel;
+    st_node node;
+    st_cluster cluster;
+    st_model model;
+} st_loaded;
+
+/* Load a preset or workload by name or path. */
+int st_load(const char *name_or_path, st_loaded *out, st_error *err);
+void st_loaded_free(st_loaded *l);
+
+/* Typed loaders; fail with a clear sentence when the file is another kind. */
+int st_load_gpu(const char *name_or_path, st_gpu *out, st_error *err);
+int st_load_node(const char *name_or_path, st_node *out, st_error *err);
+int st_load_cluster(const char *name_or_path, st_cluster *out, st_error *err);
+int st_load_accel(const char *name_or_path, st_accel *out, st_error *err);
+int st_load_edge(const char *name_or_path, st_edge *out, st_error *err);
+int st_load_model(const char *name_or_path, st_model *out, st_error *err);
+
+/* Parse a buffer as a file of that name (tests, the TUI's editor). */
+int st_load_buffer(const char *label, const char *buf, size_t len, st_loaded *out,
+                   st_error *err);
+
+/* ---- the catalog of shipped and installed files --------------------------- */
+typedef struct st_catalog_entry {
+    char id[ST_ID_MAX];
+    char name[ST_NAME_MAX]; /* from the file's name: key ("" if unreadable) */
+    char path[512];
+    st_file_kind kind;      /* from the folder it lives in */
+} st_catalog_entry;
+
+typedef struct st_catalog {
+    size_t n, cap;
+    st_catalog_entry *items; /* sorted by kind, then id */
+    char root[512];
+} st_catalog;
+
+/* The data root in use (see above); ST_ENOTFOUND when none has presets/. */
+int st_data_root(char *buf, size_t n, st_error *err);
+int st_catalog_scan(st_catalog *cat, st_error *err);
+void st_catalog_free(st_catalog *cat);
+/* Resolve a name (id or full name, case-insensitive) or path to a path.
+ * want < 0: any kind. Unknown names get a did-you-mean. */
+int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_error *err);
+
+#endif

@@ -1,0 +1,194 @@
+/* st_load: resolve, parse, dispatch on `kind:`; the typed loaders on top. */
+#include "config.h"
+#include "io/loaders.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *st_file_kind_name(st_file_kind k)
+{
+    static const char *const names[] = {"gpu", "edge", "accelerator", "node", "cluster",
+                                        "workload"};
+    return (k >= 0 && k < ST_FILE_KIND_COUNT) ? names[k] : "?";
+}
+
+/* The id of a file: its name without folder and extension. */
+static void file_id(const char *path, char *id, size_t n)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(id, n, "%s", base);
+    char *dot = strrchr(id, '.');
+    if (dot && dot != id)
+        *dot = '\0';
+}
+
+static int load_doc(const st_ydoc *doc, st_loaded *out, st_error *err)
+{
+    static const char *const kinds[] = {"gpu", "edge", "accelerator", "node", "cluster",
+                                        "transformer", "cnn"};
+    fctx c = {doc->path, "", err};
+    const st_ynode *root = doc->root, *kind;
+    char id[ST_ID_MAX];
+    int k = -1, rc;
+    file_id(doc->path, id, sizeof id);
+    if (!root)
+        return st_error_set(err, ST_EINVAL,
+                            "%s:1:1: the file is empty; a preset or workload is a mapping that "
+                            "starts with `kind:` (see strata-presets(5))",
+                            doc->path);
+    if (root->kind != ST_Y_MAP)
+        return f_error(&c, root, "expected a mapping of `key: value` lines at the top, found %s",
+                       st_ykind_name(root->kind));
+    kind = f_get(root, "kind");
+    if (!kind) {
+        if (f_get(root, "model_type") || f_get(root, "architectures")) {
+            c.what = "Hugging Face config";
+            memset(&out->model, 0, sizeof out->model);
+            snprintf(out->model.id, sizeof out->model.id, "%s", id);
+            snprintf(out->model.path, sizeof out->model.path, "%s", doc->path);
+            out->kind = ST_FILE_MODEL;
+            return st_read_hf(&c, root, &out->model);
+        }
+        return f_error(&c, root,
+                       "missing required key 'kind' (gpu, edge, accelerator, node, cluster, "
+                       "transformer or cnn)");
+    }
+    if ((rc = f_enum(&c, root, "kind", kinds, 7, &k)))
+        return rc;
+    switch (k) {
+    case 0:
+        c.what = "gpu preset";
+        out->kind = ST_FILE_GPU;
+        rc = st_read_gpu(&c, root, &out->gpu);
+        snprintf(out->gpu.id, sizeof out->gpu.id, "%s", id);
+        break;
+    case 1:
+        c.what = "edge preset";
+        out->kind = ST_FILE_EDGE;
+        rc = st_read_edge(&c, root, &out->edge);
+        snprintf(out->edge.id, sizeof out->edge.id, "%s", id);
+        break;
+    case 2:
+        c.what = "accelerator preset";
+        out->kind = ST_FILE_ACCEL;
+        rc = st_read_accel(&c, root, &out->accel);
+        snprintf(out->accel.id, sizeof out->accel.id, "%s", id);
+        break;
+    case 3:
+        c.what = "node preset";
+        out->kind = ST_FILE_NODE;
+        rc = st_read_node(&c, root, &out->node);
+        snprintf(out->node.id, sizeof out->node.id, "%s", id);
+        break;
+    case 4:
+        c.what = "cluster preset";
+        out->kind = ST_FILE_CLUSTER;
+        rc = st_read_cluster(&c, root, &out->cluster);
+        snprintf(out->cluster.id, sizeof out->cluster.id, "%s", id);
+        break;
+    default:
+        c.what = k == 5 ? "transformer workload" : "cnn workload";
+        out->kind = ST_FILE_MODEL;
+        memset(&out->model, 0, sizeof out->model);
+        snprintf(out->model.id, sizeof out->model.id, "%s", id);
+        snprintf(out->model.path, sizeof out->model.path, "%s", doc->path);
+        rc = k == 5 ? st_read_transformer(&c, root, &out->model)
+                    : st_read_cnn(&c, root, &out->model);
+        break;
+    }
+    return rc;
+}
+
+static int load_path(const char *path, st_loaded *out, st_error *err)
+{
+    st_ydoc doc;
+    int rc;
+    memset(out, 0, sizeof *out);
+    rc = st_ydoc_load_file(&doc, path, err);
+    if (rc)
+        return rc;
+    rc = load_doc(&doc, out, err);
+    st_ydoc_free(&doc);
+    if (rc) {
+        st_loaded_free(out);
+        memset(out, 0, sizeof *out);
+    }
+    return rc;
+}
+
+int st_load(const char *name_or_path, st_loaded *out, st_error *err)
+{
+    char path[512];
+    int rc = st_resolve(name_or_path, -1, path, sizeof path, err);
+    if (rc)
+        return rc;
+    return load_path(path, out, err);
+}
+
+int st_load_buffer(const char *label, const char *buf, size_t len, st_loaded *out, st_error *err)
+{
+    st_ydoc doc;
+    int rc;
+    memset(out, 0, sizeof *out);
+    rc = st_ydoc_load_buffer(&doc, label, buf, len, err);
+    if (rc)
+        return rc;
+    rc = load_doc(&doc, out, err);
+    st_ydoc_free(&doc);
+    if (rc) {
+        st_loaded_free(out);
+        memset(out, 0, sizeof *out);
+    }
+    return rc;
+}
+
+void st_loaded_free(st_loaded *l)
+{
+    if (l && l->kind == ST_FILE_MODEL)
+        st_model_free(&l->model);
+}
+
+/* Load a file of one kind into a heap st_loaded. */
+static int load_kind(const char *name_or_path, st_file_kind want, st_loaded **out, st_error *err)
+{
+    char path[512];
+    st_loaded *l;
+    int rc = st_resolve(name_or_path, (int)want, path, sizeof path, err);
+    if (rc)
+        return rc;
+    l = malloc(sizeof *l);
+    if (!l)
+        return st_error_set(err, ST_ENOMEM, "out of memory loading %s", path);
+    rc = load_path(path, l, err);
+    if (rc == 0 && l->kind != want) {
+        rc = st_error_set(err, ST_EINVAL, "%s: is a %s file, but a %s is needed here", path,
+                          st_file_kind_name(l->kind), st_file_kind_name(want));
+        st_loaded_free(l);
+    }
+    if (rc) {
+        free(l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
+#define TYPED_LOADER(fn, type, kind, field)                                              \
+    int fn(const char *name_or_path, type *out, st_error *err)                           \
+    {                                                                                    \
+        st_loaded *l;                                                                    \
+        int rc = load_kind(name_or_path, kind, &l, err);                                 \
+        if (rc)                                                                          \
+            return rc;                                                                   \
+        *out = l->field;                                                                 \
+        free(l);                                                                         \
+        return 0;                                                                        \
+    }
+
+TYPED_LOADER(st_load_gpu, st_gpu, ST_FILE_GPU, gpu)
+TYPED_LOADER(st_load_edge, st_edge, ST_FILE_EDGE, edge)
+TYPED_LOADER(st_load_accel, st_accel, ST_FILE_ACCEL, accel)
+TYPED_LOADER(st_load_node, st_node, ST_FILE_NODE, node)
+TYPED_LOADER(st_load_cluster, st_cluster, ST_FILE_CLUSTER, cluster)
+TYPED_LOADER(st_load_model, st_model, ST_FILE_MODEL, model)

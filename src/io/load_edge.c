@@ -1,0 +1,47 @@
+/* kind: edge -> st_edge: a mobile CPU or mobile GPU (see strata-presets(5)). */
+#include "config.h"
+#include "io/loaders.h"
+
+#include <string.h>
+
+static const fkey edge_keys[] = {
+    {"kind", 1, "edge"},
+    {"name", 1, "device name"},
+    {"class", 1, "mobile_cpu or mobile_gpu"},
+    {"soc", 1, "system on chip"},
+    {"cores", 1, "cores used"},
+    {"clock_mhz", 1, "MHz"},
+    {"throughput", 1, "per-dtype peak TFLOPS"},
+    {"memory_gib", 1, "GiB"},
+    {"memory_bw_gbs", 1, "GB/s"},
+    {"l1_kib", 0, "KiB per core"},
+    {"l2_kib", 0, "KiB"},
+    {"llc_mib", 0, "MiB"},
+    {"dispatch_overhead_us", 1, "microseconds per operator"},
+    {"tdp_w", 1, "watts"},
+};
+
+int st_read_edge(const fctx *c, const st_ynode *root, st_edge *e)
+{
+    static const char *const classes[] = {"mobile_cpu", "mobile_gpu"};
+    int rc, cls = 0;
+    memset(e, 0, sizeof *e);
+    if ((rc = f_check_map(c, root, edge_keys, sizeof edge_keys / sizeof edge_keys[0])) ||
+        (rc = f_string(c, root, "name", e->name, sizeof e->name)) ||
+        (rc = f_enum(c, root, "class", classes, 2, &cls)) ||
+        (rc = f_string(c, root, "soc", e->soc, sizeof e->soc)) ||
+        (rc = f_int32(c, root, "cores", 1, 100000, &e->cores)) ||
+        (rc = f_number(c, root, "clock_mhz", 1, 100000, MHZ, "MHz", &e->clock_hz)) ||
+        (rc = st_read_throughput(c, root, "throughput", e->peak)) ||
+        (rc = f_number(c, root, "memory_gib", 1e-3, 1e6, GIB, "GiB", &e->mem_bytes)) ||
+        (rc = f_number(c, root, "memory_bw_gbs", 1e-3, 1e7, GBS, "GB/s", &e->mem_bw)) ||
+        (rc = f_number(c, root, "l1_kib", 0, 1e6, KIB, "KiB", &e->l1_bytes)) ||
+        (rc = f_number(c, root, "l2_kib", 0, 1e6, KIB, "KiB", &e->l2_bytes)) ||
+        (rc = f_number(c, root, "llc_mib", 0, 1e5, MIB, "MiB", &e->llc_bytes)) ||
+        (rc = f_number(c, root, "dispatch_overhead_us", 0, 1e6, US, "us",
+                       &e->dispatch_overhead_s)) ||
+        (rc = f_number(c, root, "tdp_w", 0.01, 1e6, 1, "W", &e->tdp_w)))
+        return rc;
+    e->cls = (st_edge_class)cls;
+    return 0;
+}

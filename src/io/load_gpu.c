@@ -1,0 +1,125 @@
+/* kind: gpu -> st_gpu (see strata-presets(5)). */
+#include "config.h"
+#include "io/loaders.h"
+
+#include <string.h>
+
+static const fkey gpu_keys[] = {
+    {"kind", 1, "gpu"},
+    {"name", 1, "marketing name"},
+    {"vendor", 1, "nvidia or amd"},
+    {"arch", 1, "architecture, e.g. hopper"},
+    {"form_factor", 0, "sxm, pcie or oam"},
+    {"release_year", 0, "year"},
+    {"sm_count", 1, "number of SMs or CUs"},
+    {"boost_clock_mhz", 1, "MHz"},
+    {"base_clock_mhz", 0, "MHz"},
+    {"memory_gib", 1, "GiB"},
+    {"memory_type", 0, "e.g. HBM3"},
+    {"memory_bw_gbs", 1, "GB/s"},
+    {"l2_mib", 1, "MiB"},
+    {"llc_mib", 0, "MiB"},
+    {"smem_per_sm_kib", 1, "KiB"},
+    {"regs_per_sm", 1, "32-bit registers per SM"},
+    {"max_threads_per_sm", 1, "threads"},
+    {"max_blocks_per_sm", 1, "blocks"},
+    {"warp_size", 1, "32 or 64"},
+    {"launch_overhead_us", 1, "microseconds"},
+    {"tdp_w", 1, "watts"},
+    {"throughput", 1, "per-dtype peak TFLOPS"},
+    {"vector_tflops", 1, "non-matrix peak TFLOPS"},
+};
+
+static const char *const vendors[] = {"nvidia", "amd"};
+static const char *const form_factors[] = {"sxm", "pcie", "oam"};
+
+/* throughput: {fp32: {dense: X, sparse: Y}, ...}; fp32 required. */
+int st_read_throughput(const fctx *c, const st_ynode *map, const char *key, st_peak *peak)
+{
+    static const fkey dtypes[] = {
+        {"fp32", 1, "peak FP32 TFLOPS"}, {"tf32", 0, ""}, {"fp16", 0, ""}, {"bf16", 0, ""},
+        {"fp8", 0, ""}, {"int8", 0, ""}, {"int4", 0, ""},
+    };
+    static const fkey rate_keys[] = {{"dense", 1, "TFLOPS or TOPS without sparsity"},
+                                     {"sparse", 0, "with 2:4 sparsity"}};
+    const st_ynode *t = f_get(map, key);
+    char what[64];
+    fctx sub = *c;
+    int rc;
+    snprintf(what, sizeof what, "%s", key);
+    sub.what = what;
+    rc = f_check_map(&sub, t, dtypes, sizeof dtypes / sizeof dtypes[0]);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < t->n; i++) {
+        st_dtype d;
+        char w2[64];
+        fctx rc_ctx = *c;
+        st_dtype_parse(t->keys[i]->scalar, &d); /* checked above */
+        snprintf(w2, sizeof w2, "%s.%s", key, t->keys[i]->scalar);
+        rc_ctx.what = w2;
+        rc = f_check_map(&rc_ctx, t->items[i], rate_keys, 2);
+        if (rc == 0)
+            rc = f_number(&rc_ctx, t->items[i], "dense", 1e-6, 1e6, TERA, "TFLOPS", &peak[d].dense);
+        if (rc == 0)
+            rc = f_number(&rc_ctx, t->items[i], "sparse", 1e-6, 1e6, TERA, "TFLOPS",
+                          &peak[d].sparse);
+        if (rc)
+            return rc;
+        if (peak[d].sparse > 0 && peak[d].sparse < peak[d].dense)
+            return f_error(&rc_ctx, t->items[i],
+                           "key 'sparse': %g TFLOPS is below the dense rate %g; sparse is the "
+                           "2:4 figure (usually twice dense)",
+                           peak[d].sparse / TERA, peak[d].dense / TERA);
+    }
+    return 0;
+}
+
+int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
+{
+    static const fkey vec_keys[] = {{"fp32", 1, "peak FP32 non-matrix TFLOPS"},
+                                    {"fp16", 0, ""}, {"bf16", 0, ""}};
+    int rc, vendor = 0, ff = -1;
+    const st_ynode *v;
+    fctx vc = *c;
+    memset(g, 0, sizeof *g);
+    if ((rc = f_check_map(c, root, gpu_keys, sizeof gpu_keys / sizeof gpu_keys[0])))
+        return rc;
+    if ((rc = f_string(c, root, "name", g->name, sizeof g->name)) ||
+        (rc = f_enum(c, root, "vendor", vendors, 2, &vendor)) ||
+        (rc = f_string(c, root, "arch", g->arch, sizeof g->arch)) ||
+        (rc = f_enum(c, root, "form_factor", form_factors, 3, &ff)) ||
+        (rc = f_int32(c, root, "release_year", 1990, 2100, &g->release_year)) ||
+        (rc = f_int32(c, root, "sm_count", 1, 100000, &g->sm_count)) ||
+        (rc = f_number(c, root, "boost_clock_mhz", 1, 100000, MHZ, "MHz", &g->boost_clock_hz)) ||
+        (rc = f_number(c, root, "base_clock_mhz", 1, 100000, MHZ, "MHz", &g->base_clock_hz)) ||
+        (rc = f_number(c, root, "memory_gib", 1e-3, 1e6, GIB, "GiB", &g->mem_bytes)) ||
+        (rc = f_string(c, root, "memory_type", g->mem_type, sizeof g->mem_type)) ||
+        (rc = f_number(c, root, "memory_bw_gbs", 1e-3, 1e7, GBS, "GB/s", &g->mem_bw)) ||
+        (rc = f_number(c, root, "l2_mib", 0, 1e5, MIB, "MiB", &g->l2_bytes)) ||
+        (rc = f_number(c, root, "llc_mib", 0, 1e5, MIB, "MiB", &g->llc_bytes)) ||
+        (rc = f_number(c, root, "smem_per_sm_kib", 0, 1e5, KIB, "KiB", &g->smem_per_sm_bytes)) ||
+        (rc = f_int32(c, root, "regs_per_sm", 1, 100000000, &g->regs_per_sm)) ||
+        (rc = f_int32(c, root, "max_threads_per_sm", 1, 1000000, &g->max_threads_per_sm)) ||
+        (rc = f_int32(c, root, "max_blocks_per_sm", 1, 100000, &g->max_blocks_per_sm)) ||
+        (rc = f_int32(c, root, "warp_size", 1, 1024, &g->warp_size)) ||
+        (rc = f_number(c, root, "launch_overhead_us", 0, 1e6, US, "us", &g->launch_overhead_s)) ||
+        (rc = f_number(c, root, "tdp_w", 1, 1e6, 1, "W", &g->tdp_w)) ||
+        (rc = st_read_throughput(c, root, "throughput", g->matrix)))
+        return rc;
+    g->vendor = (st_vendor)vendor;
+    if (ff >= 0)
+        snprintf(g->form_factor, sizeof g->form_factor, "%s", form_factors[ff]);
+    v = f_get(root, "vector_tflops");
+    vc.what = "vector_tflops";
+    if ((rc = f_check_map(&vc, v, vec_keys, 3)) ||
+        (rc = f_number(&vc, v, "fp32", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_FP32])) ||
+        (rc = f_number(&vc, v, "fp16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_FP16])) ||
+        (rc = f_number(&vc, v, "bf16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_BF16])))
+        return rc;
+    if (g->base_clock_hz > g->boost_clock_hz)
+        return f_error(c, f_get(root, "base_clock_mhz"),
+                       "key 'base_clock_mhz': %g MHz is above boost_clock_mhz %g; swap them?",
+                       g->base_clock_hz / MHZ, g->boost_clock_hz / MHZ);
+    return 0;
+}

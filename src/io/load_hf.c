@@ -1,0 +1,199 @@
+/*
+ * A Hugging Face config.json -> st_model (transformer).
+ *
+ * HF configs name the same quantity differently per family (hidden_size,
+ * n_embd, d_model); each field below lists the spellings in the order tried.
+ * Keys strata does not need are ignored here, unlike in strata's own files:
+ * a config.json carries dozens of training and tokenizer settings.
+ */
+#include "config.h"
+#include "io/loaders.h"
+
+#include <string.h>
+#include <strings.h>
+
+
+#define BIG 100000000LL
+
+/* First of the keys present (and not null). */
+static const st_ynode *first_of(const st_ynode *root, const char *const *keys, const char **which)
+{
+    for (; *keys; keys++) {
+        const st_ynode *v = f_get(root, *keys);
+        if (v && !st_ynode_is_null(v)) {
+            if (which)
+                *which = *keys;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+static int hf_int(const fctx *c, const st_ynode *root, const char *const *keys, int required,
+                  long long min, long long *out)
+{
+    const char *which = NULL;
+    const st_ynode *v = first_of(root, keys, &which);
+    if (!v) {
+        if (!required)
+            return 0;
+        char list[256] = "";
+        for (const char *const *k = keys; *k; k++) {
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s'%s'", k == keys ? "" : " or ", *k);
+        }
+        return f_error(c, root, "Hugging Face config: missing %s", list);
+    }
+    return f_node_int(c, v, which, min, BIG, out);
+}
+
+static int is_type(const char *model_type, const char *const *types)
+{
+    for (; *types; types++)
+        if (strcasecmp(model_type, *types) == 0)
+            return 1;
+    return 0;
+}
+
+static int hf_bool(const st_ynode *root, const char *key, int dflt)
+{
+    const st_ynode *v = f_get(root, key);
+    if (!v || v->kind != ST_Y_SCALAR)
+        return dflt;
+    if (!strcasecmp(v->scalar, "true"))
+        return 1;
+    if (!strcasecmp(v->scalar, "false"))
+        return 0;
+    return dflt;
+}
+
+int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
+{
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", NULL};
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers", NULL};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head", "num_heads", NULL};
+    static const char *const k_kv[] = {"num_key_value_heads", NULL};
+    static const char *const k_hd[] = {"head_dim", "d_kv", NULL};
+    static const char *const k_ffn[] = {"intermediate_size", "n_inner", "ffn_dim", "d_ff", NULL};
+    static const char *const k_moe_ffn[] = {"moe_intermediate_size", NULL};
+    static const char *const k_vocab[] = {"vocab_size", NULL};
+    static const char *const k_seq[] = {"max_position_embeddings", "n_positions", "n_ctx", NULL};
+    static const char *const k_experts[] = {"num_local_experts", "num_experts", NULL};
+    static const char *const k_topk[] = {"num_experts_per_tok", NULL};
+    static const char *const k_every[] = {"decoder_sparse_step", NULL};
+    static const char *const k_dec[] = {"num_decoder_layers", NULL};
+    static const char *const k_act[] = {"hidden_act", "activation_function", "dense_act_fn", NULL};
+    static const char *const rope_types[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
+                                             "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3",
+                                             "gpt_neox", "gptj", "falcon", "deepseek_v2", NULL};
+    static const char *const learned_types[] = {"gpt2", "opt", "bert", "roberta", "gpt_neo",
+                                                "bart", NULL};
+    static const char *const relative_types[] = {"t5", "switch_transformers", "mt5", NULL};
+    static const char *const alibi_types[] = {"bloom", "mpt", NULL};
+    static const char *const encoder_types[] = {"bert", "roberta", "distilbert", "electra", NULL};
+    static const char *const biased_types[] = {"gpt2", "opt", "bert", "roberta", "gpt_neo",
+                                               "bloom", "gptj", "gpt_neox", "bart", NULL};
+    st_transformer *tf = &m->tf;
+    const st_ynode *mt = f_get(root, "model_type"), *v;
+    const char *type = mt && mt->kind == ST_Y_SCALAR ? mt->scalar : "";
+    const char *act_key = NULL;
+    int rc;
+    memset(tf, 0, sizeof *tf);
+    m->kind = ST_MODEL_TRANSFORMER;
+    m->dtype = ST_BF16;
+    if (root->kind != ST_Y_MAP)
+        return f_error(c, root, "Hugging Face config: expected a JSON object");
+    if ((rc = hf_int(c, root, k_hidden, 1, 1, &tf->hidden)) ||
+        (rc = hf_int(c, root, k_layers, 1, 1, &tf->layers)) ||
+        (rc = hf_int(c, root, k_heads, 1, 1, &tf->heads)) ||
+        (rc = hf_int(c, root, k_kv, 0, 1, &tf->kv_heads)) ||
+        (rc = hf_int(c, root, k_hd, 0, 1, &tf->head_dim)) ||
+        (rc = hf_int(c, root, k_ffn, 0, 1, &tf->ffn_hidden)) ||
+        (rc = hf_int(c, root, k_moe_ffn, 0, 1, &tf->expert_ffn_hidden)) ||
+        (rc = hf_int(c, root, k_vocab, 1, 1, &tf->vocab)) ||
+        (rc = hf_int(c, root, k_seq, 0, 1, &tf->max_seq)) ||
+        (rc = hf_int(c, root, k_experts, 0, 1, &tf->experts)) ||
+        (rc = hf_int(c, root, k_topk, 0, 1, &tf->top_k)) ||
+        (rc = hf_int(c, root, k_every, 0, 1, &tf->moe_every)))
+        return rc;
+    if (tf->ffn_hidden == 0)
+        tf->ffn_hidden = 4 * tf->hidden; /* GPT-2: n_inner null means 4 * n_embd */
+    if (tf->max_seq == 0)
+        tf->max_seq = 512; /* T5 family: relative positions, trained at 512 */
+    if (hf_bool(root, "multi_query", 0))
+        tf->kv_heads = 1;
+    if (hf_bool(root, "is_encoder_decoder", 0)) {
+        long long dec = 0;
+        if ((rc = hf_int(c, root, k_dec, 0, 1, &dec)))
+            return rc;
+        tf->encoder_layers = tf->layers;
+        if (dec > 0)
+            tf->layers = dec;
+    }
+    if (tf->experts > 0 && tf->top_k == 0)
+        tf->top_k = 1; /* Switch routing sends each token to one expert */
+
+    /* activation and gating */
+    tf->activation = ST_ACT_GELU;
+    v = first_of(root, k_act, &act_key);
+    if (v && v->kind == ST_Y_SCALAR) {
+        const char *a = v->scalar;
+        if (strstr(a, "silu") || strstr(a, "swish"))
+            tf->activation = ST_ACT_SILU;
+        else if (strstr(a, "relu"))
+            tf->activation = ST_ACT_RELU;
+        else if (strstr(a, "gelu_new") || strstr(a, "tanh") || strstr(a, "gelu_pytorch"))
+            tf->activation = ST_ACT_GELU_TANH;
+        else if (strstr(a, "gelu"))
+            tf->activation = ST_ACT_GELU;
+        else
+            return f_error(c, v, "key '%s': activation '%s' is not modelled; strata knows silu, "
+                           "relu, gelu and gelu_new", act_key, a);
+    }
+    v = f_get(root, "feed_forward_proj");
+    tf->gated_mlp = hf_bool(root, "is_gated_act", 0) ||
+                    (v && v->kind == ST_Y_SCALAR && strncmp(v->scalar, "gated", 5) == 0) ||
+                    is_type(type, rope_types);
+    if (is_type(type, (const char *const[]){"gpt_neox", "gptj", "falcon", "phi3", NULL}))
+        tf->gated_mlp = strcmp(type, "phi3") == 0;
+
+    tf->norm = (f_get(root, "rms_norm_eps") || is_type(type, relative_types)) ? ST_NORM_RMSNORM
+                                                                                : ST_NORM_LAYERNORM;
+    tf->pre_norm = !is_type(type, encoder_types) && hf_bool(root, "do_layer_norm_before", 1);
+    tf->position = is_type(type, relative_types) ? ST_POS_RELATIVE
+                 : is_type(type, alibi_types)    ? ST_POS_ALIBI
+                 : is_type(type, learned_types)  ? ST_POS_LEARNED
+                 : ST_POS_ROPE;
+    tf->causal = !is_type(type, encoder_types);
+    tf->bias = hf_bool(root, "attention_bias", is_type(type, biased_types));
+    tf->tied_embeddings = hf_bool(root, "tie_word_embeddings", 1); /* HF's default is true */
+    tf->lm_head = 1;
+    if (!is_type(type, rope_types) && !is_type(type, learned_types) &&
+        !is_type(type, relative_types) && !is_type(type, alibi_types) &&
+        !is_type(type, encoder_types) && !f_get(root, "rope_theta"))
+        return f_error(c, mt ? mt : root,
+                       "Hugging Face config: model_type '%s' is not one strata knows how to map "
+                       "(llama, mistral, mixtral, qwen2/3, gpt2, opt, bert, t5/switch, bloom, "
+                       "...); write a strata workload YAML instead (strata-workloads(5))",
+                       type);
+
+    v = f_get(root, "torch_dtype");
+    if (v && v->kind == ST_Y_SCALAR) {
+        if (!strcmp(v->scalar, "float16"))
+            m->dtype = ST_FP16;
+        else if (!strcmp(v->scalar, "float32"))
+            m->dtype = ST_FP32;
+        else
+            m->dtype = ST_BF16;
+    }
+    v = f_get(root, "_name_or_path");
+    if (!v || v->kind != ST_Y_SCALAR || !v->scalar[0]) {
+        const st_ynode *arch = f_get(root, "architectures");
+        v = (arch && arch->kind == ST_Y_SEQ && arch->n > 0) ? arch->items[0] : NULL;
+    }
+    if (v && v->kind == ST_Y_SCALAR)
+        snprintf(m->name, sizeof m->name, "%s", v->scalar);
+    else
+        snprintf(m->name, sizeof m->name, "%s (%s)", m->id, type);
+    return st_check_transformer(c, root, tf);
+}

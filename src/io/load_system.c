@@ -1,0 +1,119 @@
+/* kind: node and kind: cluster -> st_node, st_cluster (GPU and node resolved). */
+#include "config.h"
+#include "io/loaders.h"
+
+#include <string.h>
+
+static const fkey node_keys[] = {
+    {"kind", 1, "node"},
+    {"name", 1, "node name"},
+    {"gpu", 1, "GPU preset id"},
+    {"gpus", 1, "GPUs per node"},
+    {"intra", 1, "{topology, bw_gbs, latency_us}"},
+    {"host_link", 1, "{kind, bw_gbs}"},
+    {"nics", 1, "scale-out NICs"},
+    {"nic_bw_gbs", 1, "GB/s per NIC per direction"},
+    {"cpu", 0, "host CPU"},
+};
+
+static const char *const topo_names[] = {"nvswitch", "nvlink_mesh", "pcie", "ring",
+                                         "fat_tree", "rail_optimized", "torus2d", "switch"};
+
+static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l)
+{
+    static const fkey link_keys[] = {{"name", 0, "dimension name"},
+                                     {"topology", 1, "nvswitch, fat_tree, ..."},
+                                     {"bw_gbs", 1, "GB/s per GPU per direction"},
+                                     {"latency_us", 1, "microseconds"},
+                                     {"oversubscription", 0, ">= 1"}};
+    int rc, topo = 0;
+    memset(l, 0, sizeof *l);
+    l->oversubscription = 1;
+    if ((rc = f_check_map(c, v, link_keys, 5)) ||
+        (rc = f_string(c, v, "name", l->name, sizeof l->name)) ||
+        (rc = f_enum(c, v, "topology", topo_names, ST_TOPO_COUNT, &topo)) ||
+        (rc = f_number(c, v, "bw_gbs", 1e-6, 1e7, GBS, "GB/s", &l->bw)) ||
+        (rc = f_number(c, v, "latency_us", 0, 1e6, US, "us", &l->latency_s)) ||
+        (rc = f_number(c, v, "oversubscription", 1, 1e3, 1, "", &l->oversubscription)))
+        return rc;
+    if (need_name && !l->name[0])
+        return f_error(c, v, "%s: a network dimension needs `name:`", c->what);
+    l->topology = (st_topology)topo;
+    return 0;
+}
+
+int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
+{
+    static const fkey host_keys[] = {{"kind", 1, "e.g. pcie5-x16"},
+                                     {"bw_gbs", 1, "GB/s per GPU per direction"}};
+    const st_ynode *host;
+    fctx sc = *c;
+    int rc;
+    memset(n, 0, sizeof *n);
+    if ((rc = f_check_map(c, root, node_keys, sizeof node_keys / sizeof node_keys[0])) ||
+        (rc = f_string(c, root, "name", n->name, sizeof n->name)) ||
+        (rc = f_string(c, root, "gpu", n->gpu_id, sizeof n->gpu_id)) ||
+        (rc = f_int32(c, root, "gpus", 1, 4096, &n->gpus)) ||
+        (rc = f_int32(c, root, "nics", 0, 4096, &n->nics)) ||
+        (rc = f_number(c, root, "nic_bw_gbs", 0, 1e6, GBS, "GB/s", &n->nic_bw)) ||
+        (rc = f_string(c, root, "cpu", n->cpu, sizeof n->cpu)))
+        return rc;
+    sc.what = "intra";
+    if ((rc = read_link(&sc, f_get(root, "intra"), 0, &n->intra)))
+        return rc;
+    host = f_get(root, "host_link");
+    sc.what = "host_link";
+    if ((rc = f_check_map(&sc, host, host_keys, 2)) ||
+        (rc = f_string(&sc, host, "kind", n->host_link_kind, sizeof n->host_link_kind)) ||
+        (rc = f_number(&sc, host, "bw_gbs", 1e-3, 1e6, GBS, "GB/s", &n->host_bw)))
+        return rc;
+    rc = st_load_gpu(n->gpu_id, &n->gpu, c->err);
+    if (rc) {
+        const st_ynode *g = f_get(root, "gpu");
+        st_error_prefix(c->err, "%s:%d:%d: key 'gpu'", c->path, g->line, g->col);
+        return rc;
+    }
+    return 0;
+}
+
+int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
+{
+    static const fkey cluster_keys[] = {
+        {"kind", 1, "cluster"},
+        {"name", 1, "cluster name"},
+        {"node", 1, "node preset id"},
+        {"nodes", 1, "number of nodes"},
+        {"network", 1, "scale-out dimensions, innermost first"},
+    };
+    const st_ynode *net;
+    int rc;
+    memset(cl, 0, sizeof *cl);
+    if ((rc = f_check_map(c, root, cluster_keys, 5)) ||
+        (rc = f_string(c, root, "name", cl->name, sizeof cl->name)) ||
+        (rc = f_string(c, root, "node", cl->node_id, sizeof cl->node_id)) ||
+        (rc = f_int32(c, root, "nodes", 1, 1000000, &cl->nodes)))
+        return rc;
+    net = f_get(root, "network");
+    if (net->kind != ST_Y_SEQ || net->n == 0)
+        return f_error(c, net, "key 'network': expected a list of network dimensions, found %s",
+                       st_ykind_name(net->kind));
+    if (net->n > ST_NET_MAX_DIMS)
+        return f_error(c, net, "key 'network': %zu dimensions, at most %d are supported", net->n,
+                       ST_NET_MAX_DIMS);
+    for (size_t i = 0; i < net->n; i++) {
+        char what[48];
+        fctx nc = *c;
+        snprintf(what, sizeof what, "network[%zu]", i);
+        nc.what = what;
+        if ((rc = read_link(&nc, net->items[i], 1, &cl->net[i])))
+            return rc;
+    }
+    cl->n_dims = (int)net->n;
+    rc = st_load_node(cl->node_id, &cl->node, c->err);
+    if (rc) {
+        const st_ynode *nd = f_get(root, "node");
+        st_error_prefix(c->err, "%s:%d:%d: key 'node'", c->path, nd->line, nd->col);
+        return rc;
+    }
+    return 0;
+}

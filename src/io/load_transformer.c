@@ -1,0 +1,139 @@
+/* kind: transformer -> st_model (see strata-workloads(5)). */
+#include "config.h"
+#include "io/loaders.h"
+
+#include <string.h>
+
+#define BIG 100000000LL /* 1e8: far past any real dimension, small enough that
+                           products of dimensions stay exact in a double */
+
+static const fkey tf_keys[] = {
+    {"kind", 1, "transformer"},
+    {"name", 1, "model name"},
+    {"hidden", 1, "d_model"},
+    {"layers", 1, "blocks"},
+    {"encoder_layers", 0, "encoder blocks"},
+    {"heads", 1, "attention heads"},
+    {"kv_heads", 0, "key/value heads"},
+    {"head_dim", 0, "per-head size"},
+    {"ffn_hidden", 1, "MLP inner size"},
+    {"vocab", 1, "vocabulary size"},
+    {"max_seq", 1, "context length"},
+    {"activation", 1, "gelu, gelu_tanh, relu or silu"},
+    {"gated_mlp", 1, "true/false"},
+    {"norm", 1, "layernorm or rmsnorm"},
+    {"norm_position", 1, "pre or post"},
+    {"position", 1, "learned, rope, relative, alibi or sinusoidal"},
+    {"causal", 1, "true/false"},
+    {"bias", 1, "true/false"},
+    {"tied_embeddings", 1, "true/false"},
+    {"lm_head", 0, "true/false"},
+    {"moe", 0, "{experts, top_k, every, expert_ffn_hidden}"},
+    {"dtype", 0, "fp32, fp16, bf16, ..."},
+};
+
+int st_read_dtype(const fctx *c, const st_ynode *map, const char *key, st_dtype *out)
+{
+    const st_ynode *v = f_get(map, key);
+    if (!v)
+        return 0;
+    if (v->kind != ST_Y_SCALAR || st_dtype_parse(v->scalar, out) != 0)
+        return f_error(c, v, "key '%s': expected one of %s, found '%s'", key, st_dtype_choices(),
+                       v->kind == ST_Y_SCALAR ? v->scalar : st_ykind_name(v->kind));
+    return 0;
+}
+
+/* Checks shared by YAML and Hugging Face transformers. */
+/* The node of the first of two spellings present (YAML or HF), else at. */
+static const st_ynode *key_node(const st_ynode *at, const char *a, const char *b)
+{
+    const st_ynode *n = f_get(at, a);
+    if (!n)
+        n = f_get(at, b);
+    return n ? n : at;
+}
+
+int st_check_transformer(const fctx *c, const st_ynode *at, st_transformer *tf)
+{
+    if (tf->kv_heads == 0)
+        tf->kv_heads = tf->heads;
+    if (tf->head_dim == 0) {
+        if (tf->hidden % tf->heads != 0)
+            return f_error(c, key_node(at, "heads", "num_attention_heads"),
+                           "hidden %lld is not divisible by heads %lld; give head_dim",
+                           tf->hidden, tf->heads);
+        tf->head_dim = tf->hidden / tf->heads;
+    }
+    if (tf->kv_heads > tf->heads || tf->heads % tf->kv_heads != 0)
+        return f_error(c, key_node(at, "kv_heads", "num_key_value_heads"),
+                       "kv_heads %lld must divide heads %lld (MHA: equal, GQA: a divisor, MQA: 1)",
+                       tf->kv_heads, tf->heads);
+    if (tf->experts > 0) {
+        if (tf->top_k < 1 || tf->top_k > tf->experts)
+            return f_error(c, key_node(at, "moe", "num_experts_per_tok"),
+                           "moe: top_k %lld must be between 1 and experts %lld",
+                           tf->top_k, tf->experts);
+        if (tf->moe_every == 0)
+            tf->moe_every = 1;
+        if (tf->expert_ffn_hidden == 0)
+            tf->expert_ffn_hidden = tf->ffn_hidden;
+    }
+    return 0;
+}
+
+int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
+{
+    static const char *const acts[] = {"relu", "relu6", "gelu", "gelu_tanh", "silu"};
+    static const char *const norms[] = {"layernorm", "rmsnorm"};
+    static const char *const places[] = {"pre", "post"};
+    static const char *const positions[] = {"learned", "rope", "relative", "alibi", "sinusoidal"};
+    static const fkey moe_keys[] = {{"experts", 1, "number of experts"},
+                                    {"top_k", 1, "experts per token"},
+                                    {"every", 0, "MoE every Nth block"},
+                                    {"expert_ffn_hidden", 0, "expert MLP size"}};
+    st_transformer *tf = &m->tf;
+    int rc, act = 0, nrm = 0, place = 0, pos = 0;
+    const st_ynode *moe;
+    memset(tf, 0, sizeof *tf);
+    tf->lm_head = 1;
+    m->kind = ST_MODEL_TRANSFORMER;
+    m->dtype = ST_BF16;
+    if ((rc = f_check_map(c, root, tf_keys, sizeof tf_keys / sizeof tf_keys[0])) ||
+        (rc = f_string(c, root, "name", m->name, sizeof m->name)) ||
+        (rc = f_int(c, root, "hidden", 1, BIG, &tf->hidden)) ||
+        (rc = f_int(c, root, "layers", 1, 100000, &tf->layers)) ||
+        (rc = f_int(c, root, "encoder_layers", 0, 100000, &tf->encoder_layers)) ||
+        (rc = f_int(c, root, "heads", 1, 100000, &tf->heads)) ||
+        (rc = f_int(c, root, "kv_heads", 1, 100000, &tf->kv_heads)) ||
+        (rc = f_int(c, root, "head_dim", 1, 100000, &tf->head_dim)) ||
+        (rc = f_int(c, root, "ffn_hidden", 1, BIG, &tf->ffn_hidden)) ||
+        (rc = f_int(c, root, "vocab", 1, BIG, &tf->vocab)) ||
+        (rc = f_int(c, root, "max_seq", 1, BIG, &tf->max_seq)) ||
+        (rc = f_enum(c, root, "activation", acts, 5, &act)) ||
+        (rc = f_bool(c, root, "gated_mlp", &tf->gated_mlp)) ||
+        (rc = f_enum(c, root, "norm", norms, 2, &nrm)) ||
+        (rc = f_enum(c, root, "norm_position", places, 2, &place)) ||
+        (rc = f_enum(c, root, "position", positions, 5, &pos)) ||
+        (rc = f_bool(c, root, "causal", &tf->causal)) ||
+        (rc = f_bool(c, root, "bias", &tf->bias)) ||
+        (rc = f_bool(c, root, "tied_embeddings", &tf->tied_embeddings)) ||
+        (rc = f_bool(c, root, "lm_head", &tf->lm_head)) ||
+        (rc = st_read_dtype(c, root, "dtype", &m->dtype)))
+        return rc;
+    tf->activation = (st_act)(act + 1); /* names start at relu */
+    tf->norm = (st_norm)nrm;
+    tf->pre_norm = place == 0;
+    tf->position = (st_pos)pos;
+    moe = f_get(root, "moe");
+    if (moe) {
+        fctx mc = *c;
+        mc.what = "moe";
+        if ((rc = f_check_map(&mc, moe, moe_keys, 4)) ||
+            (rc = f_int(&mc, moe, "experts", 1, 100000, &tf->experts)) ||
+            (rc = f_int(&mc, moe, "top_k", 1, 100000, &tf->top_k)) ||
+            (rc = f_int(&mc, moe, "every", 1, 100000, &tf->moe_every)) ||
+            (rc = f_int(&mc, moe, "expert_ffn_hidden", 1, BIG, &tf->expert_ffn_hidden)))
+            return rc;
+    }
+    return st_check_transformer(c, root, tf);
+}
