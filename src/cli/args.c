@@ -1,0 +1,76 @@
+/* Option parsing and error reporting shared by the commands. */
+#include "config.h"
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_fail(const st_error *err)
+{
+    fprintf(stderr, "strata: %s\n", err->msg);
+    return 1;
+}
+
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "strata %s: ", cmd->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: strata %s\n", cmd->usage);
+    return 2;
+}
+
+void cli_print_help(const cli_command *cmd, FILE *out)
+{
+    fprintf(out, "usage: strata %s\n\n%s\n\n%s", cmd->usage, cmd->summary, cmd->help);
+}
+
+int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long long min,
+                 long long max, long long *out)
+{
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || v < min || v > max) {
+        cli_usage_error(cmd, "%s: expected a whole number in [%lld, %lld], got '%s'", opt, min,
+                        max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts)
+{
+    int c;
+    opterr = 0;
+    c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    if (c == '?' || c == ':') {
+        const char *bad = argv[optind - 1];
+        if (c == ':' || (optopt && strchr(shortopts, optopt))) {
+            cli_usage_error(cmd, "option %s needs a value", bad);
+        } else {
+            const char *names[64];
+            size_t n = 0;
+            char word[64];
+            snprintf(word, sizeof word, "%s", bad + strspn(bad, "-"));
+            char *eq = strchr(word, '=');
+            if (eq)
+                *eq = '\0';
+            for (const struct option *o = longopts; o->name && n < 64; o++)
+                names[n++] = o->name;
+            const char *s = st_suggest(word, names, n);
+            if (s)
+                cli_usage_error(cmd, "unknown option '%s'; did you mean --%s?", bad, s);
+            else
+                cli_usage_error(cmd, "unknown option '%s'", bad);
+        }
+        return '?';
+    }
+    return c;
+}
+

@@ -1,0 +1,47 @@
+/* The batch CLI: one command per file (cmd_*.c), dispatched by main.c. */
+#ifndef STRATA_CLI_H
+#define STRATA_CLI_H
+
+#include "core/core.h"
+#include "io/io.h"
+
+typedef struct cli_command {
+    const char *name;
+    const char *usage;   /* one line: "list [--kind K] [--filter REGEX] [--json]" */
+    const char *summary; /* one sentence */
+    const char *help;    /* option details, printed by --help */
+    int (*run)(int argc, char **argv);
+} cli_command;
+
+extern const cli_command cmd_list;
+extern const cli_command cmd_show;
+extern const cli_command cmd_summary;
+
+/* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */
+int cli_fail(const st_error *err);
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void cli_print_help(const cli_command *cmd, FILE *out);
+
+/* Option values. */
+int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long long min,
+                 long long max, long long *out);
+
+/* getopt_long wrapper: reports unknown options with a did-you-mean. Returns
+ * the option's value char, -1 at the end, or '?' after printing an error. */
+struct option;
+int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+
+/* Human formatting: "29.3 T" style with a unit. */
+void cli_si(char *buf, size_t n, double v, const char *unit);
+void cli_bytes(char *buf, size_t n, double v); /* binary units: GiB, MiB */
+
+/* Printers shared by show and the summary (text and JSON). */
+void cli_print_gpu(const st_gpu *g, FILE *out);
+void cli_json_gpu(st_json *j, const char *key, const st_gpu *g);
+void cli_print_loaded(const st_loaded *l, FILE *out);
+void cli_json_loaded(st_json *j, const st_loaded *l);
+void cli_print_model_header(const st_model *m, FILE *out);
+
+#endif

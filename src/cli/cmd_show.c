@@ -1,0 +1,270 @@
+/* strata show: one preset's spec sheet, or a workload's operator list. */
+#include "config.h"
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void json_op(st_json *j, const st_op *op)
+{
+    double rep = (double)op->repeat;
+    st_json_begin_object(j, NULL);
+    st_json_string(j, "name", op->name);
+    st_json_string(j, "layer", op->layer);
+    st_json_string(j, "kind", st_op_kind_name(op->kind));
+    st_json_string(j, "pass", st_pass_name(op->pass));
+    st_json_string(j, "dtype", st_dtype_name(op->dtype));
+    st_json_int(j, "repeat", op->repeat);
+    st_json_begin_object(j, "shape");
+    switch (op->kind) {
+    case ST_OP_GEMM:
+    case ST_OP_BMM:
+    case ST_OP_MOE_EXPERTS:
+        st_json_int(j, "batch", op->batch);
+        st_json_int(j, "m", op->m);
+        st_json_int(j, "n", op->n);
+        st_json_int(j, "k", op->k);
+        break;
+    case ST_OP_CONV:
+    case ST_OP_POOL:
+        st_json_int(j, "n", op->batch);
+        st_json_int(j, "c", op->c);
+        if (op->kind == ST_OP_CONV)
+            st_json_int(j, "k", op->k_out);
+        st_json_int(j, "h", op->h);
+        st_json_int(j, "w", op->w);
+        st_json_int(j, "r", op->r);
+        st_json_int(j, "s", op->s);
+        st_json_int(j, "stride", op->stride);
+        st_json_int(j, "pad", op->pad);
+        if (op->kind == ST_OP_CONV)
+            st_json_int(j, "groups", op->groups);
+        st_json_int(j, "p", op->p);
+        st_json_int(j, "q", op->q);
+        break;
+    case ST_OP_ATTENTION:
+        st_json_int(j, "batch", op->batch);
+        st_json_int(j, "heads", op->heads);
+        st_json_int(j, "kv_heads", op->kv_heads);
+        st_json_int(j, "q_len", op->q_len);
+        st_json_int(j, "kv_len", op->kv_len);
+        st_json_int(j, "head_dim", op->head_dim);
+        st_json_bool(j, "causal", op->causal);
+        break;
+    default:
+        st_json_int(j, "rows", op->rows);
+        st_json_int(j, "cols", op->cols);
+        break;
+    }
+    st_json_end_object(j);
+    if (op->grad != ST_GRAD_NONE)
+        st_json_string(j, "grad", op->grad == ST_GRAD_DATA ? "data" : "weight");
+    st_json_number(j, "flops", op->flops * rep);
+    st_json_number(j, "bytes", (op->bytes_read + op->bytes_written) * rep);
+    st_json_number(j, "bytes_read", op->bytes_read * rep);
+    st_json_number(j, "bytes_written", op->bytes_written * rep);
+    st_json_number(j, "flops_per_call", op->flops);
+    st_json_number(j, "bytes_per_call", op->bytes_read + op->bytes_written);
+    st_json_end_object(j);
+}
+
+static void print_ops(const st_model *m, const st_gen_opts *o, const st_oplist *l)
+{
+    char f[32], b[32], tf[32], tb[32];
+    double total_f = st_oplist_total_flops(l), total_b = st_oplist_total_bytes(l);
+    cli_print_model_header(m, stdout);
+    printf("  step               %s, batch %lld", st_phase_name(o->phase), o->batch);
+    if (o->phase == ST_PHASE_DECODE)
+        printf(", KV length %lld", o->kv_len);
+    else if (m->kind == ST_MODEL_TRANSFORMER)
+        printf(", sequence %lld", o->seq);
+    printf(", %s, %s attention\n\n", st_dtype_name(o->dtype),
+           o->attn == ST_ATTN_FLASH ? "fused" : "eager");
+    printf("  %-34s %-11s %-4s %6s %12s %12s %8s\n", "OPERATOR", "KIND", "PASS", "x", "FLOP",
+           "BYTES", "FLOP/B");
+    for (size_t i = 0; i < l->n; i++) {
+        const st_op *op = &l->ops[i];
+        double rep = (double)op->repeat, by = op->bytes_read + op->bytes_written;
+        cli_si(f, sizeof f, op->flops * rep, "");
+        cli_si(b, sizeof b, by * rep, "");
+        printf("  %-34s %-11s %-4s %6lld %12s %12s %8.1f\n", op->name, st_op_kind_name(op->kind),
+               st_pass_name(op->pass), op->repeat, f, b, by > 0 ? op->flops / by : 0);
+    }
+    cli_si(tf, sizeof tf, total_f, "FLOP");
+    cli_si(tb, sizeof tb, total_b, "B");
+    printf("\n  total              %s, %s moved (compulsory), %zu operators\n", tf, tb, l->n);
+}
+
+static void json_model(const st_model *m, const st_gen_opts *o, const st_oplist *l)
+{
+    st_json j;
+    st_json_init(&j, stdout, 1);
+    st_json_begin_object(&j, NULL);
+    st_json_string(&j, "id", m->id);
+    st_json_string(&j, "kind", m->kind == ST_MODEL_TRANSFORMER ? "transformer" : "cnn");
+    st_json_string(&j, "name", m->name);
+    st_json_number(&j, "params", st_model_params(m));
+    st_json_number(&j, "params_non_embedding", st_model_params_non_embedding(m));
+    st_json_string(&j, "phase", st_phase_name(o->phase));
+    st_json_int(&j, "batch", o->batch);
+    st_json_int(&j, "seq", o->seq);
+    st_json_int(&j, "kv_len", o->kv_len);
+    st_json_string(&j, "dtype", st_dtype_name(o->dtype));
+    st_json_string(&j, "attention", o->attn == ST_ATTN_FLASH ? "flash" : "eager");
+    st_json_begin_array(&j, "ops");
+    for (size_t i = 0; i < l->n; i++)
+        json_op(&j, &l->ops[i]);
+    st_json_end_array(&j);
+    st_json_int(&j, "n_ops", (long long)l->n);
+    st_json_number(&j, "total_flops", st_oplist_total_flops(l));
+    st_json_number(&j, "total_bytes", st_oplist_total_bytes(l));
+    st_json_end_object(&j);
+    st_json_finish(&j);
+}
+
+static int run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"phase", required_argument, NULL, 'p'}, {"batch", required_argument, NULL, 'b'},
+        {"seq", required_argument, NULL, 's'},   {"kv", required_argument, NULL, 'k'},
+        {"dtype", required_argument, NULL, 'd'}, {"attn", required_argument, NULL, 'a'},
+        {"logits", required_argument, NULL, 'l'}, {"no-optimizer", no_argument, NULL, 'O'},
+        {"json", no_argument, NULL, 'j'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *phase = NULL, *dtype = NULL, *attn = NULL, *logits = NULL;
+    long long batch = 0, seq = 0, kv = -1;
+    int json = 0, no_opt = 0, c, rc, model_opts = 0;
+    st_error err;
+    st_loaded *l;
+    optind = 0;
+    while ((c = cli_getopt(&cmd_show, argc, argv, "p:b:s:k:d:a:l:Ojh", opts)) != -1) {
+        model_opts += c != 'j' && c != 'h';
+        switch (c) {
+        case 'p': phase = optarg; break;
+        case 'b':
+            if (cli_parse_ll(&cmd_show, "--batch", optarg, 1, 1000000, &batch))
+                return 2;
+            break;
+        case 's':
+            if (cli_parse_ll(&cmd_show, "--seq", optarg, 1, 100000000, &seq))
+                return 2;
+            break;
+        case 'k':
+            if (cli_parse_ll(&cmd_show, "--kv", optarg, 0, 100000000, &kv))
+                return 2;
+            break;
+        case 'd': dtype = optarg; break;
+        case 'a': attn = optarg; break;
+        case 'l': logits = optarg; break;
+        case 'O': no_opt = 1; break;
+        case 'j': json = 1; break;
+        case 'h': cli_print_help(&cmd_show, stdout); return 0;
+        default: return 2;
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error(&cmd_show, "which preset or workload? (strata list shows them)");
+    if (optind + 1 < argc)
+        return cli_usage_error(&cmd_show, "unexpected argument '%s'", argv[optind + 1]);
+    l = malloc(sizeof *l);
+    if (!l) {
+        fprintf(stderr, "strata: out of memory\n");
+        return 1;
+    }
+    rc = st_load(argv[optind], l, &err);
+    if (rc) {
+        free(l);
+        return cli_fail(&err);
+    }
+    if (l->kind != ST_FILE_MODEL) {
+        if (model_opts) {
+            const char *kind = st_file_kind_name(l->kind);
+            free(l);
+            return cli_usage_error(&cmd_show, "--phase, --batch, --seq, --kv, --dtype, --attn, "
+                                              "--logits and --no-optimizer apply to workloads, "
+                                              "and %s is a %s preset",
+                                   argv[optind], kind);
+        }
+        if (json) {
+            st_json j;
+            st_json_init(&j, stdout, 1);
+            cli_json_loaded(&j, l);
+            st_json_finish(&j);
+        } else {
+            cli_print_loaded(l, stdout);
+        }
+        free(l);
+        return 0;
+    }
+
+    st_model *m = &l->model;
+    st_gen_opts o;
+    st_oplist ops = {0, 0, NULL};
+    st_gen_opts_default(&o, m);
+    rc = 2;
+    if (phase && st_phase_parse(phase, &o.phase) != 0)
+        cli_usage_error(&cmd_show, "--phase: expected prefill, decode or train, got '%s'", phase);
+    else if (dtype && st_dtype_parse(dtype, &o.dtype) != 0)
+        cli_usage_error(&cmd_show, "--dtype: expected one of %s, got '%s'", st_dtype_choices(),
+                        dtype);
+    else if (attn && strcmp(attn, "eager") && strcmp(attn, "flash"))
+        cli_usage_error(&cmd_show, "--attn: expected eager or flash, got '%s'", attn);
+    else if (logits && strcmp(logits, "all") && strcmp(logits, "last"))
+        cli_usage_error(&cmd_show, "--logits: expected all or last, got '%s'", logits);
+    else
+        rc = 0;
+    if (rc == 0) {
+        if (batch)
+            o.batch = batch;
+        if (seq)
+            o.seq = seq;
+        if (kv >= 0)
+            o.kv_len = kv;
+        else if (o.phase == ST_PHASE_DECODE)
+            o.kv_len = o.seq - 1; /* default: decode the token after a full --seq context */
+        if (attn)
+            o.attn = strcmp(attn, "flash") == 0 ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+        if (logits)
+            o.logits_all = strcmp(logits, "all") == 0;
+        o.with_optimizer = !no_opt;
+        rc = st_model_ops(m, &o, &ops, &err);
+        if (rc) {
+            rc = cli_fail(&err);
+        } else {
+            if (json)
+                json_model(m, &o, &ops);
+            else
+                print_ops(m, &o, &ops);
+            st_oplist_free(&ops);
+        }
+    }
+    st_loaded_free(l);
+    free(l);
+    return rc;
+}
+
+const cli_command cmd_show = {
+    "show",
+    "show NAME|FILE [--phase prefill|decode|train] [--batch B] [--seq S] [--kv K]\n"
+    "                   [--dtype D] [--attn eager|flash] [--logits all|last] [--no-optimizer] "
+    "[--json]",
+    "Show a preset's specification, or a workload with its generated operator list.",
+    "  NAME|FILE        a preset or workload id (strata list), its full name, or a path to a\n"
+    "                   YAML file or a Hugging Face config.json\n"
+    "  --phase P        prefill (default), decode (one new token per sequence) or train\n"
+    "                   (forward, backward and an AdamW step)\n"
+    "  --batch B        sequences (images for a CNN); default 1\n"
+    "  --seq S          tokens per sequence; default 2048 or the model's max_seq if smaller\n"
+    "  --kv K           decode: tokens already in the KV cache; default seq - 1\n"
+    "  --dtype D        compute dtype: fp32, tf32, fp16, bf16, fp8, int8, int4; default the\n"
+    "                   model's\n"
+    "  --attn A         eager (default: full-square score matrices, as a Hugging Face forward)\n"
+    "                   or flash (fused; causal prefill counts only the unmasked half)\n"
+    "  --logits L       LM head on all positions (default) or only the last of each sequence\n"
+    "  --no-optimizer   train: leave out the optimizer step\n"
+    "  --json           machine-readable output; a workload gives ops[] (name, layer, kind,\n"
+    "                   pass, dtype, repeat, shape, flops, bytes, ...), total_flops, total_bytes\n",
+    run,
+};

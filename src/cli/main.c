@@ -1,0 +1,68 @@
+/* strata: entry point. No arguments: the default set-up; else a command. */
+#include "config.h"
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: strata [--version] [--help] <command> [options]\n"
+            "\n"
+            "strata predicts how fast, and at what energy, ML workloads run on GPUs,\n"
+            "accelerators and clusters. With no command it summarises the default\n"
+            "set-up (H100 SXM + Llama-2-7B).\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(out, "  %-10s %s\n", "help", "show a command's options: strata help show");
+    fprintf(out, "\nSee strata(1), strata-presets(5) and strata-workloads(5).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cmd_summary.run(argc, argv);
+    const char *name = argv[1];
+    if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+        printf("strata %s\n", ST_VERSION);
+        return 0;
+    }
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "help")) {
+        if (argc < 3) {
+            print_usage(stdout);
+            return 0;
+        }
+        name = argv[2];
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            if (!strcmp(commands[i]->name, name)) {
+                cli_print_help(commands[i], stdout);
+                return 0;
+            }
+    } else {
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            if (!strcmp(commands[i]->name, name))
+                return commands[i]->run(argc - 1, argv + 1);
+    }
+    {
+        const char *names[N_COMMANDS];
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            names[i] = commands[i]->name;
+        const char *s = st_suggest(name, names, N_COMMANDS);
+        if (s)
+            fprintf(stderr, "strata: unknown command '%s'; did you mean '%s'?\n", name, s);
+        else
+            fprintf(stderr, "strata: unknown command '%s'\n", name);
+        print_usage(stderr);
+        return 2;
+    }
+}
