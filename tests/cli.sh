@@ -1,0 +1,118 @@
+#!/bin/sh
+# Golden CLI tests: run the real binary, check its JSON field by field with
+# jq, and check that bad input gives FILE:LINE:COL on stderr and exit != 0.
+# Expected values come from published figures or hand calculation (noted).
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+. "$srcdir/tests/tap.sh"
+S=${STRATA_BIN:-$srcdir/strata}
+T=${STRATA_TESTDATA:-$srcdir/tests/data}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if ! command -v jq >/dev/null 2>&1; then
+    echo "Bail out! jq is needed for the CLI tests (apt-get install jq)"
+    exit 1
+fi
+
+# --version and help
+check "--version prints the version" sh -c "'$S' --version | grep -Eq '^strata [0-9]+\.[0-9]+\.[0-9]+$'"
+check "help lists the commands" sh -c "'$S' --help | grep -q 'list' && '$S' --help | grep -q 'show'"
+check "every command has --help" sh -c "'$S' list --help | grep -q -- '--filter' && '$S' show --help | grep -q -- '--phase' && '$S' summary --help | grep -q -- '--gpu'"
+
+# list --json: every preset and workload issue #2 names
+"$S" list --json > "$tmp/list.json" 2> "$tmp/err"
+for id in h100-sxm h100-pcie h200 b200 a100-40gb-sxm a100-80gb-sxm a100-40gb-pcie \
+    a100-80gb-pcie a40 v100-sxm2-32gb v100-pcie-32gb l4 t4 p100-pcie-16gb p4 mi100 mi210 \
+    mi250 mi300x eyeriss-like tpu-like mobile-cpu mobile-gpu dgx-a100 dgx-h100 ib-h100; do
+    jq -e --arg id "$id" '.presets | map(.id) | index($id) != null' "$tmp/list.json" >/dev/null \
+        || missing="$missing $id"
+done
+for id in gpt2-small gpt2-medium gpt2-large gpt2-xl gpt3-xl gpt3-2.7b gpt3-6.7b gpt3-13b \
+    gpt3-175b bert-large opt-1.3b opt-13b llama2-7b llama2-13b llama2-70b llama3-8b \
+    llama3-70b mixtral-8x7b switch-xl-4 resnet50 mobilenet-v2 sd-unet; do
+    jq -e --arg id "$id" '.workloads | map(.id) | index($id) != null' "$tmp/list.json" >/dev/null \
+        || missing="$missing $id"
+done
+if [ -z "$missing" ]; then ok "list --json has every preset and workload"; else not_ok "list --json has every preset and workload" "missing:$missing"; fi
+check "list --json entries carry id, kind, name, path" \
+    jq -e '[.presets[], .workloads[]] | all(.id and .kind and .name and .path)' "$tmp/list.json"
+
+# --filter is a PCRE2 regex
+n=$("$S" list --filter '^a100-.*-sxm' --json | jq '[.presets[].id] | length')
+if [ "$n" = 2 ]; then ok "list --filter regex selects a100 SXM (2)"; else not_ok "list --filter regex selects a100 SXM (2)" "got $n"; fi
+"$S" list --filter '(' > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "bad regular expression" "$tmp/err"; then ok "bad regex: exit 2 with the reason"; else not_ok "bad regex: exit 2 with the reason" "rc=$rc $(cat "$tmp/err")"; fi
+
+# show llama2-7b: issue #2's check, 2.93e13 = 2*6.48e9*2048 + 4*32*4096*2048^2 + 2*4096*32000*2048
+"$S" show llama2-7b --phase prefill --batch 1 --seq 2048 --json > "$tmp/l7.json"
+check "show llama2-7b: ops have name, kind, flops, bytes" \
+    jq -e '(.ops | length) > 10 and (.ops | all(.name and .kind and (.flops >= 0) and (.bytes > 0)))' "$tmp/l7.json"
+check "show llama2-7b: total_flops within 1% of 2.93e13" \
+    jq -e '(.total_flops / 2.93e13 - 1) | fabs < 0.01' "$tmp/l7.json"
+check "show llama2-7b: ops' flops add up to total_flops" \
+    jq -e '(([.ops[].flops] | add) / .total_flops - 1) | fabs < 1e-12' "$tmp/l7.json"
+check "show llama2-7b: 6,738,415,616 parameters (Meta's published count)" \
+    jq -e '.params == 6738415616' "$tmp/l7.json"
+check "show llama2-7b: qkv is a 2048x4096x12288 GEMM repeated 32 times" \
+    jq -e '.ops[] | select(.name == "block.attn.qkv") | .shape.m == 2048 and .shape.k == 4096 and .shape.n == 12288 and .repeat == 32' "$tmp/l7.json"
+
+# decode: per-token FLOPs ~ 2 * params (weights) + attention over the KV cache
+"$S" show llama2-7b --phase decode --batch 1 --kv 1023 --json > "$tmp/dec.json"
+check "show --phase decode: ~2 FLOP per parameter per token (+attention)" \
+    jq -e '(.total_flops / (2 * 6738415616 - 2 * 4096 * 32000 + 4 * 32 * 4096 * 1024) - 1) | fabs < 0.01' "$tmp/dec.json"
+check "show --phase train has bwd ops and an optimizer step" \
+    sh -c "'$S' show gpt2-small --phase train --seq 512 --json | jq -e '[.ops[].pass] | (index(\"bwd\") != null) and (index(\"opt\") != null)'"
+
+# presets: numbers from the vendors' sheets
+check "show h100-sxm: 132 SMs, 3.35 TB/s (H100 datasheet)" \
+    sh -c "'$S' show h100-sxm --json | jq -e '.sm_count == 132 and .memory_bw_bytes_per_s == 3.35e12'"
+check "show dgx-h100: 8 GPUs resolved to h100-sxm" \
+    sh -c "'$S' show dgx-h100 --json | jq -e '.gpus == 8 and .gpu.id == \"h100-sxm\"'"
+check "show eyeriss-like: 14x12 PEs" \
+    sh -c "'$S' show eyeriss-like --json | jq -e '.pe_x * .pe_y == 168'"
+
+# Hugging Face config.json as a workload
+check "a Hugging Face config.json loads as a workload" \
+    sh -c "'$S' show '$T/hf/llama-2-7b-config.json' --json | jq -e '.params == 6738415616'"
+
+# bad input: FILE:LINE:COL on stderr, non-zero exit, nothing on stdout
+for f in "$T"/bad/*; do
+    base=$(basename "$f")
+    "$S" show "$f" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc -ne 0 ] && grep -q "^strata: $f:[0-9][0-9]*:[0-9][0-9]*: " "$tmp/err" && [ ! -s "$tmp/out" ]; then
+        ok "bad input $base: FILE:LINE:COL, exit $rc"
+    else
+        not_ok "bad input $base: FILE:LINE:COL, exit $rc" "$(cat "$tmp/err")"
+    fi
+done
+
+# names and options
+"$S" show h100-smx > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "did you mean 'h100-sxm'" "$tmp/err"; then ok "unknown name: did-you-mean"; else not_ok "unknown name: did-you-mean" "$(cat "$tmp/err")"; fi
+"$S" show llama2-7b --phse decode > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "did you mean --phase" "$tmp/err"; then ok "unknown option: exit 2, did-you-mean"; else not_ok "unknown option: exit 2, did-you-mean" "$(cat "$tmp/err")"; fi
+"$S" show llama2-7b --seq 9000 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "outside 1..4096" "$tmp/err"; then ok "seq beyond max_seq is refused"; else not_ok "seq beyond max_seq is refused" "$(cat "$tmp/err")"; fi
+"$S" frobnicate > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ]; then ok "unknown command: exit 2"; else not_ok "unknown command: exit 2" "rc=$rc"; fi
+
+# no arguments: the default H100 + Llama-2-7B set-up
+"$S" > "$tmp/sum" 2>&1; rc=$?
+if [ $rc = 0 ] && grep -q "H100 SXM" "$tmp/sum" && grep -q "Llama 2 7B" "$tmp/sum"; then ok "no arguments: default H100 + Llama-2-7B summary"; else not_ok "no arguments: default H100 + Llama-2-7B summary" "$(cat "$tmp/sum")"; fi
+check "summary --json: decode is memory-bound on H100 (AI < ridge)" \
+    sh -c "'$S' summary --json | jq -e '(.steps[] | select(.phase == \"decode\") | .flop_per_byte) < .ridge_flop_per_byte'"
+
+# shared data: every NeuSight HF config loads (skip when absent)
+SH=${STRATA_SHARED:-$srcdir/../shared/data}
+if [ -d "$SH/neusight/models" ]; then
+    bad=
+    for f in "$SH"/neusight/models/*.json; do
+        "$S" show "$f" --json > /dev/null 2>> "$tmp/hferr" || bad="$bad $(basename "$f")"
+    done
+    # opt.json is a 1-layer toy config; it must load too
+    if [ -z "$bad" ]; then ok "shared NeuSight HF configs load"; else not_ok "shared NeuSight HF configs load" "$bad" "$(cat "$tmp/hferr")"; fi
+else
+    skip_test "shared NeuSight HF configs load" "../shared/data is absent"
+fi
+
+tap_done

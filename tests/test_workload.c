@@ -1,0 +1,246 @@
+/*
+ * Operator generation against hand counts. Every expected number below is
+ * computed here from the model's published shape, independently of the
+ * generator (which sums per-operator costs).
+ */
+#include "config.h"
+#include "testutil.h"
+
+#include "io/io.h"
+
+static st_model load(const char *name)
+{
+    st_model m;
+    st_error err;
+    if (st_load_model(name, &m, &err) != 0)
+        fail_msg("%s", err.msg);
+    return m;
+}
+
+static st_oplist ops_for(const st_model *m, st_phase phase, long long batch, long long seq,
+                         long long kv, st_attn_impl attn)
+{
+    st_gen_opts o;
+    st_oplist l = {0, 0, NULL};
+    st_error err;
+    st_gen_opts_default(&o, m);
+    o.phase = phase;
+    o.batch = batch;
+    o.seq = seq;
+    o.kv_len = kv;
+    o.attn = attn;
+    if (st_model_ops(m, &o, &l, &err) != 0)
+        fail_msg("%s", err.msg);
+    return l;
+}
+
+static const st_op *find(const st_oplist *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->ops[i].name, name) == 0)
+            return &l->ops[i];
+    fail_msg("no operator %s", name);
+    return NULL;
+}
+
+static double sum_kind(const st_oplist *l, st_op_kind k, st_pass p)
+{
+    double t = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->ops[i].kind == k && l->ops[i].pass == p)
+            t += l->ops[i].flops * (double)l->ops[i].repeat;
+    return t;
+}
+
+/* Issue #2's figure: 2 * 6.48e9 * 2048 + 4*32*4096*2048^2 + 2*4096*32000*2048. */
+static void test_llama2_7b_prefill_flops(void **state)
+{
+    st_model m = load("llama2-7b");
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 1, 2048, 0, ST_ATTN_EAGER);
+    double d = 4096, L = 32, f = 11008, V = 32000, s = 2048;
+    double block_matmul_params = 4 * d * d + 3 * d * f;
+    double hand = 2 * L * block_matmul_params * s + 4 * L * d * s * s + 2 * d * V * s;
+    double total = st_oplist_total_flops(&l);
+    assert_true(rel_diff(total, 2.93e13) < 0.01);
+    /* the matmuls alone are exactly the hand count; the rest (norms, softmax,
+     * rope, SiLU, adds) is well under 1% */
+    double mm = sum_kind(&l, ST_OP_GEMM, ST_PASS_FWD) + sum_kind(&l, ST_OP_BMM, ST_PASS_FWD);
+    assert_true(mm == hand);
+    assert_true(total > hand && total < hand * 1.01);
+    st_oplist_free(&l);
+}
+
+/* GPT-2 small (124M): 12 layers, d 768, vocab 50257, context 1024. */
+static void test_gpt2_prefill_flops(void **state)
+{
+    st_model m = load("gpt2-small");
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 2, 1024, 0, ST_ATTN_EAGER);
+    double d = 768, L = 12, V = 50257, t = 2 * 1024.0, s = 1024;
+    double hand = 2 * L * 12 * d * d * t + 4 * L * d * s * s * 2 + 2 * d * V * t;
+    double mm = sum_kind(&l, ST_OP_GEMM, ST_PASS_FWD) + sum_kind(&l, ST_OP_BMM, ST_PASS_FWD);
+    assert_true(mm == hand);
+    assert_true(rel_diff(st_oplist_total_flops(&l), hand) < 0.01);
+    /* HF's published count for gpt2: 124,439,808 parameters */
+    assert_true(st_model_params(&m) == 124439808.0);
+    st_oplist_free(&l);
+}
+
+static void test_gqa_shapes(void **state)
+{
+    st_model m = load("llama2-70b"); /* 64 heads, 8 KV heads, head_dim 128 */
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 1, 512, 0, ST_ATTN_EAGER);
+    const st_op *qkv = find(&l, "block.attn.qkv");
+    assert_int_equal(qkv->n, (64 + 2 * 8) * 128);
+    assert_int_equal(qkv->k, 8192);
+    assert_int_equal(qkv->m, 512);
+    assert_true(qkv->flops == 2.0 * 512 * 8192 * 10240);
+    assert_int_equal(qkv->repeat, 80);
+    st_oplist_free(&l);
+}
+
+static void test_decode_shapes(void **state)
+{
+    st_model m = load("llama2-7b");
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_DECODE, 4, 2048, 1023, ST_ATTN_EAGER);
+    const st_op *score = find(&l, "block.attn.score");
+    assert_int_equal(score->batch, 4 * 32);
+    assert_int_equal(score->m, 1);
+    assert_int_equal(score->n, 1024); /* 1023 cached + the new token */
+    assert_true(score->flops == 2.0 * 128 * 1 * 128 * 1024);
+    /* weights are read once per step whatever the batch: the decode GEMM
+     * reads 4096 x 11008 fp16 weights plus 4 rows of activations */
+    const st_op *down = find(&l, "block.mlp.down");
+    assert_true(down->bytes_read == (4.0 * 11008 + 11008.0 * 4096) * 2);
+    st_oplist_free(&l);
+}
+
+static void test_flash_causal(void **state)
+{
+    st_model m = load("llama2-7b");
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 2, 1000, 0, ST_ATTN_FLASH);
+    const st_op *fa = find(&l, "block.attn.flash");
+    /* causal: s(s+1)/2 unmasked pairs per head, 2 matmuls of 2 FLOP/MAC */
+    assert_true(fa->flops == 4.0 * 2 * 32 * (1000.0 * 1001 / 2) * 128);
+    st_oplist_free(&l);
+}
+
+/* Training: each forward GEMM gets a data and a weight gradient of equal
+ * FLOPs, so backward GEMM FLOPs are exactly twice forward. */
+static void test_train_backward(void **state)
+{
+    st_model m = load("llama2-7b");
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_TRAIN, 1, 1024, 0, ST_ATTN_EAGER);
+    double fwd = sum_kind(&l, ST_OP_GEMM, ST_PASS_FWD) + sum_kind(&l, ST_OP_BMM, ST_PASS_FWD);
+    double bwd = sum_kind(&l, ST_OP_GEMM, ST_PASS_BWD) + sum_kind(&l, ST_OP_BMM, ST_PASS_BWD);
+    assert_true(bwd == 2 * fwd);
+    /* the optimizer step touches every parameter once */
+    const st_op *opt = find(&l, "optimizer.adamw");
+    assert_true((double)opt->rows == st_model_params(&m));
+    /* AdamW with fp16 weights: read master+m+v (fp32) and the fp16 grad */
+    assert_true(opt->bytes_read == st_model_params(&m) * (12 + 2));
+    st_oplist_free(&l);
+}
+
+static void test_moe_routing(void **state)
+{
+    st_model m = load("mixtral-8x7b"); /* 8 experts, top-2, ffn 14336 */
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 1, 2048, 0, ST_ATTN_EAGER);
+    const st_op *up = find(&l, "moe_block.moe.up");
+    assert_int_equal(up->batch, 8);
+    assert_int_equal(up->m, 2048 * 2 / 8);
+    /* each token visits top_k experts: FLOPs of top_k dense MLPs */
+    assert_true(up->flops == 2.0 * 2048 * 2 * 4096 * 14336);
+    /* published total: 46.7B parameters (Mistral AI, Mixtral of Experts 2024) */
+    assert_true(rel_diff(st_model_params(&m), 46.7e9) < 0.005);
+    st_oplist_free(&l);
+}
+
+static void test_cnn_resnet50(void **state)
+{
+    st_model m = load("resnet50");
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 1, 1, 0, ST_ATTN_EAGER);
+    const st_op *c1 = &l.ops[0];
+    assert_int_equal(c1->kind, ST_OP_CONV);
+    assert_int_equal(c1->p, 112); /* (224 + 2*3 - 7)/2 + 1 */
+    assert_true(c1->flops == 2.0 * 64 * 112 * 112 * 3 * 7 * 7);
+    /* torchvision's published counts: 25,557,032 parameters, 4.09 GMAC */
+    assert_true(st_model_params(&m) == 25557032.0);
+    double convfc = sum_kind(&l, ST_OP_CONV, ST_PASS_FWD) + sum_kind(&l, ST_OP_GEMM, ST_PASS_FWD);
+    assert_true(rel_diff(convfc / 2, 4.09e9) < 0.01);
+    st_oplist_free(&l);
+    m = load("mobilenet-v2"); /* torchvision: 3,504,872 parameters, 0.30 GMAC */
+    assert_true(st_model_params(&m) == 3504872.0);
+    l = ops_for(&m, ST_PHASE_PREFILL, 1, 1, 0, ST_ATTN_EAGER);
+    convfc = sum_kind(&l, ST_OP_CONV, ST_PASS_FWD) + sum_kind(&l, ST_OP_GEMM, ST_PASS_FWD);
+    assert_true(rel_diff(convfc / 2, 0.30e9) < 0.02);
+    st_oplist_free(&l);
+    st_model_free(&m);
+}
+
+static void test_bad_options(void **state)
+{
+    st_gen_opts o;
+    st_oplist l = {0, 0, NULL};
+    st_error err;
+    st_model m = load("llama2-7b");
+    (void)state;
+    st_gen_opts_default(&o, &m);
+    o.seq = 5000; /* max_seq 4096 */
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "outside 1..4096"));
+    assert_null(l.ops);
+    m = load("bert-large");
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_DECODE;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "encoder-only"));
+    m = load("resnet50");
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_DECODE;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    st_model_free(&m);
+}
+
+/* Same inputs, same list, bit for bit. */
+static void test_deterministic(void **state)
+{
+    st_model m = load("switch-xl-4");
+    (void)state;
+    st_oplist a = ops_for(&m, ST_PHASE_TRAIN, 3, 256, 0, ST_ATTN_FLASH);
+    st_oplist b = ops_for(&m, ST_PHASE_TRAIN, 3, 256, 0, ST_ATTN_FLASH);
+    assert_int_equal(a.n, b.n);
+    for (size_t i = 0; i < a.n; i++) {
+        assert_string_equal(a.ops[i].name, b.ops[i].name);
+        assert_true(a.ops[i].flops == b.ops[i].flops);
+        assert_true(a.ops[i].bytes_read == b.ops[i].bytes_read);
+        assert_true(a.ops[i].bytes_written == b.ops[i].bytes_written);
+        assert_int_equal(a.ops[i].repeat, b.ops[i].repeat);
+    }
+    st_oplist_free(&a);
+    st_oplist_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_llama2_7b_prefill_flops),
+        cmocka_unit_test(test_gpt2_prefill_flops),
+        cmocka_unit_test(test_gqa_shapes),
+        cmocka_unit_test(test_decode_shapes),
+        cmocka_unit_test(test_flash_causal),
+        cmocka_unit_test(test_train_backward),
+        cmocka_unit_test(test_moe_routing),
+        cmocka_unit_test(test_cnn_resnet50),
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_deterministic),
+    };
+    return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
+}

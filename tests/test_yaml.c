@@ -1,0 +1,211 @@
+/*
+ * Loader tests: every malformed-input path gives FILE:LINE:COL, names the
+ * key and what was expected, and leaves nothing loaded; good files, buffers,
+ * name resolution and Hugging Face configs load.
+ */
+#include "config.h"
+#include "testutil.h"
+
+#include "io/io.h"
+
+typedef struct bad_case {
+    const char *file;
+    int line, col;
+    const char *needle; /* must appear in the message */
+} bad_case;
+
+/* Positions and words come from the fixtures themselves (tests/data/bad). */
+static const bad_case bad_cases[] = {
+    {"bad/wrong-type.yaml", 10, 16, "key 'memory_bw_gbs': expected a number"},
+    {"bad/negative.yaml", 7, 11, "found '-4'"},
+    {"bad/huge-number.yaml", 10, 16, "out of range"},
+    {"bad/huge-int.yaml", 7, 11, "key 'sm_count': expected a whole number"},
+    {"bad/not-integer.yaml", 7, 11, "expected a whole number, found '10.5'"},
+    {"bad/nan.yaml", 18, 8, "key 'tdp_w'"},
+    {"bad/hex.yaml", 18, 8, "found '0x10'"},
+    {"bad/unknown-key.yaml", 7, 1, "did you mean 'sm_count'?"},
+    {"bad/missing-key.yaml", 3, 1, "missing required keys 'warp_size' (32 or 64), 'tdp_w'"},
+    {"bad/duplicate-key.yaml", 19, 1, "duplicate key 'sm_count' (first given at line 7)"},
+    {"bad/bad-enum.yaml", 5, 9, "did you mean 'nvidia'?"},
+    {"bad/bad-dtype.yaml", 21, 3, "unknown key 'fp61'"},
+    {"bad/nested-type.yaml", 21, 9, "throughput.fp16: expected a mapping"},
+    {"bad/sparse-below-dense.yaml", 21, 9, "below the dense rate"},
+    {"bad/bad-kind.yaml", 3, 7, "did you mean 'gpu'?"},
+    {"bad/no-kind.yaml", 3, 1, "missing required key 'kind'"},
+    {"bad/alias.yaml", 18, 8, "aliases"},
+    {"bad/syntax.yaml", 21, 7, "YAML syntax error"},
+    {"bad/tab-indent.yaml", 20, 1, "YAML syntax error"},
+    {"bad/list-root.yaml", 1, 1, "found a list"},
+    {"bad/empty.yaml", 1, 1, "the file is empty"},
+    {"bad/only-comment.yaml", 1, 1, "the file is empty"},
+    {"bad/binary.yaml", 2, 1, "not a readable YAML/JSON text file"},
+    {"bad/garbage.yaml", 0, 0, "not a readable YAML/JSON text file"},
+    {"bad/deep-nesting.yaml", 0, 0, "nesting deeper than 32 levels"},
+    {"bad/two-docs.yaml", 3, 1, "a second YAML document"},
+    {"bad/complex-key.yaml", 3, 3, "a key must be a plain name"},
+    {"bad/node-unknown-gpu.yaml", 3, 6, "did you mean 'h100-sxm'?"},
+    {"bad/transformer-bad-kv.yaml", 6, 11, "kv_heads 5 must divide heads 32"},
+    {"bad/cnn-missing-out.yaml", 5, 5, "needs key 'out'"},
+    {"bad/accel-bad-level.yaml", 21, 21, "expected inputs, weights or outputs, found psums"},
+    {"bad/hf-missing.json", 1, 1, "missing 'num_hidden_layers'"},
+};
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        const bad_case *b = &bad_cases[i];
+        char path[1024], prefix[1100];
+        st_loaded l;
+        st_error err;
+        snprintf(path, sizeof path, "%s", testdata(b->file));
+        memset(&l, 0x5a, sizeof l);
+        int rc = st_load(path, &l, &err);
+        if (rc == 0 || !strstr(err.msg, b->needle))
+            fail_msg("%s: rc %d, message: %s (wanted '%s')", b->file, rc, err.msg, b->needle);
+        if (b->line > 0)
+            snprintf(prefix, sizeof prefix, "%s:%d:%d: ", path, b->line, b->col);
+        else
+            snprintf(prefix, sizeof prefix, "%s:", path);
+        if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
+            fail_msg("%s: message does not start with '%s': %s", b->file, prefix, err.msg);
+        /* nothing half-loaded */
+        assert_int_equal(l.kind, 0);
+        assert_int_equal(l.gpu.sm_count, 0);
+    }
+}
+
+static void test_good_file_and_units(void **state)
+{
+    st_loaded l;
+    st_error err;
+    (void)state;
+    assert_int_equal(st_load(testdata("good-gpu.yaml"), &l, &err), 0);
+    assert_int_equal(l.kind, ST_FILE_GPU);
+    assert_string_equal(l.gpu.id, "good-gpu");
+    assert_int_equal(l.gpu.sm_count, 10);
+    /* the units of the key names, converted to SI */
+    assert_true(l.gpu.boost_clock_hz == 1e9);
+    assert_true(l.gpu.mem_bytes == 16.0 * 1024 * 1024 * 1024);
+    assert_true(l.gpu.mem_bw == 500e9);
+    assert_true(l.gpu.l2_bytes == 4.0 * 1024 * 1024);
+    assert_true(l.gpu.launch_overhead_s == 3e-6);
+    assert_true(l.gpu.matrix[ST_FP16].dense == 20e12);
+    assert_true(l.gpu.matrix[ST_FP16].sparse == 40e12);
+    assert_true(l.gpu.matrix[ST_BF16].dense == 0); /* absent dtype = not accelerated */
+    st_loaded_free(&l);
+}
+
+static void test_buffer_and_wrong_kind(void **state)
+{
+    static const char text[] = "kind: gpu\nname: x\n";
+    st_loaded l;
+    st_error err;
+    st_node node;
+    (void)state;
+    assert_int_not_equal(st_load_buffer("inline.yaml", text, sizeof text - 1, &l, &err), 0);
+    assert_non_null(strstr(err.msg, "inline.yaml:1:1: gpu preset: missing required keys"));
+    assert_non_null(strstr(err.msg, "'sm_count'"));
+    /* a GPU file where a node is needed */
+    assert_int_not_equal(st_load_node(testdata("good-gpu.yaml"), &node, &err), 0);
+    assert_non_null(strstr(err.msg, "is a gpu file, but a node is needed"));
+}
+
+static void test_resolve_names(void **state)
+{
+    char path[512];
+    st_error err;
+    st_gpu g;
+    (void)state;
+    assert_int_equal(st_resolve("h100-sxm", ST_FILE_GPU, path, sizeof path, &err), 0);
+    assert_non_null(strstr(path, "presets/gpu/h100-sxm.yaml"));
+    /* case-insensitive id, and the full name */
+    assert_int_equal(st_resolve("H100-SXM", ST_FILE_GPU, path, sizeof path, &err), 0);
+    assert_int_equal(st_resolve("NVIDIA H100 SXM5 80GB", ST_FILE_GPU, path, sizeof path, &err), 0);
+    assert_non_null(strstr(path, "h100-sxm.yaml"));
+    assert_int_equal(st_resolve("llama2-7b", ST_FILE_MODEL, path, sizeof path, &err), 0);
+    /* a typo gets a suggestion; a workload is not a GPU */
+    assert_int_equal(st_resolve("a100-80gb-smx", ST_FILE_GPU, path, sizeof path, &err),
+                     ST_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "did you mean 'a100-80gb-sxm'?"));
+    assert_int_not_equal(st_load_gpu("llama2-7b", &g, &err), 0);
+    assert_int_equal(st_resolve("no/such/file.yaml", -1, path, sizeof path, &err), ST_EIO);
+    assert_non_null(strstr(err.msg, "no/such/file.yaml: cannot open"));
+}
+
+/* A Hugging Face config written from the public meta-llama/Llama-2-7b-hf
+ * config.json: it must give the same model as workloads/llama2-7b.yaml. */
+static void test_hf_config(void **state)
+{
+    st_model hf, yaml;
+    st_error err;
+    (void)state;
+    assert_int_equal(st_load_model(testdata("hf/llama-2-7b-config.json"), &hf, &err), 0);
+    assert_int_equal(st_load_model("llama2-7b", &yaml, &err), 0);
+    assert_int_equal(hf.tf.hidden, yaml.tf.hidden);
+    assert_int_equal(hf.tf.layers, yaml.tf.layers);
+    assert_int_equal(hf.tf.ffn_hidden, yaml.tf.ffn_hidden);
+    assert_int_equal(hf.tf.kv_heads, 32);
+    assert_int_equal(hf.tf.gated_mlp, 1);
+    assert_int_equal(hf.tf.norm, ST_NORM_RMSNORM);
+    assert_int_equal(hf.tf.position, ST_POS_ROPE);
+    assert_int_equal(hf.tf.tied_embeddings, 0);
+    /* Meta's published parameter count of Llama-2-7B (HF model card: 6.74B;
+     * exact count of the safetensors: 6,738,415,616). */
+    assert_true(st_model_params(&hf) == 6738415616.0);
+    assert_true(st_model_params(&yaml) == 6738415616.0);
+}
+
+/* Every HF config in the shared NeuSight data loads (skips without it). */
+static void test_shared_hf_configs(void **state)
+{
+    const char *root = shared_data();
+    static const char *const files[] = {"bert_large.json", "gpt2_large.json", "gpt2_med.json",
+                                        "gpt2_xl.json", "gpt3_13.json", "gpt3_27.json",
+                                        "gpt3_67.json", "gpt3_xl.json", "llama2_7b.json",
+                                        "opt_13.json", "switchxl4.json"};
+    (void)state;
+    if (!root) {
+        printf("# skip: ../shared/data is absent\n");
+        skip();
+    }
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[1200];
+        st_model m;
+        st_error err;
+        snprintf(path, sizeof path, "%s/neusight/models/%s", root, files[i]);
+        if (st_load_model(path, &m, &err) != 0)
+            fail_msg("%s: %s", files[i], err.msg);
+        assert_true(st_model_params(&m) > 1e8);
+    }
+    {
+        /* GPT-2 medium: 354,823,168 parameters (HF gpt2-medium, tied head) */
+        char path[1200];
+        st_model m;
+        st_error err;
+        snprintf(path, sizeof path, "%s/neusight/models/gpt2_med.json", root);
+        assert_int_equal(st_load_model(path, &m, &err), 0);
+        assert_true(st_model_params(&m) == 354823168.0);
+        /* Switch: encoder-decoder, 4 experts every other block, top-1 */
+        snprintf(path, sizeof path, "%s/neusight/models/switchxl4.json", root);
+        assert_int_equal(st_load_model(path, &m, &err), 0);
+        assert_int_equal(m.tf.encoder_layers, 24);
+        assert_int_equal(m.tf.experts, 4);
+        assert_int_equal(m.tf.top_k, 1);
+        assert_int_equal(m.tf.moe_every, 2);
+        assert_int_equal(m.tf.head_dim, 128);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_good_file_and_units),
+        cmocka_unit_test(test_buffer_and_wrong_kind),
+        cmocka_unit_test(test_resolve_names),
+        cmocka_unit_test(test_hf_config),
+        cmocka_unit_test(test_shared_hf_configs),
+    };
+    return cmocka_run_group_tests_name("loader", tests, NULL, NULL);
+}
