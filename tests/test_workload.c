@@ -176,6 +176,7 @@ static void test_cnn_resnet50(void **state)
     double convfc = sum_kind(&l, ST_OP_CONV, ST_PASS_FWD) + sum_kind(&l, ST_OP_GEMM, ST_PASS_FWD);
     assert_true(rel_diff(convfc / 2, 4.09e9) < 0.01);
     st_oplist_free(&l);
+    st_model_free(&m);
     m = load("mobilenet-v2"); /* torchvision: 3,504,872 parameters, 0.30 GMAC */
     assert_true(st_model_params(&m) == 3504872.0);
     l = ops_for(&m, ST_PHASE_PREFILL, 1, 1, 0, ST_ATTN_EAGER);
