@@ -23,10 +23,27 @@ static void file_id(const char *path, char *id, size_t n)
         *dot = '\0';
 }
 
+/* The id field of whatever out holds. */
+static char *loaded_id(st_loaded *out)
+{
+    switch (out->kind) {
+    case ST_FILE_GPU: return out->gpu.id;
+    case ST_FILE_EDGE: return out->edge.id;
+    case ST_FILE_ACCEL: return out->accel.id;
+    case ST_FILE_NODE: return out->node.id;
+    case ST_FILE_CLUSTER: return out->cluster.id;
+    default: return out->model.id;
+    }
+}
+
 static int load_doc(const st_ydoc *doc, st_loaded *out, st_error *err)
 {
+    /* `kind:` values, and what a message calls a file of each */
     static const char *const kinds[] = {"gpu", "edge", "accelerator", "node", "cluster",
                                         "transformer", "cnn"};
+    static const char *const whats[] = {"gpu preset", "edge preset", "accelerator preset",
+                                        "node preset", "cluster preset", "transformer workload",
+                                        "cnn workload"};
     fctx c = {doc->path, "", err};
     const st_ynode *root = doc->root, *kind;
     char id[ST_ID_MAX];
@@ -45,9 +62,9 @@ static int load_doc(const st_ydoc *doc, st_loaded *out, st_error *err)
         if (f_get(root, "model_type") || f_get(root, "architectures")) {
             c.what = "Hugging Face config";
             memset(&out->model, 0, sizeof out->model);
+            out->kind = ST_FILE_MODEL;
             snprintf(out->model.id, sizeof out->model.id, "%s", id);
             snprintf(out->model.path, sizeof out->model.path, "%s", doc->path);
-            out->kind = ST_FILE_MODEL;
             return st_read_hf(&c, root, &out->model);
         }
         return f_error(&c, root,
@@ -56,47 +73,22 @@ static int load_doc(const st_ydoc *doc, st_loaded *out, st_error *err)
     }
     if ((rc = f_enum(&c, root, "kind", kinds, 7, &k)))
         return rc;
+    c.what = whats[k];
     switch (k) {
-    case 0:
-        c.what = "gpu preset";
-        out->kind = ST_FILE_GPU;
-        rc = st_read_gpu(&c, root, &out->gpu);
-        snprintf(out->gpu.id, sizeof out->gpu.id, "%s", id);
-        break;
-    case 1:
-        c.what = "edge preset";
-        out->kind = ST_FILE_EDGE;
-        rc = st_read_edge(&c, root, &out->edge);
-        snprintf(out->edge.id, sizeof out->edge.id, "%s", id);
-        break;
-    case 2:
-        c.what = "accelerator preset";
-        out->kind = ST_FILE_ACCEL;
-        rc = st_read_accel(&c, root, &out->accel);
-        snprintf(out->accel.id, sizeof out->accel.id, "%s", id);
-        break;
-    case 3:
-        c.what = "node preset";
-        out->kind = ST_FILE_NODE;
-        rc = st_read_node(&c, root, &out->node);
-        snprintf(out->node.id, sizeof out->node.id, "%s", id);
-        break;
-    case 4:
-        c.what = "cluster preset";
-        out->kind = ST_FILE_CLUSTER;
-        rc = st_read_cluster(&c, root, &out->cluster);
-        snprintf(out->cluster.id, sizeof out->cluster.id, "%s", id);
-        break;
+    case 0: rc = st_read_gpu(&c, root, &out->gpu); break;
+    case 1: rc = st_read_edge(&c, root, &out->edge); break;
+    case 2: rc = st_read_accel(&c, root, &out->accel); break;
+    case 3: rc = st_read_node(&c, root, &out->node); break;
+    case 4: rc = st_read_cluster(&c, root, &out->cluster); break;
     default:
-        c.what = k == 5 ? "transformer workload" : "cnn workload";
-        out->kind = ST_FILE_MODEL;
         memset(&out->model, 0, sizeof out->model);
-        snprintf(out->model.id, sizeof out->model.id, "%s", id);
         snprintf(out->model.path, sizeof out->model.path, "%s", doc->path);
         rc = k == 5 ? st_read_transformer(&c, root, &out->model)
                     : st_read_cnn(&c, root, &out->model);
         break;
     }
+    out->kind = k < 5 ? (st_file_kind)k : ST_FILE_MODEL;
+    snprintf(loaded_id(out), ST_ID_MAX, "%s", id);
     return rc;
 }
 

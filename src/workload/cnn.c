@@ -30,20 +30,6 @@ typedef struct walk {
     int rc;
 } walk;
 
-static double act_flops(st_act a)
-{
-    /* same convention as the transformer generator */
-    switch (a) {
-    case ST_ACT_NONE: return 0;
-    case ST_ACT_RELU: return 1;
-    case ST_ACT_RELU6: return 2;
-    case ST_ACT_SILU: return 4;
-    case ST_ACT_GELU: return 5;
-    case ST_ACT_GELU_TANH: return 9;
-    }
-    return 0;
-}
-
 static st_op new_op(walk *k, st_op_kind kind, const char *name)
 {
     st_op op;
@@ -91,7 +77,17 @@ static void add(walk *k, const char *name, long long channels)
 static void act(walk *k, const char *name, st_act a, long long channels)
 {
     if (a != ST_ACT_NONE)
-        eltwise(k, name, channels, 1, act_flops(a));
+        eltwise(k, name, channels, 1, st_act_flops(a));
+}
+
+/* Layer norm over rows tokens of cols features (inside the transformer blocks). */
+static void layernorm(walk *k, const char *name, long long rows, long long cols)
+{
+    st_op op = new_op(k, ST_OP_LAYERNORM, name);
+    op.rows = rows;
+    op.cols = cols;
+    push(k, &op);
+    k->params += 2 * D(cols);
 }
 
 static void norm_op(walk *k, st_op_kind kind, const char *name, long long channels)
@@ -240,32 +236,20 @@ static void spatial_transformer(walk *k, const st_cnn_item *it)
     norm_op(k, ST_OP_GROUPNORM, "norm", c);
     conv(k, "proj_in", c, inner, 1, 1, 0, 1, 0, ST_ACT_NONE);
     for (long long d = 0; d < (it->depth > 0 ? it->depth : 1); d++) {
-        st_op ln = new_op(k, ST_OP_LAYERNORM, "attn1.norm");
-        ln.rows = rows;
-        ln.cols = inner;
-        push(k, &ln);
-        k->params += 2 * D(inner);
+        layernorm(k, "attn1.norm", rows, inner);
         linear(k, "attn1.qkv", rows, inner, 3 * inner, 0);
         attention(k, "attn1", heads, hd, t, t);
         linear(k, "attn1.out", rows, inner, inner, 1);
         add(k, "attn1.residual", inner);
-        ln = new_op(k, ST_OP_LAYERNORM, "attn2.norm");
-        ln.rows = rows;
-        ln.cols = inner;
-        push(k, &ln);
-        k->params += 2 * D(inner);
+        layernorm(k, "attn2.norm", rows, inner);
         linear(k, "attn2.q", rows, inner, inner, 0);
         linear(k, "attn2.kv", k->n * cnn->context_tokens, cnn->context_dim, 2 * inner, 0);
         attention(k, "attn2", heads, hd, t, cnn->context_tokens);
         linear(k, "attn2.out", rows, inner, inner, 1);
         add(k, "attn2.residual", inner);
-        ln = new_op(k, ST_OP_LAYERNORM, "ff.norm");
-        ln.rows = rows;
-        ln.cols = inner;
-        push(k, &ln);
-        k->params += 2 * D(inner);
+        layernorm(k, "ff.norm", rows, inner);
         linear(k, "ff.geglu", rows, inner, 2 * ff, 1); /* GEGLU: value and gate halves */
-        eltwise(k, "ff.gelu", ff, 1, act_flops(ST_ACT_GELU));
+        eltwise(k, "ff.gelu", ff, 1, st_act_flops(ST_ACT_GELU));
         eltwise(k, "ff.mul", ff, 2, 1);
         linear(k, "ff.out", rows, ff, inner, 1);
         add(k, "ff.residual", inner);

@@ -52,6 +52,23 @@ const char *st_act_name(st_act a)
     return (a >= 0 && a <= ST_ACT_SILU) ? n[a] : "?";
 }
 
+/* FLOPs per element of each activation, counted as the arithmetic a kernel
+ * performs: relu = max; relu6 = max, min; silu = x / (1 + exp(-x)): neg, exp,
+ * add, div; gelu (erf) = 0.5 x (1 + erf(x / sqrt 2)): div, erf, add, mul, mul;
+ * gelu_tanh: x^3 (2), mul, add, mul, tanh, add, mul, mul = 9. */
+double st_act_flops(st_act a)
+{
+    switch (a) {
+    case ST_ACT_NONE: return 0;
+    case ST_ACT_RELU: return 1;
+    case ST_ACT_RELU6: return 2;
+    case ST_ACT_SILU: return 4;
+    case ST_ACT_GELU: return 5;
+    case ST_ACT_GELU_TANH: return 9;
+    }
+    return 0;
+}
+
 const char *st_norm_name(st_norm x) { return x == ST_NORM_RMSNORM ? "rmsnorm" : "layernorm"; }
 
 const char *st_pos_name(st_pos p)

@@ -13,23 +13,6 @@
 
 #define D(x) ((double)(x))
 
-/* FLOPs per element of each activation (see ops.c for the convention):
- * relu = max; relu6 = max, min; silu = x / (1 + exp(-x)): neg, exp, add, div;
- * gelu (erf) = 0.5 x (1 + erf(x / sqrt 2)): div, erf, add, mul, mul;
- * gelu_tanh: x^3 (2), mul, add, mul, tanh, add, mul, mul = 9. */
-static double act_flops(st_act a)
-{
-    switch (a) {
-    case ST_ACT_NONE: return 0;
-    case ST_ACT_RELU: return 1;
-    case ST_ACT_RELU6: return 2;
-    case ST_ACT_SILU: return 4;
-    case ST_ACT_GELU: return 5;
-    case ST_ACT_GELU_TANH: return 9;
-    }
-    return 0;
-}
-
 /* What one generator call needs to know, shared by all helpers. */
 typedef struct gen {
     const st_model *m;
@@ -214,7 +197,7 @@ static void mlp_body(gen *g, const char *p, long long rows_m, long long experts,
         push(g, &op);
     }
     snprintf(name, sizeof name, "%s.act", p);
-    eltwise(g, name, b * rows_m, f, 1, act_flops(tf->activation));
+    eltwise(g, name, b * rows_m, f, 1, st_act_flops(tf->activation));
     if (tf->gated_mlp) {
         snprintf(name, sizeof name, "%s.mul", p);
         eltwise(g, name, b * rows_m, f, 2, 1);
@@ -369,7 +352,7 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
         g.layer = "head";
         if (!tf->causal) { /* masked-LM head transform (BERT): dense, act, norm */
             gemm(&g, "transform", rows, tf->hidden, tf->hidden);
-            eltwise(&g, "transform.act", rows, tf->hidden, 1, act_flops(tf->activation));
+            eltwise(&g, "transform.act", rows, tf->hidden, 1, st_act_flops(tf->activation));
             norm(&g, "transform.norm", rows);
         }
         gemm(&g, "lm_head", rows, tf->hidden, tf->vocab);

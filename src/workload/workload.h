@@ -29,6 +29,7 @@ typedef enum st_norm { ST_NORM_LAYERNORM = 0, ST_NORM_RMSNORM } st_norm;
 typedef enum st_pos { ST_POS_LEARNED = 0, ST_POS_ROPE, ST_POS_RELATIVE, ST_POS_ALIBI, ST_POS_SINUSOIDAL } st_pos;
 
 const char *st_act_name(st_act a);
+double st_act_flops(st_act a); /* FLOPs per element */
 const char *st_norm_name(st_norm n);
 const char *st_pos_name(st_pos p);
 
