@@ -79,7 +79,7 @@ check "a Hugging Face config.json loads as a workload" \
 for f in "$T"/bad/*; do
     base=$(basename "$f")
     "$S" show "$f" > "$tmp/out" 2> "$tmp/err"; rc=$?
-    if [ $rc -ne 0 ] && grep -q "^strata: $f:[0-9][0-9]*:[0-9][0-9]*: " "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    if [ $rc -ne 0 ] && grep -q "^$f:[0-9][0-9]*:[0-9][0-9]*: " "$tmp/err" && [ ! -s "$tmp/out" ]; then
         ok "bad input $base: FILE:LINE:COL, exit $rc"
     else
         not_ok "bad input $base: FILE:LINE:COL, exit $rc" "$(cat "$tmp/err")"

@@ -7,9 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Does msg start with "FILE:LINE:COL: "? Such errors are printed as they
+ * are, the way compilers print them, so editors can jump to the place. */
+static int has_location(const char *msg)
+{
+    const char *p = strchr(msg, ':');
+    for (int field = 0; field < 2; field++) {
+        if (!p || !(p[1] >= '0' && p[1] <= '9'))
+            return 0;
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (*p != ':')
+            return 0;
+    }
+    return p[1] == ' ';
+}
+
 int cli_fail(const st_error *err)
 {
-    fprintf(stderr, "strata: %s\n", err->msg);
+    fprintf(stderr, has_location(err->msg) ? "%s\n" : "strata: %s\n", err->msg);
     return 1;
 }
 
