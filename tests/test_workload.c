@@ -186,6 +186,33 @@ static void test_cnn_resnet50(void **state)
     st_model_free(&m);
 }
 
+/* Global pooling over a non-square map uses the whole H x W window. */
+static void test_cnn_nonsquare_pool(void **state)
+{
+    st_model m = load(testdata("cnn-nonsquare.yaml"));
+    (void)state;
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 2, 1, 0, ST_ATTN_EAGER);
+    const st_op *pool = NULL, *fc = NULL;
+    for (size_t i = 0; i < l.n; i++) {
+        if (l.ops[i].kind == ST_OP_POOL)
+            pool = &l.ops[i];
+        if (l.ops[i].kind == ST_OP_GEMM)
+            fc = &l.ops[i];
+    }
+    assert_non_null(pool);
+    assert_int_equal(pool->r, 32);
+    assert_int_equal(pool->s, 64);
+    assert_int_equal(pool->p, 1);
+    assert_int_equal(pool->q, 1);
+    assert_true(pool->flops == 2.0 * 8 * 32 * 64); /* one add per input element */
+    assert_non_null(fc);
+    assert_int_equal(fc->k, 8);
+    /* conv 8x3x3x3 (no bias: BN follows) + BN 2x8 + fc 8x10 + 10 */
+    assert_true(st_model_params(&m) == 8 * 27 + 16 + 80 + 10);
+    st_oplist_free(&l);
+    st_model_free(&m);
+}
+
 static void test_bad_options(void **state)
 {
     st_gen_opts o;
@@ -240,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_train_backward),
         cmocka_unit_test(test_moe_routing),
         cmocka_unit_test(test_cnn_resnet50),
+        cmocka_unit_test(test_cnn_nonsquare_pool),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_deterministic),
     };

@@ -48,6 +48,7 @@ static const bad_case bad_cases[] = {
     {"bad/cnn-missing-out.yaml", 5, 5, "needs key 'out'"},
     {"bad/accel-bad-level.yaml", 21, 21, "expected inputs, weights or outputs, found psums"},
     {"bad/hf-missing.json", 1, 1, "missing 'num_hidden_layers'"},
+    {"bad/cnn-extra-key.yaml", 5, 36, "key 'mid' does not apply to op 'conv'"},
 };
 
 static void test_bad_files(void **state)
@@ -156,6 +157,23 @@ static void test_hf_config(void **state)
     assert_true(st_model_params(&yaml) == 6738415616.0);
 }
 
+/* DistilBERT spells its keys dim, n_layers, n_heads, hidden_dim; it is a
+ * post-norm bidirectional encoder with learned positions. */
+static void test_hf_distilbert(void **state)
+{
+    st_model m;
+    st_error err;
+    (void)state;
+    assert_int_equal(st_load_model(testdata("hf/distilbert-config.json"), &m, &err), 0);
+    assert_int_equal(m.tf.hidden, 768);
+    assert_int_equal(m.tf.layers, 6);
+    assert_int_equal(m.tf.heads, 12);
+    assert_int_equal(m.tf.ffn_hidden, 3072);
+    assert_int_equal(m.tf.position, ST_POS_LEARNED);
+    assert_int_equal(m.tf.causal, 0);
+    assert_int_equal(m.tf.pre_norm, 0);
+}
+
 /* Every HF config in the shared NeuSight data loads (skips without it). */
 static void test_shared_hf_configs(void **state)
 {
@@ -205,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_buffer_and_wrong_kind),
         cmocka_unit_test(test_resolve_names),
         cmocka_unit_test(test_hf_config),
+        cmocka_unit_test(test_hf_distilbert),
         cmocka_unit_test(test_shared_hf_configs),
     };
     return cmocka_run_group_tests_name("loader", tests, NULL, NULL);

@@ -101,8 +101,10 @@ static int run(int argc, char **argv)
             st_json_begin_object(&j, NULL);
             st_json_string(&j, "phase", st_phase_name(steps[i].o.phase));
             st_json_int(&j, "batch", steps[i].o.batch);
-            st_json_int(&j, "seq", steps[i].o.seq);
-            st_json_int(&j, "kv_len", steps[i].o.kv_len);
+            if (model.kind == ST_MODEL_TRANSFORMER) {
+                st_json_int(&j, "seq", steps[i].o.seq);
+                st_json_int(&j, "kv_len", steps[i].o.kv_len);
+            }
             st_json_number(&j, "flops", steps[i].flops);
             st_json_number(&j, "bytes", steps[i].bytes);
             st_json_number(&j, "flop_per_byte", steps[i].flops / steps[i].bytes);
@@ -129,14 +131,18 @@ static int run(int argc, char **argv)
             double ai = s->flops / s->bytes;
             cli_si(a, sizeof a, s->flops, "FLOP");
             cli_si(b, sizeof b, s->bytes, "B");
-            printf("  %-8s batch %lld, %s %-6lld %12s %12s  %7.1f FLOP/B  %s-bound\n",
-                   st_phase_name(s->o.phase), s->o.batch,
-                   s->o.phase == ST_PHASE_DECODE ? "KV " : "seq", 
-                   s->o.phase == ST_PHASE_DECODE ? s->o.kv_len : s->o.seq, a, b, ai,
+            char where[32] = "";
+            if (model.kind == ST_MODEL_TRANSFORMER)
+                snprintf(where, sizeof where, ", %s %lld",
+                         s->o.phase == ST_PHASE_DECODE ? "KV " : "seq",
+                         s->o.phase == ST_PHASE_DECODE ? s->o.kv_len : s->o.seq);
+            printf("  %-8s batch %lld%-12s %12s %12s  %7.1f FLOP/B  %s-bound\n",
+                   st_phase_name(s->o.phase), s->o.batch, where, a, b, ai,
                    ai >= ridge ? "compute" : "memory");
         }
-        printf("\nNext: strata show %s --phase decode --json | strata list | strata help\n",
-               model.id);
+        printf("\nNext: `strata show %s%s` for its operators, `strata list` for other "
+               "presets\nand workloads, `strata help` for the commands.\n",
+               model.id, model.kind == ST_MODEL_TRANSFORMER ? " --phase decode" : "");
     }
     st_model_free(&model);
     return 0;

@@ -27,6 +27,41 @@ static const fkey item_keys[] = {
     {"factor", 0, "upsampling factor"},
 };
 
+/* Keys each item kind takes, beyond op/block/name/repeat. */
+static const char *allowed_for(st_cnn_item_kind k)
+{
+    switch (k) {
+    case ST_CNN_CONV: return "in out kernel stride pad groups bn act";
+    case ST_CNN_DWCONV: return "in kernel stride pad bn act";
+    case ST_CNN_FC: return "in out";
+    case ST_CNN_MAXPOOL:
+    case ST_CNN_AVGPOOL: return "kernel stride pad";
+    case ST_CNN_GLOBAL_AVGPOOL: return "";
+    case ST_CNN_BATCHNORM: return "";
+    case ST_CNN_GROUPNORM: return "groups";
+    case ST_CNN_ACT: return "fn";
+    case ST_CNN_UPSAMPLE_OP: return "factor";
+    case ST_CNN_BOTTLENECK: return "in mid out stride";
+    case ST_CNN_BASIC: return "in out stride";
+    case ST_CNN_INVERTED_RESIDUAL: return "in out expand stride kernel";
+    case ST_CNN_RESBLOCK: return "in out temb_dim";
+    case ST_CNN_SPATIAL_TRANSFORMER: return "heads head_dim depth";
+    case ST_CNN_DOWNSAMPLE: return "in";
+    case ST_CNN_UPSAMPLE: return "";
+    case ST_CNN_ITEM_KIND_COUNT: break;
+    }
+    return "";
+}
+
+static int word_in(const char *word, const char *list)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 /* Keys each item kind needs, beyond op/block. */
 static const char *required_for(st_cnn_item_kind k)
 {
@@ -70,6 +105,20 @@ static int read_item(const fctx *c, const st_ynode *v, st_cnn_item *it)
         kind += (int)N_OPS;
     }
     it->kind = (st_cnn_item_kind)kind;
+    for (size_t i = 0; i < v->n; i++) {
+        const char *k = v->keys[i]->scalar;
+        if (!word_in(k, "op block name repeat") && !word_in(k, allowed_for(it->kind))) {
+            char keys[128] = "name, repeat";
+            for (const char *p = allowed_for(it->kind); *p;) {
+                size_t n = strcspn(p, " "), used = strlen(keys);
+                snprintf(keys + used, sizeof keys - used, ", %.*s", (int)n, p);
+                p += n + (p[n] == ' ');
+            }
+            return f_error(c, v->keys[i], "%s: key '%s' does not apply to %s '%s' (its keys: %s)",
+                           c->what, k, op ? "op" : "block", op ? op->scalar : block->scalar,
+                           keys);
+        }
+    }
     if ((rc = f_string(c, v, "name", it->name, sizeof it->name)) ||
         (rc = f_int(c, v, "repeat", 1, 10000, &it->repeat)) ||
         (rc = f_int(c, v, "in", 1, 1000000, &it->in)) ||

@@ -69,12 +69,15 @@ static int hf_bool(const st_ynode *root, const char *key, int dflt)
 
 int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
 {
-    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", NULL};
-    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers", NULL};
-    static const char *const k_heads[] = {"num_attention_heads", "n_head", "num_heads", NULL};
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", "dim", NULL};
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers", "n_layers",
+                                           NULL};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head", "num_heads", "n_heads",
+                                          NULL};
     static const char *const k_kv[] = {"num_key_value_heads", NULL};
     static const char *const k_hd[] = {"head_dim", "d_kv", NULL};
-    static const char *const k_ffn[] = {"intermediate_size", "n_inner", "ffn_dim", "d_ff", NULL};
+    static const char *const k_ffn[] = {"intermediate_size", "n_inner", "ffn_dim", "d_ff",
+                                        "hidden_dim", NULL};
     static const char *const k_moe_ffn[] = {"moe_intermediate_size", NULL};
     static const char *const k_vocab[] = {"vocab_size", NULL};
     static const char *const k_seq[] = {"max_position_embeddings", "n_positions", "n_ctx", NULL};
@@ -87,7 +90,7 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
                                              "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3",
                                              "gpt_neox", "gptj", "falcon", "deepseek_v2", NULL};
     static const char *const learned_types[] = {"gpt2", "opt", "bert", "roberta", "gpt_neo",
-                                                "bart", NULL};
+                                                "bart", "distilbert", "electra", NULL};
     static const char *const relative_types[] = {"t5", "switch_transformers", "mt5", NULL};
     static const char *const alibi_types[] = {"bloom", "mpt", NULL};
     static const char *const encoder_types[] = {"bert", "roberta", "distilbert", "electra", NULL};
@@ -155,7 +158,7 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
                     (v && v->kind == ST_Y_SCALAR && strncmp(v->scalar, "gated", 5) == 0) ||
                     is_type(type, rope_types);
     if (is_type(type, (const char *const[]){"gpt_neox", "gptj", "falcon", "phi3", NULL}))
-        tf->gated_mlp = strcmp(type, "phi3") == 0;
+        tf->gated_mlp = strcasecmp(type, "phi3") == 0;
 
     tf->norm = (f_get(root, "rms_norm_eps") || is_type(type, relative_types)) ? ST_NORM_RMSNORM
                                                                                 : ST_NORM_LAYERNORM;

@@ -154,17 +154,28 @@ static void linear(walk *k, const char *name, long long rows, long long k_in, lo
     k->params += D(k_in) * D(n_out) + (bias ? D(n_out) : 0);
 }
 
-static void pool(walk *k, const char *name, long long ks, long long stride, long long pad)
+/* Pooling with a kr x ks window. */
+static void pool(walk *k, const char *name, long long kr, long long ks, long long stride,
+                 long long pad)
 {
     st_op op = new_op(k, ST_OP_POOL, name);
     op.c = k->c;
     op.h = k->h;
     op.w = k->w;
-    op.r = op.s = ks;
+    op.r = kr;
+    op.s = ks;
     op.stride = stride;
     op.pad = pad;
-    op.p = (k->h + 2 * pad - ks) / stride + 1;
+    op.p = (k->h + 2 * pad - kr) / stride + 1;
     op.q = (k->w + 2 * pad - ks) / stride + 1;
+    if (op.p < 1 || op.q < 1) {
+        if (!k->rc)
+            k->rc = st_error_set(k->err, ST_EINVAL,
+                                 "%s: %s: a %lldx%lld pooling window does not fit the %lldx%lld "
+                                 "input",
+                                 k->m->path, k->layer, kr, ks, k->h, k->w);
+        return;
+    }
     push(k, &op);
     k->h = op.p;
     k->w = op.q;
@@ -324,12 +335,11 @@ static void item(walk *k, const st_cnn_item *it)
         break;
     case ST_CNN_MAXPOOL:
     case ST_CNN_AVGPOOL:
-        pool(k, it->kind == ST_CNN_MAXPOOL ? "maxpool" : "avgpool", it->kernel, stride,
-             it->pad < 0 ? 0 : it->pad);
+        pool(k, it->kind == ST_CNN_MAXPOOL ? "maxpool" : "avgpool", it->kernel, it->kernel,
+             stride, it->pad < 0 ? 0 : it->pad);
         break;
     case ST_CNN_GLOBAL_AVGPOOL:
-        pool(k, "avgpool", k->h, 1, 0);
-        k->w = 1;
+        pool(k, "avgpool", k->h, k->w, 1, 0);
         break;
     case ST_CNN_BATCHNORM: norm_op(k, ST_OP_BATCHNORM, "bn", k->c); break;
     case ST_CNN_GROUPNORM: norm_op(k, ST_OP_GROUPNORM, "gn", k->c); break;

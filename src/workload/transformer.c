@@ -416,6 +416,8 @@ static double transformer_params_non_embedding(const st_transformer *tf)
                stack_params(tf, tf->encoder_layers, 0) + norm_params(tf);
     if (tf->encoder_layers > 0)
         p += norm_params(tf); /* encoder final norm */
+    if (!tf->pre_norm)
+        p += norm_params(tf); /* post-norm models normalise the embeddings */
     if (tf->lm_head && !tf->causal) /* MLM transform: dense + bias + norm */
         p += D(tf->hidden) * D(tf->hidden) + D(tf->hidden) + norm_params(tf);
     return p;
