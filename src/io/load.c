@@ -92,14 +92,40 @@ static int load_doc(const st_ydoc *doc, st_loaded *out, st_error *err)
     return rc;
 }
 
-static int load_path(const char *path, st_loaded *out, st_error *err)
+/* The kind a document declares (HF configs are workloads), -1 if unknown. */
+static int declared_kind(const st_ydoc *doc)
+{
+    static const char *const kinds[] = {"gpu", "edge", "accelerator", "node", "cluster",
+                                        "transformer", "cnn"};
+    const st_ynode *k = f_get(doc->root, "kind");
+    if (!k)
+        return (f_get(doc->root, "model_type") || f_get(doc->root, "architectures"))
+                   ? ST_FILE_MODEL : -1;
+    for (int i = 0; i < 7 && k->kind == ST_Y_SCALAR; i++)
+        if (strcmp(k->scalar, kinds[i]) == 0)
+            return i < 5 ? i : ST_FILE_MODEL;
+    return -1;
+}
+
+/* Load a file; when want >= 0, check its declared kind before reading it,
+ * so that a node naming a node (or itself) as its GPU fails at once instead
+ * of recursing. */
+static int load_path(const char *path, int want, st_loaded *out, st_error *err)
 {
     st_ydoc doc;
-    int rc;
+    int rc, kind;
     memset(out, 0, sizeof *out);
     rc = st_ydoc_load_file(&doc, path, err);
     if (rc)
         return rc;
+    kind = declared_kind(&doc);
+    if (want >= 0 && kind >= 0 && kind != want) {
+        st_ydoc_free(&doc);
+        return st_error_set(err, ST_EINVAL, "%s is %s %s file, but %s %s is needed here", path,
+                            kind == ST_FILE_ACCEL ? "an" : "a",
+                            st_file_kind_name((st_file_kind)kind),
+                            want == ST_FILE_ACCEL ? "an" : "a", st_file_kind_name(want));
+    }
     rc = load_doc(&doc, out, err);
     st_ydoc_free(&doc);
     if (rc) {
@@ -115,7 +141,7 @@ int st_load(const char *name_or_path, st_loaded *out, st_error *err)
     int rc = st_resolve(name_or_path, -1, path, sizeof path, err);
     if (rc)
         return rc;
-    return load_path(path, out, err);
+    return load_path(path, -1, out, err);
 }
 
 int st_load_buffer(const char *label, const char *buf, size_t len, st_loaded *out, st_error *err)
@@ -152,10 +178,9 @@ static int load_kind(const char *name_or_path, st_file_kind want, st_loaded **ou
     l = malloc(sizeof *l);
     if (!l)
         return st_error_set(err, ST_ENOMEM, "out of memory loading %s", path);
-    rc = load_path(path, l, err);
-    if (rc == 0 && l->kind != want) {
-        rc = st_error_set(err, ST_EINVAL, "%s: is a %s file, but a %s is needed here", path,
-                          st_file_kind_name(l->kind), st_file_kind_name(want));
+    rc = load_path(path, (int)want, l, err);
+    if (rc == 0 && l->kind != want) { /* a file without a readable kind */
+        rc = st_error_set(err, ST_EINVAL, "%s is not a %s file", path, st_file_kind_name(want));
         st_loaded_free(l);
     }
     if (rc) {

@@ -16,6 +16,19 @@ static const fkey node_keys[] = {
     {"cpu", 0, "host CPU"},
 };
 
+/* A reference to another preset: an id, or a path, taken relative to the
+ * folder of the file that holds the reference. */
+static void reference(const char *holder, const char *ref, char *out, size_t n)
+{
+    const char *slash = strrchr(holder, '/');
+    int is_path = strchr(ref, '/') || strstr(ref, ".yaml") || strstr(ref, ".yml") ||
+                  strstr(ref, ".json");
+    if (is_path && ref[0] != '/' && slash)
+        snprintf(out, n, "%.*s/%s", (int)(slash - holder), holder, ref);
+    else
+        snprintf(out, n, "%s", ref);
+}
+
 static const char *const topo_names[] = {"nvswitch", "nvlink_mesh", "pcie", "ring",
                                          "fat_tree", "rail_optimized", "torus2d", "switch"};
 
@@ -48,11 +61,12 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
                                      {"bw_gbs", 1, "GB/s per GPU per direction"}};
     const st_ynode *host;
     fctx sc = *c;
+    char ref[512], path[1024];
     int rc;
     memset(n, 0, sizeof *n);
     if ((rc = f_check_map(c, root, node_keys, sizeof node_keys / sizeof node_keys[0])) ||
         (rc = f_string(c, root, "name", n->name, sizeof n->name)) ||
-        (rc = f_string(c, root, "gpu", n->gpu_id, sizeof n->gpu_id)) ||
+        (rc = f_string(c, root, "gpu", ref, sizeof ref)) ||
         (rc = f_int32(c, root, "gpus", 1, 4096, &n->gpus)) ||
         (rc = f_int32(c, root, "nics", 0, 4096, &n->nics)) ||
         (rc = f_number(c, root, "nic_bw_gbs", 0, 1e6, GBS, "GB/s", &n->nic_bw)) ||
@@ -67,12 +81,14 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
         (rc = f_string(&sc, host, "kind", n->host_link_kind, sizeof n->host_link_kind)) ||
         (rc = f_number(&sc, host, "bw_gbs", 1e-3, 1e6, GBS, "GB/s", &n->host_bw)))
         return rc;
-    rc = st_load_gpu(n->gpu_id, &n->gpu, c->err);
+    reference(c->path, ref, path, sizeof path);
+    rc = st_load_gpu(path, &n->gpu, c->err);
     if (rc) {
         const st_ynode *g = f_get(root, "gpu");
         st_error_prefix(c->err, "%s:%d:%d: key 'gpu'", c->path, g->line, g->col);
         return rc;
     }
+    snprintf(n->gpu_id, sizeof n->gpu_id, "%s", n->gpu.id);
     return 0;
 }
 
@@ -86,17 +102,21 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
         {"network", 1, "scale-out dimensions, innermost first"},
     };
     const st_ynode *net;
+    char ref[512], path[1024];
     int rc;
     memset(cl, 0, sizeof *cl);
     if ((rc = f_check_map(c, root, cluster_keys, 5)) ||
         (rc = f_string(c, root, "name", cl->name, sizeof cl->name)) ||
-        (rc = f_string(c, root, "node", cl->node_id, sizeof cl->node_id)) ||
+        (rc = f_string(c, root, "node", ref, sizeof ref)) ||
         (rc = f_int32(c, root, "nodes", 1, 1000000, &cl->nodes)))
         return rc;
     net = f_get(root, "network");
-    if (net->kind != ST_Y_SEQ || net->n == 0)
+    if (net->kind != ST_Y_SEQ)
         return f_error(c, net, "key 'network': expected a list of network dimensions, found %s",
                        st_ykind_name(net->kind));
+    if (net->n == 0)
+        return f_error(c, net, "key 'network': the list is empty; give at least one network "
+                               "dimension");
     if (net->n > ST_NET_MAX_DIMS)
         return f_error(c, net, "key 'network': %zu dimensions, at most %d are supported", net->n,
                        ST_NET_MAX_DIMS);
@@ -109,11 +129,13 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
             return rc;
     }
     cl->n_dims = (int)net->n;
-    rc = st_load_node(cl->node_id, &cl->node, c->err);
+    reference(c->path, ref, path, sizeof path);
+    rc = st_load_node(path, &cl->node, c->err);
     if (rc) {
         const st_ynode *nd = f_get(root, "node");
         st_error_prefix(c->err, "%s:%d:%d: key 'node'", c->path, nd->line, nd->col);
         return rc;
     }
+    snprintf(cl->node_id, sizeof cl->node_id, "%s", cl->node.id);
     return 0;
 }
