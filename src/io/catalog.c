@@ -191,16 +191,29 @@ int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_erro
         if (S_ISDIR(st.st_mode))
             return st_error_set(err, ST_EINVAL, "%s: is a folder, not a preset or workload file",
                                 name_or_path);
+        if (!S_ISREG(st.st_mode))
+            return st_error_set(err, ST_EINVAL, "%s: is a device, pipe or socket, not a file",
+                                name_or_path);
         snprintf(path, n, "%s", name_or_path);
         return 0;
     }
     /* ids first (no file parsing), then display names */
     if ((rc = scan(&cat, 0, err)))
         return rc;
-    for (size_t i = 0; i < cat.n && !hit; i++)
+    for (size_t i = 0; i < cat.n; i++)
         if ((want < 0 || cat.items[i].kind == (st_file_kind)want) &&
-            strcasecmp(cat.items[i].id, name_or_path) == 0)
+            strcasecmp(cat.items[i].id, name_or_path) == 0) {
+            if (hit) {
+                rc = st_error_set(err, ST_EINVAL,
+                                  "'%s' names both a %s (%s) and a %s (%s); give the path of "
+                                  "the one you mean",
+                                  name_or_path, st_file_kind_name(hit->kind), hit->path,
+                                  st_file_kind_name(cat.items[i].kind), cat.items[i].path);
+                st_catalog_free(&cat);
+                return rc;
+            }
             hit = &cat.items[i];
+        }
     for (size_t i = 0; i < cat.n && !hit; i++) {
         if (want >= 0 && cat.items[i].kind != (st_file_kind)want)
             continue;

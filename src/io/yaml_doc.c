@@ -8,9 +8,16 @@
 #include "io/fields.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
+
+/* More keys than any strata file or HF config has; bounds the duplicate-key
+ * check, which compares each new key with those before it. */
+#define MAX_KEYS_PER_MAP 4096
 
 typedef struct builder {
     yaml_parser_t parser;
@@ -164,6 +171,15 @@ static int build_children(builder *b, st_ynode *n, int depth)
                                     "%s:%d:%d: a key must be a plain name, found a list or "
                                     "mapping used as a key",
                                     b->path, line, col);
+            }
+            if (n->n >= MAX_KEYS_PER_MAP) {
+                rc = st_error_set(b->err, ST_EINVAL,
+                                  "%s:%d:%d: more than %d keys in one mapping; strata files have "
+                                  "a few dozen",
+                                  b->path, (int)ev.start_mark.line + 1,
+                                  (int)ev.start_mark.column + 1, MAX_KEYS_PER_MAP);
+                yaml_event_delete(&ev);
+                return rc;
             }
             rc = build(b, &ev, depth + 1, &key);
             if (rc)
@@ -323,13 +339,26 @@ int st_ydoc_load_buffer(st_ydoc *doc, const char *path, const char *buf, size_t 
 
 int st_ydoc_load_file(st_ydoc *doc, const char *path, st_error *err)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f;
     char *buf;
     size_t len = 0, cap = 1 << 16;
-    int rc;
+    int rc, fd;
+    struct stat st;
     memset(doc, 0, sizeof *doc);
-    if (!f)
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer */
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
         return st_error_set(err, ST_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return st_error_set(err, ST_EINVAL, "%s: %s, not a regular file", path,
+                            S_ISDIR(st.st_mode) ? "is a folder" : "is a device, pipe or socket");
+    }
+    f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return st_error_set(err, ST_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
     buf = malloc(cap);
     if (!buf) {
         fclose(f);
