@@ -237,6 +237,38 @@ static void test_bad_options(void **state)
     st_model_free(&m);
 }
 
+/* Generation errors: located at the item (CNN), and counts past 2^53 refused
+ * rather than overflowing. */
+static void test_generation_errors(void **state)
+{
+    st_gen_opts o;
+    st_oplist l = {0, 0, NULL};
+    st_error err;
+    char prefix[1100];
+    st_model m = load(testdata("gen-bad/cnn-groups.yaml"));
+    (void)state;
+    st_gen_opts_default(&o, &m);
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    snprintf(prefix, sizeof prefix, "%s:7:5: l1: groups 2 must divide", testdata("gen-bad/cnn-groups.yaml"));
+    if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
+        fail_msg("got: %s", err.msg);
+    st_model_free(&m);
+    m = load(testdata("gen-bad/huge.yaml"));
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_TRAIN;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "2^53"));
+    assert_null(l.ops);
+    /* a real model whose eager score tensor passes 2^53 elements:
+     * 1e6 sequences x 32 heads x 32768^2 = 3.4e16 */
+    m = load("mixtral-8x7b");
+    st_gen_opts_default(&o, &m);
+    o.batch = 1000000;
+    o.seq = 32768;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "2^53"));
+}
+
 /* Same inputs, same list, bit for bit. */
 static void test_deterministic(void **state)
 {
@@ -269,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_cnn_resnet50),
         cmocka_unit_test(test_cnn_nonsquare_pool),
         cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_generation_errors),
         cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests_name("workload", tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "workload/workload.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #define D(x) ((double)(x))
@@ -27,8 +28,21 @@ typedef struct walk {
     long long repeat;
     double params;  /* per repeat of the current item, accumulated into total */
     double total_params;
+    const st_cnn_item *it; /* the item being expanded, for error positions */
     int rc;
 } walk;
+
+/* "FILE:LINE:COL: LAYER: message" at the current item; returns ST_EINVAL. */
+__attribute__((format(printf, 2, 3))) static int loc_error(walk *k, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return st_error_set(k->err, ST_EINVAL, "%s:%d:%d: %s: %s", k->m->path,
+                        k->it ? k->it->line : 1, k->it ? k->it->col : 1, k->layer, msg);
+}
 
 static st_op new_op(walk *k, st_op_kind kind, const char *name)
 {
@@ -109,12 +123,18 @@ static void conv(walk *k, const char *name, long long cin, long long cout, long 
         pad = ks / 2;
     long long p = (k->h + 2 * pad - ks) / stride + 1;
     long long q = (k->w + 2 * pad - ks) / stride + 1;
+    if (k->rc)
+        return;
     if (p < 1 || q < 1) {
-        if (!k->rc)
-            k->rc = st_error_set(k->err, ST_EINVAL,
-                                 "%s: %s: a %lldx%lld kernel with stride %lld does not fit the "
-                                 "%lldx%lld input",
-                                 k->m->path, k->layer, ks, ks, stride, k->h, k->w);
+        k->rc = loc_error(k, "a %lldx%lld kernel with stride %lld and padding %lld does not fit "
+                             "the %lldx%lld input",
+                          ks, ks, stride, pad, k->h, k->w);
+        return;
+    }
+    if (cin % groups != 0 || cout % groups != 0) {
+        k->rc = loc_error(k, "groups %lld must divide both the input channels (%lld) and the "
+                             "output channels (%lld)",
+                          groups, cin, cout);
         return;
     }
     st_op op = new_op(k, ST_OP_CONV, name);
@@ -168,12 +188,17 @@ static void pool(walk *k, const char *name, long long kr, long long ks, long lon
     op.pad = pad;
     op.p = (k->h + 2 * pad - kr) / stride + 1;
     op.q = (k->w + 2 * pad - ks) / stride + 1;
+    if (k->rc)
+        return;
     if (op.p < 1 || op.q < 1) {
-        if (!k->rc)
-            k->rc = st_error_set(k->err, ST_EINVAL,
-                                 "%s: %s: a %lldx%lld pooling window does not fit the %lldx%lld "
-                                 "input",
-                                 k->m->path, k->layer, kr, ks, k->h, k->w);
+        k->rc = loc_error(k, "a %lldx%lld pooling window does not fit the %lldx%lld input", kr,
+                          ks, k->h, k->w);
+        return;
+    }
+    if (2 * pad > kr || 2 * pad > ks) {
+        k->rc = loc_error(k, "padding %lld is more than half the %lldx%lld window (as PyTorch, "
+                             "strata requires pad <= kernel/2)",
+                          pad, kr, ks);
         return;
     }
     push(k, &op);
@@ -238,10 +263,8 @@ static void spatial_transformer(walk *k, const st_cnn_item *it)
     long long inner = heads * hd, ff = 4 * c;
     if (cnn->context_tokens <= 0) {
         if (!k->rc)
-            k->rc = st_error_set(k->err, ST_EINVAL,
-                                 "%s:%d: %s: spatial_transformer needs a cross-attention "
-                                 "context: add `context: {tokens: 77, dim: 768}` at the top level",
-                                 k->m->path, it->line, k->layer);
+            k->rc = loc_error(k, "spatial_transformer needs a cross-attention context: add "
+                                 "`context: {tokens: 77, dim: 768}` at the top level");
         return;
     }
     norm_op(k, ST_OP_GROUPNORM, "norm", c);
@@ -323,11 +346,9 @@ static void item(walk *k, const st_cnn_item *it)
             linear(k, "fc", k->n, it->in, it->out, 1);
         } else if (k->h != 1 || k->w != 1) {
             if (!k->rc)
-                k->rc = st_error_set(k->err, ST_EINVAL,
-                                     "%s:%d: %s: fc needs a 1x1 input (add global_avgpool "
-                                     "before it), or `in:` for a side vector; the tensor here is "
-                                     "%lldx%lldx%lld",
-                                     k->m->path, it->line, k->layer, k->c, k->h, k->w);
+                k->rc = loc_error(k, "fc needs a 1x1 input (add global_avgpool before it), or "
+                                     "`in:` for a side vector; the tensor here is %lldx%lldx%lld",
+                                  k->c, k->h, k->w);
         } else {
             linear(k, "fc", k->n, k->c, it->out, 1);
             k->c = it->out;
@@ -342,7 +363,14 @@ static void item(walk *k, const st_cnn_item *it)
         pool(k, "avgpool", k->h, k->w, 1, 0);
         break;
     case ST_CNN_BATCHNORM: norm_op(k, ST_OP_BATCHNORM, "bn", k->c); break;
-    case ST_CNN_GROUPNORM: norm_op(k, ST_OP_GROUPNORM, "gn", k->c); break;
+    case ST_CNN_GROUPNORM:
+        if (k->c % (it->groups > 0 ? it->groups : 32) != 0) {
+            k->rc = loc_error(k, "groupnorm groups %lld must divide the %lld channels",
+                              it->groups, k->c);
+            break;
+        }
+        norm_op(k, ST_OP_GROUPNORM, "gn", k->c);
+        break;
     case ST_CNN_ACT: act(k, "act", it->act, k->c); break;
     case ST_CNN_UPSAMPLE_OP: upsample(k, "upsample", it->factor > 0 ? it->factor : 2); break;
     case ST_CNN_BOTTLENECK:
@@ -409,16 +437,30 @@ static int cnn_walk(const st_model *m, const st_gen_opts *o, st_oplist *out, st_
             snprintf(k.layer, sizeof k.layer, "l%zu", i + 1);
         k.repeat = it->repeat > 0 ? it->repeat : 1;
         k.params = 0;
+        k.it = it;
+        {
+            /* the largest tensor this item can make (a block widens C up to
+             * 6x; attention holds T x T scores per head) must stay countable */
+            double c = D(c0 > k.c ? c0 : k.c), hw = D(k.h) * D(k.w);
+            double biggest = D(k.n) * c * 8 * hw;
+            if (it->kind == ST_CNN_SPATIAL_TRANSFORMER)
+                biggest += D(k.n) * D(it->heads) * hw * hw;
+            if (biggest > ST_MAX_ELEMENTS) {
+                k.rc = loc_error(&k, "a batch of %lld makes tensors of %.3g elements here; "
+                                     "strata counts up to 2^53 = 9.0e15",
+                                 k.n, biggest);
+                break;
+            }
+        }
         size_t first = out ? out->n : 0;
         item(&k, it);
         if (!k.rc && out && first < out->n)
             out->ops[first].no_dgrad = (i == 0); /* the image needs no gradient */
         if (!k.rc && k.repeat > 1 && (k.c != c0 || k.h != h0 || k.w != w0))
-            k.rc = st_error_set(err, ST_EINVAL,
-                                "%s:%d: %s: repeat %lld needs a block that keeps its shape, but "
-                                "it maps %lldx%lldx%lld to %lldx%lldx%lld; write the first block "
-                                "as its own item and repeat the rest",
-                                m->path, it->line, k.layer, k.repeat, c0, h0, w0, k.c, k.h, k.w);
+            k.rc = loc_error(&k, "repeat %lld needs a block that keeps its shape, but it maps "
+                                 "%lldx%lldx%lld to %lldx%lldx%lld; write the first block as its "
+                                 "own item and repeat the rest",
+                             k.repeat, c0, h0, w0, k.c, k.h, k.w);
         k.total_params += k.params * D(k.repeat);
     }
     if (params)

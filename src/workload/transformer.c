@@ -316,6 +316,28 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
         g.q_len = g.kv_len = o->seq;
         g.enc_len = o->seq;
     }
+    {
+        /* Every tensor and the parameter count must stay exactly countable
+         * (and the integer products below must not overflow). */
+        double T = D(g.tokens), b = D(o->batch);
+        double widest = D(tf->hidden);
+        double qkv = D(tf->heads + 2 * tf->kv_heads) * D(tf->head_dim);
+        double ffn = D(tf->experts > 0 ? tf->expert_ffn_hidden : tf->ffn_hidden) *
+                     D(tf->experts > 0 ? tf->top_k : 1);
+        if (qkv > widest) widest = qkv;
+        if (ffn > widest) widest = ffn;
+        if (D(tf->vocab) > widest) widest = D(tf->vocab);
+        double biggest = T * widest;
+        double scores = b * D(tf->heads) * D(g.q_len) * D(g.kv_len > g.enc_len ? g.kv_len : g.enc_len);
+        if (scores > biggest) biggest = scores;
+        if (biggest > ST_MAX_ELEMENTS || st_model_params(m) > ST_MAX_ELEMENTS)
+            return st_error_set(err, ST_EINVAL,
+                                "%s at batch %lld and sequence %lld needs tensors of %.3g "
+                                "elements (or %.3g parameters); strata counts up to 2^53 = "
+                                "9.0e15: use a smaller batch or sequence",
+                                m->id, o->batch, o->phase == ST_PHASE_DECODE ? o->kv_len : o->seq,
+                                biggest, st_model_params(m));
+    }
     if (o->phase == ST_PHASE_DECODE && !tf->causal)
         return st_error_set(err, ST_EINVAL,
                             "%s is an encoder-only model (causal: false): it has no decode phase; "
@@ -418,8 +440,9 @@ static double transformer_params_non_embedding(const st_transformer *tf)
         p += norm_params(tf); /* encoder final norm */
     if (!tf->pre_norm)
         p += norm_params(tf); /* post-norm models normalise the embeddings */
-    if (tf->lm_head && !tf->causal) /* MLM transform: dense + bias + norm */
-        p += D(tf->hidden) * D(tf->hidden) + D(tf->hidden) + norm_params(tf);
+    if (tf->lm_head && !tf->causal) /* MLM transform: dense + bias + norm; decoder bias */
+        p += D(tf->hidden) * D(tf->hidden) + D(tf->hidden) + norm_params(tf) +
+             (tf->bias ? D(tf->vocab) : 0);
     return p;
 }
 

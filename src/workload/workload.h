@@ -63,7 +63,7 @@ typedef struct st_cnn_item {
     long long mid, expand, heads, head_dim, depth, temb_dim, factor;
     int bn;
     st_act act;
-    int line; /* source line, for error messages */
+    int line, col; /* source position, for error messages */
 } st_cnn_item;
 
 typedef struct st_cnn {
@@ -173,6 +173,10 @@ typedef struct st_gen_opts {
     int logits_all;    /* LM head on every position (default) or only the last */
     int with_optimizer;/* train: AdamW step over all parameters */
 } st_gen_opts;
+
+/* The largest element count strata handles in one tensor or as a parameter
+ * count: 2^53, where doubles stop counting exactly. */
+#define ST_MAX_ELEMENTS 9007199254740992.0
 
 /* Defaults: prefill, batch 1, seq 2048, the model's dtype, eager attention,
  * logits on all positions, optimizer on. */
