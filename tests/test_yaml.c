@@ -20,7 +20,7 @@ static const bad_case bad_cases[] = {
     {"bad/negative.yaml", 7, 11, "found '-4'"},
     {"bad/huge-number.yaml", 10, 16, "out of range"},
     {"bad/huge-int.yaml", 7, 11, "key 'sm_count': expected a whole number"},
-    {"bad/not-integer.yaml", 7, 11, "expected a whole number, found '10.5'"},
+    {"bad/not-integer.yaml", 7, 11, "expected a whole number in [1, 100000], found '10.5'"},
     {"bad/nan.yaml", 18, 8, "key 'tdp_w'"},
     {"bad/hex.yaml", 18, 8, "found '0x10'"},
     {"bad/unknown-key.yaml", 7, 1, "did you mean 'sm_count'?"},
@@ -49,6 +49,9 @@ static const bad_case bad_cases[] = {
     {"bad/accel-bad-level.yaml", 21, 21, "expected inputs, weights or outputs, found psums"},
     {"bad/hf-missing.json", 1, 1, "missing 'num_hidden_layers'"},
     {"bad/cnn-extra-key.yaml", 5, 36, "key 'mid' does not apply to op 'conv'"},
+    {"bad/control-char.yaml", 4, 7, "contains a control character (byte 0x1b)"},
+    {"bad/hf-act-list.json", 1, 127, "key 'hidden_act': expected an activation name"},
+    {"bad/node-self.yaml", 4, 6, "node-self.yaml is a node file, but a gpu is needed here"},
 };
 
 static void test_bad_files(void **state)
@@ -110,6 +113,9 @@ static void test_buffer_and_wrong_kind(void **state)
     /* a GPU file where a node is needed */
     assert_int_not_equal(st_load_node(testdata("good-gpu.yaml"), &node, &err), 0);
     assert_non_null(strstr(err.msg, "is a gpu file, but a node is needed"));
+    /* a node naming itself as its GPU fails at once (no recursion) */
+    assert_int_not_equal(st_load_node(testdata("bad/node-self.yaml"), &node, &err), 0);
+    assert_non_null(strstr(err.msg, "is a node file, but a gpu is needed here"));
 }
 
 static void test_resolve_names(void **state)

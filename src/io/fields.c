@@ -144,9 +144,9 @@ int f_node_int(const fctx *c, const st_ynode *v, const char *key, long long min,
                        min, max, found(v, buf, sizeof buf));
     errno = 0;
     x = strtoll(v->scalar, &end, 10);
-    if (end == v->scalar || *end != '\0')
-        return f_error(c, v, "key '%s': expected a whole number, found %s", key,
-                       found(v, buf, sizeof buf));
+    if (end == v->scalar || *end != '\0' || v->scalar[0] == ' ')
+        return f_error(c, v, "key '%s': expected a whole number in [%lld, %lld], found %s", key,
+                       min, max, found(v, buf, sizeof buf));
     if (errno == ERANGE || x < min || x > max)
         return f_error(c, v, "key '%s': expected a whole number in [%lld, %lld], found %s", key,
                        min, max, found(v, buf, sizeof buf));
@@ -215,8 +215,15 @@ int f_string(const fctx *c, const st_ynode *map, const char *key, char *out, siz
         return 0;
     if (v->kind != ST_Y_SCALAR || st_ynode_is_null(v))
         return f_error(c, v, "key '%s': expected text, found %s", key, found(v, buf, sizeof buf));
+    if (v->scalar[0] == '\0')
+        return f_error(c, v, "key '%s': the text is empty; give a value or leave the key out",
+                       key);
+    for (const unsigned char *p = (const unsigned char *)v->scalar; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return f_error(c, v, "key '%s': the text contains a control character (byte 0x%02x); "
+                           "remove it", key, *p);
     if (strlen(v->scalar) >= n)
-        return f_error(c, v, "key '%s': text longer than %zu characters", key, n - 1);
+        return f_error(c, v, "key '%s': text longer than %zu bytes", key, n - 1);
     snprintf(out, n, "%s", v->scalar);
     return 0;
 }

@@ -133,9 +133,12 @@ int st_read_accel(const fctx *c, const st_ynode *root, st_accel *a)
         (rc = f_bool(&sc, noc, "spatial_reduction", &a->noc_reduction)))
         return rc;
     levels = f_get(root, "levels");
-    if (levels->kind != ST_Y_SEQ || levels->n == 0)
+    if (levels->kind != ST_Y_SEQ)
         return f_error(c, levels, "key 'levels': expected a list of storage levels (DRAM first), "
                                   "found %s", st_ykind_name(levels->kind));
+    if (levels->n == 0)
+        return f_error(c, levels, "key 'levels': the list is empty; give at least the backing "
+                                  "store (DRAM)");
     if (levels->n > ST_ACCEL_MAX_LEVELS)
         return f_error(c, levels, "key 'levels': %zu levels, at most %d are supported", levels->n,
                        ST_ACCEL_MAX_LEVELS);

@@ -90,6 +90,7 @@ static int read_item(const fctx *c, const st_ynode *v, st_cnn_item *it)
     it->repeat = 1;
     it->pad = -1;
     it->line = v->line;
+    it->col = v->col;
     if ((rc = f_check_map(c, v, item_keys, sizeof item_keys / sizeof item_keys[0])))
         return rc;
     op = f_get(v, "op");
@@ -155,7 +156,9 @@ int st_read_cnn(const fctx *c, const st_ynode *root, st_model *m)
         {"kind", 1, "cnn"}, {"name", 1, "model name"}, {"input", 1, "{channels, height, width}"},
         {"context", 0, "{tokens, dim}"}, {"layers", 1, "layer list"}, {"dtype", 0, "fp16, ..."},
     };
-    static const fkey in_keys[] = {{"channels", 1, ""}, {"height", 1, ""}, {"width", 1, ""}};
+    static const fkey in_keys[] = {{"channels", 1, "input channels"},
+                                   {"height", 1, "input height"},
+                                   {"width", 1, "input width"}};
     static const fkey ctx_keys[] = {{"tokens", 1, "context tokens"}, {"dim", 1, "context width"}};
     st_cnn *cnn = &m->cnn;
     const st_ynode *in, *ctx, *layers;
@@ -184,9 +187,12 @@ int st_read_cnn(const fctx *c, const st_ynode *root, st_model *m)
             return rc;
     }
     layers = f_get(root, "layers");
-    if (layers->kind != ST_Y_SEQ || layers->n == 0)
+    if (layers->kind != ST_Y_SEQ)
         return f_error(c, layers, "key 'layers': expected a list of layers, found %s",
                        st_ykind_name(layers->kind));
+    if (layers->n == 0)
+        return f_error(c, layers, "key 'layers': the list is empty; a cnn needs at least one "
+                                  "layer");
     cnn->items = calloc(layers->n, sizeof *cnn->items);
     if (!cnn->items)
         return st_error_set(c->err, ST_ENOMEM, "%s: out of memory", c->path);

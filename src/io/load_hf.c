@@ -106,6 +106,8 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
     m->dtype = ST_BF16;
     if (root->kind != ST_Y_MAP)
         return f_error(c, root, "Hugging Face config: expected a JSON object");
+    if (mt && (mt->kind != ST_Y_SCALAR || st_ynode_is_null(mt) || mt->plain))
+        return f_error(c, mt, "key 'model_type': expected a string such as \"llama\"");
     if ((rc = hf_int(c, root, k_hidden, 1, 1, &tf->hidden)) ||
         (rc = hf_int(c, root, k_layers, 1, 1, &tf->layers)) ||
         (rc = hf_int(c, root, k_heads, 1, 1, &tf->heads)) ||
@@ -136,22 +138,38 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
     if (tf->experts > 0 && tf->top_k == 0)
         tf->top_k = 1; /* Switch routing sends each token to one expert */
 
-    /* activation and gating */
+    /* activation and gating: hidden_act and its spellings, else the T5
+     * family's feed_forward_proj ("relu", "gated-gelu", ...) */
     tf->activation = ST_ACT_GELU;
     v = first_of(root, k_act, &act_key);
-    if (v && v->kind == ST_Y_SCALAR) {
-        const char *a = v->scalar;
-        if (strstr(a, "silu") || strstr(a, "swish"))
-            tf->activation = ST_ACT_SILU;
-        else if (strstr(a, "relu"))
-            tf->activation = ST_ACT_RELU;
-        else if (strstr(a, "gelu_new") || strstr(a, "tanh") || strstr(a, "gelu_pytorch"))
-            tf->activation = ST_ACT_GELU_TANH;
-        else if (strstr(a, "gelu"))
-            tf->activation = ST_ACT_GELU;
-        else
+    if (!v) {
+        v = f_get(root, "feed_forward_proj");
+        act_key = "feed_forward_proj";
+    }
+    if (v) {
+        static const struct {
+            const char *name;
+            st_act act;
+        } acts[] = {{"silu", ST_ACT_SILU}, {"swish", ST_ACT_SILU}, {"relu", ST_ACT_RELU},
+                    {"gelu", ST_ACT_GELU}, {"gelu_new", ST_ACT_GELU_TANH},
+                    {"gelu_pytorch_tanh", ST_ACT_GELU_TANH}, {"gelu_fast", ST_ACT_GELU_TANH},
+                    {"gelu_tanh", ST_ACT_GELU_TANH}, {"quick_gelu", ST_ACT_GELU}};
+        const char *a;
+        size_t i;
+        if (v->kind != ST_Y_SCALAR || st_ynode_is_null(v))
+            return f_error(c, v, "key '%s': expected an activation name such as \"silu\"",
+                           act_key);
+        a = v->scalar;
+        if (strncmp(a, "gated-", 6) == 0)
+            a += 6;
+        for (i = 0; i < sizeof acts / sizeof acts[0]; i++)
+            if (strcmp(a, acts[i].name) == 0)
+                break;
+        if (i == sizeof acts / sizeof acts[0])
             return f_error(c, v, "key '%s': activation '%s' is not modelled; strata knows silu, "
-                           "relu, gelu and gelu_new", act_key, a);
+                           "swish, relu, gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, quick_gelu",
+                           act_key, v->scalar);
+        tf->activation = acts[i].act;
     }
     v = f_get(root, "feed_forward_proj");
     tf->gated_mlp = hf_bool(root, "is_gated_act", 0) ||
