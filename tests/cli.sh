@@ -96,6 +96,27 @@ if [ $rc = 1 ] && grep -q "outside 1..4096" "$tmp/err"; then ok "seq beyond max_
 "$S" frobnicate > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ]; then ok "unknown command: exit 2"; else not_ok "unknown command: exit 2" "rc=$rc"; fi
 
+# hostile inputs found in review: none may hang, crash or print a half result
+mkfifo "$tmp/fifo.yaml"
+timeout 10 "$S" show "$tmp/fifo.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "not a file" "$tmp/err"; then ok "a FIFO is refused, not waited on"; else not_ok "a FIFO is refused, not waited on" "rc=$rc $(cat "$tmp/err")"; fi
+awk 'BEGIN { print "kind: gpu"; for (i = 0; i < 20000; i++) print "k" i ": 1" }' > "$tmp/many.yaml"
+timeout 10 "$S" show "$tmp/many.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "more than 4096 keys" "$tmp/err"; then ok "20000 keys: refused quickly"; else not_ok "20000 keys: refused quickly" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" show "$T/gen-bad/cnn-groups.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "^$T/gen-bad/cnn-groups.yaml:7:5: " "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "generation error: FILE:LINE:COL, nothing on stdout"; else not_ok "generation error: FILE:LINE:COL, nothing on stdout" "$(cat "$tmp/err")"; fi
+"$S" show "$T/gen-bad/huge.yaml" --phase train > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "1.2e22 parameters: refused, no overflow"; else not_ok "1.2e22 parameters: refused, no overflow" "$(cat "$tmp/err")"; fi
+mkdir -p "$tmp/amb/presets/gpu" "$tmp/amb/workloads"
+cp "$srcdir/presets/gpu/t4.yaml" "$tmp/amb/presets/gpu/twin.yaml"
+cp "$srcdir/workloads/gpt2-small.yaml" "$tmp/amb/workloads/twin.yaml"
+STRATA_DATA="$tmp/amb" "$S" show twin > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "names both a gpu" "$tmp/err"; then ok "an id that names two files is an error"; else not_ok "an id that names two files is an error" "rc=$rc $(cat "$tmp/err")"; fi
+check "summary of an encoder-only model: prefill only" \
+    sh -c "'$S' summary --model bert-large --json | jq -e '[.steps[].phase] == [\"prefill\"]'"
+check "summary on a GPU without the model's dtype falls back (P4, fp16 model: fp32)" \
+    sh -c "'$S' summary --gpu p4 --model llama2-7b --json | jq -e '.workload.compute_dtype == \"fp32\" and .ridge_flop_per_byte > 0'"
+
 # no arguments: the default H100 + Llama-2-7B set-up
 "$S" > "$tmp/sum" 2>&1; rc=$?
 if [ $rc = 0 ] && grep -q "H100 SXM" "$tmp/sum" && grep -q "Llama 2 7B" "$tmp/sum"; then ok "no arguments: default H100 + Llama-2-7B summary"; else not_ok "no arguments: default H100 + Llama-2-7B summary" "$(cat "$tmp/sum")"; fi

@@ -51,7 +51,7 @@ int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long
 {
     char *end;
     long long v = strtoll(text, &end, 10);
-    if (end == text || *end != '\0' || v < min || v > max) {
+    if (end == text || *end != '\0' || v < min || v > max || !(*text >= '0' && *text <= '9')) {
         cli_usage_error(cmd, "%s: expected a whole number in [%lld, %lld], got '%s'", opt, min,
                         max, text);
         return -1;

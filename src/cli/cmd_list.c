@@ -15,7 +15,7 @@ static int run(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *filter = NULL;
-    int json = 0, kind = -1, c, rc;
+    int json = 0, kind = -1, c, rc, any = 0;
     st_regex *re = NULL;
     st_catalog cat;
     st_error err;
@@ -72,6 +72,7 @@ static int run(int argc, char **argv)
                 st_json_string(&j, "kind", st_file_kind_name(e->kind));
                 st_json_string(&j, "name", e->name);
                 st_json_string(&j, "path", e->path);
+                st_json_bool(&j, "readable", e->name[0] != '\0');
                 st_json_end_object(&j);
             } else {
                 if (!printed)
@@ -81,6 +82,7 @@ static int run(int argc, char **argv)
                        e->name[0] ? e->name : "(unreadable: strata show it for the error)");
             }
             printed++;
+            any++;
         }
         if (json)
             st_json_end_array(&j);
@@ -88,6 +90,9 @@ static int run(int argc, char **argv)
     if (json) {
         st_json_end_object(&j);
         st_json_finish(&j);
+    } else if (!any) {
+        printf("nothing matches%s%s%s\n", filter ? " --filter '" : "", filter ? filter : "",
+               filter ? "'" : "");
     }
     st_catalog_free(&cat);
     st_regex_free(re);

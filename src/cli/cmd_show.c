@@ -79,8 +79,10 @@ static void print_ops(const st_model *m, const st_gen_opts *o, const st_oplist *
         printf(", KV length %lld", o->kv_len);
     else if (m->kind == ST_MODEL_TRANSFORMER)
         printf(", sequence %lld", o->seq);
-    printf(", %s, %s attention\n\n", st_dtype_name(o->dtype),
-           o->attn == ST_ATTN_FLASH ? "fused" : "eager");
+    printf(", %s", st_dtype_name(o->dtype));
+    if (m->kind == ST_MODEL_TRANSFORMER)
+        printf(", %s attention", o->attn == ST_ATTN_FLASH ? "fused" : "eager");
+    printf("\n\n");
     printf("  %-34s %-11s %-4s %6s %12s %12s %8s\n", "OPERATOR", "KIND", "PASS", "x", "FLOP",
            "BYTES", "FLOP/B");
     for (size_t i = 0; i < l->n; i++) {
@@ -88,7 +90,7 @@ static void print_ops(const st_model *m, const st_gen_opts *o, const st_oplist *
         double rep = (double)op->repeat, by = op->bytes_read + op->bytes_written;
         cli_si(f, sizeof f, op->flops * rep, "");
         cli_si(b, sizeof b, by * rep, "");
-        printf("  %-34s %-11s %-4s %6lld %12s %12s %8.1f\n", op->name, st_op_kind_name(op->kind),
+        printf("  %-34s %-11s %-4s %6lld %12s %12s %8.3g\n", op->name, st_op_kind_name(op->kind),
                st_pass_name(op->pass), op->repeat, f, b, by > 0 ? op->flops / by : 0);
     }
     cli_si(tf, sizeof tf, total_f, "FLOP");

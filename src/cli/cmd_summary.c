@@ -18,14 +18,13 @@ typedef struct step {
     double flops, bytes;
 } step;
 
-static int measure(const st_model *m, st_phase phase, long long seq, step *s, st_error *err)
+static int measure(const st_model *m, st_phase phase, st_dtype dtype, step *s, st_error *err)
 {
     st_oplist ops = {0, 0, NULL};
     int rc;
     st_gen_opts_default(&s->o, m);
     s->o.phase = phase;
-    if (seq > 0)
-        s->o.seq = seq;
+    s->o.dtype = dtype;
     if (phase == ST_PHASE_DECODE)
         s->o.kv_len = s->o.seq - 1;
     rc = st_model_ops(m, &s->o, &ops, err);
@@ -68,19 +67,19 @@ static int run(int argc, char **argv)
         return cli_fail(&err);
     if ((rc = st_load_model(model_name, &model, &err)))
         return cli_fail(&err);
-    if (model.kind == ST_MODEL_TRANSFORMER) {
-        if ((rc = measure(&model, ST_PHASE_PREFILL, 0, &steps[0], &err)) ||
-            (rc = measure(&model, ST_PHASE_DECODE, 0, &steps[1], &err))) {
-            st_model_free(&model);
-            return cli_fail(&err);
-        }
-    } else if ((rc = measure(&model, ST_PHASE_PREFILL, 0, &steps[0], &err))) {
+    /* The GPU runs the model in its own dtype when it accelerates it; else
+     * in fp16 when it has that, else in fp32 (what a framework falls back to). */
+    st_dtype dtype = model.dtype;
+    if (st_gpu_peak(&gpu, dtype, 0) <= 0)
+        dtype = st_gpu_peak(&gpu, ST_FP16, 0) > 0 ? ST_FP16 : ST_FP32;
+    int n_steps = (model.kind == ST_MODEL_TRANSFORMER && model.tf.causal) ? 2 : 1;
+    if ((rc = measure(&model, ST_PHASE_PREFILL, dtype, &steps[0], &err)) ||
+        (n_steps == 2 && (rc = measure(&model, ST_PHASE_DECODE, dtype, &steps[1], &err)))) {
         st_model_free(&model);
         return cli_fail(&err);
     }
-    int n_steps = model.kind == ST_MODEL_TRANSFORMER ? 2 : 1;
-    double weights = st_model_params(&model) * st_dtype_bytes(model.dtype);
-    double ridge = st_gpu_ridge(&gpu, model.dtype);
+    double weights = st_model_params(&model) * st_dtype_bytes(dtype);
+    double ridge = st_gpu_ridge(&gpu, dtype);
 
     if (json) {
         st_json j;
@@ -92,6 +91,7 @@ static int run(int argc, char **argv)
         st_json_string(&j, "name", model.name);
         st_json_number(&j, "params", st_model_params(&model));
         st_json_string(&j, "dtype", st_dtype_name(model.dtype));
+        st_json_string(&j, "compute_dtype", st_dtype_name(dtype));
         st_json_number(&j, "weight_bytes", weights);
         st_json_bool(&j, "weights_fit", weights < gpu.mem_bytes);
         st_json_end_object(&j);
@@ -115,17 +115,21 @@ static int run(int argc, char **argv)
         st_json_finish(&j);
     } else {
         char a[32], b[32];
-        printf("strata %s — default evaluation set-up\n\n", ST_VERSION);
+        printf("strata %s — %s evaluation set-up\n\n", ST_VERSION,
+               strcmp(gpu_name, DEFAULT_GPU) == 0 && strcmp(model_name, DEFAULT_MODEL) == 0
+                   ? "default" : "the");
         cli_print_gpu(&gpu, stdout);
         putchar('\n');
         cli_print_model_header(&model, stdout);
         cli_bytes(a, sizeof a, weights);
         cli_bytes(b, sizeof b, gpu.mem_bytes);
+        if (dtype != model.dtype)
+            printf("  note               %s has no accelerated %s path: counted in %s\n", gpu.id,
+                   st_dtype_name(model.dtype), st_dtype_name(dtype));
         printf("  weights            %s in %s: %s the %s of device memory\n", a,
-               st_dtype_name(model.dtype), weights < gpu.mem_bytes ? "fit in" : "DO NOT fit in",
-               b);
+               st_dtype_name(dtype), weights < gpu.mem_bytes ? "fit in" : "DO NOT fit in", b);
         printf("\nwork per step (compulsory traffic; ridge point of %s in %s: %.0f FLOP/B)\n",
-               gpu.id, st_dtype_name(model.dtype), ridge);
+               gpu.id, st_dtype_name(dtype), ridge);
         for (int i = 0; i < n_steps; i++) {
             const step *s = &steps[i];
             double ai = s->flops / s->bytes;
@@ -142,7 +146,7 @@ static int run(int argc, char **argv)
         }
         printf("\nNext: `strata show %s%s` for its operators, `strata list` for other "
                "presets\nand workloads, `strata help` for the commands.\n",
-               model.id, model.kind == ST_MODEL_TRANSFORMER ? " --phase decode" : "");
+               model.id, n_steps == 2 ? " --phase decode" : "");
     }
     st_model_free(&model);
     return 0;

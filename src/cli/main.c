@@ -43,6 +43,10 @@ int main(int argc, char **argv)
             return 0;
         }
         name = argv[2];
+        if (!strcmp(name, "help")) {
+            print_usage(stdout);
+            return 0;
+        }
         for (size_t i = 0; i < N_COMMANDS; i++)
             if (!strcmp(commands[i]->name, name)) {
                 cli_print_help(commands[i], stdout);

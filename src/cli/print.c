@@ -20,6 +20,10 @@ void cli_si(char *buf, size_t n, double v, const char *unit)
         snprintf(buf, n, "%.3g %s%s", v, small[i], unit);
         return;
     }
+    if (a >= 1e21) { /* past exa: scientific notation, no prefix */
+        snprintf(buf, n, "%.3g %s", v, unit);
+        return;
+    }
     while (a >= 1000 && i < 6) {
         a /= 1e3;
         v /= 1e3;
@@ -72,7 +76,8 @@ void cli_print_gpu(const st_gpu *g, FILE *out)
             fprintf(out, " / %7.1f %-8s", g->matrix[t].sparse / 1e12, unit);
         else
             fprintf(out, "   %7s %-8s", "", unit);
-        fprintf(out, " ridge %4.0f FLOP/B\n", st_gpu_ridge(g, (st_dtype)t));
+        fprintf(out, " ridge %4.0f %s\n", st_gpu_ridge(g, (st_dtype)t),
+                t >= ST_INT8 ? "OP/B" : "FLOP/B");
     }
     fprintf(out, "  peak, vector path ");
     for (int t = 0; t < ST_DTYPE_COUNT; t++)
@@ -186,8 +191,8 @@ static void print_accel(const st_accel *a, FILE *out)
     char f[32], k[64];
     cli_si(f, sizeof f, a->clock_hz, "Hz");
     fprintf(out, "%s  (%s, accelerator)\n", a->name, a->id);
-    fprintf(out, "  PE array           %d x %d = %d PEs at %s%s%s\n", a->pe_x, a->pe_y,
-            a->pe_x * a->pe_y, f, a->technology[0] ? ", " : "", a->technology);
+    fprintf(out, "  PE array           %d x %d = %lld PEs at %s%s%s\n", a->pe_x, a->pe_y,
+            (long long)a->pe_x * a->pe_y, f, a->technology[0] ? ", " : "", a->technology);
     fprintf(out, "  MAC                %d-bit x, %d-bit +, %.4g pJ\n", a->mac_bits, a->adder_bits,
             a->e_mac * 1e12);
     fprintf(out, "  NoC                %.4g pJ/hop, multicast %s, spatial reduction %s\n",
