@@ -212,9 +212,13 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         const st_ynode *arch = f_get(root, "architectures");
         v = (arch && arch->kind == ST_Y_SEQ && arch->n > 0) ? arch->items[0] : NULL;
     }
-    if (v && v->kind == ST_Y_SCALAR)
+    if (v && v->kind == ST_Y_SCALAR && v->scalar[0])
         snprintf(m->name, sizeof m->name, "%s", v->scalar);
     else
         snprintf(m->name, sizeof m->name, "%s (%s)", m->id, type);
+    /* a config is someone else's file: keep its name printable */
+    for (char *p = m->name; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     return st_check_transformer(c, root, tf);
 }
