@@ -107,32 +107,34 @@ static int declared_kind(const st_ydoc *doc)
     return -1;
 }
 
-/* Load a file; when want >= 0, check its declared kind before reading it,
- * so that a node naming a node (or itself) as its GPU fails at once instead
- * of recursing. */
-static int load_path(const char *path, int want, st_loaded *out, st_error *err)
+/* Read a parsed document into out (freeing the document); when want >= 0,
+ * check its declared kind before reading it, so that a node naming a node
+ * (or itself) as its GPU fails at once instead of recursing. */
+static int read_doc(st_ydoc *doc, int want, st_loaded *out, st_error *err)
 {
-    st_ydoc doc;
-    int rc, kind;
-    memset(out, 0, sizeof *out);
-    rc = st_ydoc_load_file(&doc, path, err);
-    if (rc)
-        return rc;
-    kind = declared_kind(&doc);
-    if (want >= 0 && kind >= 0 && kind != want) {
-        st_ydoc_free(&doc);
-        return st_error_set(err, ST_EINVAL, "%s is %s %s file, but %s %s is needed here", path,
-                            kind == ST_FILE_ACCEL ? "an" : "a",
-                            st_file_kind_name((st_file_kind)kind),
-                            want == ST_FILE_ACCEL ? "an" : "a", st_file_kind_name(want));
-    }
-    rc = load_doc(&doc, out, err);
-    st_ydoc_free(&doc);
+    int rc, kind = declared_kind(doc);
+    if (want >= 0 && kind >= 0 && kind != want)
+        rc = st_error_set(err, ST_EINVAL, "%s is %s %s file, but %s %s is needed here",
+                          doc->path, kind == ST_FILE_ACCEL ? "an" : "a",
+                          st_file_kind_name((st_file_kind)kind), want == ST_FILE_ACCEL ? "an" : "a",
+                          st_file_kind_name(want));
+    else
+        rc = load_doc(doc, out, err);
+    st_ydoc_free(doc);
     if (rc) {
         st_loaded_free(out);
         memset(out, 0, sizeof *out);
     }
     return rc;
+}
+
+static int load_path(const char *path, int want, st_loaded *out, st_error *err)
+{
+    st_ydoc doc;
+    int rc;
+    memset(out, 0, sizeof *out);
+    rc = st_ydoc_load_file(&doc, path, err);
+    return rc ? rc : read_doc(&doc, want, out, err);
 }
 
 int st_load(const char *name_or_path, st_loaded *out, st_error *err)
@@ -150,15 +152,7 @@ int st_load_buffer(const char *label, const char *buf, size_t len, st_loaded *ou
     int rc;
     memset(out, 0, sizeof *out);
     rc = st_ydoc_load_buffer(&doc, label, buf, len, err);
-    if (rc)
-        return rc;
-    rc = load_doc(&doc, out, err);
-    st_ydoc_free(&doc);
-    if (rc) {
-        st_loaded_free(out);
-        memset(out, 0, sizeof *out);
-    }
-    return rc;
+    return rc ? rc : read_doc(&doc, -1, out, err);
 }
 
 void st_loaded_free(st_loaded *l)
