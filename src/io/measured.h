@@ -1,0 +1,81 @@
+/*
+ * Measured data for calibration and validation, read from a folder laid out
+ * like ../shared/data/neusight (NeuSight, MIT) or ../shared/data/vidur
+ * (VIDUR, MIT). strata never copies these files; it reads them in place.
+ *
+ * NeuSight kernel CSVs (kernels/OP__DEVICE.csv and kernels-test/ CSVs):
+ * columns OPName, Latency (ms), Device, ..., Kernel Name, ..., Grid x/y/z,
+ * Block x/y/z, ..., then the shape: B,M,N,K for bmm/linear, B,H for vector
+ * ops, and for conv: B, Input_Channel, Output_Channel, Kernel_Szie,
+ * Input_Size, Stride, Padding. Latencies are converted to seconds.
+ *
+ * VIDUR MLP profiles (profiling/compute/GPU/ORG/MODEL/mlp.csv): one row per
+ * (num_tokens, num_tensor_parallel_workers) with, for each operator OP
+ * (emb, input_layernorm, attn_pre_proj, attn_rope, attn_post_proj,
+ * post_attention_layernorm, mlp_up_proj, mlp_act, mlp_down_proj, add), the
+ * columns time_stats.OP.{min,max,mean,median,std} in ms, then n_head,
+ * n_kv_head, n_embd, n_expanded_embd, vocab_size, use_gated_mlp. The reader
+ * turns each row into one sample per operator present.
+ */
+#ifndef STRATA_IO_MEASURED_H
+#define STRATA_IO_MEASURED_H
+
+#include "core/core.h"
+
+/* NeuSight op names, one class each. */
+typedef enum st_meas_op {
+    ST_MEAS_BMM = 0, ST_MEAS_LINEAR, ST_MEAS_CONV,
+    ST_MEAS_ADD, ST_MEAS_ADDU, ST_MEAS_MUL, ST_MEAS_MULU, ST_MEAS_DIV, ST_MEAS_DIVU,
+    ST_MEAS_POW, ST_MEAS_POWU, ST_MEAS_GELU, ST_MEAS_RELU, ST_MEAS_TANH,
+    ST_MEAS_LN, ST_MEAS_SOFTMAX,
+    ST_MEAS_OP_COUNT
+} st_meas_op;
+const char *st_meas_op_name(st_meas_op op); /* "bmm", ..., "ln", "softmax" */
+int st_meas_op_parse(const char *s, st_meas_op *out);
+
+typedef struct st_kernel_sample {
+    st_meas_op op;
+    char device[64];        /* the Device column, e.g. "Tesla V100-PCIE-32GB" */
+    char kernel_name[160];  /* cut at the first '(' */
+    double latency_s;
+    long long b, m, n, k;   /* bmm/linear: B, M, N, K; vector ops: b = B, n = H */
+    /* conv: b = batch, c_in, c_out, kernel, size (input H = W), stride, pad */
+    long long c_in, c_out, kernel, size, stride, pad;
+    long long grid[3], block[3];
+    int line;               /* line in its file, for messages */
+} st_kernel_sample;
+
+typedef struct st_kernel_set {
+    size_t n, cap;
+    st_kernel_sample *items;
+} st_kernel_set;
+
+/* Append every row of one NeuSight kernel CSV. Rows whose OPName is not a
+ * known class are skipped; malformed rows are errors naming FILE:LINE. */
+int st_read_neusight_csv(const char *path, st_kernel_set *out, st_error *err);
+/* All *.csv directly in a folder (sorted by name, for determinism). */
+int st_read_neusight_dir(const char *dir, st_kernel_set *out, st_error *err);
+void st_kernel_set_free(st_kernel_set *s);
+
+/* One row of a VIDUR mlp.csv: one operator at one token count and TP degree. */
+typedef struct st_vidur_sample {
+    char op[32];          /* e.g. "mlp_up_proj", "attn_pre_proj", "add" */
+    long long num_tokens;
+    int tp;               /* num_tensor_parallel_workers */
+    long long n_head, n_kv_head, n_embd, n_expanded_embd, vocab_size;
+    int gated_mlp;
+    double mean_s, median_s, std_s, min_s, max_s;
+    int line;
+} st_vidur_sample;
+
+typedef struct st_vidur_set {
+    size_t n, cap;
+    st_vidur_sample *items;
+    char gpu[32];   /* the GPU folder name, e.g. "a100" */
+    char model[96]; /* ORG/MODEL */
+} st_vidur_set;
+
+int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err);
+void st_vidur_set_free(st_vidur_set *s);
+
+#endif
