@@ -90,9 +90,14 @@ static double attention_pairs(const st_op *op)
 /* FLOPs per element of the vector ops, counted as the arithmetic a kernel
  * performs: softmax = max, subtract, exp, sum, divide; layer norm = mean,
  * variance (sub, square, add), normalize (sub, mul), scale, shift; RMS norm =
- * square, add, mul, scale. */
+ * square, add, mul, scale; inference batch norm = scale, shift; RoPE =
+ * x*cos + rot(x)*sin (mul, mul, add); MoE router = softmax (5) + one compare
+ * for top-k; AdamW per parameter (Loshchilov & Hutter 2019, Alg. 2, bias
+ * corrections folded into the step size) = m = b1 m + (1-b1) g (mul, mul,
+ * add), v = b2 v + (1-b2) g^2 (square, mul, mul, add), m / (sqrt(v) + eps)
+ * (sqrt, add, div), p -= lr (that + wd p) (mul, add, mul, sub) = 14. */
 enum { SOFTMAX_FLOPS = 5, LAYERNORM_FLOPS = 8, RMSNORM_FLOPS = 4, BATCHNORM_FLOPS = 2,
-       ROPE_FLOPS = 3, ROUTER_FLOPS = 6, ADAMW_FLOPS = 12 };
+       ROPE_FLOPS = 3, ROUTER_FLOPS = 6, ADAMW_FLOPS = 14 };
 
 void st_op_cost(st_op *op)
 {
