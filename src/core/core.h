@@ -92,6 +92,17 @@ int st_edit_distance(const char *a, const char *b);
  * (distance at most max(2, len/3)). */
 const char *st_suggest(const char *word, const char *const *candidates, size_t n);
 
+/* ---- least squares (LAPACKE) ------------------------------------------------ */
+/* Weighted ridge regression: the beta[0..p) minimising
+ *   sum_i w_i (y_i - x_i . beta)^2 + lambda |beta|^2
+ * for n rows of X (row-major, n x p); w may be NULL (all ones). Solved as the
+ * augmented least-squares system [sqrt(w) X; sqrt(lambda) I] beta =
+ * [sqrt(w) y; 0] with LAPACKE_dgels (QR), so ill-conditioned features do not
+ * square their condition number. resid_sd (may be NULL) gets the weighted RMS
+ * of the residuals. Deterministic for given inputs. */
+int st_ridge(const double *X, const double *y, const double *w, size_t n, size_t p,
+             double lambda, double *beta, double *resid_sd, st_error *err);
+
 /* ---- regular expressions (PCRE2) ------------------------------------------- */
 typedef struct st_regex st_regex;
 /* Compile; on a bad pattern fill err with the offset and PCRE2's reason. */
