@@ -10,6 +10,7 @@
 #include "io/fields.h"
 #include "io/io.h"
 
+#include <dirent.h>
 #include <math.h>
 
 static void test_catalog_loads_everything(void **state)
@@ -181,6 +182,66 @@ static void test_eyeriss_matches_timeloop_ert(void **state)
     st_ydoc_free(&doc);
 }
 
+/* Measured files name devices the way the driver does; each must find its
+ * preset (expected ids written here from the vendors' product names). */
+static void test_device_names(void **state)
+{
+    static const struct {
+        const char *device, *id;
+    } cases[] = {
+        {"Tesla V100-PCIE-32GB", "v100-pcie-32gb"}, {"Tesla_V100-PCIE-32GB", "v100-pcie-32gb"},
+        {"NVIDIA A100-PCIE-40GB", "a100-40gb-pcie"}, {"NVIDIA_A100_80GB_PCIe", "a100-80gb-pcie"},
+        {"NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"},  {"NVIDIA H100 80GB HBM3", "h100-sxm"},
+        {"Tesla P100-PCIE-16GB", "p100-pcie-16gb"},  {"Tesla P4", "p4"},
+        {"tesla t4", "t4"},                          {"NVIDIA_L4", "l4"},
+        {"AMD Instinct MI100", "mi100"},             {"AMD_Instinct_MI210", "mi210"},
+        {"AMD Instinct MI250", "mi250"},             {"h100-sxm", "h100-sxm"},
+    };
+    st_gpu g;
+    st_error err;
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (st_find_gpu_for_device(cases[i].device, &g, &err) != 0)
+            fail_msg("%s: %s", cases[i].device, err.msg);
+        assert_string_equal(g.id, cases[i].id);
+    }
+    assert_int_equal(st_find_gpu_for_device("NVIDIA H100 80GB HBM3 TP", &g, &err), ST_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "aliases"));
+}
+
+/* Every device sheet in the shared NeuSight data has a preset, but for the
+ * _TP pseudo-device (two H100s as one). */
+static void test_neusight_devices_have_presets(void **state)
+{
+    const char *root = shared_data();
+    char path[1100];
+    DIR *d;
+    struct dirent *de;
+    int n = 0;
+    (void)state;
+    if (!root) {
+        printf("# skip: ../shared/data is absent\n");
+        skip();
+    }
+    snprintf(path, sizeof path, "%s/neusight/devices", root);
+    d = opendir(path);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        char name[256];
+        st_gpu g;
+        st_error err;
+        size_t l = strlen(de->d_name);
+        if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0 || strstr(de->d_name, "_TP."))
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)(l - 5), de->d_name);
+        if (st_find_gpu_for_device(name, &g, &err) != 0)
+            fail_msg("%s: %s", name, err.msg);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 12);
+}
+
 static void test_nodes_and_clusters(void **state)
 {
     st_cluster c;
@@ -204,6 +265,8 @@ int main(void)
         cmocka_unit_test(test_gpu_spec_consistency),
         cmocka_unit_test(test_against_neusight_devices),
         cmocka_unit_test(test_eyeriss_matches_timeloop_ert),
+        cmocka_unit_test(test_device_names),
+        cmocka_unit_test(test_neusight_devices_have_presets),
         cmocka_unit_test(test_nodes_and_clusters),
     };
     return cmocka_run_group_tests_name("presets", tests, NULL, NULL);

@@ -107,6 +107,10 @@ void cli_json_gpu(st_json *j, const char *key, const st_gpu *g)
     st_json_string(j, "id", g->id);
     st_json_string(j, "kind", "gpu");
     st_json_string(j, "name", g->name);
+    st_json_begin_array(j, "aliases");
+    for (int i = 0; i < g->n_aliases; i++)
+        st_json_string(j, NULL, g->aliases[i]);
+    st_json_end_array(j);
     st_json_string(j, "vendor", g->vendor == ST_VENDOR_AMD ? "amd" : "nvidia");
     st_json_string(j, "arch", g->arch);
     st_json_string(j, "form_factor", g->form_factor);

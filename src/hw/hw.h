@@ -29,9 +29,15 @@ typedef struct st_peak {
     double sparse; /* op/s with 2:4 structured sparsity (0: not supported) */
 } st_peak;
 
+#define ST_GPU_MAX_ALIASES 4
+
 typedef struct st_gpu {
     char id[ST_ID_MAX];     /* file stem, e.g. "h100-sxm" */
     char name[ST_NAME_MAX]; /* marketing name */
+    /* names the driver reports ("Tesla V100-PCIE-32GB"), as measurements
+     * record them; used to match measured data to this preset */
+    char aliases[ST_GPU_MAX_ALIASES][ST_ID_MAX];
+    int n_aliases;
     st_vendor vendor;
     char arch[32];
     char form_factor[16]; /* "sxm", "pcie", "oam" or "" */

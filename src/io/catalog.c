@@ -3,6 +3,7 @@
 #include "io/fields.h"
 #include "io/io.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -245,6 +246,54 @@ int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_erro
                               cat.root);
         free(ids);
     }
+    st_catalog_free(&cat);
+    return rc;
+}
+
+/* Lower case, '_' as ' ', for comparing device names. */
+static void device_key(const char *in, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < n; i++)
+        out[i] = in[i] == '_' ? ' ' : (char)tolower((unsigned char)in[i]);
+    out[i] = '\0';
+}
+
+int st_find_gpu_for_device(const char *device, st_gpu *out, st_error *err)
+{
+    st_catalog cat;
+    char want[128], key[128];
+    int rc;
+    device_key(device, want, sizeof want);
+    if ((rc = scan(&cat, 0, err)))
+        return rc;
+    for (size_t i = 0; i < cat.n; i++) {
+        st_gpu g;
+        if (cat.items[i].kind != ST_FILE_GPU)
+            continue;
+        if ((rc = st_load_gpu(cat.items[i].path, &g, err))) {
+            st_catalog_free(&cat);
+            return rc;
+        }
+        int hit = 0;
+        device_key(g.id, key, sizeof key);
+        hit |= strcmp(key, want) == 0;
+        device_key(g.name, key, sizeof key);
+        hit |= strcmp(key, want) == 0;
+        for (int a = 0; a < g.n_aliases && !hit; a++) {
+            device_key(g.aliases[a], key, sizeof key);
+            hit = strcmp(key, want) == 0;
+        }
+        if (hit) {
+            *out = g;
+            st_catalog_free(&cat);
+            return 0;
+        }
+    }
+    rc = st_error_set(err, ST_ENOTFOUND,
+                      "no GPU preset for the device '%s': add it to the aliases of the preset "
+                      "that describes it (strata-presets(5)), or write one",
+                      device);
     st_catalog_free(&cat);
     return rc;
 }

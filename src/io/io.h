@@ -79,4 +79,10 @@ void st_catalog_free(st_catalog *cat);
  * want < 0: any kind. Unknown names get a did-you-mean. */
 int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_error *err);
 
+/* The GPU preset a measurement's device name denotes: the name a driver
+ * reports ("Tesla V100-PCIE-32GB") or a file name made from it
+ * ("Tesla_V100-PCIE-32GB"), matched without regard to case or '_' vs ' '
+ * against each GPU preset's id, name and aliases. ST_ENOTFOUND when none. */
+int st_find_gpu_for_device(const char *device, st_gpu *out, st_error *err);
+
 #endif

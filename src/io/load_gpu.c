@@ -7,6 +7,7 @@
 static const fkey gpu_keys[] = {
     {"kind", 1, "gpu"},
     {"name", 1, "marketing name"},
+    {"aliases", 0, "names the driver reports"},
     {"vendor", 1, "nvidia or amd"},
     {"arch", 1, "architecture, e.g. hopper"},
     {"form_factor", 0, "sxm, pcie or oam"},
@@ -107,6 +108,22 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(c, root, "tdp_w", 1, 1e6, 1, "W", &g->tdp_w)) ||
         (rc = st_read_throughput(c, root, "throughput", g->matrix)))
         return rc;
+    v = f_get(root, "aliases");
+    if (v) {
+        if (v->kind != ST_Y_SEQ || v->n > ST_GPU_MAX_ALIASES)
+            return f_error(c, v, "key 'aliases': expected a list of at most %d names, found %s",
+                           ST_GPU_MAX_ALIASES,
+                           v->kind == ST_Y_SEQ ? "a longer list" : st_ykind_name(v->kind));
+        for (size_t i = 0; i < v->n; i++) {
+            const st_ynode *a = v->items[i];
+            if (a->kind != ST_Y_SCALAR || st_ynode_is_null(a) || !a->scalar[0] ||
+                strlen(a->scalar) >= ST_ID_MAX)
+                return f_error(c, a, "key 'aliases': each alias is a name of 1 to %d bytes",
+                               ST_ID_MAX - 1);
+            snprintf(g->aliases[i], ST_ID_MAX, "%s", a->scalar);
+        }
+        g->n_aliases = (int)v->n;
+    }
     g->vendor = (st_vendor)vendor;
     if (ff >= 0)
         snprintf(g->form_factor, sizeof g->form_factor, "%s", form_factors[ff]);
