@@ -57,14 +57,13 @@ static int run(int argc, char **argv)
             st_json_begin_array(&j, section == 0 ? "presets" : "workloads");
         for (size_t i = 0; i < cat.n; i++) {
             const st_catalog_entry *e = &cat.items[i];
-            char subject[256];
             if ((e->kind == ST_FILE_MODEL) != (section == 1))
                 continue;
             if (kind >= 0 && e->kind != (st_file_kind)kind)
                 continue;
-            snprintf(subject, sizeof subject, "%s\t%s\t%s", e->id, st_file_kind_name(e->kind),
-                     e->name);
-            if (re && !st_regex_match(re, subject))
+            /* a match on any field keeps the entry, so ^l4$ finds the id l4 */
+            if (re && !st_regex_match(re, e->id) &&
+                !st_regex_match(re, st_file_kind_name(e->kind)) && !st_regex_match(re, e->name))
                 continue;
             if (json) {
                 st_json_begin_object(&j, NULL);
@@ -104,7 +103,8 @@ const cli_command cmd_list = {
     "list [--kind KIND] [--filter REGEX] [--json]",
     "List the hardware presets and workloads strata can find.",
     "  --kind KIND      only gpu, edge, accelerator, node, cluster or workload\n"
-    "  --filter REGEX   keep entries whose id, kind or name matches (PCRE2, caseless)\n"
+    "  --filter REGEX   keep entries whose id, kind or name matches (PCRE2, caseless;\n"
+    "                   each field is matched on its own, so ^l4$ finds the id l4)\n"
     "  --json           machine-readable output: {data_root, presets[], workloads[]}\n",
     run,
 };
