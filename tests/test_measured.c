@@ -8,7 +8,31 @@
 
 #include "io/measured.h"
 
-#include <dirent.h>
+/* Every field of one kernel sample (vector ops: n = H; conv fields 0). */
+static void check_kernel(const st_kernel_sample *k, st_meas_op op, const char *device,
+                         const char *name, double latency_ms, const long long bmnk[4],
+                         const long long grid[3], const long long block[3], int line)
+{
+    assert_int_equal(k->op, op);
+    assert_string_equal(k->device, device);
+    assert_string_equal(k->kernel_name, name);
+    assert_true(k->latency_s == latency_ms / 1e3);
+    assert_int_equal(k->b, bmnk[0]);
+    assert_int_equal(k->m, bmnk[1]);
+    assert_int_equal(k->n, bmnk[2]);
+    assert_int_equal(k->k, bmnk[3]);
+    assert_int_equal(k->c_in, 0);
+    assert_int_equal(k->c_out, 0);
+    assert_int_equal(k->kernel, 0);
+    assert_int_equal(k->size, 0);
+    assert_int_equal(k->stride, 0);
+    assert_int_equal(k->pad, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(k->grid[i], grid[i]);
+        assert_int_equal(k->block[i], block[i]);
+    }
+    assert_int_equal(k->line, line);
+}
 
 static void test_neusight_fixture(void **state)
 {
@@ -17,24 +41,13 @@ static void test_neusight_fixture(void **state)
     (void)state;
     assert_int_equal(st_read_neusight_csv(testdata("measured/kernels.csv"), &s, &err), 0);
     assert_int_equal(s.n, 2); /* the 'frobnicate' row is skipped */
-    assert_int_equal(s.items[0].op, ST_MEAS_BMM);
-    assert_string_equal(s.items[0].device, "Tesla T4");
-    assert_string_equal(s.items[0].kernel_name, "volta_sgemm_128x64_nn");
-    assert_true(s.items[0].latency_s == 0.5e-3);
-    assert_int_equal(s.items[0].b, 4);
-    assert_int_equal(s.items[0].m, 100);
-    assert_int_equal(s.items[0].n, 200);
-    assert_int_equal(s.items[0].k, 300);
-    assert_int_equal(s.items[0].grid[0], 2);
-    assert_int_equal(s.items[0].grid[1], 3);
-    assert_int_equal(s.items[0].grid[2], 4);
-    assert_int_equal(s.items[0].block[0], 256);
-    assert_int_equal(s.items[0].line, 2);
+    check_kernel(&s.items[0], ST_MEAS_BMM, "Tesla T4", "volta_sgemm_128x64_nn", 0.5,
+                 (const long long[]){4, 100, 200, 300}, (const long long[]){2, 3, 4},
+                 (const long long[]){256, 1, 1}, 2);
     /* a quoted name with a doubled quote and commas, cut at '(' */
-    assert_int_equal(s.items[1].op, ST_MEAS_LINEAR);
-    assert_string_equal(s.items[1].kernel_name, "void \"quoted\", kernel<float, 4>");
-    assert_true(s.items[1].latency_s == 2.25e-3);
-    assert_int_equal(s.items[1].k, 256);
+    check_kernel(&s.items[1], ST_MEAS_LINEAR, "Tesla T4", "void \"quoted\", kernel<float, 4>",
+                 2.25, (const long long[]){1, 64, 128, 256}, (const long long[]){5, 1, 1},
+                 (const long long[]){128, 1, 1}, 3);
     st_kernel_set_free(&s);
 }
 
@@ -45,15 +58,29 @@ static void test_neusight_crlf_vector(void **state)
     (void)state;
     assert_int_equal(st_read_neusight_csv(testdata("measured/vector-crlf.csv"), &s, &err), 0);
     assert_int_equal(s.n, 2);
-    assert_int_equal(s.items[0].op, ST_MEAS_ADD);
-    assert_int_equal(s.items[0].b, 127);
-    assert_int_equal(s.items[0].n, 168); /* H */
-    assert_string_equal(s.items[0].kernel_name,
-                        "void at::native::vectorized_elementwise_kernel<4, "
-                        "at::native::CUDAFunctor_add<float> >");
-    assert_int_equal(s.items[1].op, ST_MEAS_LN);
-    assert_int_equal(s.items[1].n, 272);
-    assert_int_equal(s.items[1].block[1], 4);
+    /* no '\r' left on the last field (H) nor in the header's 'H' */
+    check_kernel(&s.items[0], ST_MEAS_ADD, "Tesla T4",
+                 "void at::native::vectorized_elementwise_kernel<4, "
+                 "at::native::CUDAFunctor_add<float> >",
+                 0.026, (const long long[]){127, 0, 168, 0}, (const long long[]){42, 1, 1},
+                 (const long long[]){128, 1, 1}, 2);
+    check_kernel(&s.items[1], ST_MEAS_LN, "Tesla T4", "k", 0.05,
+                 (const long long[]){60, 0, 272, 0}, (const long long[]){60, 1, 1},
+                 (const long long[]){32, 4, 1}, 3);
+    st_kernel_set_free(&s);
+}
+
+/* A quoted field holding newlines: one record, numbered by its first line. */
+static void test_neusight_multiline(void **state)
+{
+    st_kernel_set s = {0, 0, NULL};
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_neusight_csv(testdata("measured/multiline.csv"), &s, &err), 0);
+    assert_int_equal(s.n, 1);
+    check_kernel(&s.items[0], ST_MEAS_RELU, "Tesla P4", "void relu<float>", 0.25,
+                 (const long long[]){2, 0, 3, 0}, (const long long[]){0, 0, 0},
+                 (const long long[]){0, 0, 0}, 2);
     st_kernel_set_free(&s);
 }
 
@@ -62,22 +89,118 @@ static void test_neusight_malformed(void **state)
     static const struct {
         const char *file, *where, *needle;
     } cases[] = {
-        {"measured/bad-latency.csv", ":2:", "column 'Latency': expected a number"},
-        {"measured/short-row.csv", ":2:1:", "7 columns, the header has 8"},
-        {"measured/negative-shape.csv", ":2:", "column 'M': expected a whole number >= 0"},
-        {"measured/unclosed-quote.csv", ":2:", "a quoted field is not closed"},
+        {"measured/bad-latency.csv", ":2:5:", "column 'Latency': expected a number, found 'fast'"},
+        {"measured/short-row.csv", ":2:1:", "the row has 7 columns, the header has 8"},
+        {"measured/negative-shape.csv", ":2:22:", "column 'M': expected a whole number in [0, "},
+        {"measured/unclosed-quote.csv", ":2:18:", "a quoted field is not closed"},
+        {"measured/zero-latency.csv", ":2:5:", "column 'Latency': expected a time > 0 (ms)"},
+        {"measured/huge-latency.csv", ":2:5:", "expected a number, found '1e999'"},
+        {"measured/empty-shape.csv", ":2:22:", "column 'H': expected a whole number"},
+        {"measured/no-device.csv", ":1:1:", "no 'Device' column"},
+        {"measured/empty.csv", ":1:1:", "the file is empty"},
+        /* after a record spanning lines 2-4 */
+        {"measured/multiline-bad.csv", ":5:21:", "column 'B': expected a whole number"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         st_kernel_set s = {0, 0, NULL};
         st_error err;
         char want[1200];
+        /* one good row first: a failed read must leave the set as it was */
+        assert_int_equal(st_read_neusight_csv(testdata("measured/vector-crlf.csv"), &s, &err), 0);
+        assert_int_equal(s.n, 2);
         snprintf(want, sizeof want, "%s%s", testdata(cases[i].file), cases[i].where);
         if (st_read_neusight_csv(testdata(cases[i].file), &s, &err) == 0 ||
             strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, cases[i].needle))
             fail_msg("%s: %s", cases[i].file, err.msg);
+        assert_int_equal(s.n, 2);
+        assert_int_equal(err.code, ST_EINVAL);
         st_kernel_set_free(&s);
     }
+}
+
+static void test_op_names(void **state)
+{
+    static const char *const names[ST_MEAS_OP_COUNT] = {
+        "bmm", "linear", "conv", "add", "addu", "mul", "mulu", "div", "divu",
+        "pow", "powu", "gelu", "relu", "tanh", "ln", "softmax"};
+    st_meas_op op;
+    (void)state;
+    for (int i = 0; i < ST_MEAS_OP_COUNT; i++) {
+        assert_string_equal(st_meas_op_name((st_meas_op)i), names[i]);
+        assert_int_equal(st_meas_op_parse(names[i], &op), 0);
+        assert_int_equal(op, i);
+    }
+    assert_int_equal(st_meas_op_parse("Softmax", &op), ST_EINVAL);
+    assert_int_equal(st_meas_op_parse("", &op), ST_EINVAL);
+}
+
+/* A folder: *.csv only, not descending, sorted by name (a-vec before
+ * b-conv); conv shapes; "(anonymous namespace)" kept in kernel names. */
+static void test_neusight_dir(void **state)
+{
+    st_kernel_set s = {0, 0, NULL};
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_neusight_dir(testdata("measured/dir"), &s, &err), 0);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.items[0].op, ST_MEAS_SOFTMAX);
+    assert_string_equal(s.items[0].device, "Tesla V100-PCIE-32GB");
+    assert_string_equal(s.items[0].kernel_name,
+                        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, "
+                        "float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>");
+    assert_true(s.items[0].latency_s == 0.125e-3);
+    assert_int_equal(s.items[0].b, 32768);
+    assert_int_equal(s.items[0].n, 1600);
+    assert_int_equal(s.items[0].m, 0);
+    assert_int_equal(s.items[0].grid[0], 32768);
+    assert_int_equal(s.items[0].block[0], 256);
+    assert_int_equal(s.items[0].line, 2);
+    /* after a blank line; a name with no argument list, trimmed */
+    assert_int_equal(s.items[1].op, ST_MEAS_GELU);
+    assert_string_equal(s.items[1].kernel_name, "void (anonymous namespace)::gelu_kernel<float>");
+    assert_int_equal(s.items[1].line, 4);
+    assert_int_equal(s.items[2].op, ST_MEAS_CONV);
+    assert_string_equal(s.items[2].kernel_name, "volta_sgemm_64x64_nn");
+    assert_true(s.items[2].latency_s == 2.7097493012746177 / 1e3);
+    assert_int_equal(s.items[2].b, 38);
+    assert_int_equal(s.items[2].c_in, 893);
+    assert_int_equal(s.items[2].c_out, 326);
+    assert_int_equal(s.items[2].kernel, 3);
+    assert_int_equal(s.items[2].size, 5);
+    assert_int_equal(s.items[2].stride, 1);
+    assert_int_equal(s.items[2].pad, 1);
+    assert_int_equal(s.items[2].grid[2], 36);
+    assert_int_equal(s.items[2].block[0], 64);
+    st_kernel_set_free(&s);
+    assert_int_equal(s.n, 0);
+    assert_null(s.items);
+    /* a folder that is not there */
+    assert_int_equal(st_read_neusight_dir(testdata("measured/no-such-dir"), &s, &err), ST_EIO);
+    assert_non_null(strstr(err.msg, "measured/no-such-dir: cannot open folder"));
+    assert_int_equal(st_read_neusight_csv(testdata("measured/no-such.csv"), &s, &err), ST_EIO);
+    assert_non_null(strstr(err.msg, "measured/no-such.csv: cannot open"));
+}
+
+/* Every field of one VIDUR sample; times given in ms as in the file. */
+static void check_vidur(const st_vidur_sample *v, const char *op, long long tokens, int tp,
+                        const double ms[5], int line)
+{
+    assert_string_equal(v->op, op);
+    assert_int_equal(v->num_tokens, tokens);
+    assert_int_equal(v->tp, tp);
+    assert_int_equal(v->n_head, 32);
+    assert_int_equal(v->n_kv_head, 8);
+    assert_int_equal(v->n_embd, 4096);
+    assert_int_equal(v->n_expanded_embd, 14336);
+    assert_int_equal(v->vocab_size, 128256);
+    assert_int_equal(v->gated_mlp, 1);
+    assert_true(v->min_s == ms[0] / 1e3);
+    assert_true(v->max_s == ms[1] / 1e3);
+    assert_true(v->mean_s == ms[2] / 1e3);
+    assert_true(v->median_s == ms[3] / 1e3);
+    assert_true(v->std_s == ms[4] / 1e3);
+    assert_int_equal(v->line, line);
 }
 
 static void test_vidur_fixture(void **state)
@@ -89,17 +212,47 @@ static void test_vidur_fixture(void **state)
                                        &err), 0);
     assert_string_equal(v.gpu, "a100");
     assert_string_equal(v.model, "org/model");
-    assert_int_equal(v.n, 4); /* 2 rows x 2 operators */
+    assert_int_equal(v.n, 4); /* 2 rows x 2 operators, in header order */
+    check_vidur(&v.items[0], "add", 64, 2, (const double[]){0.1, 0.3, 0.2, 0.2, 0.05}, 2);
+    check_vidur(&v.items[1], "mlp_up_proj", 64, 2, (const double[]){1.0, 2.0, 1.5, 1.4, 0.25},
+                2);
+    check_vidur(&v.items[2], "add", 128, 2, (const double[]){0.11, 0.31, 0.21, 0.2, 0.05}, 3);
+    check_vidur(&v.items[3], "mlp_up_proj", 128, 2, (const double[]){2.0, 3.0, 2.5, 2.4, 0.5},
+                3);
+    st_vidur_set_free(&v);
+}
+
+/* A path without compute/GPU/ORG/MODEL leaves gpu and model empty; an
+ * operator lacking any of its five statistics is not read. */
+static void test_vidur_flat_and_bad(void **state)
+{
+    st_vidur_set v = {0, 0, NULL, "x", "y"};
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_vidur_mlp(testdata("measured/vidur-flat/mlp.csv"), &v, &err), 0);
+    assert_string_equal(v.gpu, "");
+    assert_string_equal(v.model, "");
+    assert_int_equal(v.n, 1); /* 'emb' has only a mean */
     assert_string_equal(v.items[0].op, "add");
-    assert_string_equal(v.items[1].op, "mlp_up_proj");
-    assert_true(v.items[1].mean_s == 1.5e-3);
-    assert_true(v.items[1].median_s == 1.4e-3);
-    assert_true(v.items[1].std_s == 0.25e-3);
-    assert_int_equal(v.items[3].num_tokens, 128);
-    assert_int_equal(v.items[3].tp, 2);
-    assert_int_equal(v.items[3].n_kv_head, 8);
-    assert_int_equal(v.items[3].n_expanded_embd, 14336);
-    assert_int_equal(v.items[3].gated_mlp, 1);
+    assert_true(v.items[0].std_s == 0);
+    assert_true(v.items[0].min_s == 0.1e-3);
+    assert_true(v.items[0].max_s == 0.3e-3);
+    assert_int_equal(v.items[0].gated_mlp, 0);
+    assert_int_equal(v.items[0].n_head, 32);
+    assert_int_equal(v.items[0].n_embd, 2560);
+    assert_int_equal(v.items[0].vocab_size, 51200);
+    assert_int_equal(v.items[0].line, 2);
+
+    assert_int_not_equal(st_read_vidur_mlp(testdata("measured/vidur-bad-gated.csv"), &v, &err),
+                         0);
+    assert_non_null(strstr(err.msg, "vidur-bad-gated.csv:2:"));
+    assert_non_null(strstr(err.msg, "column 'use_gated_mlp': expected True or False, found "
+                                    "'Maybe'"));
+    assert_int_equal(v.n, 1);
+    assert_int_not_equal(st_read_vidur_mlp(testdata("measured/vidur-bad-mean.csv"), &v, &err), 0);
+    assert_non_null(strstr(err.msg, "vidur-bad-mean.csv:3:9: column 'time_stats.add.mean': "
+                                    "expected a number, found 'x'"));
+    assert_int_equal(v.n, 1); /* the good row of the failed file is not kept */
     st_vidur_set_free(&v);
 }
 
@@ -154,7 +307,18 @@ static void test_shared_data(void **state)
         /* ten operators per row: emb, two layernorms, four projections,
          * rope, activation, add */
         assert_int_equal(v.n, 10 * data_lines(path));
+        assert_string_equal(v.gpu, "a100");
         assert_string_equal(v.model, "meta-llama/Llama-2-70b-hf");
+        for (size_t j = 0; j < v.n; j++)
+            assert_true(v.items[j].mean_s > 0 && v.items[j].min_s <= v.items[j].max_s);
+        st_vidur_set_free(&v);
+        /* phi-2 has parallel attention: no post_attention_layernorm columns */
+        snprintf(path, sizeof path, "%s/vidur/profiling/compute/a40/microsoft/phi-2/mlp.csv",
+                 root);
+        assert_int_equal(st_read_vidur_mlp(path, &v, &err), 0);
+        assert_int_equal(v.n, 9 * data_lines(path));
+        assert_string_equal(v.gpu, "a40");
+        assert_int_equal(v.items[0].gated_mlp, 0);
         st_vidur_set_free(&v);
     }
 }
@@ -162,10 +326,14 @@ static void test_shared_data(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_op_names),
         cmocka_unit_test(test_neusight_fixture),
         cmocka_unit_test(test_neusight_crlf_vector),
+        cmocka_unit_test(test_neusight_multiline),
         cmocka_unit_test(test_neusight_malformed),
+        cmocka_unit_test(test_neusight_dir),
         cmocka_unit_test(test_vidur_fixture),
+        cmocka_unit_test(test_vidur_flat_and_bad),
         cmocka_unit_test(test_shared_data),
     };
     return cmocka_run_group_tests_name("measured", tests, NULL, NULL);

@@ -8,8 +8,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const op_names[ST_MEAS_OP_COUNT] = {
     "bmm", "linear", "conv", "add", "addu", "mul", "mulu", "div", "divu",
@@ -38,9 +41,10 @@ typedef struct csv {
     const char *path;
     char *buf;      /* whole file */
     size_t len, pos;
-    int line;       /* line of the record being read (1-based) */
+    int line;       /* first line of the record being read (1-based) */
+    int next_line;  /* first line of the next record */
     char *field[MAX_FIELDS];
-    int col[MAX_FIELDS]; /* starting column of each field */
+    int fline[MAX_FIELDS], col[MAX_FIELDS]; /* where each field starts */
     int n;
     char *scratch;  /* unquoted copy of the current record */
     size_t scratch_cap;
@@ -104,8 +108,7 @@ static int next_record(csv *c, st_error *err)
         c->scratch = s;
         c->scratch_cap = need;
     }
-    c->line++;
-    start_line = c->line;
+    c->line = start_line = ++c->next_line;
     c->n = 0;
     for (;;) {
         int quoted = 0;
@@ -113,6 +116,7 @@ static int next_record(csv *c, st_error *err)
             return st_error_set(err, ST_EINVAL, "%s:%d:%d: more than %d columns", c->path,
                                 start_line, col, MAX_FIELDS);
         c->field[c->n] = c->scratch + out;
+        c->fline[c->n] = c->next_line;
         c->col[c->n] = col;
         c->n++;
         if (c->pos < c->len && c->buf[c->pos] == '"') {
@@ -126,7 +130,7 @@ static int next_record(csv *c, st_error *err)
                 if (c->pos >= c->len)
                     return st_error_set(err, ST_EINVAL,
                                         "%s:%d:%d: a quoted field is not closed", c->path,
-                                        start_line, c->col[c->n - 1]);
+                                        c->fline[c->n - 1], c->col[c->n - 1]);
                 c->pos++;
                 col++;
                 if (ch == '"') {
@@ -139,8 +143,8 @@ static int next_record(csv *c, st_error *err)
                     quoted = 0;
                     continue;
                 }
-                if (ch == '\n') {
-                    c->line++;
+                if (ch == '\n') { /* a newline inside quotes */
+                    c->next_line++;
                     col = 1;
                 }
                 c->scratch[out++] = ch;
@@ -177,27 +181,38 @@ static int find_col(char **names, int n, const char *name)
     return -1;
 }
 
-static int field_number(const csv *c, int idx, const char *name, double min, double *out,
-                        st_error *err)
+/* A field as a finite number >= 0 (strtod also takes hex, inf and nan:
+ * none of them belongs in a measurement). */
+static int field_number(const csv *c, int idx, const char *name, double *out, st_error *err)
 {
     char *end;
     const char *s = c->field[idx];
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || strpbrk(s, "xXnNiI") || v < min)
-        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a number >= %g, "
-                            "found '%.40s'", c->path, c->line, c->col[idx], name, min, s);
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || *end != '\0' || strpbrk(s, "xXnNiI") || errno == ERANGE || !isfinite(v))
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a number, "
+                            "found '%.40s'", c->path, c->fline[idx], c->col[idx], name, s);
+    if (v < 0)
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a number >= 0, "
+                            "found '%.40s'", c->path, c->fline[idx], c->col[idx], name, s);
     *out = v;
     return 0;
 }
 
-static int field_int(const csv *c, int idx, const char *name, long long *out, st_error *err)
+/* A field as a whole number in [0, max]. */
+static int field_int(const csv *c, int idx, const char *name, long long max, long long *out,
+                     st_error *err)
 {
     char *end;
     const char *s = c->field[idx];
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || v < 0 || errno == ERANGE)
+    long long v;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || v < 0 || v > max || errno == ERANGE)
         return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a whole number "
-                            ">= 0, found '%.40s'", c->path, c->line, c->col[idx], name, s);
+                            "in [0, %lld], found '%.40s'", c->path, c->fline[idx], c->col[idx],
+                            name, max, s);
     *out = v;
     return 0;
 }
@@ -209,6 +224,8 @@ static int csv_open(csv *c, const char *path, char ***header, int *nheader, st_e
     c->path = path;
     if ((rc = read_all(path, &c->buf, &c->len, err)))
         return rc;
+    if (c->len >= 3 && memcmp(c->buf, "\xef\xbb\xbf", 3) == 0)
+        c->pos = 3; /* a UTF-8 byte-order mark, as spreadsheets write */
     rc = next_record(c, err);
     if (rc <= 0) {
         free(c->buf);
@@ -266,13 +283,102 @@ enum { C_OP, C_LAT, C_DEV, C_KNAME, C_GX, C_GY, C_GZ, C_BX, C_BY, C_BZ, C_B, C_M
 static const char *const col_names[N_COLS] = {
     "OPName", "Latency", "Device", "Kernel Name", "Grid x", "Grid y", "Grid z", "Block x",
     "Block y", "Block z", "B", "M", "N", "K", "H", "Input_Channel", "Output_Channel",
-    "Kernel_Szie", "Input_Size", "Stride", "Padding",
+    "Kernel_Szie", "Input_Size", "Stride", "Padding", /* "Szie" as NeuSight spells it */
 };
+
+/* The kernel name without its argument list: cut at the first '(' that does
+ * not open "(anonymous namespace)" (else every softmax and layer-norm kernel
+ * would be named "void" or "void at::native::"), trimmed. */
+static void kernel_name(const char *k, char *out, size_t size)
+{
+    static const char anon[] = "(anonymous namespace)";
+    const char *end = k;
+    while ((end = strchr(end, '(')) != NULL && strncmp(end, anon, sizeof anon - 1) == 0)
+        end += sizeof anon - 1;
+    if (!end)
+        end = k + strlen(k);
+    while (k < end && strchr(" \t\r\n", *k))
+        k++;
+    while (end > k && strchr(" \t\r\n", end[-1]))
+        end--;
+    snprintf(out, size, "%.*s", (int)(end - k), k);
+}
+
+/* The shape columns of one op class and where each goes in a sample. */
+static int shape_of(st_meas_op op, st_kernel_sample *s, const int **cols, long long **dst)
+{
+    static const int gemm[] = {C_B, C_M, C_N, C_K};
+    static const int vec[] = {C_B, C_H};
+    static const int conv[] = {C_B, C_CIN, C_COUT, C_KS, C_SIZE, C_STRIDE, C_PAD};
+    if (op == ST_MEAS_BMM || op == ST_MEAS_LINEAR) {
+        long long *d[] = {&s->b, &s->m, &s->n, &s->k};
+        memcpy(dst, d, sizeof d);
+        *cols = gemm;
+        return 4;
+    }
+    if (op == ST_MEAS_CONV) {
+        long long *d[] = {&s->b, &s->c_in, &s->c_out, &s->kernel, &s->size, &s->stride, &s->pad};
+        memcpy(dst, d, sizeof d);
+        *cols = conv;
+        return 7;
+    }
+    {
+        long long *d[] = {&s->b, &s->n};
+        memcpy(dst, d, sizeof d);
+        *cols = vec;
+        return 2;
+    }
+}
+
+/* One data record into a sample; 1 when its op is not one strata knows. */
+static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_error *err)
+{
+    const int *cols;
+    long long *dst[7];
+    st_meas_op op;
+    double ms;
+    int n, rc;
+    if (st_meas_op_parse(c->field[idx[C_OP]], &op) != 0)
+        return 1;
+    memset(s, 0, sizeof *s);
+    s->op = op;
+    s->line = c->line;
+    snprintf(s->device, sizeof s->device, "%s", c->field[idx[C_DEV]]);
+    if (idx[C_KNAME] >= 0)
+        kernel_name(c->field[idx[C_KNAME]], s->kernel_name, sizeof s->kernel_name);
+    if ((rc = field_number(c, idx[C_LAT], "Latency", &ms, err)))
+        return rc;
+    if (ms <= 0)
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Latency': expected a time > 0 "
+                            "(ms), found '%.40s'", c->path, c->fline[idx[C_LAT]],
+                            c->col[idx[C_LAT]], c->field[idx[C_LAT]]);
+    s->latency_s = ms / 1e3;
+    n = shape_of(op, s, &cols, dst);
+    for (int i = 0; i < n; i++) {
+        if (idx[cols[i]] < 0)
+            return st_error_set(err, ST_EINVAL, "%s:1:1: op '%s' (line %d) needs a '%s' "
+                                "column", c->path, op_names[op], c->line, col_names[cols[i]]);
+        if ((rc = field_int(c, idx[cols[i]], col_names[cols[i]], LLONG_MAX, dst[i], err)))
+            return rc;
+    }
+    /* launch geometry: optional, an empty field reads as 0 */
+    for (int i = 0; i < 3; i++) {
+        if (idx[C_GX + i] >= 0 && c->field[idx[C_GX + i]][0] &&
+            (rc = field_int(c, idx[C_GX + i], col_names[C_GX + i], LLONG_MAX, &s->grid[i], err)))
+            return rc;
+        if (idx[C_BX + i] >= 0 && c->field[idx[C_BX + i]][0] &&
+            (rc = field_int(c, idx[C_BX + i], col_names[C_BX + i], LLONG_MAX, &s->block[i],
+                            err)))
+            return rc;
+    }
+    return 0;
+}
 
 int st_read_neusight_csv(const char *path, st_kernel_set *out, st_error *err)
 {
     csv c;
     char **header;
+    size_t n0 = out->n;
     int nh, rc, idx[N_COLS];
     if ((rc = csv_open(&c, path, &header, &nh, err)))
         return rc;
@@ -287,75 +393,16 @@ int st_read_neusight_csv(const char *path, st_kernel_set *out, st_error *err)
         }
     while ((rc = next_record(&c, err)) == 1) {
         st_kernel_sample s;
-        st_meas_op op;
-        double v;
-        rc = 0;
         if (c.n == 1 && c.field[0][0] == '\0')
             continue; /* blank line */
         if (c.n != nh) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: %d columns, the header has %d", path,
-                              c.line, c.n, nh);
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: the row has %d columns, the header "
+                              "has %d", path, c.line, c.n, nh);
             break;
         }
-        if (st_meas_op_parse(c.field[idx[C_OP]], &op) != 0)
-            continue; /* an op strata does not calibrate */
-        memset(&s, 0, sizeof s);
-        s.op = op;
-        s.line = c.line;
-        snprintf(s.device, sizeof s.device, "%s", c.field[idx[C_DEV]]);
-        if (idx[C_KNAME] >= 0) {
-            const char *k = c.field[idx[C_KNAME]];
-            size_t n = strcspn(k, "(");
-            while (n > 0 && k[n - 1] == ' ')
-                n--;
-            snprintf(s.kernel_name, sizeof s.kernel_name, "%.*s", (int)n, k);
-        }
-        if ((rc = field_number(&c, idx[C_LAT], "Latency", 0, &v, err)))
-            break;
-        if (v <= 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Latency': expected a time > 0 "
-                              "ms, found '%s'", path, c.line, c.col[idx[C_LAT]],
-                              c.field[idx[C_LAT]]);
-            break;
-        }
-        s.latency_s = v / 1e3; /* ms -> s; division rounds correctly */
-        {
-            /* the shape columns this op has */
-            static const int gemm[] = {C_B, C_M, C_N, C_K};
-            static const int vec[] = {C_B, C_H};
-            static const int conv[] = {C_B, C_CIN, C_COUT, C_KS, C_SIZE, C_STRIDE, C_PAD};
-            long long *gemm_dst[] = {&s.b, &s.m, &s.n, &s.k};
-            long long *vec_dst[] = {&s.b, &s.n};
-            long long *conv_dst[] = {&s.b, &s.c_in, &s.c_out, &s.kernel, &s.size, &s.stride,
-                                     &s.pad};
-            const int *cols = op == ST_MEAS_CONV ? conv : (op <= ST_MEAS_LINEAR ? gemm : vec);
-            long long **dst = op == ST_MEAS_CONV ? conv_dst : (op <= ST_MEAS_LINEAR ? gemm_dst
-                                                                                   : vec_dst);
-            int n = op == ST_MEAS_CONV ? 7 : (op <= ST_MEAS_LINEAR ? 4 : 2);
-            for (int i = 0; i < n && rc == 0; i++) {
-                if (idx[cols[i]] < 0) {
-                    rc = st_error_set(err, ST_EINVAL, "%s:1:1: op '%s' needs a '%s' column",
-                                      path, op_names[op], col_names[cols[i]]);
-                    break;
-                }
-                errno = 0;
-                rc = field_int(&c, idx[cols[i]], col_names[cols[i]], dst[i], err);
-            }
-            for (int i = 0; i < 3 && rc == 0; i++) {
-                if (idx[C_GX + i] >= 0 && c.field[idx[C_GX + i]][0]) {
-                    double g;
-                    if ((rc = field_number(&c, idx[C_GX + i], col_names[C_GX + i], 0, &g, err)))
-                        break;
-                    s.grid[i] = (long long)g;
-                }
-                if (idx[C_BX + i] >= 0 && c.field[idx[C_BX + i]][0]) {
-                    double b;
-                    if ((rc = field_number(&c, idx[C_BX + i], col_names[C_BX + i], 0, &b, err)))
-                        break;
-                    s.block[i] = (long long)b;
-                }
-            }
-        }
+        rc = kernel_row(&c, idx, &s, err);
+        if (rc == 1)
+            continue; /* an op strata does not model */
         if (rc)
             break;
         if (grow((void **)&out->items, &out->cap, out->n, sizeof *out->items)) {
@@ -365,7 +412,11 @@ int st_read_neusight_csv(const char *path, st_kernel_set *out, st_error *err)
         out->items[out->n++] = s;
     }
     csv_close(&c, header, nh);
-    return rc < 0 ? rc : 0;
+    if (rc < 0) {
+        out->n = n0; /* nothing half-read */
+        return rc;
+    }
+    return 0;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -378,7 +429,7 @@ int st_read_neusight_dir(const char *dir, st_kernel_set *out, st_error *err)
     DIR *d = opendir(dir);
     struct dirent *de;
     char **names = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, n0 = out->n;
     int rc = 0;
     if (!d)
         return st_error_set(err, ST_EIO, "%s: cannot open folder: %s", dir, strerror(errno));
@@ -397,13 +448,21 @@ int st_read_neusight_dir(const char *dir, st_kernel_set *out, st_error *err)
     if (rc == 0 && n)
         qsort(names, n, sizeof *names, name_cmp);
     for (size_t i = 0; i < n && rc == 0; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char path[4096];
+        struct stat st;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= sizeof path) {
+            rc = st_error_set(err, ST_EINVAL, "%s/%s: path too long", dir, names[i]);
+            break;
+        }
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue; /* a folder or dangling link named *.csv */
         rc = st_read_neusight_csv(path, out, err);
     }
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
+    if (rc)
+        out->n = n0;
     return rc;
 }
 
@@ -414,32 +473,43 @@ void st_kernel_set_free(st_kernel_set *s)
 }
 
 /* ---- VIDUR ----------------------------------------------------------------- */
+#define MAX_VIDUR_OPS 32
+
+/* gpu and ORG/MODEL from .../compute/GPU/ORG/MODEL/FILE; empty otherwise. */
+static void vidur_names(const char *path, st_vidur_set *out)
+{
+    const char *p = NULL, *q;
+    out->gpu[0] = out->model[0] = '\0';
+    if (strncmp(path, "compute/", 8) == 0)
+        p = path + 8;
+    for (q = path; (q = strstr(q, "/compute/")) != NULL; q++)
+        p = q + 9; /* the last one */
+    if (p) {
+        const char *org = strchr(p, '/');
+        const char *model = org ? strchr(org + 1, '/') : NULL;
+        const char *file = model ? strchr(model + 1, '/') : NULL;
+        if (!org || org == p || !model || model == org + 1 || !file || file == model + 1 ||
+            strchr(file + 1, '/') || !file[1])
+            return;
+        snprintf(out->gpu, sizeof out->gpu, "%.*s", (int)(org - p), p);
+        snprintf(out->model, sizeof out->model, "%.*s", (int)(file - org - 1), org + 1);
+    }
+}
+
 int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err)
 {
     static const char *const stats[5] = {"min", "max", "mean", "median", "std"};
-    static const char *const meta[] = {"n_head", "n_kv_head", "n_embd", "n_expanded_embd",
-                                       "vocab_size", "use_gated_mlp", "num_tokens",
-                                       "num_tensor_parallel_workers"};
+    static const char *const meta[8] = {"n_head", "n_kv_head", "n_embd", "n_expanded_embd",
+                                        "vocab_size", "use_gated_mlp", "num_tokens",
+                                        "num_tensor_parallel_workers"};
     csv c;
     char **header;
+    size_t n0 = out->n;
     int nh, rc, midx[8];
-    char ops[32][32];
-    int opcol[32][5], nops = 0;
+    char ops[MAX_VIDUR_OPS][32];
+    int opcol[MAX_VIDUR_OPS][5], nops = 0;
     if ((rc = csv_open(&c, path, &header, &nh, err)))
         return rc;
-    /* gpu and ORG/MODEL from .../compute/GPU/ORG/MODEL/mlp.csv */
-    {
-        const char *p = strstr(path, "/compute/");
-        out->gpu[0] = out->model[0] = '\0';
-        if (p) {
-            const char *g = p + 9, *o = strchr(g, '/'), *m = o ? strchr(o + 1, '/') : NULL;
-            const char *f = m ? strchr(m + 1, '/') : NULL;
-            if (o && m && f) {
-                snprintf(out->gpu, sizeof out->gpu, "%.*s", (int)(o - g), g);
-                snprintf(out->model, sizeof out->model, "%.*s", (int)(f - o - 1), o + 1);
-            }
-        }
-    }
     for (int i = 0; i < 8; i++)
         if ((midx[i] = find_col(header, nh, meta[i])) < 0) {
             rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected a VIDUR "
@@ -447,19 +517,20 @@ int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err)
             csv_close(&c, header, nh);
             return rc;
         }
-    /* operators: every time_stats.OP.mean column with its four siblings */
-    for (int i = 0; i < nh && nops < 32; i++) {
+    /* operators: every time_stats.OP.mean column that has all four siblings */
+    for (int i = 0; i < nh && nops < MAX_VIDUR_OPS; i++) {
         const char *h = header[i];
         size_t l = strlen(h);
-        if (strncmp(h, "time_stats.", 11) != 0 || l < 16 || strcmp(h + l - 5, ".mean") != 0)
+        int complete = 1;
+        if (strncmp(h, "time_stats.", 11) != 0 || l < 17 || strcmp(h + l - 5, ".mean") != 0 ||
+            l - 16 >= sizeof ops[0])
             continue;
         snprintf(ops[nops], sizeof ops[nops], "%.*s", (int)(l - 16), h + 11);
-        int complete = 1;
-        for (int s = 0; s < 5; s++) {
+        for (int k = 0; k < 5; k++) {
             char name[80];
-            snprintf(name, sizeof name, "time_stats.%s.%s", ops[nops], stats[s]);
-            opcol[nops][s] = find_col(header, nh, name);
-            complete &= opcol[nops][s] >= 0;
+            snprintf(name, sizeof name, "time_stats.%s.%s", ops[nops], stats[k]);
+            opcol[nops][k] = find_col(header, nh, name);
+            complete &= opcol[nops][k] >= 0;
         }
         if (complete)
             nops++;
@@ -471,27 +542,29 @@ int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err)
         if (c.n == 1 && c.field[0][0] == '\0')
             continue;
         if (c.n != nh) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: %d columns, the header has %d", path,
-                              c.line, c.n, nh);
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: the row has %d columns, the header "
+                              "has %d", path, c.line, c.n, nh);
             break;
         }
-        memset(&base, 0, sizeof base);
         for (int i = 0; i < 8 && rc == 0; i++) {
-            if (i == 5) { /* use_gated_mlp: True/False */
-                const char *s = c.field[midx[i]];
-                if (strcmp(s, "True") && strcmp(s, "False") && strcmp(s, "true") &&
-                    strcmp(s, "false"))
-                    rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'use_gated_mlp': "
-                                      "expected True or False, found '%.20s'", path, c.line,
-                                      c.col[midx[i]], s);
-                v[i] = s[0] == 'T' || s[0] == 't';
+            const char *s = c.field[midx[i]];
+            if (i != 5) {
+                rc = field_int(&c, midx[i], meta[i], i == 7 ? INT_MAX : LLONG_MAX, &v[i], err);
                 continue;
             }
-            errno = 0;
-            rc = field_int(&c, midx[i], meta[i], &v[i], err);
+            /* use_gated_mlp: Python's True/False */
+            if (strcmp(s, "True") == 0 || strcmp(s, "true") == 0)
+                v[i] = 1;
+            else if (strcmp(s, "False") == 0 || strcmp(s, "false") == 0)
+                v[i] = 0;
+            else
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'use_gated_mlp': "
+                                  "expected True or False, found '%.20s'", path,
+                                  c.fline[midx[i]], c.col[midx[i]], s);
         }
         if (rc)
             break;
+        memset(&base, 0, sizeof base);
         base.n_head = v[0];
         base.n_kv_head = v[1];
         base.n_embd = v[2];
@@ -503,17 +576,17 @@ int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err)
         base.line = c.line;
         for (int o = 0; o < nops && rc == 0; o++) {
             st_vidur_sample s = base;
-            double x[5];
+            double ms[5];
             snprintf(s.op, sizeof s.op, "%s", ops[o]);
             for (int k = 0; k < 5 && rc == 0; k++)
-                rc = field_number(&c, opcol[o][k], header[opcol[o][k]], 0, &x[k], err);
+                rc = field_number(&c, opcol[o][k], header[opcol[o][k]], &ms[k], err);
             if (rc)
                 break;
-            s.min_s = x[0] / 1e3;
-            s.max_s = x[1] / 1e3;
-            s.mean_s = x[2] / 1e3;
-            s.median_s = x[3] / 1e3;
-            s.std_s = x[4] / 1e3;
+            s.min_s = ms[0] / 1e3;
+            s.max_s = ms[1] / 1e3;
+            s.mean_s = ms[2] / 1e3;
+            s.median_s = ms[3] / 1e3;
+            s.std_s = ms[4] / 1e3;
             if (grow((void **)&out->items, &out->cap, out->n, sizeof *out->items)) {
                 rc = st_error_set(err, ST_ENOMEM, "%s: out of memory", path);
                 break;
@@ -524,7 +597,12 @@ int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err)
             break;
     }
     csv_close(&c, header, nh);
-    return rc < 0 ? rc : 0;
+    if (rc < 0) {
+        out->n = n0;
+        return rc;
+    }
+    vidur_names(path, out);
+    return 0;
 }
 
 void st_vidur_set_free(st_vidur_set *s)

@@ -36,7 +36,8 @@ int st_meas_op_parse(const char *s, st_meas_op *out);
 typedef struct st_kernel_sample {
     st_meas_op op;
     char device[64];        /* the Device column, e.g. "Tesla V100-PCIE-32GB" */
-    char kernel_name[160];  /* cut at the first '(' */
+    char kernel_name[160];  /* cut at the first '(' not opening "(anonymous
+                               namespace)", trimmed; longer names truncated */
     double latency_s;
     long long b, m, n, k;   /* bmm/linear: B, M, N, K; vector ops: b = B, n = H */
     /* conv: b = batch, c_in, c_out, kernel, size (input H = W), stride, pad */
