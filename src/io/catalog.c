@@ -138,8 +138,16 @@ static int scan_folder(st_catalog *cat, const char *dir, st_file_kind kind, int 
         memset(e, 0, sizeof *e);
         e->kind = kind;
         snprintf(e->path, sizeof e->path, "%s/%.200s", path, de->d_name);
-        snprintf(e->id, sizeof e->id, "%.60s", de->d_name);
-        *strrchr(e->id, '.') = '\0';
+        {
+            /* id = file name less its extension; names too long for an id are skipped */
+            const char *dot = strrchr(de->d_name, '.');
+            size_t idlen = (size_t)(dot - de->d_name);
+            if (idlen >= sizeof e->id) {
+                cat->n--;
+                continue;
+            }
+            snprintf(e->id, sizeof e->id, "%.*s", (int)idlen, de->d_name);
+        }
         if (read_names)
             read_name(e->path, e->name, sizeof e->name);
     }

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *st_file_kind_name(st_file_kind k)
 {
@@ -102,7 +103,7 @@ static int declared_kind(const st_ydoc *doc)
         return (f_get(doc->root, "model_type") || f_get(doc->root, "architectures"))
                    ? ST_FILE_MODEL : -1;
     for (int i = 0; i < 7 && k->kind == ST_Y_SCALAR; i++)
-        if (strcmp(k->scalar, kinds[i]) == 0)
+        if (strcasecmp(k->scalar, kinds[i]) == 0) /* as load_doc's f_enum */
             return i < 5 ? i : ST_FILE_MODEL;
     return -1;
 }
