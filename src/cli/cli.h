@@ -16,12 +16,18 @@ typedef struct cli_command {
 extern const cli_command cmd_list;
 extern const cli_command cmd_show;
 extern const cli_command cmd_summary;
+extern const cli_command cmd_calibrate;
+extern const cli_command cmd_validate;
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */
 int cli_fail(const st_error *err);
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void cli_print_help(const cli_command *cmd, FILE *out);
+
+/* The measured-data folder SUB (neusight, vidur): `given` if set, else
+ * $STRATA_SHARED/SUB, else ../shared/data/SUB beside the data root. */
+int cli_shared_dir(const char *given, const char *sub, char *buf, size_t n, st_error *err);
 
 /* Option values. */
 int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long long min,

@@ -107,7 +107,12 @@ int st_ridge(const double *X, const double *y, const double *w, size_t n, size_t
 typedef struct st_regex st_regex;
 /* Compile; on a bad pattern fill err with the offset and PCRE2's reason. */
 int st_regex_compile(st_regex **out, const char *pattern, int caseless, st_error *err);
-int st_regex_match(const st_regex *re, const char *subject); /* 1, 0 */
+int st_regex_match(const st_regex *re, const char *subject); /* 1, 0 (or error) */
+/* Match and report the first n groups' byte ranges (group 0 = whole match;
+ * -1 when a group did not take part). 1 match, 0 none, -1 error. Safe to
+ * call from several threads on one compiled pattern. */
+int st_regex_groups(const st_regex *re, const char *subject, long long *starts, long long *ends,
+                    int n);
 void st_regex_free(st_regex *re);
 
 #endif

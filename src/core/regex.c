@@ -8,7 +8,6 @@
 
 struct st_regex {
     pcre2_code *code;
-    pcre2_match_data *md;
 };
 
 int st_regex_compile(st_regex **out, const char *pattern, int caseless, st_error *err)
@@ -29,28 +28,51 @@ int st_regex_compile(st_regex **out, const char *pattern, int caseless, st_error
                             "bad regular expression '%s' at offset %zu: %s", pattern,
                             (size_t)erroff, (const char *)reason);
     }
-    re->md = pcre2_match_data_create_from_pattern(re->code, NULL);
-    if (!re->md) {
-        pcre2_code_free(re->code);
-        free(re);
-        return st_error_set(err, ST_ENOMEM, "out of memory compiling regex");
-    }
     *out = re;
     return 0;
 }
 
+/* Each call uses its own match data, so one compiled pattern may be shared
+ * by threads (the sweep pool filters in parallel). */
+int st_regex_groups(const st_regex *re, const char *subject, long long *starts, long long *ends,
+                    int n)
+{
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re->code, NULL);
+    if (!md)
+        return -1;
+    int rc = pcre2_match(re->code, (PCRE2_SPTR)subject, strlen(subject), 0, 0, md, NULL);
+    if (rc == PCRE2_ERROR_NOMATCH) {
+        pcre2_match_data_free(md);
+        return 0;
+    }
+    if (rc < 0) {
+        pcre2_match_data_free(md);
+        return -1;
+    }
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    int got = (int)pcre2_get_ovector_count(md);
+    for (int i = 0; i < n; i++) {
+        if (i < got && ov[2 * i] != PCRE2_UNSET) {
+            starts[i] = (long long)ov[2 * i];
+            ends[i] = (long long)ov[2 * i + 1];
+        } else {
+            starts[i] = ends[i] = -1;
+        }
+    }
+    pcre2_match_data_free(md);
+    return 1;
+}
+
 int st_regex_match(const st_regex *re, const char *subject)
 {
-    int rc = pcre2_match(re->code, (PCRE2_SPTR)subject, strlen(subject), 0, 0, re->md,
-                         NULL);
-    return rc >= 0;
+    long long s, e;
+    return st_regex_groups(re, subject, &s, &e, 1) == 1;
 }
 
 void st_regex_free(st_regex *re)
 {
     if (!re)
         return;
-    pcre2_match_data_free(re->md);
     pcre2_code_free(re->code);
     free(re);
 }

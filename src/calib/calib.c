@@ -1,0 +1,280 @@
+/* Calibration: measured kernels -> samples -> per-class weighted least squares. */
+#include "config.h"
+#include "calib/calib.h"
+#include "io/io.h"
+
+#include <glob.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void st_calib_data_free(st_calib_data *d)
+{
+    free(d->gpus);
+    free(d->dev_names);
+    free(d->s);
+    memset(d, 0, sizeof *d);
+}
+
+/* Index of the preset for a device name, loading it the first time. */
+static int gpu_index(st_calib_data *d, const char *device, const char *preset, st_error *err)
+{
+    for (size_t i = 0; i < d->n_gpus; i++)
+        if (strcmp(d->dev_names[i], device) == 0)
+            return (int)i;
+    st_gpu g;
+    int rc = preset ? st_load_gpu(preset, &g, err) : st_find_gpu_for_device(device, &g, err);
+    if (rc)
+        return rc;
+    st_gpu *ng = realloc(d->gpus, (d->n_gpus + 1) * sizeof *ng);
+    if (!ng)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    d->gpus = ng;
+    char(*nn)[64] = realloc(d->dev_names, (d->n_gpus + 1) * sizeof *nn);
+    if (!nn)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    d->dev_names = nn;
+    d->gpus[d->n_gpus] = g;
+    snprintf(d->dev_names[d->n_gpus], 64, "%s", device);
+    return (int)d->n_gpus++;
+}
+
+static int push(st_calib_data *d, const st_calib_sample *s, st_error *err)
+{
+    if (d->n == d->cap) {
+        size_t nc = d->cap ? 2 * d->cap : 4096;
+        st_calib_sample *p = realloc(d->s, nc * sizeof *p);
+        if (!p)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        d->s = p;
+        d->cap = nc;
+    }
+    d->s[d->n++] = *s;
+    return 0;
+}
+
+/* ALU operations per element of NeuSight's elementwise ops (FP32 library
+ * implementations: powf and erff expand to a few tens of instructions). */
+static double ew_flops(st_meas_op op)
+{
+    switch (op) {
+    case ST_MEAS_DIV:
+    case ST_MEAS_DIVU: return 4;
+    case ST_MEAS_POW:
+    case ST_MEAS_POWU: return 20;
+    case ST_MEAS_GELU: return 20;
+    case ST_MEAS_TANH: return 15;
+    default: return 1;
+    }
+}
+
+static int neusight_sample(const st_kernel_sample *r, st_calib_sample *s)
+{
+    memset(s, 0, sizeof *s);
+    st_kernel *k = &s->k;
+    k->dtype = ST_FP32;
+    s->has_dispatch = 1;
+    snprintf(s->op, sizeof s->op, "%s", st_meas_op_name(r->op));
+    switch (r->op) {
+    case ST_MEAS_BMM:
+        k->op = ST_KOP_BMM;
+        k->b = r->b, k->m = r->m, k->n = r->n, k->k = r->k;
+        k->dispatch = ST_DISP_BMM;
+        break;
+    case ST_MEAS_LINEAR:
+        k->op = ST_KOP_GEMM;
+        k->b = 1, k->m = r->b * r->m, k->n = r->n, k->k = r->k;
+        k->dispatch = ST_DISP_LINEAR;
+        break;
+    case ST_MEAS_CONV: {
+        long long p = (r->size + 2 * r->pad - r->kernel) / (r->stride > 0 ? r->stride : 1) + 1;
+        if (p <= 0)
+            return 0;
+        k->op = ST_KOP_CONV;
+        k->b = 1, k->m = r->b * p * p, k->n = r->c_out, k->k = r->c_in * r->kernel * r->kernel;
+        k->groups = 1;
+        k->dispatch = ST_DISP_CONV;
+        break;
+    }
+    case ST_MEAS_LN:
+        k->op = ST_KOP_NORM;
+        k->rows = r->b, k->cols = r->n;
+        k->dispatch = ST_DISP_NORM;
+        break;
+    case ST_MEAS_SOFTMAX:
+        k->op = ST_KOP_SOFTMAX;
+        k->rows = r->b, k->cols = r->n;
+        k->dispatch = ST_DISP_SOFTMAX;
+        break;
+    default: {
+        int binary = r->op == ST_MEAS_ADD || r->op == ST_MEAS_MUL || r->op == ST_MEAS_DIV ||
+                     r->op == ST_MEAS_POW;
+        k->op = ST_KOP_ELEMENTWISE;
+        k->rows = r->b, k->cols = r->n;
+        k->n_in = binary ? 2 : 1;
+        k->n_out = 1;
+        k->flops_per_elem = ew_flops(r->op);
+        k->dispatch = ST_DISP_ELEMENTWISE;
+        break;
+    }
+    }
+    if (k->op == ST_KOP_GEMM || k->op == ST_KOP_BMM || k->op == ST_KOP_CONV) {
+        if (!st_parse_kernel_tile(r->kernel_name, &s->named))
+            s->named.m = s->named.n = 0;
+        double units = (double)r->grid[0] * r->grid[1] * r->grid[2];
+        if (s->named.m > 0 && k->op != ST_KOP_CONV) {
+            double tiles = (double)k->b * ceil((double)k->m / s->named.m) * ceil((double)k->n / s->named.n);
+            double sp = floor(units / tiles + 0.5);
+            s->named_split = sp >= 2 ? (int)sp : 1;
+        }
+    }
+    return 1;
+}
+
+int st_calib_add_neusight(st_calib_data *d, const char *dir, st_error *err)
+{
+    st_kernel_set ks = {0};
+    int rc = st_read_neusight_dir(dir, &ks, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < ks.n && !rc; i++) {
+        st_calib_sample s;
+        if (!neusight_sample(&ks.items[i], &s))
+            continue;
+        st_error e2;
+        int gi = gpu_index(d, ks.items[i].device, NULL, &e2);
+        if (gi == ST_ENOTFOUND) {
+            d->skipped_unknown_device++;
+            continue;
+        }
+        if (gi < 0) {
+            *err = e2;
+            rc = gi;
+            break;
+        }
+        s.gpu = gi;
+        s.t_s = ks.items[i].latency_s;
+        rc = push(d, &s, err);
+    }
+    st_kernel_set_free(&ks);
+    return rc;
+}
+
+const char *st_vidur_gpu_preset(const char *folder)
+{
+    /* VIDUR profiled on Azure A100 80GB SXM4 (NDm A100 v4) and A40 nodes */
+    if (strcasecmp(folder, "a100") == 0)
+        return "a100-80gb-sxm";
+    if (strcasecmp(folder, "a40") == 0)
+        return "a40";
+    if (strcasecmp(folder, "h100") == 0)
+        return "h100-sxm";
+    return folder;
+}
+
+/* One VIDUR operator at (num_tokens, tp) as a kernel. 0: not modelled. */
+static int vidur_sample(const st_vidur_sample *v, st_kernel *k)
+{
+    memset(k, 0, sizeof *k);
+    k->dtype = ST_FP16;
+    k->dispatch = -1;
+    long long t = v->num_tokens, h = v->n_embd, tp = v->tp > 0 ? v->tp : 1;
+    long long hd = v->n_head > 0 ? h / v->n_head : 0;
+    long long ffn = v->n_expanded_embd;
+    k->b = 1;
+    k->m = t;
+    if (strcmp(v->op, "attn_pre_proj") == 0) {
+        k->op = ST_KOP_GEMM, k->k = h, k->n = (v->n_head + 2 * v->n_kv_head) * hd / tp;
+    } else if (strcmp(v->op, "attn_post_proj") == 0) {
+        k->op = ST_KOP_GEMM, k->k = v->n_head * hd / tp, k->n = h;
+    } else if (strcmp(v->op, "mlp_up_proj") == 0) {
+        k->op = ST_KOP_GEMM, k->k = h, k->n = (v->gated_mlp ? 2 : 1) * ffn / tp;
+    } else if (strcmp(v->op, "mlp_down_proj") == 0) {
+        k->op = ST_KOP_GEMM, k->k = ffn / tp, k->n = h;
+    } else if (strcmp(v->op, "input_layernorm") == 0 || strcmp(v->op, "post_attention_layernorm") == 0) {
+        k->op = ST_KOP_NORM, k->rows = t, k->cols = h;
+    } else if (strcmp(v->op, "mlp_act") == 0) {
+        k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = ffn / tp;
+        k->n_in = v->gated_mlp ? 2 : 1, k->n_out = 1, k->flops_per_elem = v->gated_mlp ? 6 : 20;
+    } else if (strcmp(v->op, "add") == 0) {
+        k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = h;
+        k->n_in = 2, k->n_out = 1, k->flops_per_elem = 1;
+    } else if (strcmp(v->op, "attn_rope") == 0) {
+        /* q and k rotated in place, cos/sin tables read */
+        k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = (v->n_head + v->n_kv_head) * hd / tp;
+        k->n_in = 1, k->n_out = 1, k->flops_per_elem = 6;
+    } else if (strcmp(v->op, "emb") == 0) {
+        k->op = ST_KOP_EMBEDDING, k->rows = t, k->cols = h;
+        k->n_in = 1, k->n_out = 1;
+    } else {
+        return 0;
+    }
+    if ((k->op == ST_KOP_GEMM && (k->n <= 0 || k->k <= 0)) || (k->op != ST_KOP_GEMM && k->cols <= 0))
+        return 0;
+    return 1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,
+                       st_error *err)
+{
+    char pat[1024];
+    snprintf(pat, sizeof pat, "%s/profiling/compute/%s/*/*/mlp.csv", vidur_dir,
+             gpu_filter ? gpu_filter : "*");
+    glob_t gl;
+    int g = glob(pat, 0, NULL, &gl);
+    if (g == GLOB_NOMATCH)
+        return st_error_set(err, ST_ENOTFOUND, "no VIDUR profiles match %s", pat);
+    if (g != 0)
+        return st_error_set(err, ST_EIO, "cannot list %s", pat);
+    qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_str);
+    int rc = 0;
+    for (size_t i = 0; i < gl.gl_pathc && !rc; i++) {
+        st_vidur_set vs = {0};
+        if ((rc = st_read_vidur_mlp(gl.gl_pathv[i], &vs, err)))
+            break;
+        st_error e2;
+        int gi = gpu_index(d, vs.gpu, st_vidur_gpu_preset(vs.gpu), &e2);
+        if (gi < 0) {
+            st_vidur_set_free(&vs);
+            if (gi == ST_ENOTFOUND) {
+                d->skipped_unknown_device++;
+                continue;
+            }
+            *err = e2;
+            rc = gi;
+            break;
+        }
+        for (size_t j = 0; j < vs.n && !rc; j++) {
+            st_calib_sample s;
+            memset(&s, 0, sizeof s);
+            if (!vidur_sample(&vs.items[j], &s.k) || !(vs.items[j].median_s > 0))
+                continue;
+            s.gpu = gi;
+            s.t_s = vs.items[j].median_s;
+            s.tp = vs.items[j].tp;
+            s.tokens = vs.items[j].num_tokens;
+            snprintf(s.op, sizeof s.op, "%s", vs.items[j].op);
+            rc = push(d, &s, err);
+        }
+        st_vidur_set_free(&vs);
+    }
+    globfree(&gl);
+    return rc;
+}
+
+int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
+                     double *pred_s, st_error *err)
+{
+    const st_calib_sample *s = &d->s[i];
+    int rc = st_kernel_estimate(&d->gpus[s->gpu], c, &s->k, NULL, 0, e, err);
+    if (rc)
+        return rc;
+    *pred_s = e->gpu_s + (s->has_dispatch ? e->dispatch_s : 0);
+    return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * calib: fit the GPU kernel coefficients to measured kernels, and measure
+ * the model's accuracy against held-out kernels and whole-model runs.
+ *
+ * Measured data comes in the layouts of ../shared/data/neusight (PyTorch
+ * eager FP32 kernel sweeps, whole-model labels) and ../shared/data/vidur
+ * (FP16 per-operator profiles of one transformer block); see io/measured.h.
+ * strata reads them in place and never copies them.
+ */
+#ifndef STRATA_CALIB_H
+#define STRATA_CALIB_H
+
+#include "gpu/gpu.h"
+#include "io/measured.h"
+
+/* One measured kernel, turned into what the model estimates. */
+typedef struct st_calib_sample {
+    st_kernel k;
+    int gpu;              /* index into st_calib_data.gpus */
+    double t_s;           /* measured; includes host dispatch when has_dispatch */
+    int has_dispatch;
+    st_tile named;        /* tile parsed from the kernel name (0x0: none) */
+    int named_split;      /* split-K inferred from the launch grid (0: unknown) */
+    int tp;               /* VIDUR: tensor-parallel degree (0 elsewhere) */
+    long long tokens;     /* VIDUR: num_tokens */
+    char op[24];          /* source op name: "bmm", "add", "mlp_up_proj" ... */
+} st_calib_sample;
+
+typedef struct st_calib_data {
+    st_gpu *gpus;
+    size_t n_gpus;
+    char (*dev_names)[64]; /* the measurement's device name per gpu */
+    st_calib_sample *s;
+    size_t n, cap;
+    size_t skipped_unknown_device;
+} st_calib_data;
+
+void st_calib_data_free(st_calib_data *d);
+/* Append NeuSight kernel CSVs of a folder (kernels/ or kernels-test/). */
+int st_calib_add_neusight(st_calib_data *d, const char *dir, st_error *err);
+/* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
+ * only that GPU folder, e.g. "a100"; NULL for all). */
+int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,
+                       st_error *err);
+/* The GPU preset a VIDUR GPU folder name denotes ("a100" -> a100-80gb-sxm). */
+const char *st_vidur_gpu_preset(const char *folder);
+
+/* Fit every class. report (may be NULL) gets a human summary. */
+int st_calibrate(const st_calib_data *d, st_gpu_coef *out, FILE *report, st_error *err);
+
+/* Predicted time of a sample (with dispatch where the sample has it). */
+int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
+                     double *pred_s, st_error *err);
+
+#endif

@@ -1,0 +1,414 @@
+/* st_calibrate: per-class relative least squares over spec-normalised features. */
+#include "config.h"
+#include "calib/calib.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Launch cost on the GPU side when the data cannot separate it from the host
+ * dispatch (every NeuSight sample carries both): a pipelined launch costs
+ * 1.8-2.7 us (see presets' launch_overhead_us). Units: microseconds. */
+#define PRIOR_LAUNCH_US 2.5
+
+static int launch_index(st_kclass k)
+{
+    return (k == ST_KC_GEMM_SIMT || k == ST_KC_GEMM_TC || k == ST_KC_CONV) ? 5 : 4;
+}
+
+static void initial_coef(st_gpu_coef *c)
+{
+    memset(c, 0, sizeof *c);
+    c->e_ref_w_per_tflop = 0; /* no power limit */
+    c->tc_energy_ratio = 1.0 / 16.0;
+    for (int k = 0; k < ST_KC_COUNT; k++) {
+        const char *const *names;
+        c->cls[k].n = st_kclass_features((st_kclass)k, &names);
+        c->cls[k].beta[0] = 1.0; /* compute at peak, or DRAM at peak */
+        c->cls[k].beta[launch_index((st_kclass)k)] = PRIOR_LAUNCH_US;
+    }
+    for (int k = ST_KC_GEMM_SIMT; k <= ST_KC_CONV; k++)
+        c->cls[k].beta[2] = 1.0; /* DRAM */
+    for (int k = ST_KC_ELEMENTWISE; k < ST_KC_COUNT; k++)
+        c->cls[k].beta[1] = c->cls[k].beta[2] = 1.0;
+}
+
+typedef struct design {
+    size_t n, p, nf;
+    double *X, *y, *w;
+    int *dev;          /* gpu index per row */
+    int disp_col[ST_DISP_COUNT]; /* column of each dispatch one-hot, -1 if absent */
+    int fix_launch;    /* launch not identifiable: held at the prior */
+} design;
+
+static void design_free(design *d)
+{
+    free(d->X);
+    free(d->y);
+    free(d->w);
+    free(d->dev);
+    memset(d, 0, sizeof *d);
+}
+
+/* Features of every sample of class cls under coefficients c (tile choice:
+ * the name's tile when use_named and known, else the heuristic). */
+static int build(const st_calib_data *data, const st_gpu_coef *c, st_kclass cls, int use_named,
+                 design *d, st_error *err)
+{
+    memset(d, 0, sizeof *d);
+    const char *const *names;
+    d->nf = (size_t)st_kclass_features(cls, &names);
+    for (int j = 0; j < ST_DISP_COUNT; j++)
+        d->disp_col[j] = -1;
+    size_t cnt = 0, with_disp = 0;
+    for (size_t i = 0; i < data->n; i++) {
+        const st_calib_sample *s = &data->s[i];
+        if (st_kernel_class(&data->gpus[s->gpu], &s->k) != cls)
+            continue;
+        cnt++;
+        if (s->has_dispatch && s->k.dispatch >= 0 && d->disp_col[s->k.dispatch] < 0)
+            d->disp_col[s->k.dispatch] = (int)(d->nf + 0); /* placeholder, numbered below */
+        with_disp += s->has_dispatch != 0;
+    }
+    size_t p = d->nf;
+    for (int j = 0; j < ST_DISP_COUNT; j++)
+        if (d->disp_col[j] >= 0)
+            d->disp_col[j] = (int)p++;
+    d->p = p;
+    d->fix_launch = cnt > 0 && with_disp == cnt;
+    if (!cnt)
+        return 0;
+    d->X = calloc(cnt * p, sizeof *d->X);
+    d->y = calloc(cnt, sizeof *d->y);
+    d->w = calloc(cnt, sizeof *d->w);
+    d->dev = calloc(cnt, sizeof *d->dev);
+    if (!d->X || !d->y || !d->w || !d->dev) {
+        design_free(d);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < data->n; i++) {
+        const st_calib_sample *s = &data->s[i];
+        const st_gpu *g = &data->gpus[s->gpu];
+        if (st_kernel_class(g, &s->k) != cls)
+            continue;
+        st_kernel_est e;
+        const st_tile *ft = (use_named && s->named.m > 0) ? &s->named : NULL;
+        int rc = st_kernel_estimate(g, c, &s->k, ft, ft ? s->named_split : 0, &e, err);
+        if (rc) {
+            design_free(d);
+            return rc;
+        }
+        double *row = d->X + d->n * p;
+        for (size_t j = 0; j < d->nf; j++)
+            row[j] = e.x[j];
+        if (s->has_dispatch && s->k.dispatch >= 0)
+            row[d->disp_col[s->k.dispatch]] = 1e-6;
+        d->y[d->n] = s->t_s;
+        d->w[d->n] = 1.0 / (s->t_s * s->t_s);
+        d->dev[d->n] = s->gpu;
+        d->n++;
+    }
+    return 0;
+}
+
+/* Fit on rows whose device != skip_dev (-1: all). Non-negative by active set:
+ * a feature whose coefficient comes out negative is dropped and the fit
+ * redone. beta gets p values (features, then dispatch columns, in us). */
+static int fit(const design *d, st_kclass cls, int skip_dev, double *beta, st_error *err)
+{
+    size_t n = 0, p = d->p;
+    int li = launch_index(cls);
+    int active[32];
+    for (size_t j = 0; j < p; j++)
+        active[j] = 1;
+    if (d->fix_launch)
+        active[li] = 0;
+    double *X = malloc(d->n * p * sizeof *X), *y = malloc(d->n * sizeof *y),
+           *w = malloc(d->n * sizeof *w), *b = malloc(p * sizeof *b);
+    int rc = 0;
+    if (!X || !y || !w || !b) {
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int iter = 0; iter <= (int)p; iter++) {
+        size_t q = 0;
+        int col[32];
+        for (size_t j = 0; j < p; j++)
+            if (active[j])
+                col[q++] = (int)j;
+        n = 0;
+        for (size_t i = 0; i < d->n; i++) {
+            if (d->dev[i] == skip_dev)
+                continue;
+            const double *row = d->X + i * p;
+            double yy = d->y[i];
+            if (d->fix_launch)
+                yy -= PRIOR_LAUNCH_US * row[li];
+            int any = 0;
+            for (size_t j = 0; j < q; j++) {
+                X[n * q + j] = row[col[j]];
+                any |= row[col[j]] != 0;
+            }
+            if (!any)
+                continue;
+            y[n] = yy;
+            w[n] = d->w[i];
+            n++;
+        }
+        if (n < q + 1) {
+            rc = st_error_set(err, ST_EINVAL, "class %s: %zu samples are too few to fit %zu coefficients",
+                              st_kclass_name(cls), n, q);
+            goto out;
+        }
+        /* drop columns that are all zero in this subset (e.g. no HBM GPU) */
+        double lambda = 1e-6;
+        if ((rc = st_ridge(X, y, w, n, q, lambda, b, NULL, err)))
+            goto out;
+        int worst = -1;
+        double wv = 0;
+        for (size_t j = 0; j < q; j++)
+            if (b[j] < wv) {
+                wv = b[j];
+                worst = col[j];
+            }
+        for (size_t j = 0; j < p; j++)
+            beta[j] = 0;
+        for (size_t j = 0; j < q; j++)
+            beta[col[j]] = b[j];
+        if (worst < 0)
+            break;
+        active[worst] = 0;
+    }
+    if (d->fix_launch)
+        beta[li] = PRIOR_LAUNCH_US;
+out:
+    free(X);
+    free(y);
+    free(w);
+    free(b);
+    return rc;
+}
+
+static void set_class(st_gpu_coef *c, st_kclass cls, const design *d, const double *beta)
+{
+    for (size_t j = 0; j < d->nf; j++)
+        c->cls[cls].beta[j] = beta[j];
+    for (int k = 0; k < ST_DISP_COUNT; k++)
+        if (d->disp_col[k] >= 0)
+            c->dispatch_s[k] = beta[d->disp_col[k]] * 1e-6;
+    c->cls[cls].n_fit = (int)d->n;
+}
+
+/* Relative errors of predictions from beta on rows (dev == only, or all). */
+static void score(const design *d, const double *beta, int only, double *sse, double *sum_ape,
+                  double *sum_log2, size_t *cnt)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        if (only >= 0 && d->dev[i] != only)
+            continue;
+        double pr = 0;
+        for (size_t j = 0; j < d->p; j++)
+            pr += d->X[i * d->p + j] * beta[j];
+        if (pr < 1e-6)
+            pr = 1e-6;
+        double r = (pr - d->y[i]) / d->y[i];
+        *sse += r * r;
+        *sum_ape += fabs(r);
+        double l = log(pr / d->y[i]);
+        *sum_log2 += l * l;
+        (*cnt)++;
+    }
+}
+
+/* Round to 6 significant digits so the written table does not depend on the
+ * last bits of the BLAS in use. */
+static double round6(double v)
+{
+    if (v == 0 || !isfinite(v))
+        return v;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.6g", v);
+    return strtod(buf, NULL);
+}
+
+static int fit_all(const st_calib_data *data, st_gpu_coef *c, int use_named, double *obj,
+                   FILE *report, int final, st_error *err)
+{
+    st_gpu_coef base = *c;
+    double total = 0;
+    for (int k = 0; k < ST_KC_COUNT; k++) {
+        st_kclass cls = (st_kclass)k;
+        design d;
+        int rc = build(data, &base, cls, use_named, &d, err);
+        if (rc)
+            return rc;
+        if (d.n == 0) {
+            if (report && final)
+                fprintf(report, "  %-12s no samples: keeps its prior coefficients\n", st_kclass_name(cls));
+            design_free(&d);
+            continue;
+        }
+        double beta[32];
+        if ((rc = fit(&d, cls, -1, beta, err))) {
+            design_free(&d);
+            return rc;
+        }
+        for (size_t j = 0; j < d.p; j++)
+            beta[j] = round6(beta[j]);
+        set_class(c, cls, &d, beta);
+        double sse = 0, sape = 0, sl2 = 0;
+        size_t cnt = 0;
+        score(&d, beta, -1, &sse, &sape, &sl2, &cnt);
+        total += sse;
+        if (final) {
+            /* spread: leave-one-device-out residuals where there are several
+             * devices (what an unmeasured GPU sees), else in-sample */
+            int devs[64], nd = 0;
+            for (size_t i = 0; i < d.n; i++) {
+                int f = 0;
+                for (int j = 0; j < nd; j++)
+                    f |= devs[j] == d.dev[i];
+                if (!f && nd < 64)
+                    devs[nd++] = d.dev[i];
+            }
+            double lsse = 0, lape = 0, ll2 = 0;
+            size_t lcnt = 0;
+            if (nd >= 2) {
+                for (int j = 0; j < nd; j++) {
+                    double b2[32];
+                    if (fit(&d, cls, devs[j], b2, err) == 0)
+                        score(&d, b2, devs[j], &lsse, &lape, &ll2, &lcnt);
+                }
+            }
+            double sigma = lcnt ? sqrt(ll2 / (double)lcnt) : sqrt(sl2 / (double)cnt);
+            c->cls[cls].sigma = round6(sigma);
+            if (report) {
+                fprintf(report, "  %-12s n=%-6zu devices=%d  fit MAPE %.1f%%", st_kclass_name(cls), cnt, nd,
+                        100 * sape / (double)cnt);
+                if (lcnt)
+                    fprintf(report, "  leave-one-device-out MAPE %.1f%%", 100 * lape / (double)lcnt);
+                fprintf(report, "  sigma %.3f\n    beta:", c->cls[cls].sigma);
+                const char *const *names;
+                int nf = st_kclass_features(cls, &names);
+                for (int j = 0; j < nf; j++)
+                    fprintf(report, " %s=%.4g", names[j], beta[j]);
+                fprintf(report, "\n");
+            }
+        }
+        design_free(&d);
+    }
+    *obj = total;
+    return 0;
+}
+
+/* Tiles the SIMT GEMM library used per architecture, most used first. */
+static void learn_tiles(const st_calib_data *data, st_gpu_coef *c, FILE *report)
+{
+    typedef struct { st_tile t; size_t n; } tc;
+    for (size_t gi = 0; gi < data->n_gpus; gi++) {
+        const char *fam = st_gpu_family(&data->gpus[gi]);
+        int have = 0;
+        for (int i = 0; i < c->n_tile_sets; i++)
+            have |= strcasecmp(c->tiles[i].arch, fam) == 0;
+        if (have || c->n_tile_sets >= (int)(sizeof c->tiles / sizeof c->tiles[0]))
+            continue;
+        tc list[64];
+        int nl = 0;
+        size_t total = 0;
+        for (size_t i = 0; i < data->n; i++) {
+            const st_calib_sample *s = &data->s[i];
+            if (strcasecmp(st_gpu_family(&data->gpus[s->gpu]), fam) != 0 || s->named.m <= 0 ||
+                s->k.op == ST_KOP_CONV || s->k.dtype != ST_FP32)
+                continue;
+            total++;
+            int f = -1;
+            for (int j = 0; j < nl; j++)
+                if (list[j].t.m == s->named.m && list[j].t.n == s->named.n)
+                    f = j;
+            if (f < 0 && nl < 64) {
+                list[nl].t = s->named;
+                list[nl].n = 0;
+                f = nl++;
+            }
+            if (f >= 0)
+                list[f].n++;
+        }
+        if (!total)
+            continue;
+        /* sort by count, then size, for a stable order */
+        for (int a = 1; a < nl; a++)
+            for (int b = a; b > 0; b--) {
+                tc *x = &list[b - 1], *y = &list[b];
+                int swap = y->n > x->n || (y->n == x->n && (y->t.m * y->t.n > x->t.m * x->t.n ||
+                                                           (y->t.m * y->t.n == x->t.m * x->t.n && y->t.m > x->t.m)));
+                if (swap) {
+                    tc t = *x;
+                    *x = *y;
+                    *y = t;
+                }
+            }
+        int k = c->n_tile_sets++;
+        snprintf(c->tiles[k].arch, sizeof c->tiles[k].arch, "%s", fam);
+        c->tiles[k].n = 0;
+        for (int j = 0; j < nl && c->tiles[k].n < ST_GPU_MAX_TILES; j++)
+            if (list[j].n * 200 >= total) /* used for at least 0.5% of the launches */
+                c->tiles[k].t[c->tiles[k].n++] = list[j].t;
+        if (report) {
+            fprintf(report, "  tiles %-8s from %zu named launches:", fam, total);
+            for (int j = 0; j < c->tiles[k].n; j++)
+                fprintf(report, " %dx%d", c->tiles[k].t[j].m, c->tiles[k].t[j].n);
+            fprintf(report, "\n");
+        }
+    }
+}
+
+int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_error *err)
+{
+    st_gpu_coef c;
+    initial_coef(&c);
+    learn_tiles(data, &c, report);
+    /* the sustained-clock reference: a 1-D search (the rest is linear) */
+    double best = INFINITY, best_e = 0;
+    for (int i = 0; i <= 40; i++) {
+        double eref = i == 0 ? 0 : 4.0 + 0.75 * (i - 1); /* 0: no power limit; 4 .. 33.25 W/TFLOP */
+        st_gpu_coef t = c;
+        t.e_ref_w_per_tflop = eref;
+        double obj;
+        int rc = fit_all(data, &t, 1, &obj, NULL, 0, err);
+        if (rc)
+            return rc;
+        if (obj < best * (1 - 1e-12)) {
+            best = obj;
+            best_e = eref;
+        }
+    }
+    c.e_ref_w_per_tflop = best_e;
+    if (report)
+        fprintf(report, "  sustained-clock reference: %.2f W per FP32 TFLOP/s\n", best_e);
+    double obj;
+    /* pass 1 on the named tiles, pass 2 on the tiles the heuristic picks with
+     * pass-1 coefficients (what prediction will do) */
+    int rc = fit_all(data, &c, 1, &obj, NULL, 0, err);
+    if (!rc)
+        rc = fit_all(data, &c, 0, &obj, report, 1, err);
+    if (rc)
+        return rc;
+    /* how often the heuristic picks the library's tile */
+    size_t agree = 0, named = 0;
+    for (size_t i = 0; i < data->n; i++) {
+        const st_calib_sample *s = &data->s[i];
+        if (s->named.m <= 0 || s->k.op == ST_KOP_CONV)
+            continue;
+        st_kernel_est e;
+        if (st_kernel_estimate(&data->gpus[s->gpu], &c, &s->k, NULL, 0, &e, err))
+            continue;
+        named++;
+        agree += e.tile.m == s->named.m && e.tile.n == s->named.n;
+    }
+    if (report && named)
+        fprintf(report, "  tile choice agrees with the library on %.1f%% of %zu named GEMM launches\n",
+                100.0 * agree / named, named);
+    *out = c;
+    return 0;
+}

@@ -1,0 +1,176 @@
+/* Validation: kernels-test per device x op class, VIDUR operator profiles, and
+ * (validate_models.c) NeuSight whole-model labels. */
+#include "config.h"
+#include "calib/validate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *st_val_op_class(const char *op)
+{
+    static const char *const ew[] = {"add", "addu", "mul", "mulu", "div", "divu", "pow", "powu",
+                                     "gelu", "relu", "tanh"};
+    for (size_t i = 0; i < sizeof ew / sizeof ew[0]; i++)
+        if (strcmp(op, ew[i]) == 0)
+            return "elementwise";
+    return op;
+}
+
+typedef struct group {
+    st_val_row row;
+    st_apes a;
+} group;
+
+typedef struct groups {
+    group *g;
+    size_t n, cap;
+} groups;
+
+static int add_to(groups *gs, const char *dev, const char *preset, const char *op, int tp, double pred,
+                  double meas)
+{
+    group *g = NULL;
+    for (size_t i = 0; i < gs->n; i++)
+        if (strcmp(gs->g[i].row.device, dev) == 0 && strcmp(gs->g[i].row.op, op) == 0 &&
+            gs->g[i].row.tp == tp) {
+            g = &gs->g[i];
+            break;
+        }
+    if (!g) {
+        if (gs->n == gs->cap) {
+            size_t nc = gs->cap ? 2 * gs->cap : 16;
+            group *p = realloc(gs->g, nc * sizeof *p);
+            if (!p)
+                return ST_ENOMEM;
+            gs->g = p;
+            gs->cap = nc;
+        }
+        g = &gs->g[gs->n++];
+        memset(g, 0, sizeof *g);
+        snprintf(g->row.device, sizeof g->row.device, "%s", dev);
+        snprintf(g->row.preset, sizeof g->row.preset, "%s", preset);
+        snprintf(g->row.op, sizeof g->row.op, "%s", op);
+        g->row.tp = tp;
+    }
+    return st_apes_push(&g->a, pred, meas);
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+    const st_val_row *a = x, *b = y;
+    int c = strcmp(a->device, b->device);
+    if (!c)
+        c = strcmp(a->op, b->op);
+    if (!c)
+        c = a->tp - b->tp;
+    return c;
+}
+
+/* Summaries out of the groups, sorted; frees the groups. */
+static int finish(groups *gs, st_val_row **out, size_t *n)
+{
+    *out = calloc(gs->n ? gs->n : 1, sizeof **out);
+    if (!*out)
+        return ST_ENOMEM;
+    for (size_t i = 0; i < gs->n; i++) {
+        (*out)[i] = gs->g[i].row;
+        st_apes_summary(&gs->g[i].a, &(*out)[i].s);
+        st_apes_free(&gs->g[i].a);
+    }
+    *n = gs->n;
+    qsort(*out, *n, sizeof **out, row_cmp);
+    free(gs->g);
+    memset(gs, 0, sizeof *gs);
+    return 0;
+}
+
+static int sample_cmp(const void *x, const void *y)
+{
+    return memcmp(x, y, sizeof(st_calib_sample));
+}
+
+void st_val_result_free(st_val_result *r)
+{
+    free(r->rows);
+    free(r->dev_rows);
+    free(r->model_dev_rows);
+    free(r->models);
+    memset(r, 0, sizeof *r);
+}
+
+int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
+
+int st_validate_neusight(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char kdir[700];
+    snprintf(kdir, sizeof kdir, "%s/kernels-test", dir);
+    st_calib_data d = {0};
+    int rc = st_calib_add_neusight(&d, kdir, err);
+    if (rc) {
+        st_calib_data_free(&d);
+        return rc;
+    }
+    /* kernels-test/vec.csv repeats the rows of elem.csv, ln.csv and softmax.csv:
+     * count each measurement once */
+    qsort(d.s, d.n, sizeof *d.s, sample_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < d.n; i++)
+        if (u == 0 || memcmp(&d.s[u - 1], &d.s[i], sizeof d.s[i]) != 0)
+            d.s[u++] = d.s[i];
+    d.n = u;
+    groups per = {0}, dev = {0};
+    for (size_t i = 0; i < d.n && !rc; i++) {
+        st_kernel_est e;
+        double pred;
+        if ((rc = st_calib_predict(&d, i, c, &e, &pred, err)))
+            break;
+        const st_calib_sample *s = &d.s[i];
+        const char *dn = d.dev_names[s->gpu], *pn = d.gpus[s->gpu].id;
+        if (add_to(&per, dn, pn, st_val_op_class(s->op), 0, pred, s->t_s) ||
+            add_to(&dev, dn, pn, "all", 0, pred, s->t_s))
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    out->skipped = d.skipped_unknown_device;
+    st_calib_data_free(&d);
+    if (!rc && (finish(&per, &out->rows, &out->n_rows) || finish(&dev, &out->dev_rows, &out->n_dev_rows)))
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    free(per.g);
+    free(dev.g);
+    if (!rc)
+        rc = st_validate_models(dir, c, out, err);
+    if (rc)
+        st_val_result_free(out);
+    return rc;
+}
+
+int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, st_val_result *out,
+                      st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    st_calib_data d = {0};
+    int rc = st_calib_add_vidur(&d, dir, NULL, err);
+    groups per = {0}, dev = {0};
+    for (size_t i = 0; i < d.n && !rc; i++) {
+        const st_calib_sample *s = &d.s[i];
+        if (s->tokens < min_tokens)
+            continue;
+        st_kernel_est e;
+        double pred;
+        if ((rc = st_calib_predict(&d, i, c, &e, &pred, err)))
+            break;
+        const char *dn = d.dev_names[s->gpu], *pn = d.gpus[s->gpu].id;
+        if (add_to(&per, dn, pn, s->op, s->tp, pred, s->t_s) ||
+            add_to(&dev, dn, pn, "all", 0, pred, s->t_s))
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    out->skipped = d.skipped_unknown_device;
+    st_calib_data_free(&d);
+    if (!rc && (finish(&per, &out->rows, &out->n_rows) || finish(&dev, &out->dev_rows, &out->n_dev_rows)))
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    free(per.g);
+    free(dev.g);
+    if (rc)
+        st_val_result_free(out);
+    return rc;
+}

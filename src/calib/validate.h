@@ -1,0 +1,41 @@
+/* Validation against held-out measurements (the validate command's engine). */
+#ifndef STRATA_CALIB_VALIDATE_H
+#define STRATA_CALIB_VALIDATE_H
+
+#include "calib/calib.h"
+#include "calib/stats.h"
+
+typedef struct st_val_row {
+    char device[64];  /* as the data names it */
+    char preset[64];
+    char op[32];      /* op class, or "all" */
+    int tp;           /* vidur: TP degree (0 elsewhere) */
+    st_ape_summary s;
+} st_val_row;
+
+typedef struct st_val_model {
+    char device[64], preset[64], model[48], mode[8];
+    long long seq, batch;
+    int fusion;
+    double measured_ms, predicted_ms;
+    double lo_ms, hi_ms;         /* the default band (correlated, see compose.h) */
+    double lo_unc_ms, hi_unc_ms; /* uncorrelated band */
+} st_val_model;
+
+typedef struct st_val_result {
+    st_val_row *rows, *dev_rows, *model_dev_rows;
+    size_t n_rows, n_dev_rows, n_model_dev_rows;
+    st_val_model *models;
+    size_t n_models;
+    size_t skipped;
+} st_val_result;
+
+int st_validate_neusight(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
+int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, st_val_result *out,
+                      st_error *err);
+void st_val_result_free(st_val_result *r);
+
+/* The op class NeuSight op names are reported under ("add" -> "elementwise"). */
+const char *st_val_op_class(const char *op);
+
+#endif

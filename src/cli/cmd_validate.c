@@ -1,0 +1,197 @@
+/* strata validate: accuracy against measured kernels, operators and models. */
+#include "config.h"
+#include "calib/calib.h"
+#include "calib/stats.h"
+#include "calib/validate.h"
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static void print_rows(const char *title, const st_val_row *r, size_t n)
+{
+    printf("%s\n  %-24s %-18s %-12s %6s %7s %7s %7s %7s\n", title, "DEVICE", "PRESET", "OP", "N", "MAPE%",
+           "MED%", "P90%", "MAX%");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-24s %-18s %-12s %6zu %7.2f %7.2f %7.2f %7.2f\n", r[i].device, r[i].preset, r[i].op,
+               r[i].s.n, r[i].s.mape, r[i].s.median, r[i].s.p90, r[i].s.max);
+}
+
+static void json_rows(st_json *j, const char *key, const st_val_row *r, size_t n)
+{
+    st_json_begin_array(j, key);
+    for (size_t i = 0; i < n; i++) {
+        st_json_begin_object(j, NULL);
+        st_json_string(j, "device", r[i].device);
+        st_json_string(j, "preset", r[i].preset);
+        st_json_string(j, "op", r[i].op);
+        if (r[i].tp > 0)
+            st_json_int(j, "tp", r[i].tp);
+        st_json_int(j, "n", (long long)r[i].s.n);
+        st_json_number(j, "mape", r[i].s.mape);
+        st_json_number(j, "median", r[i].s.median);
+        st_json_number(j, "p90", r[i].s.p90);
+        st_json_number(j, "max", r[i].s.max);
+        st_json_end_object(j);
+    }
+    st_json_end_array(j);
+}
+
+static void print_models(const st_val_model *m, size_t n)
+{
+    printf("\nwhole models (measured end-to-end vs strata, 90%% band)\n");
+    printf("  %-22s %-11s %-5s %5s %5s %-6s %11s %11s %7s %11s %11s %3s\n", "DEVICE", "MODEL", "MODE", "SEQ",
+           "BATCH", "FUSION", "MEASURED", "PREDICTED", "APE%", "LO", "HI", "IN");
+    for (size_t i = 0; i < n; i++) {
+        const st_val_model *r = &m[i];
+        int in = r->measured_ms >= r->lo_ms && r->measured_ms <= r->hi_ms;
+        printf("  %-22s %-11s %-5s %5lld %5lld %-6s %11.2f %11.2f %7.2f %11.2f %11.2f %3s\n", r->device, r->model,
+               r->mode, r->seq, r->batch, r->fusion ? "yes" : "no", r->measured_ms, r->predicted_ms,
+               100 * (r->predicted_ms - r->measured_ms) / r->measured_ms, r->lo_ms, r->hi_ms, in ? "yes" : "no");
+    }
+}
+
+static int run_neusight(const char *dir, int json, const st_gpu_coef *coef)
+{
+    st_error err;
+    st_val_result res;
+    int rc = st_validate_neusight(dir, coef, &res, &err);
+    if (rc)
+        return cli_fail(&err);
+    if (json) {
+        st_json j;
+        st_json_init(&j, stdout, 1);
+        st_json_begin_object(&j, NULL);
+        json_rows(&j, "kernels", res.rows, res.n_rows);
+        json_rows(&j, "devices", res.dev_rows, res.n_dev_rows);
+        st_json_begin_array(&j, "models");
+        for (size_t i = 0; i < res.n_models; i++) {
+            const st_val_model *r = &res.models[i];
+            st_json_begin_object(&j, NULL);
+            st_json_string(&j, "device", r->device);
+            st_json_string(&j, "preset", r->preset);
+            st_json_string(&j, "model", r->model);
+            st_json_string(&j, "mode", r->mode);
+            st_json_int(&j, "seq", r->seq);
+            st_json_int(&j, "batch", r->batch);
+            st_json_bool(&j, "fusion", r->fusion);
+            st_json_number(&j, "measured_ms", r->measured_ms);
+            st_json_number(&j, "predicted_ms", r->predicted_ms);
+            st_json_number(&j, "lo_ms", r->lo_ms);
+            st_json_number(&j, "hi_ms", r->hi_ms);
+            st_json_number(&j, "lo_uncorrelated_ms", r->lo_unc_ms);
+            st_json_number(&j, "hi_uncorrelated_ms", r->hi_unc_ms);
+            st_json_end_object(&j);
+        }
+        st_json_end_array(&j);
+        json_rows(&j, "model_devices", res.model_dev_rows, res.n_model_dev_rows);
+        st_json_string(&j, "coefficients", coef->source);
+        st_json_end_object(&j);
+        st_json_finish(&j);
+    } else {
+        printf("coefficients: %s\n", coef->source);
+        print_rows("kernels (kernels-test/, per device x op class)", res.rows, res.n_rows);
+        print_rows("\nkernels, all op classes per device", res.dev_rows, res.n_dev_rows);
+        if (res.n_models) {
+            print_models(res.models, res.n_models);
+            print_rows("\nwhole models per device", res.model_dev_rows, res.n_model_dev_rows);
+            size_t in = 0;
+            for (size_t i = 0; i < res.n_models; i++)
+                in += res.models[i].measured_ms >= res.models[i].lo_ms &&
+                      res.models[i].measured_ms <= res.models[i].hi_ms;
+            printf("  90%% band contains the measurement for %zu of %zu configurations (%.0f%%)\n", in,
+                   res.n_models, 100.0 * in / res.n_models);
+        }
+        if (res.skipped)
+            printf("  (%zu rows skipped: device without a preset)\n", res.skipped);
+    }
+    st_val_result_free(&res);
+    return 0;
+}
+
+static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long long min_tokens)
+{
+    st_error err;
+    st_val_result res;
+    int rc = st_validate_vidur(dir, coef, min_tokens, &res, &err);
+    if (rc)
+        return cli_fail(&err);
+    if (json) {
+        st_json j;
+        st_json_init(&j, stdout, 1);
+        st_json_begin_object(&j, NULL);
+        json_rows(&j, "mlp", res.rows, res.n_rows);
+        json_rows(&j, "devices", res.dev_rows, res.n_dev_rows);
+        st_json_int(&j, "min_tokens", min_tokens);
+        st_json_string(&j, "coefficients", coef->source);
+        st_json_end_object(&j);
+        st_json_finish(&j);
+    } else {
+        printf("coefficients: %s\n", coef->source);
+        char t[160];
+        snprintf(t, sizeof t, "VIDUR operator profiles, num_tokens >= %lld (per GPU x op x TP)", min_tokens);
+        print_rows(t, res.rows, res.n_rows);
+        print_rows("\nper GPU, all ops", res.dev_rows, res.n_dev_rows);
+    }
+    st_val_result_free(&res);
+    return 0;
+}
+
+static int run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"data", required_argument, NULL, 'd'}, {"coef", required_argument, NULL, 'c'},
+        {"min-tokens", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    const char *data = NULL, *coefp = NULL;
+    long long min_tokens = 64;
+    int json = 0, c;
+    optind = 0;
+    while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:jh", opts)) != -1) {
+        switch (c) {
+        case 'd': data = optarg; break;
+        case 'c': coefp = optarg; break;
+        case 't':
+            if (cli_parse_ll(&cmd_validate, "--min-tokens", optarg, 1, 1LL << 40, &min_tokens))
+                return 2;
+            break;
+        case 'j': json = 1; break;
+        case 'h': cli_print_help(&cmd_validate, stdout); return 0;
+        default: return 2;
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error(&cmd_validate, "validate what? neusight or vidur");
+    const char *what = argv[optind];
+    if (optind + 1 < argc)
+        return cli_usage_error(&cmd_validate, "unexpected argument '%s'", argv[optind + 1]);
+    int is_ns = strcmp(what, "neusight") == 0, is_vd = strcmp(what, "vidur") == 0;
+    if (!is_ns && !is_vd)
+        return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight or vidur", what);
+    st_error err;
+    char dir[600];
+    if (cli_shared_dir(data, what, dir, sizeof dir, &err))
+        return cli_fail(&err);
+    st_gpu_coef coef;
+    if (st_gpu_coef_load(coefp, &coef, &err))
+        return cli_fail(&err);
+    return is_ns ? run_neusight(dir, json, &coef) : run_vidur(dir, json, &coef, min_tokens);
+}
+
+const cli_command cmd_validate = {
+    "validate",
+    "validate neusight|vidur [--data DIR] [--coef FILE] [--min-tokens N] [--json]",
+    "Measure prediction error against measured kernels, operator profiles and whole models.",
+    "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
+    "                   models (model from models/, device from devices/ and the folder name)\n"
+    "  vidur            profiling/compute/GPU/*/*/mlp.csv per GPU x operator x TP degree\n"
+    "  --data DIR       the data folder; default $STRATA_SHARED/neusight or .../vidur\n"
+    "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
+    "  --min-tokens N   vidur: only rows with num_tokens >= N (default 64)\n"
+    "  --json           one JSON object: {\"kernels\":[...],\"models\":[...]} or {\"mlp\":[...]}\n"
+    "                   with device, op, n, mape, p90 (percent) per row\n",
+    run,
+};

@@ -1,0 +1,164 @@
+/*
+ * gpu: the latency of one kernel on one GPU, from the GPU's spec sheet and a
+ * small table of calibrated coefficients (calibration/gpu-kernels.yaml).
+ *
+ * Every kernel class has a list of features, each a time in seconds that a
+ * physical mechanism would take on this GPU at its spec-sheet peak (the
+ * FLOPs of the padded tiles one SM runs, at the sustained per-SM rate; the
+ * compulsory DRAM bytes at peak bandwidth; a per-CTA prologue counted in
+ * cycles; ...). The kernel time is the coefficient-weighted sum of those
+ * features: a coefficient of 1.25 on the compute feature means "80% of peak".
+ * Because the features carry all the device dependence, a GPU with no
+ * measurements is predicted from its preset alone.
+ *
+ * GEMMs use a tile/wave model: the library tile (e.g. 128x64) is picked the
+ * way cuBLAS's heuristics behave (the candidate that the model predicts to
+ * be fastest, among the tiles the library ships for that architecture),
+ * output tiles are split along K when they are too few to fill the SMs, and
+ * the SM that runs the most tiles sets the time (wave quantisation).
+ *
+ * Sustained clock: a GPU whose TDP is small against its peak FP32 rate
+ * (T4, L4, P4, A100 PCIe 40GB) cannot hold its boost clock under dense math.
+ * The compute peak is scaled by min(1, (TDP / peak TFLOP/s) / e_ref), with
+ * e_ref (W per FP32 TFLOP/s at boost) fitted in calibration.
+ *
+ * Host dispatch (the framework's per-operator CPU cost) is a separate term
+ * (st_kernel_est.dispatch_s): the compose layer overlaps it with GPU time.
+ */
+#ifndef STRATA_GPU_H
+#define STRATA_GPU_H
+
+#include "core/core.h"
+#include "hw/hw.h"
+
+/* Fitted model families (one coefficient vector each). */
+typedef enum st_kclass {
+    ST_KC_GEMM_SIMT = 0, /* FP32 GEMM on CUDA cores / vector ALUs */
+    ST_KC_GEMM_TC,       /* GEMM on tensor cores / matrix cores (TF32, FP16, BF16, FP8, INT8, INT4) */
+    ST_KC_CONV,          /* convolution as implicit GEMM (FP32, SIMT) */
+    ST_KC_ELEMENTWISE,   /* unary, binary, broadcast; rotary; activation */
+    ST_KC_NORM,          /* layer norm, RMS norm (row reductions) */
+    ST_KC_SOFTMAX,       /* row softmax */
+    ST_KC_COUNT
+} st_kclass;
+const char *st_kclass_name(st_kclass c);
+
+/* What the caller asks about: one kernel (a framework op may launch more). */
+typedef enum st_kop {
+    ST_KOP_GEMM = 0,   /* y = x W: b x (m x k) . (k x n), W shared across b */
+    ST_KOP_BMM,        /* b independent (m x k) . (k x n) */
+    ST_KOP_GROUPED,    /* MoE experts: b groups (experts), m tokens each on average */
+    ST_KOP_CONV,       /* implicit GEMM: m = N P Q, n = K_out / groups, k = C/groups R S */
+    ST_KOP_FLASH,      /* fused attention (FlashAttention-2), prefill or decode */
+    ST_KOP_ELEMENTWISE,
+    ST_KOP_SOFTMAX,
+    ST_KOP_NORM,
+    ST_KOP_EMBEDDING,  /* row gather */
+    ST_KOP_TOPK,       /* MoE router: softmax + top-k over rows of experts */
+    ST_KOP_COUNT
+} st_kop;
+const char *st_kop_name(st_kop k);
+int st_kop_parse(const char *s, st_kop *out);
+
+typedef struct st_kernel {
+    st_kop op;
+    st_dtype dtype;
+    int weight_only_int4; /* W4A16: weights INT4, dequantised to dtype in the main loop */
+    /* GEMM, BMM, GROUPED, CONV */
+    long long b, m, n, k;
+    long long groups;     /* CONV: groups (multiplies the independent GEMMs) */
+    /* FLASH */
+    long long heads, kv_heads, q_len, kv_len, head_dim;
+    int causal;
+    /* vector ops: rows x cols elements */
+    long long rows, cols;
+    int n_in, n_out;      /* full-size tensors read and written (elementwise) */
+    double flops_per_elem;
+    /* dispatch class of the framework op (see st_dispatch) */
+    int dispatch;
+} st_kernel;
+
+/* Framework dispatch classes: the per-op host cost differs between them. */
+typedef enum st_dispatch {
+    ST_DISP_BMM = 0, ST_DISP_LINEAR, ST_DISP_CONV, ST_DISP_ELEMENTWISE, ST_DISP_NORM,
+    ST_DISP_SOFTMAX, ST_DISP_OTHER, ST_DISP_COUNT
+} st_dispatch;
+const char *st_dispatch_name(st_dispatch d);
+
+#define ST_GPU_MAX_FEATURES 10
+#define ST_GPU_MAX_TILES 16
+
+typedef struct st_tile {
+    int m, n;
+} st_tile;
+
+typedef struct st_gpu_coef {
+    double e_ref_w_per_tflop;  /* sustained-clock reference (see above) */
+    double tc_energy_ratio;    /* tensor FLOP energy / FP32 SIMT FLOP energy */
+    struct {
+        int n;                 /* features in use (must match the code) */
+        double beta[ST_GPU_MAX_FEATURES];
+        double sigma;          /* log-space sd of residuals (spread) */
+        int n_fit;             /* samples it was fitted on */
+    } cls[ST_KC_COUNT];
+    double dispatch_s[ST_DISP_COUNT]; /* framework per-op host cost, eager mode */
+    /* tiles the library ships, per architecture family (learned from names) */
+    struct {
+        char arch[16];
+        int n;
+        st_tile t[ST_GPU_MAX_TILES];
+    } tiles[8];
+    int n_tile_sets;
+    char source[512];          /* where it was loaded from */
+} st_gpu_coef;
+
+/* Names of the features of a class, in order; returns the count. */
+int st_kclass_features(st_kclass c, const char *const **names);
+
+typedef struct st_kernel_est {
+    double gpu_s;      /* kernel time on the GPU */
+    double dispatch_s; /* host cost of launching it from an eager framework */
+    double sigma;      /* log-space sd; 90% band = gpu_s * exp(+-1.645 sigma) */
+    double lo_s, hi_s; /* 90% band of gpu_s */
+    st_kclass cls;
+    /* GEMM-like details (0 for others) */
+    st_tile tile;
+    int split_k;
+    double tiles, waves, sm_work; /* output tiles, waves over SMs, tiles on the busiest SM */
+    double flops, bytes;
+    double compute_s, memory_s;   /* the two leading features, coefficient-weighted */
+    const char *bound;            /* "compute", "memory" or "latency" */
+    double power_factor;          /* sustained / boost clock */
+    double x[ST_GPU_MAX_FEATURES];/* features (s) */
+    int nx;
+} st_kernel_est;
+
+/* Load coefficients from a file, or (path NULL) from the data root's
+ * calibration/gpu-kernels.yaml. */
+int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err);
+/* Write as YAML (the calibrate command's output). */
+int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header);
+
+/* The architecture family used for tile sets ("volta", "ampere", "cdna2"...). */
+const char *st_gpu_family(const st_gpu *g);
+/* Sustained / boost clock factor for a math pipe (tensor: 1, else 0). */
+double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor);
+
+/* Class a kernel is costed with on this GPU. */
+st_kclass st_kernel_class(const st_gpu *g, const st_kernel *k);
+/* Does this GPU run the dtype at all (matrix or vector path)? */
+int st_gpu_supports(const st_gpu *g, st_dtype t);
+
+/* Estimate one kernel. tile: force a tile (m,n > 0) and split (>0) for
+ * calibration against named kernels; NULL to let the heuristic choose.
+ * Returns 0, or ST_EINVAL with a sentence when the GPU lacks the dtype or the
+ * shape is empty. */
+int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k,
+                       const st_tile *force_tile, int force_split, st_kernel_est *out,
+                       st_error *err);
+
+/* Parse a library kernel name for its tile ("volta_sgemm_128x64_nn" ->
+ * 128x64, "sgemm_128x128x8_NT_vec" -> 128x128). 0 when none. */
+int st_parse_kernel_tile(const char *name, st_tile *out);
+
+#endif

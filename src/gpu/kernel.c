@@ -1,0 +1,502 @@
+/* Kernel latency: features from the spec sheet, times calibrated coefficients. */
+#include "config.h"
+#include "gpu/gpu.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const kclass_names[ST_KC_COUNT] = {
+    "gemm_simt", "gemm_tc", "conv", "elementwise", "norm", "softmax",
+};
+const char *st_kclass_name(st_kclass c)
+{
+    return (c >= 0 && c < ST_KC_COUNT) ? kclass_names[c] : "?";
+}
+
+static const char *const kop_names[ST_KOP_COUNT] = {
+    "gemm", "bmm", "grouped", "conv", "flash", "elementwise", "softmax", "norm", "embedding", "topk",
+};
+const char *st_kop_name(st_kop k)
+{
+    return (k >= 0 && k < ST_KOP_COUNT) ? kop_names[k] : "?";
+}
+int st_kop_parse(const char *s, st_kop *out)
+{
+    for (int i = 0; i < ST_KOP_COUNT; i++)
+        if (strcasecmp(s, kop_names[i]) == 0) {
+            *out = (st_kop)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}
+
+static const char *const disp_names[ST_DISP_COUNT] = {
+    "bmm", "linear", "conv", "elementwise", "norm", "softmax", "other",
+};
+const char *st_dispatch_name(st_dispatch d)
+{
+    return (d >= 0 && d < ST_DISP_COUNT) ? disp_names[d] : "?";
+}
+
+/* ---- features ----------------------------------------------------------- */
+enum { GF_COMPUTE, GF_OPERAND, GF_DRAM, GF_CTA, GF_KLOOP, GF_LAUNCH, GF_N };
+static const char *const gemm_features[GF_N] = {
+    "compute", "operand", "dram", "cta", "kloop", "launch",
+};
+enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, VF_ROWS, VF_N };
+static const char *const vec_features[VF_N] = {
+    "dram_hbm", "dram_other", "l2", "alu", "launch", "rows",
+};
+
+int st_kclass_features(st_kclass c, const char *const **names)
+{
+    switch (c) {
+    case ST_KC_GEMM_SIMT:
+    case ST_KC_GEMM_TC:
+    case ST_KC_CONV:
+        *names = gemm_features;
+        return GF_N;
+    case ST_KC_ELEMENTWISE:
+        *names = vec_features;
+        return VF_N - 1; /* no row term */
+    case ST_KC_NORM:
+    case ST_KC_SOFTMAX:
+        *names = vec_features;
+        return VF_N;
+    default:
+        *names = NULL;
+        return 0;
+    }
+}
+
+/* ---- hardware helpers ----------------------------------------------------- */
+const char *st_gpu_family(const st_gpu *g)
+{
+    return g->arch[0] ? g->arch : "unknown";
+}
+
+int st_gpu_supports(const st_gpu *g, st_dtype t)
+{
+    if (t < 0 || t >= ST_DTYPE_COUNT)
+        return 0;
+    return g->matrix[t].dense > 0 || g->vector[t] > 0;
+}
+
+/* The FP32 SIMT rate: the vector figure, else the matrix one. */
+static double simt_peak(const st_gpu *g)
+{
+    if (g->vector[ST_FP32] > 0)
+        return g->vector[ST_FP32];
+    return g->matrix[ST_FP32].dense;
+}
+
+/* Peak of the pipe a GEMM of dtype t runs on; *tensor set when not SIMT. */
+static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
+{
+    *tensor = 0;
+    if (t == ST_FP32)
+        return simt_peak(g);
+    if (g->matrix[t].dense > 0) {
+        *tensor = 1;
+        return g->matrix[t].dense;
+    }
+    return g->vector[t]; /* e.g. FP16 on a GPU without matrix units: vector path */
+}
+
+double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor)
+{
+    double peak = simt_peak(g);
+    double eref = c->e_ref_w_per_tflop;
+    if (tensor) {
+        /* the densest tensor path the GPU has for 16-bit math */
+        double p16 = g->matrix[ST_FP16].dense > 0 ? g->matrix[ST_FP16].dense : g->matrix[ST_BF16].dense;
+        if (p16 > 0)
+            peak = p16;
+        eref *= c->tc_energy_ratio;
+    }
+    if (g->tdp_w <= 0 || peak <= 0 || eref <= 0)
+        return 1.0;
+    double f = (g->tdp_w / (peak * 1e-12)) / eref;
+    return f < 1.0 ? f : 1.0;
+}
+
+static int is_hbm(const st_gpu *g)
+{
+    return strncasecmp(g->mem_type, "HBM", 3) == 0;
+}
+
+/* ---- tile names ------------------------------------------------------------ */
+int st_parse_kernel_tile(const char *name, st_tile *out)
+{
+    /* cuBLAS/CUTLASS names: <arch>_sgemm_<A>x<B>_<layout>, sgemm_<A>x<B>x<K>_<layout>,
+     * <arch>_h1688gemm_<A>x<B>_..., rocBLAS Cijk_..._MT<A>x<B>x<K>_... The
+     * libraries are column-major: the first extent covers our output
+     * columns (n), the second our rows (m). */
+    static const char *const pattern = "(?:gemm|_MT)_?([0-9]{1,4})x([0-9]{1,4})";
+    st_regex *re = NULL;
+    st_error e;
+    if (st_regex_compile(&re, pattern, 0, &e) != 0)
+        return 0;
+    long long s[3], en[3];
+    int ok = st_regex_groups(re, name, s, en, 3) == 1 && s[1] >= 0 && s[2] >= 0;
+    int a = 0, b = 0;
+    if (ok) {
+        a = atoi(name + s[1]);
+        b = atoi(name + s[2]);
+    }
+    st_regex_free(re);
+    if (!ok || a <= 0 || b <= 0)
+        return 0;
+    out->n = a;
+    out->m = b;
+    return 1;
+}
+
+static const st_tile default_simt[] = {
+    {128, 128}, {64, 128}, {128, 64}, {32, 128}, {128, 32}, {64, 64}, {32, 64}, {64, 32}, {32, 32},
+};
+static const st_tile default_tc[] = {
+    {128, 256}, {256, 128}, {128, 128}, {64, 128}, {128, 64}, {64, 64}, {64, 32}, {32, 64},
+};
+
+static void candidate_tiles(const st_gpu *g, const st_gpu_coef *c, int tensor, const st_tile **t,
+                            int *n)
+{
+    if (!tensor) {
+        for (int i = 0; i < c->n_tile_sets; i++)
+            if (strcasecmp(c->tiles[i].arch, st_gpu_family(g)) == 0 && c->tiles[i].n > 0) {
+                *t = c->tiles[i].t;
+                *n = c->tiles[i].n;
+                return;
+            }
+        *t = default_simt;
+        *n = (int)(sizeof default_simt / sizeof default_simt[0]);
+        return;
+    }
+    *t = default_tc;
+    *n = (int)(sizeof default_tc / sizeof default_tc[0]);
+}
+
+/* ---- GEMM features ---------------------------------------------------------- */
+typedef struct gemm_shape {
+    double b, m, n, k;  /* independent GEMMs x (m x k).(k x n) */
+    double bytes;       /* compulsory DRAM bytes */
+    double flops;       /* useful FLOPs */
+    double extra_alu;   /* vector-pipe FLOPs inside the main loop (dequant, softmax) */
+    double kstep;       /* K per main-loop iteration */
+} gemm_shape;
+
+static void gemm_features_for(const st_gpu *g, double peak, double pf, const gemm_shape *s,
+                              st_tile t, int split, double *x, double *sm_work, double *waves,
+                              double *tiles_out)
+{
+    double sm = g->sm_count > 0 ? g->sm_count : 1;
+    double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+    double p_sm = peak * pf / sm;
+    double tiles = s->b * ceil(s->m / t.m) * ceil(s->n / t.n);
+    double units = tiles * split;
+    double w = ceil(units / sm);
+    double kk = ceil(s->k / split);
+    double vec = simt_peak(g) * pf / sm;
+    double alu_per_unit = s->extra_alu / units;
+    x[GF_COMPUTE] = w * (2.0 * t.m * t.n * kk / p_sm + (vec > 0 ? alu_per_unit / vec : 0));
+    x[GF_OPERAND] = x[GF_COMPUTE] * (32.0 / t.m + 32.0 / t.n);
+    /* split-K writes and re-reads partial outputs */
+    double bytes = s->bytes + (split > 1 ? 2.0 * 4.0 * s->b * s->m * s->n * split : 0);
+    x[GF_DRAM] = g->mem_bw > 0 ? bytes / g->mem_bw : 0;
+    x[GF_CTA] = w * 1000.0 / clk;
+    x[GF_KLOOP] = w * ceil(kk / s->kstep) * 100.0 / clk;
+    x[GF_LAUNCH] = 1e-6;
+    *sm_work = w;
+    *waves = ceil(units / sm);
+    *tiles_out = tiles;
+}
+
+static double dot(const double *a, const double *b, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+static void finish(const st_gpu_coef *c, st_kernel_est *e)
+{
+    const double z90 = 1.6448536269514722;
+    double t = dot(c->cls[e->cls].beta, e->x, e->nx);
+    /* a kernel cannot beat its own launch: keep at least the launch term */
+    if (t < 1e-6)
+        t = 1e-6;
+    e->gpu_s = t;
+    e->sigma = c->cls[e->cls].sigma;
+    e->lo_s = t * exp(-z90 * e->sigma);
+    e->hi_s = t * exp(z90 * e->sigma);
+}
+
+static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double peak,
+                         int tensor, const gemm_shape *s, const st_tile *force, int force_split,
+                         st_kernel_est *e)
+{
+    double pf = st_gpu_power_factor(g, c, tensor);
+    const double *beta = c->cls[cls].beta;
+    const st_tile *cand;
+    int nc;
+    st_tile one;
+    if (force && force->m > 0 && force->n > 0) {
+        one = *force;
+        cand = &one;
+        nc = 1;
+    } else {
+        candidate_tiles(g, c, tensor, &cand, &nc);
+    }
+    double sm = g->sm_count > 0 ? g->sm_count : 1;
+    double best = INFINITY;
+    for (int i = 0; i < nc; i++) {
+        st_tile t = cand[i];
+        double tiles = s->b * ceil(s->m / t.m) * ceil(s->n / t.n);
+        int splits[2] = {1, 1};
+        int ns = 1;
+        if (force_split > 0) {
+            splits[0] = force_split;
+        } else if (tiles < sm && s->k >= 4.0 * s->kstep * 8) {
+            /* split K so that the tiles fill the SMs, keeping >= 256 K per split */
+            double want = floor(sm / tiles);
+            double kmax = floor(s->k / 256.0);
+            double sp = want < kmax ? want : kmax;
+            if (sp >= 2) {
+                splits[1] = (int)(sp > 64 ? 64 : sp);
+                ns = 2;
+            }
+        }
+        for (int j = 0; j < ns; j++) {
+            double x[GF_N], w, waves, tl;
+            gemm_features_for(g, peak, pf, s, t, splits[j], x, &w, &waves, &tl);
+            double tt = dot(beta, x, GF_N);
+            /* prefer the larger tile on ties (fewer CTAs, better reuse) */
+            if (tt < best * (1 - 1e-9)) {
+                best = tt;
+                memcpy(e->x, x, sizeof x);
+                e->nx = GF_N;
+                e->tile = t;
+                e->split_k = splits[j];
+                e->sm_work = w;
+                e->waves = waves;
+                e->tiles = tl;
+            }
+        }
+    }
+    e->cls = cls;
+    e->power_factor = pf;
+    e->flops = s->flops;
+    e->bytes = s->bytes;
+    e->compute_s = beta[GF_COMPUTE] * e->x[GF_COMPUTE] + beta[GF_OPERAND] * e->x[GF_OPERAND];
+    e->memory_s = beta[GF_DRAM] * e->x[GF_DRAM];
+    double fixed = beta[GF_CTA] * e->x[GF_CTA] + beta[GF_KLOOP] * e->x[GF_KLOOP] +
+                   beta[GF_LAUNCH] * e->x[GF_LAUNCH];
+    if (fixed > e->compute_s && fixed > e->memory_s)
+        e->bound = "latency";
+    else
+        e->bound = e->compute_s >= e->memory_s ? "compute" : "memory";
+    finish(c, e);
+    (void)sm;
+    return 0;
+}
+
+/* Vector kernels: bytes and ALU work; norms and softmax also a per-row term. */
+static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double elems,
+                           double bytes, double alu_flops, double rows, double cols,
+                           st_kernel_est *e)
+{
+    double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
+    double l2 = g->l2_bytes + g->llc_bytes;
+    double sm = g->sm_count > 0 ? g->sm_count : 1;
+    double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+    double pf = st_gpu_power_factor(g, c, 0);
+    double vec = simt_peak(g) * pf;
+    double beyond = bytes > l2 ? bytes - l2 : 0;
+    double inl2 = bytes < l2 ? bytes : l2;
+    memset(e->x, 0, sizeof e->x);
+    e->x[is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER] = beyond / bw;
+    e->x[VF_L2] = inl2 / bw;
+    e->x[VF_ALU] = vec > 0 ? alu_flops / vec : 0;
+    e->x[VF_LAUNCH] = 1e-6;
+    int nx = VF_N - 1;
+    if (cls != ST_KC_ELEMENTWISE) {
+        /* one row per CTA, 4 resident per SM: the rows an SM runs in turn,
+         * each cols/32 cycles of a warp-wide pass */
+        e->x[VF_ROWS] = ceil(rows / (sm * 4.0)) * (cols / 32.0) / clk;
+        nx = VF_N;
+    }
+    e->nx = nx;
+    e->cls = cls;
+    e->power_factor = pf;
+    e->flops = alu_flops;
+    e->bytes = bytes;
+    const double *b = c->cls[cls].beta;
+    e->memory_s = b[VF_DRAM_HBM] * e->x[VF_DRAM_HBM] + b[VF_DRAM_OTHER] * e->x[VF_DRAM_OTHER] +
+                  b[VF_L2] * e->x[VF_L2];
+    e->compute_s = b[VF_ALU] * e->x[VF_ALU] + (nx == VF_N ? b[VF_ROWS] * e->x[VF_ROWS] : 0);
+    double fixed = b[VF_LAUNCH] * e->x[VF_LAUNCH];
+    if (fixed > e->memory_s && fixed > e->compute_s)
+        e->bound = "latency";
+    else
+        e->bound = e->memory_s >= e->compute_s ? "memory" : "compute";
+    (void)elems;
+    finish(c, e);
+    return 0;
+}
+
+st_kclass st_kernel_class(const st_gpu *g, const st_kernel *k)
+{
+    int tensor = 0;
+    switch (k->op) {
+    case ST_KOP_GEMM:
+    case ST_KOP_BMM:
+    case ST_KOP_GROUPED:
+    case ST_KOP_FLASH:
+        gemm_peak(g, k->dtype, &tensor);
+        return tensor ? ST_KC_GEMM_TC : ST_KC_GEMM_SIMT;
+    case ST_KOP_CONV:
+        gemm_peak(g, k->dtype, &tensor);
+        return tensor ? ST_KC_GEMM_TC : ST_KC_CONV;
+    case ST_KOP_SOFTMAX:
+    case ST_KOP_TOPK:
+        return ST_KC_SOFTMAX;
+    case ST_KOP_NORM:
+        return ST_KC_NORM;
+    default:
+        return ST_KC_ELEMENTWISE;
+    }
+}
+
+int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k,
+                       const st_tile *force_tile, int force_split, st_kernel_est *e,
+                       st_error *err)
+{
+    memset(e, 0, sizeof *e);
+    if (!st_gpu_supports(g, k->dtype)) {
+        st_error_set(err, ST_EINVAL, "%s has no %s throughput in its preset; pick another --dtype",
+                     g->id, st_dtype_name(k->dtype));
+        return ST_EINVAL;
+    }
+    double es = st_dtype_bytes(k->dtype);
+    e->dispatch_s = (k->dispatch >= 0 && k->dispatch < ST_DISP_COUNT) ? c->dispatch_s[k->dispatch] : 0;
+    st_kclass cls = st_kernel_class(g, k);
+    int tensor = 0;
+    switch (k->op) {
+    case ST_KOP_GEMM:
+    case ST_KOP_BMM:
+    case ST_KOP_GROUPED:
+    case ST_KOP_CONV: {
+        if (k->b <= 0 || k->m <= 0 || k->n <= 0 || k->k <= 0) {
+            st_error_set(err, ST_EINVAL, "GEMM dimensions must be positive (b=%lld m=%lld n=%lld k=%lld)",
+                         k->b, k->m, k->n, k->k);
+            return ST_EINVAL;
+        }
+        double peak = gemm_peak(g, k->dtype, &tensor);
+        gemm_shape s;
+        double grp = (k->op == ST_KOP_CONV && k->groups > 1) ? (double)k->groups : 1.0;
+        s.b = (double)k->b * grp;
+        s.m = (double)k->m;
+        s.n = (double)k->n;
+        s.k = (double)k->k;
+        double wes = k->weight_only_int4 ? 0.5 : es;
+        double wcount = (k->op == ST_KOP_GEMM || k->op == ST_KOP_CONV) ? grp * s.k * s.n : s.b * s.k * s.n;
+        s.bytes = es * s.b * s.m * s.k + wes * wcount + es * s.b * s.m * s.n;
+        s.flops = 2.0 * s.b * s.m * s.n * s.k;
+        /* W4A16: each weight is unpacked, scaled and converted (about 4 ops)
+         * once per output tile row block that loads it */
+        s.extra_alu = k->weight_only_int4 ? 4.0 * wcount * ceil(s.m / 128.0) : 0;
+        s.kstep = tensor ? 32 : 8;
+        return gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
+    }
+    case ST_KOP_FLASH: {
+        if (k->b <= 0 || k->heads <= 0 || k->q_len <= 0 || k->kv_len <= 0 || k->head_dim <= 0) {
+            st_error_set(err, ST_EINVAL, "attention needs positive batch, heads, q_len, kv_len and head_dim");
+            return ST_EINVAL;
+        }
+        double peak = gemm_peak(g, k->dtype, &tensor);
+        double kvh = k->kv_heads > 0 ? (double)k->kv_heads : (double)k->heads;
+        double q = (double)k->q_len, kv = (double)k->kv_len, d = (double)k->head_dim;
+        /* causal prefill: a query row sees on average half the keys */
+        double kv_eff = (k->causal && q > 1) ? kv - q / 2.0 : kv;
+        if (kv_eff < 1)
+            kv_eff = 1;
+        gemm_shape s;
+        s.kstep = tensor ? 32 : 8;
+        s.bytes = es * (double)k->b * (2.0 * q * k->heads * d + 2.0 * kv * kvh * d);
+        s.flops = 4.0 * (double)k->b * k->heads * q * kv_eff * d;
+        /* exp, max, scale, rescale: about 5 vector ops per score */
+        s.extra_alu = 5.0 * (double)k->b * k->heads * q * kv_eff;
+        st_tile t;
+        int split = 1;
+        if (q >= 64) {
+            /* FlashAttention-2: a CTA owns 128 query rows of one head and
+             * streams the keys; as a GEMM, m = rows, n = head_dim, k = keys */
+            t.m = 128;
+            t.n = (int)d;
+            s.b = (double)k->b * k->heads;
+            s.m = q;
+            s.n = d;
+            s.k = 2.0 * kv_eff; /* QK^T and PV each a pass of K = kv_eff, N = d */
+        } else {
+            /* decode (flash-decoding): a CTA owns a head's few query rows and a
+             * slice of the KV length; splits cover the SMs */
+            t.m = 64;
+            t.n = (int)d;
+            s.b = (double)k->b * k->heads;
+            s.m = q;
+            s.n = d;
+            s.k = 2.0 * kv_eff;
+            double sm = g->sm_count > 0 ? g->sm_count : 1;
+            double want = ceil(2.0 * sm / s.b);
+            double kmax = ceil(kv_eff / 256.0);
+            split = (int)(want < kmax ? want : kmax);
+            if (split < 1)
+                split = 1;
+        }
+        if (t.n < 16)
+            t.n = 16;
+        int r = gemm_estimate(g, c, cls, peak, tensor, &s, &t, split, e);
+        return r;
+    }
+    case ST_KOP_ELEMENTWISE:
+    case ST_KOP_EMBEDDING:
+    case ST_KOP_SOFTMAX:
+    case ST_KOP_TOPK:
+    case ST_KOP_NORM: {
+        if (k->rows <= 0 || k->cols <= 0) {
+            st_error_set(err, ST_EINVAL, "rows and cols must be positive (rows=%lld cols=%lld)", k->rows,
+                         k->cols);
+            return ST_EINVAL;
+        }
+        double elems = (double)k->rows * (double)k->cols;
+        int nin = k->n_in > 0 ? k->n_in : 1, nout = k->n_out > 0 ? k->n_out : 1;
+        double fpe = k->flops_per_elem;
+        if (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK) {
+            nin = 1;
+            nout = 1;
+            if (fpe <= 0)
+                fpe = 5; /* max, subtract, exp, sum, scale */
+        } else if (k->op == ST_KOP_NORM) {
+            nin = 1;
+            nout = 1;
+            if (fpe <= 0)
+                fpe = 8; /* mean, variance, normalise, scale, shift */
+        }
+        double bytes = es * elems * (nin + nout);
+        if (k->op == ST_KOP_NORM)
+            bytes += 2.0 * es * (double)k->cols; /* gamma, beta */
+        return vector_estimate(g, c, cls, elems, bytes, elems * fpe, (double)k->rows,
+                               (double)k->cols, e);
+    }
+    default:
+        break;
+    }
+    st_error_set(err, ST_EINVAL, "unknown kernel op %d", (int)k->op);
+    return ST_EINVAL;
+}

@@ -1,0 +1,203 @@
+/* The GPU kernel coefficient table (calibration/gpu-kernels.yaml). */
+#include "config.h"
+#include "gpu/gpu.h"
+#include "io/fields.h"
+#include "io/io.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static int read_classes(const fctx *c, const st_ynode *map, st_gpu_coef *out)
+{
+    if (map->kind != ST_Y_MAP)
+        return f_error(c, map, "'classes' must be a mapping of class name to coefficients");
+    int seen[ST_KC_COUNT] = {0};
+    for (size_t i = 0; i < map->n; i++) {
+        const st_ynode *key = map->keys[i], *v = map->items[i];
+        int cls = -1;
+        for (int k = 0; k < ST_KC_COUNT; k++)
+            if (strcmp(key->scalar, st_kclass_name((st_kclass)k)) == 0)
+                cls = k;
+        if (cls < 0)
+            return f_error(c, key, "unknown kernel class '%s' (known: gemm_simt, gemm_tc, conv, "
+                                   "elementwise, norm, softmax)", key->scalar);
+        static const fkey keys[] = {
+            {"features", 1, "list of feature names"},
+            {"beta", 1, "list of coefficients"},
+            {"sigma", 1, "log-space spread"},
+            {"n_fit", 0, "samples fitted"},
+            {"train_mape", 0, "fit MAPE, percent"},
+        };
+        if (f_check_map(c, v, keys, sizeof keys / sizeof keys[0]))
+            return ST_EINVAL;
+        const char *const *names;
+        int nf = st_kclass_features((st_kclass)cls, &names);
+        const st_ynode *fs = f_get(v, "features"), *bs = f_get(v, "beta");
+        if (fs->kind != ST_Y_SEQ || (int)fs->n != nf)
+            return f_error(c, fs, "class %s needs the %d features this strata computes; the table "
+                                  "was written by another version: regenerate it with tools/calibrate",
+                           key->scalar, nf);
+        for (int k = 0; k < nf; k++)
+            if (fs->items[k]->kind != ST_Y_SCALAR || strcmp(fs->items[k]->scalar, names[k]) != 0)
+                return f_error(c, fs->items[k], "feature %d of class %s must be '%s'; regenerate "
+                                                "the table with tools/calibrate", k + 1, key->scalar,
+                               names[k]);
+        if (bs->kind != ST_Y_SEQ || (int)bs->n != nf)
+            return f_error(c, bs, "class %s: 'beta' must list %d numbers, one per feature",
+                           key->scalar, nf);
+        for (int k = 0; k < nf; k++)
+            if (f_node_number(c, bs->items[k], "beta", -1e9, 1e9, &out->cls[cls].beta[k]))
+                return ST_EINVAL;
+        if (f_number(c, v, "sigma", 0, 10, 1, "", &out->cls[cls].sigma))
+            return ST_EINVAL;
+        if (f_int32(c, v, "n_fit", 0, 1000000000, &out->cls[cls].n_fit))
+            return ST_EINVAL;
+        out->cls[cls].n = nf;
+        seen[cls] = 1;
+    }
+    for (int k = 0; k < ST_KC_COUNT; k++)
+        if (!seen[k])
+            return f_error(c, map, "class '%s' is missing; regenerate the table with tools/calibrate",
+                           st_kclass_name((st_kclass)k));
+    return 0;
+}
+
+static int read_tiles(const fctx *c, const st_ynode *map, st_gpu_coef *out)
+{
+    if (map->kind != ST_Y_MAP)
+        return f_error(c, map, "'tiles' must map an architecture to a list like [128x64, 64x64]");
+    if (map->n > sizeof out->tiles / sizeof out->tiles[0])
+        return f_error(c, map, "at most %zu architectures in 'tiles'",
+                       sizeof out->tiles / sizeof out->tiles[0]);
+    for (size_t i = 0; i < map->n; i++) {
+        const st_ynode *seq = map->items[i];
+        if (seq->kind != ST_Y_SEQ || seq->n == 0 || seq->n > ST_GPU_MAX_TILES)
+            return f_error(c, seq, "tiles of '%s' must be a list of 1 to %d tiles like 128x64",
+                           map->keys[i]->scalar, ST_GPU_MAX_TILES);
+        snprintf(out->tiles[i].arch, sizeof out->tiles[i].arch, "%s", map->keys[i]->scalar);
+        for (size_t k = 0; k < seq->n; k++) {
+            const st_ynode *t = seq->items[k];
+            int m = 0, n = 0;
+            char tail;
+            if (t->kind != ST_Y_SCALAR || sscanf(t->scalar, "%dx%d%c", &m, &n, &tail) != 2 || m < 8 ||
+                n < 8 || m > 512 || n > 512)
+                return f_error(c, t, "a tile is ROWSxCOLS with each 8..512, like 128x64");
+            out->tiles[i].t[k].m = m;
+            out->tiles[i].t[k].n = n;
+        }
+        out->tiles[i].n = (int)seq->n;
+    }
+    out->n_tile_sets = (int)map->n;
+    return 0;
+}
+
+int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
+{
+    char buf[600];
+    if (!path) {
+        char root[512];
+        int rc = st_data_root(root, sizeof root, err);
+        if (rc)
+            return rc;
+        snprintf(buf, sizeof buf, "%s/calibration/gpu-kernels.yaml", root);
+        path = buf;
+    }
+    memset(out, 0, sizeof *out);
+    st_ydoc doc;
+    int rc = st_ydoc_load_file(&doc, path, err);
+    if (rc)
+        return rc;
+    fctx c = {doc.path, "GPU kernel coefficients", err};
+    static const fkey keys[] = {
+        {"kind", 1, "gpu-coefficients"},
+        {"e_ref_w_per_tflop", 1, "W per FP32 TFLOP/s a GPU needs to hold boost clock"},
+        {"tc_energy_ratio", 1, "tensor / SIMT energy per FLOP"},
+        {"dispatch_us", 1, "framework per-op host cost by class"},
+        {"classes", 1, "coefficients per kernel class"},
+        {"tiles", 0, "library tiles per architecture"},
+        {"source", 0, "what it was fitted on"},
+    };
+    rc = ST_EINVAL;
+    if (!doc.root) {
+        st_error_set(err, ST_EINVAL, "%s:1:1: empty coefficient file; regenerate it with tools/calibrate",
+                     doc.path);
+        goto done;
+    }
+    if (f_check_map(&c, doc.root, keys, sizeof keys / sizeof keys[0]))
+        goto done;
+    char kind[32] = "";
+    if (f_string(&c, doc.root, "kind", kind, sizeof kind))
+        goto done;
+    if (strcmp(kind, "gpu-coefficients") != 0) {
+        f_error(&c, f_get(doc.root, "kind"), "kind must be 'gpu-coefficients', not '%s'", kind);
+        goto done;
+    }
+    if (f_number(&c, doc.root, "e_ref_w_per_tflop", 0, 1000, 1, "W/TFLOP/s", &out->e_ref_w_per_tflop) ||
+        f_number(&c, doc.root, "tc_energy_ratio", 0, 1, 1, "", &out->tc_energy_ratio))
+        goto done;
+    const st_ynode *d = f_get(doc.root, "dispatch_us");
+    if (d->kind != ST_Y_MAP) {
+        f_error(&c, d, "'dispatch_us' must map a dispatch class to microseconds");
+        goto done;
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        int k = -1;
+        for (int j = 0; j < ST_DISP_COUNT; j++)
+            if (strcmp(d->keys[i]->scalar, st_dispatch_name((st_dispatch)j)) == 0)
+                k = j;
+        if (k < 0) {
+            f_error(&c, d->keys[i], "unknown dispatch class '%s' (known: bmm, linear, conv, "
+                                    "elementwise, norm, softmax, other)", d->keys[i]->scalar);
+            goto done;
+        }
+        double us;
+        if (f_node_number(&c, d->items[i], d->keys[i]->scalar, 0, 1e6, &us))
+            goto done;
+        out->dispatch_s[k] = us * 1e-6;
+    }
+    if (read_classes(&c, f_get(doc.root, "classes"), out))
+        goto done;
+    const st_ynode *t = f_get(doc.root, "tiles");
+    if (t && read_tiles(&c, t, out))
+        goto done;
+    snprintf(out->source, sizeof out->source, "%s", doc.path);
+    rc = 0;
+done:
+    st_ydoc_free(&doc);
+    return rc;
+}
+
+int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
+{
+    if (header)
+        fputs(header, f);
+    fprintf(f, "kind: gpu-coefficients\n");
+    fprintf(f, "e_ref_w_per_tflop: %.17g\n", c->e_ref_w_per_tflop);
+    fprintf(f, "tc_energy_ratio: %.17g\n", c->tc_energy_ratio);
+    fprintf(f, "dispatch_us:\n");
+    for (int i = 0; i < ST_DISP_COUNT; i++)
+        fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->dispatch_s[i] * 1e6);
+    fprintf(f, "classes:\n");
+    for (int k = 0; k < ST_KC_COUNT; k++) {
+        const char *const *names;
+        int nf = st_kclass_features((st_kclass)k, &names);
+        fprintf(f, "  %s:\n    features: [", st_kclass_name((st_kclass)k));
+        for (int i = 0; i < nf; i++)
+            fprintf(f, "%s%s", i ? ", " : "", names[i]);
+        fprintf(f, "]\n    beta: [");
+        for (int i = 0; i < nf; i++)
+            fprintf(f, "%s%.17g", i ? ", " : "", c->cls[k].beta[i]);
+        fprintf(f, "]\n    sigma: %.17g\n    n_fit: %d\n", c->cls[k].sigma, c->cls[k].n_fit);
+    }
+    if (c->n_tile_sets) {
+        fprintf(f, "tiles:\n");
+        for (int i = 0; i < c->n_tile_sets; i++) {
+            fprintf(f, "  %s: [", c->tiles[i].arch);
+            for (int k = 0; k < c->tiles[i].n; k++)
+                fprintf(f, "%s%dx%d", k ? ", " : "", c->tiles[i].t[k].m, c->tiles[i].t[k].n);
+            fprintf(f, "]\n");
+        }
+    }
+    return ferror(f) ? ST_EIO : 0;
+}
