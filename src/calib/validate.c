@@ -3,6 +3,7 @@
 #include "config.h"
 #include "calib/validate.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

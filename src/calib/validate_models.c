@@ -1,8 +1,180 @@
+/* Whole-model validation on NeuSight labels: DIR/labels/DEVICE/MODEL-MODE-SEQ-BATCH[-fusion].json,
+ * the model from DIR/models/MODEL.json (a Hugging Face config), the device by
+ * its folder name. inf = forward (prefill) only, train = forward + backward
+ * (no optimizer step), FP32, eager attention as Hugging Face runs it;
+ * -fusion = compiled mode. */
 #include "config.h"
 #include "calib/validate.h"
+#include "compose/compose.h"
+#include "io/io.h"
+
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "gpt2_large-inf-1024-4-fusion.json" -> parts. 0 when the name does not parse. */
+static int parse_name(const char *file, st_val_model *m)
+{
+    char base[256];
+    const char *slash = strrchr(file, '/');
+    snprintf(base, sizeof base, "%s", slash ? slash + 1 : file);
+    char *dot = strstr(base, ".json");
+    if (!dot)
+        return 0;
+    *dot = '\0';
+    char *parts[6];
+    int n = 0;
+    for (char *p = base, *tok; n < 6 && (tok = strsep(&p, "-")) != NULL;)
+        parts[n++] = tok;
+    if (n < 4 || n > 5)
+        return 0;
+    if (strcmp(parts[1], "inf") != 0 && strcmp(parts[1], "train") != 0)
+        return 0;
+    char *e1, *e2;
+    m->seq = strtoll(parts[2], &e1, 10);
+    m->batch = strtoll(parts[3], &e2, 10);
+    if (*e1 || *e2 || m->seq <= 0 || m->batch <= 0)
+        return 0;
+    m->fusion = n == 5 && strcmp(parts[4], "fusion") == 0;
+    if (n == 5 && !m->fusion)
+        return 0;
+    snprintf(m->model, sizeof m->model, "%s", parts[0]);
+    snprintf(m->mode, sizeof m->mode, "%s", parts[1]);
+    return 1;
+}
+
+static int predict(const char *dir, const st_gpu_coef *c, st_val_model *m, st_gpu *g, st_error *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/%s.json", dir, m->model);
+    st_model model;
+    int rc = st_load_model(path, &model, err);
+    if (rc)
+        return rc;
+    st_gen_opts o;
+    st_gen_opts_default(&o, &model);
+    o.phase = strcmp(m->mode, "train") == 0 ? ST_PHASE_TRAIN : ST_PHASE_PREFILL;
+    o.batch = m->batch;
+    o.seq = m->seq;
+    o.dtype = ST_FP32;
+    o.attn = ST_ATTN_EAGER;
+    o.with_optimizer = 0;
+    /* T5-style relative position buckets set no length limit (the Switch
+     * labels run 2048 tokens through a config that says 512) */
+    if (model.kind == ST_MODEL_TRANSFORMER && model.tf.position == ST_POS_RELATIVE && o.seq > model.tf.max_seq)
+        model.tf.max_seq = o.seq;
+    st_oplist ops = {0, 0, NULL};
+    rc = st_model_ops(&model, &o, &ops, err);
+    if (!rc) {
+        st_compose_opts co;
+        st_compose_opts_default(&co);
+        co.fused = m->fusion;
+        st_step s;
+        rc = st_compose(g, c, &ops, &co, &s, err);
+        if (!rc) {
+            m->predicted_ms = s.total_s * 1e3;
+            m->lo_ms = s.lo_s * 1e3;
+            m->hi_ms = s.hi_s * 1e3;
+            m->lo_unc_ms = s.lo_unc_s * 1e3;
+            m->hi_unc_ms = s.hi_unc_s * 1e3;
+        }
+    }
+    st_oplist_free(&ops);
+    st_model_free(&model);
+    return rc;
+}
+
 int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err)
 {
-    (void)dir; (void)c; (void)out; (void)err;
+    char pat[1024];
+    snprintf(pat, sizeof pat, "%s/labels/*/*.json", dir);
+    glob_t gl;
+    int gr = glob(pat, 0, NULL, &gl);
+    if (gr == GLOB_NOMATCH)
+        return 0; /* a kernels-only folder */
+    if (gr != 0)
+        return st_error_set(err, ST_EIO, "cannot list %s", pat);
+    qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_str);
+    int rc = 0;
+    out->models = calloc(gl.gl_pathc, sizeof *out->models);
+    if (!out->models) {
+        globfree(&gl);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < gl.gl_pathc && !rc; i++) {
+        st_val_model m;
+        memset(&m, 0, sizeof m);
+        if (!parse_name(gl.gl_pathv[i], &m))
+            continue; /* not a label file name */
+        /* the device is the folder name */
+        char devdir[512];
+        snprintf(devdir, sizeof devdir, "%s", gl.gl_pathv[i]);
+        char *slash = strrchr(devdir, '/');
+        if (slash)
+            *slash = '\0';
+        const char *dev = strrchr(devdir, '/') ? strrchr(devdir, '/') + 1 : devdir;
+        snprintf(m.device, sizeof m.device, "%s", dev);
+        st_gpu g;
+        st_error e2;
+        int r = st_find_gpu_for_device(dev, &g, &e2);
+        if (r == ST_ENOTFOUND) {
+            out->skipped++;
+            continue;
+        }
+        if (r) {
+            *err = e2;
+            rc = r;
+            break;
+        }
+        snprintf(m.preset, sizeof m.preset, "%s", g.id);
+        double e2e;
+        long long nl;
+        if ((rc = st_read_neusight_label(gl.gl_pathv[i], &e2e, &nl, err)))
+            break;
+        m.measured_ms = e2e * 1e3;
+        if ((rc = predict(dir, c, &m, &g, err))) {
+            st_error_prefix(err, "%s: ", gl.gl_pathv[i]);
+            break;
+        }
+        out->models[out->n_models++] = m;
+    }
+    globfree(&gl);
+    if (rc)
+        return rc;
+    /* per-device summary */
+    size_t nd = 0;
+    out->model_dev_rows = calloc(out->n_models ? out->n_models : 1, sizeof *out->model_dev_rows);
+    if (!out->model_dev_rows)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    for (size_t i = 0; i < out->n_models; i++) {
+        size_t k;
+        for (k = 0; k < nd; k++)
+            if (strcmp(out->model_dev_rows[k].device, out->models[i].device) == 0)
+                break;
+        if (k < nd)
+            continue;
+        st_apes a = {0};
+        for (size_t j = i; j < out->n_models; j++)
+            if (strcmp(out->models[j].device, out->models[i].device) == 0 &&
+                st_apes_push(&a, out->models[j].predicted_ms, out->models[j].measured_ms)) {
+                st_apes_free(&a);
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            }
+        st_val_row *row = &out->model_dev_rows[nd++];
+        snprintf(row->device, sizeof row->device, "%s", out->models[i].device);
+        snprintf(row->preset, sizeof row->preset, "%s", out->models[i].preset);
+        snprintf(row->op, sizeof row->op, "model");
+        st_apes_summary(&a, &row->s);
+        st_apes_free(&a);
+    }
+    out->n_model_dev_rows = nd;
     return 0;
 }

@@ -18,6 +18,8 @@ extern const cli_command cmd_show;
 extern const cli_command cmd_summary;
 extern const cli_command cmd_calibrate;
 extern const cli_command cmd_validate;
+extern const cli_command cmd_kernel;
+extern const cli_command cmd_eval;
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */
 int cli_fail(const st_error *err);

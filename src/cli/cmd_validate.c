@@ -12,11 +12,15 @@
 
 static void print_rows(const char *title, const st_val_row *r, size_t n)
 {
-    printf("%s\n  %-24s %-18s %-12s %6s %7s %7s %7s %7s\n", title, "DEVICE", "PRESET", "OP", "N", "MAPE%",
-           "MED%", "P90%", "MAX%");
-    for (size_t i = 0; i < n; i++)
-        printf("  %-24s %-18s %-12s %6zu %7.2f %7.2f %7.2f %7.2f\n", r[i].device, r[i].preset, r[i].op,
+    printf("%s\n  %-24s %-16s %-26s %3s %6s %7s %7s %7s %7s\n", title, "DEVICE", "PRESET", "OP", "TP", "N",
+           "MAPE%", "MED%", "P90%", "MAX%");
+    for (size_t i = 0; i < n; i++) {
+        char tp[8] = "-";
+        if (r[i].tp > 0)
+            snprintf(tp, sizeof tp, "%d", r[i].tp);
+        printf("  %-24s %-16s %-26s %3s %6zu %7.2f %7.2f %7.2f %7.2f\n", r[i].device, r[i].preset, r[i].op, tp,
                r[i].s.n, r[i].s.mape, r[i].s.median, r[i].s.p90, r[i].s.max);
+    }
 }
 
 static void json_rows(st_json *j, const char *key, const st_val_row *r, size_t n)

@@ -74,6 +74,7 @@ typedef struct st_kernel {
     long long rows, cols;
     int n_in, n_out;      /* full-size tensors read and written (elementwise) */
     double flops_per_elem;
+    double bytes_total;   /* vector ops: when > 0, the bytes moved (pooling, optimizer) */
     /* dispatch class of the framework op (see st_dispatch) */
     int dispatch;
 } st_kernel;

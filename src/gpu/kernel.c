@@ -491,6 +491,8 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         double bytes = es * elems * (nin + nout);
         if (k->op == ST_KOP_NORM)
             bytes += 2.0 * es * (double)k->cols; /* gamma, beta */
+        if (k->bytes_total > 0)
+            bytes = k->bytes_total;
         return vector_estimate(g, c, cls, elems, bytes, elems * fpe, (double)k->rows,
                                (double)k->cols, e);
     }

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "io/measured.h"
+#include "io/fields.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -609,4 +610,36 @@ void st_vidur_set_free(st_vidur_set *s)
 {
     free(s->items);
     memset(s, 0, sizeof *s);
+}
+
+int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer, st_error *err)
+{
+    st_ydoc doc;
+    int rc = st_ydoc_load_file(&doc, path, err);
+    if (rc)
+        return rc;
+    fctx c = {doc.path, "NeuSight label", err};
+    rc = ST_EINVAL;
+    if (!doc.root || doc.root->kind != ST_Y_MAP) {
+        st_error_set(err, ST_EINVAL, "%s:1:1: expected a JSON object with e2e_latency", path);
+        goto done;
+    }
+    const st_ynode *v = f_get(doc.root, "e2e_latency");
+    if (!v) {
+        f_error(&c, doc.root, "missing e2e_latency (milliseconds)");
+        goto done;
+    }
+    double ms;
+    if (f_node_number(&c, v, "e2e_latency", 1e-9, 1e12, &ms))
+        goto done;
+    *e2e_s = ms * 1e-3;
+    *num_layer = 0;
+    /* num_layer is informational (null in some switch labels) */
+    const st_ynode *nl = f_get(doc.root, "num_layer");
+    if (nl && nl->kind == ST_Y_SCALAR && !st_ynode_is_null(nl))
+        f_int(&c, doc.root, "num_layer", 1, 100000, num_layer);
+    rc = 0;
+done:
+    st_ydoc_free(&doc);
+    return rc;
 }

@@ -79,4 +79,8 @@ typedef struct st_vidur_set {
 int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err);
 void st_vidur_set_free(st_vidur_set *s);
 
+/* A NeuSight label (labels/DEVICE/MODEL-MODE-SEQ-BATCH[-fusion].json): the
+ * measured whole-model latency in seconds, and its num_layer. */
+int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer, st_error *err);
+
 #endif

@@ -1,0 +1,173 @@
+/* strata kernel: one kernel on one GPU, with the model's reasoning. */
+#include "config.h"
+#include "cli/cli.h"
+#include "gpu/gpu.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static int run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"gpu", required_argument, NULL, 'g'},     {"dtype", required_argument, NULL, 'd'},
+        {"b", required_argument, NULL, 'B'},       {"m", required_argument, NULL, 'M'},
+        {"n", required_argument, NULL, 'N'},       {"k", required_argument, NULL, 'K'},
+        {"rows", required_argument, NULL, 'r'},    {"cols", required_argument, NULL, 'c'},
+        {"inputs", required_argument, NULL, 'i'},  {"flops-per-elem", required_argument, NULL, 'f'},
+        {"heads", required_argument, NULL, 'H'},   {"kv-heads", required_argument, NULL, 'V'},
+        {"q-len", required_argument, NULL, 'q'},   {"kv-len", required_argument, NULL, 'L'},
+        {"head-dim", required_argument, NULL, 'D'},{"causal", no_argument, NULL, 'C'},
+        {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
+        {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    const char *gpu = "h100-sxm", *dtype = NULL, *coefp = NULL;
+    long long v[16] = {0};
+    enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG };
+    double fpe = -1;
+    int json = 0, causal = 0, int4 = 0, c;
+    optind = 0;
+    while ((c = cli_getopt(&cmd_kernel, argc, argv, "g:d:jh", opts)) != -1) {
+        int idx = -1;
+        const char *nm = NULL;
+        switch (c) {
+        case 'g': gpu = optarg; break;
+        case 'd': dtype = optarg; break;
+        case 'B': idx = IB, nm = "--b"; break;
+        case 'M': idx = IM, nm = "--m"; break;
+        case 'N': idx = IN, nm = "--n"; break;
+        case 'K': idx = IK, nm = "--k"; break;
+        case 'r': idx = IR, nm = "--rows"; break;
+        case 'c': idx = IC, nm = "--cols"; break;
+        case 'i': idx = II, nm = "--inputs"; break;
+        case 'H': idx = IH, nm = "--heads"; break;
+        case 'V': idx = IV, nm = "--kv-heads"; break;
+        case 'q': idx = IQ, nm = "--q-len"; break;
+        case 'L': idx = IL, nm = "--kv-len"; break;
+        case 'D': idx = ID, nm = "--head-dim"; break;
+        case 'G': idx = IG, nm = "--groups"; break;
+        case 'f': {
+            long long t;
+            if (cli_parse_ll(&cmd_kernel, "--flops-per-elem", optarg, 0, 100000, &t))
+                return 2;
+            fpe = (double)t;
+            break;
+        }
+        case 'C': causal = 1; break;
+        case '4': int4 = 1; break;
+        case 'x': coefp = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': cli_print_help(&cmd_kernel, stdout); return 0;
+        default: return 2;
+        }
+        if (idx >= 0 && cli_parse_ll(&cmd_kernel, nm, optarg, 1, 1LL << 40, &v[idx]))
+            return 2;
+    }
+    if (optind >= argc)
+        return cli_usage_error(&cmd_kernel, "which kernel? gemm, bmm, grouped, conv, flash, elementwise, "
+                                            "softmax, norm, embedding or topk");
+    if (optind + 1 < argc)
+        return cli_usage_error(&cmd_kernel, "unexpected argument '%s'", argv[optind + 1]);
+    st_kernel k;
+    memset(&k, 0, sizeof k);
+    if (st_kop_parse(argv[optind], &k.op))
+        return cli_usage_error(&cmd_kernel, "unknown kernel '%s': expected gemm, bmm, grouped, conv, flash, "
+                                            "elementwise, softmax, norm, embedding or topk", argv[optind]);
+    st_error err;
+    st_gpu g;
+    if (st_load_gpu(gpu, &g, &err))
+        return cli_fail(&err);
+    k.dtype = g.matrix[ST_BF16].dense > 0 ? ST_BF16 : ST_FP16;
+    if (dtype && st_dtype_parse(dtype, &k.dtype))
+        return cli_usage_error(&cmd_kernel, "--dtype: expected one of %s, got '%s'", st_dtype_choices(), dtype);
+    k.b = v[IB] ? v[IB] : 1;
+    k.m = v[IM], k.n = v[IN], k.k = v[IK];
+    k.rows = v[IR], k.cols = v[IC];
+    k.n_in = v[II] ? (int)v[II] : 1, k.n_out = 1;
+    k.heads = v[IH], k.kv_heads = v[IV], k.q_len = v[IQ] ? v[IQ] : 1, k.kv_len = v[IL], k.head_dim = v[ID];
+    k.causal = causal;
+    k.groups = v[IG] ? v[IG] : 1;
+    k.weight_only_int4 = int4;
+    k.flops_per_elem = fpe >= 0 ? fpe : 1;
+    k.dispatch = ST_DISP_OTHER;
+    int gemmlike = k.op == ST_KOP_GEMM || k.op == ST_KOP_BMM || k.op == ST_KOP_GROUPED || k.op == ST_KOP_CONV;
+    if (gemmlike && (!k.m || !k.n || !k.k))
+        return cli_usage_error(&cmd_kernel, "%s needs --m, --n and --k (and --b for a batch)", argv[optind]);
+    if (k.op == ST_KOP_FLASH && (!k.heads || !k.kv_len || !k.head_dim))
+        return cli_usage_error(&cmd_kernel, "flash needs --heads, --kv-len and --head-dim (--q-len: 1 for "
+                                            "decode; --b batch; --kv-heads for GQA; --causal)");
+    if (!gemmlike && k.op != ST_KOP_FLASH && (!k.rows || !k.cols))
+        return cli_usage_error(&cmd_kernel, "%s needs --rows and --cols", argv[optind]);
+    st_gpu_coef coef;
+    if (st_gpu_coef_load(coefp, &coef, &err))
+        return cli_fail(&err);
+    st_kernel_est e;
+    if (st_kernel_estimate(&g, &coef, &k, NULL, 0, &e, &err))
+        return cli_fail(&err);
+    if (json) {
+        st_json j;
+        st_json_init(&j, stdout, 1);
+        st_json_begin_object(&j, NULL);
+        st_json_string(&j, "gpu", g.id);
+        st_json_string(&j, "op", st_kop_name(k.op));
+        st_json_string(&j, "dtype", st_dtype_name(k.dtype));
+        st_json_string(&j, "class", st_kclass_name(e.cls));
+        if (e.tile.m > 0) {
+            char t[32];
+            snprintf(t, sizeof t, "%dx%d", e.tile.m, e.tile.n);
+            st_json_string(&j, "tile", t);
+            st_json_number(&j, "tiles", e.tiles);
+            st_json_int(&j, "split_k", e.split_k);
+            st_json_number(&j, "waves", e.waves);
+        }
+        st_json_string(&j, "bound", e.bound);
+        st_json_number(&j, "time_s", e.gpu_s);
+        st_json_number(&j, "lo_s", e.lo_s);
+        st_json_number(&j, "hi_s", e.hi_s);
+        st_json_number(&j, "sigma", e.sigma);
+        st_json_number(&j, "dispatch_s", e.dispatch_s);
+        st_json_number(&j, "flops", e.flops);
+        st_json_number(&j, "bytes", e.bytes);
+        st_json_number(&j, "power_factor", e.power_factor);
+        st_json_end_object(&j);
+        st_json_finish(&j);
+        return 0;
+    }
+    char fl[32], by[32];
+    cli_si(fl, sizeof fl, e.flops, "FLOP");
+    cli_si(by, sizeof by, e.bytes, "B");
+    printf("%s %s on %s (%s)\n", st_kop_name(k.op), st_dtype_name(k.dtype), g.name, g.id);
+    printf("  class        %s\n", st_kclass_name(e.cls));
+    if (e.tile.m > 0) {
+        printf("  tile         %dx%d (rows x cols of the output per CTA)%s\n", e.tile.m, e.tile.n,
+               e.split_k > 1 ? ", split along K" : "");
+        printf("  tiles        %.0f x split %d over %d SMs = %.0f waves\n", e.tiles, e.split_k, g.sm_count, e.waves);
+    }
+    printf("  work         %s, %s\n", fl, by);
+    printf("  clock        %.0f%% of boost sustained (TDP %.0f W)\n", 100 * e.power_factor, g.tdp_w);
+    printf("  bound        %s (compute %.3g us, memory %.3g us)\n", e.bound, e.compute_s * 1e6, e.memory_s * 1e6);
+    printf("  time         %.4g us  (90%% band %.4g .. %.4g us)\n", e.gpu_s * 1e6, e.lo_s * 1e6, e.hi_s * 1e6);
+    if (e.flops > 0 && e.tile.m > 0)
+        printf("  achieved     %.3g TFLOP/s\n", e.flops / e.gpu_s * 1e-12);
+    return 0;
+}
+
+const cli_command cmd_kernel = {
+    "kernel",
+    "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K] [--rows R --cols C]\n"
+    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal] [--int4] [--json]",
+    "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
+    "  OP               gemm (x W, weights shared over --b), bmm, grouped (MoE experts: --b\n"
+    "                   experts of --m tokens), conv (implicit GEMM sizes, --groups), flash\n"
+    "                   (fused attention; --q-len 1 = decode), elementwise, softmax, norm,\n"
+    "                   embedding, topk\n"
+    "  --gpu PRESET     default h100-sxm\n"
+    "  --dtype D        default bf16 (fp16 where the GPU has no bf16)\n"
+    "  --inputs N       elementwise: full-size input tensors (1 unary, 2 binary)\n"
+    "  --flops-per-elem elementwise: ALU operations per element (default 1)\n"
+    "  --int4           weight-only INT4 (W4A16): weights read at 4 bits and dequantised\n"
+    "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
+    "  --json           machine-readable\n",
+    run,
+};

@@ -1,0 +1,240 @@
+/* Step timeline: host dispatch against GPU time, per-layer breakdown, error bands. */
+#include "config.h"
+#include "compose/compose.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void st_compose_opts_default(st_compose_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dispatch_scale = 1.0;
+}
+
+void st_op_to_kernel(const st_op *op, st_kernel *k)
+{
+    memset(k, 0, sizeof *k);
+    k->dtype = op->dtype;
+    k->b = op->batch > 0 ? op->batch : 1;
+    switch (op->kind) {
+    case ST_OP_GEMM:
+        k->op = ST_KOP_GEMM;
+        k->m = op->m, k->n = op->n, k->k = op->k;
+        k->dispatch = ST_DISP_LINEAR;
+        break;
+    case ST_OP_BMM:
+        k->op = ST_KOP_BMM;
+        k->m = op->m, k->n = op->n, k->k = op->k;
+        k->dispatch = ST_DISP_BMM;
+        break;
+    case ST_OP_MOE_EXPERTS:
+        k->op = ST_KOP_GROUPED;
+        k->m = op->m, k->n = op->n, k->k = op->k;
+        k->dispatch = ST_DISP_LINEAR;
+        break;
+    case ST_OP_CONV: {
+        long long g = op->groups > 0 ? op->groups : 1;
+        k->op = ST_KOP_CONV;
+        k->b = 1;
+        k->groups = g;
+        k->m = op->batch * op->p * op->q;
+        k->n = op->k_out / g;
+        k->k = op->c / g * op->r * op->s;
+        if (k->n < 1)
+            k->n = 1;
+        if (k->k < 1)
+            k->k = 1;
+        k->dispatch = ST_DISP_CONV;
+        break;
+    }
+    case ST_OP_ATTENTION:
+        k->op = ST_KOP_FLASH;
+        k->heads = op->heads, k->kv_heads = op->kv_heads, k->q_len = op->q_len;
+        k->kv_len = op->kv_len, k->head_dim = op->head_dim, k->causal = op->causal;
+        k->dispatch = ST_DISP_OTHER;
+        break;
+    case ST_OP_SOFTMAX:
+        k->op = ST_KOP_SOFTMAX;
+        k->rows = op->rows, k->cols = op->cols;
+        k->dispatch = ST_DISP_SOFTMAX;
+        break;
+    case ST_OP_MOE_ROUTER:
+        k->op = ST_KOP_TOPK;
+        k->rows = op->rows, k->cols = op->cols;
+        k->dispatch = ST_DISP_SOFTMAX;
+        break;
+    case ST_OP_LAYERNORM:
+    case ST_OP_RMSNORM:
+    case ST_OP_GROUPNORM:
+    case ST_OP_BATCHNORM:
+        k->op = ST_KOP_NORM;
+        k->rows = op->rows, k->cols = op->cols;
+        k->dispatch = ST_DISP_NORM;
+        if (op->kind == ST_OP_GROUPNORM || op->kind == ST_OP_BATCHNORM || op->pass != ST_PASS_FWD)
+            k->bytes_total = op->bytes_read + op->bytes_written;
+        break;
+    case ST_OP_EMBEDDING:
+        k->op = ST_KOP_EMBEDDING;
+        k->rows = op->rows, k->cols = op->cols;
+        k->n_in = 1, k->n_out = 1;
+        k->dispatch = ST_DISP_OTHER;
+        break;
+    default: /* elementwise, rope, pool, optimizer: bytes and ALU work as counted */
+        k->op = ST_KOP_ELEMENTWISE;
+        k->rows = op->rows > 0 ? op->rows : 1;
+        k->cols = op->cols > 0 ? op->cols : 1;
+        k->n_in = op->arity > 0 ? op->arity : 1;
+        k->n_out = 1;
+        {
+            double elems = (double)k->rows * (double)k->cols;
+            k->flops_per_elem = elems > 0 ? op->flops / elems : 0;
+        }
+        k->bytes_total = op->bytes_read + op->bytes_written;
+        k->dispatch = op->kind == ST_OP_OPTIMIZER ? ST_DISP_OTHER : ST_DISP_ELEMENTWISE;
+        break;
+    }
+}
+
+static int is_fusible(const st_op *op)
+{
+    return op->kind == ST_OP_ELEMENTWISE || op->kind == ST_OP_ROPE;
+}
+
+typedef struct op_cost {
+    double gpu_s, host_s, sd_s;
+} op_cost;
+
+static st_layer_time *layer_of(st_step *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_layers; i++)
+        if (strcmp(s->layers[i].layer, name) == 0)
+            return &s->layers[i];
+    if (s->n_layers == ST_COMPOSE_MAX_LAYERS) {
+        s->layers_truncated = 1;
+        return &s->layers[ST_COMPOSE_MAX_LAYERS - 1];
+    }
+    st_layer_time *l = &s->layers[s->n_layers++];
+    memset(l, 0, sizeof *l);
+    snprintf(l->layer, sizeof l->layer, "%s", name);
+    return l;
+}
+
+/* Cost of one op (one call). */
+static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, size_t i,
+                   const st_compose_opts *o, op_cost *out, double *flops, double *bytes, st_error *err)
+{
+    const st_op *op = &ops->ops[i];
+    st_kernel k;
+    st_op_to_kernel(op, &k);
+    int fused_away = 0;
+    if (o->fused && is_fusible(op) && i > 0 && strcmp(ops->ops[i - 1].layer, op->layer) == 0 &&
+        ops->ops[i - 1].pass == op->pass) {
+        /* runs in the previous kernel's epilogue: only its other operands cost */
+        fused_away = 1;
+        double es = st_dtype_bytes(op->dtype);
+        double elems = (double)k.rows * (double)k.cols;
+        k.bytes_total = es * elems * (k.n_in > 1 ? k.n_in - 1 : 0);
+    }
+    st_kernel_est e;
+    int rc = st_kernel_estimate(g, c, &k, NULL, 0, &e, err);
+    if (rc)
+        return rc;
+    if (fused_away) {
+        /* no launch of its own: keep only the memory part */
+        out->gpu_s = e.memory_s;
+        out->host_s = 0;
+    } else {
+        out->gpu_s = e.gpu_s;
+        out->host_s = o->fused ? g->launch_overhead_s : e.dispatch_s * o->dispatch_scale;
+    }
+    out->sd_s = out->gpu_s * e.sigma;
+    *flops = e.flops > 0 ? op->flops : op->flops;
+    *bytes = op->bytes_read + op->bytes_written;
+    return 0;
+}
+
+int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, const st_compose_opts *o,
+               st_step *s, st_error *err)
+{
+    memset(s, 0, sizeof *s);
+    op_cost *cost = NULL;
+    if (ops->n == 0)
+        return st_error_set(err, ST_EINVAL, "empty operator list");
+    cost = calloc(ops->n, sizeof *cost);
+    if (!cost)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < ops->n && !rc; i++) {
+        double f, b;
+        rc = cost_op(g, c, ops, i, o, &cost[i], &f, &b, err);
+        s->flops += f * (double)ops->ops[i].repeat;
+        s->bytes += b * (double)ops->ops[i].repeat;
+    }
+    if (rc) {
+        free(cost);
+        return rc;
+    }
+    double host = 0, gpu = 0, sd_corr = 0, var = 0;
+    /* Runs of consecutive ops with the same repeat (> 1) are one block,
+     * executed repeat times in order; with recompute, a backward block is
+     * preceded by its forward block again. */
+    size_t i = 0;
+    while (i < ops->n) {
+        size_t j = i + 1;
+        long long rep = ops->ops[i].repeat > 0 ? ops->ops[i].repeat : 1;
+        while (j < ops->n && ops->ops[j].repeat == ops->ops[i].repeat && ops->ops[j].pass == ops->ops[i].pass)
+            j++;
+        /* the forward run matching this backward run, for recompute */
+        size_t fi = 0, fj = 0;
+        int replay = 0;
+        if (o->recompute && ops->ops[i].pass == ST_PASS_BWD && rep > 1) {
+            for (size_t a = 0; a < ops->n; a++)
+                if (ops->ops[a].pass == ST_PASS_FWD && ops->ops[a].repeat == rep) {
+                    fi = a;
+                    fj = a;
+                    while (fj < ops->n && ops->ops[fj].pass == ST_PASS_FWD && ops->ops[fj].repeat == rep)
+                        fj++;
+                    replay = 1;
+                    break;
+                }
+        }
+        for (long long r = 0; r < rep; r++) {
+            for (int pass = replay ? 0 : 1; pass < 2; pass++) {
+                size_t a0 = pass == 0 ? fi : i, a1 = pass == 0 ? fj : j;
+                for (size_t a = a0; a < a1; a++) {
+                    const op_cost *oc = &cost[a];
+                    host += oc->host_s;
+                    double start = gpu > host ? gpu : host;
+                    double end = start + oc->gpu_s;
+                    st_layer_time *l = layer_of(s, ops->ops[a].layer[0] ? ops->ops[a].layer : "model");
+                    l->time_s += end - gpu;
+                    l->kernel_s += oc->gpu_s;
+                    l->sd_s += oc->sd_s;
+                    l->kernels++;
+                    s->idle_s += start - gpu;
+                    gpu = end;
+                    s->kernel_s += oc->gpu_s;
+                    sd_corr += oc->sd_s;
+                    var += oc->sd_s * oc->sd_s;
+                    s->kernels++;
+                }
+            }
+        }
+        i = j;
+    }
+    free(cost);
+    /* the step ends when the host has seen the GPU finish */
+    double sync = g->launch_overhead_s > 0 ? g->launch_overhead_s : 2.5e-6;
+    s->host_s = host;
+    s->total_s = (gpu > host ? gpu : host) + sync;
+    const double z = 1.6448536269514722;
+    double rc_ = sd_corr / s->total_s, ru = sqrt(var) / s->total_s;
+    s->lo_s = s->total_s * exp(-z * rc_);
+    s->hi_s = s->total_s * exp(z * rc_);
+    s->lo_unc_s = s->total_s * exp(-z * ru);
+    s->hi_unc_s = s->total_s * exp(z * ru);
+    for (size_t k = 0; k < s->n_layers; k++)
+        s->layers[k].err_share = sd_corr > 0 ? s->layers[k].sd_s / sd_corr : 0;
+    return 0;
+}

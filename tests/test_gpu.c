@@ -1,0 +1,233 @@
+/*
+ * GPU kernel model and step composition, checked against hand calculations
+ * on synthetic coefficient tables (one feature switched on at a time, so the
+ * expected time follows from the spec sheet and the tile/wave arithmetic).
+ */
+#include "config.h"
+#include "testutil.h"
+
+#include <math.h>
+
+#include "compose/compose.h"
+#include "gpu/gpu.h"
+#include "io/io.h"
+
+/* A table where only the given feature of every class counts (coefficient 1). */
+static void only(st_gpu_coef *c, int gemm_feature, int vec_feature)
+{
+    memset(c, 0, sizeof *c);
+    c->tc_energy_ratio = 1.0 / 16;
+    for (int k = 0; k < ST_KC_COUNT; k++) {
+        const char *const *names;
+        c->cls[k].n = st_kclass_features((st_kclass)k, &names);
+        int f = k <= ST_KC_CONV ? gemm_feature : vec_feature;
+        if (f >= 0)
+            c->cls[k].beta[f] = 1.0;
+    }
+}
+
+static void load(const char *id, st_gpu *g)
+{
+    st_error err;
+    int rc = st_load_gpu(id, g, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+}
+
+static void test_tile_names(void **state)
+{
+    (void)state;
+    st_tile t;
+    /* column-major libraries: the first extent tiles our columns */
+    assert_true(st_parse_kernel_tile("volta_sgemm_128x64_nn", &t));
+    assert_int_equal(t.m, 64);
+    assert_int_equal(t.n, 128);
+    assert_true(st_parse_kernel_tile("sgemm_128x128x8_NT_vec", &t));
+    assert_int_equal(t.m, 128);
+    assert_int_equal(t.n, 128);
+    assert_true(st_parse_kernel_tile("ampere_sgemm_32x128_tn", &t));
+    assert_int_equal(t.m, 128);
+    assert_int_equal(t.n, 32);
+    assert_false(st_parse_kernel_tile("void at::native::vectorized_elementwise_kernel<4>", &t));
+    assert_false(st_parse_kernel_tile("gemm_x64", &t));
+}
+
+/* 8192^3 BF16 on H100 with a forced 128x128 tile: 64 x 64 = 4096 tiles over
+ * 132 SMs = ceil(31.03) = 32 tiles on the busiest SM, each 2*128*128*8192
+ * FLOPs at peak/132: t = 32 * 2^28 / (989.4e12 / 132). */
+static void test_gemm_waves(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("h100-sxm", &g);
+    st_gpu_coef c;
+    only(&c, 0, -1);
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_BF16, k.b = 1, k.m = k.n = k.k = 8192;
+    st_tile t = {128, 128};
+    st_kernel_est e;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, &t, 1, &e, &err), 0);
+    double want = 32.0 * 2 * 128 * 128 * 8192 / (g.matrix[ST_BF16].dense / g.sm_count);
+    assert_true(rel_diff(e.gpu_s, want) < 1e-12);
+    assert_true(e.tiles == 4096);
+    assert_true(e.waves == 32);
+    assert_string_equal(e.bound, "compute");
+    /* the heuristic never picks a tile the model finds slower */
+    st_kernel_est h;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &h, &err), 0);
+    assert_true(h.gpu_s <= e.gpu_s * (1 + 1e-12));
+    /* time never falls as K grows */
+    double prev = 0;
+    for (long long kk = 64; kk <= 65536; kk *= 2) {
+        k.k = kk;
+        assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &h, &err), 0);
+        assert_true(h.gpu_s >= prev);
+        prev = h.gpu_s;
+    }
+}
+
+/* An elementwise add of 2^28 FP32 elements reads 2 and writes 1 tensor:
+ * 3 GiB, all but the L2's worth from DRAM; with dram and l2 both at
+ * coefficient 1 the time is bytes / peak bandwidth. */
+static void test_elementwise_bytes(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("a100-80gb-sxm", &g);
+    st_gpu_coef c;
+    only(&c, -1, 0);
+    c.cls[ST_KC_ELEMENTWISE].beta[2] = 1.0; /* l2 */
+    st_kernel k = {0};
+    k.op = ST_KOP_ELEMENTWISE, k.dtype = ST_FP32, k.rows = 1 << 14, k.cols = 1 << 14, k.n_in = 2, k.n_out = 1;
+    st_kernel_est e;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    double bytes = 3.0 * 4 * (1 << 28);
+    assert_true(rel_diff(e.bytes, bytes) < 1e-15);
+    assert_true(rel_diff(e.gpu_s, bytes / g.mem_bw) < 1e-12);
+    assert_string_equal(e.bound, "memory");
+}
+
+/* Sustained clock: T4 (70 W, 8.1 TFLOP/s FP32) with a 16 W/TFLOP reference
+ * holds (70 / 8.1) / 16 = 54% of boost; a V100 PCIe (250 W, 14 TFLOP/s) 100%. */
+static void test_power_factor(void **state)
+{
+    (void)state;
+    st_gpu t4, v100;
+    load("t4", &t4);
+    load("v100-pcie-32gb", &v100);
+    st_gpu_coef c;
+    only(&c, 0, 0);
+    c.e_ref_w_per_tflop = 16;
+    assert_true(rel_diff(st_gpu_power_factor(&t4, &c, 0), (70 / 8.1) / 16) < 1e-9);
+    assert_true(st_gpu_power_factor(&v100, &c, 0) == 1.0);
+    c.e_ref_w_per_tflop = 0; /* no limit */
+    assert_true(st_gpu_power_factor(&t4, &c, 0) == 1.0);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("v100-pcie-32gb", &g);
+    st_gpu_coef c;
+    only(&c, 0, 0);
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_FP8, k.b = 1, k.m = k.n = k.k = 1024;
+    st_kernel_est e;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "fp8"));
+    k.dtype = ST_FP32;
+    k.m = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+}
+
+/* Ten tiny kernels (1 us each) behind a host that needs 10 us per op: the
+ * GPU waits on the host, so the step is 10 x 10 us + the last kernel + one
+ * sync (the preset's launch cost), not 10 x 1 us. */
+static void test_compose_host_bound(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("h100-sxm", &g);
+    st_gpu_coef c;
+    only(&c, -1, 4); /* vector classes: launch feature only = 1 us */
+    c.dispatch_s[ST_DISP_ELEMENTWISE] = 10e-6;
+    for (int k = 0; k < ST_KC_COUNT; k++)
+        c.cls[k].sigma = 0.1;
+    st_oplist l = {0, 0, NULL};
+    st_error err;
+    for (int i = 0; i < 10; i++) {
+        st_op op;
+        memset(&op, 0, sizeof op);
+        snprintf(op.name, sizeof op.name, "ew%d", i);
+        snprintf(op.layer, sizeof op.layer, "block");
+        op.kind = ST_OP_ELEMENTWISE, op.dtype = ST_FP16, op.repeat = 1, op.rows = 4, op.cols = 4, op.arity = 2;
+        st_op_cost(&op);
+        assert_int_equal(st_oplist_push(&l, &op, &err), 0);
+    }
+    st_compose_opts o;
+    st_compose_opts_default(&o);
+    st_step s;
+    assert_int_equal(st_compose(&g, &c, &l, &o, &s, &err), 0);
+    double want = 10 * 10e-6 + 1e-6 + g.launch_overhead_s;
+    assert_true(rel_diff(s.total_s, want) < 1e-9);
+    assert_true(rel_diff(s.kernel_s, 10e-6) < 1e-9);
+    assert_true(rel_diff(s.idle_s, 10 * 10e-6 - 9e-6) < 1e-9);
+    /* correlated sd = sum t sigma = 10 x 0.1 us; uncorrelated = sqrt(10) x 0.1 us */
+    double z = 1.6448536269514722;
+    assert_true(rel_diff(s.hi_s, s.total_s * exp(z * 1e-6 / s.total_s)) < 1e-9);
+    assert_true(rel_diff(s.hi_unc_s, s.total_s * exp(z * sqrt(10) * 0.1e-6 / s.total_s)) < 1e-9);
+    assert_true(s.n_layers == 1 && rel_diff(s.layers[0].err_share, 1.0) < 1e-12);
+    /* fused: launch-only dispatch, and ops 2..10 run in op 1's epilogue */
+    o.fused = 1;
+    assert_int_equal(st_compose(&g, &c, &l, &o, &s, &err), 0);
+    assert_true(s.total_s < want / 5);
+    st_oplist_free(&l);
+}
+
+/* The shipped table loads, and a big GEMM on a measured GPU runs at a
+ * plausible fraction of peak (between 50% and 100%). */
+static void test_shipped_table(void **state)
+{
+    (void)state;
+    st_gpu_coef c;
+    st_error err;
+    int rc = st_gpu_coef_load(NULL, &c, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    st_gpu g;
+    load("v100-pcie-32gb", &g);
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_FP32, k.b = 1, k.m = k.n = k.k = 8192;
+    st_kernel_est e;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    double frac = e.flops / e.gpu_s / g.vector[ST_FP32];
+    assert_true(frac > 0.5 && frac <= 1.0);
+    assert_true(e.lo_s < e.gpu_s && e.gpu_s < e.hi_s);
+}
+
+static void test_bad_table(void **state)
+{
+    (void)state;
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(testdata("bad-coef/feature.yaml"), &c, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "feature.yaml:"));
+    assert_non_null(strstr(err.msg, "tools/calibrate"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tile_names),        cmocka_unit_test(test_gemm_waves),
+        cmocka_unit_test(test_elementwise_bytes), cmocka_unit_test(test_power_factor),
+        cmocka_unit_test(test_errors),            cmocka_unit_test(test_compose_host_bound),
+        cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_bad_table),
+    };
+    return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
+}
