@@ -138,6 +138,10 @@ else
     skip_test "shared NeuSight HF configs load" "../shared/data is absent"
 fi
 
+# one decode token routed to Mixtral's top-2 of 8 experts: only 2 expert GEMMs run
+check "show mixtral decode batch 1: 2 active experts, not 8" \
+    sh -c "'$S' show mixtral-8x7b --phase decode --batch 1 --json | jq -e '[.ops[] | select(.kind == \"moe_experts\")] | length > 0 and all(.shape.batch == 2 and .shape.m == 1)'"
+
 # ---- GPU kernel model and composition (issue 3) ------------------------------
 "$S" kernel gemm --gpu h100-sxm --m 8192 --n 8192 --k 8192 --json > "$tmp/k.json" 2> "$tmp/err"
 check "kernel gemm --json: tile, tiles, waves, bound, time inside its band" \

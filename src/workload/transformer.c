@@ -222,15 +222,18 @@ static void mlp(gen *g, int moe)
     } else {
         /* Router logits, softmax + top-k, then each expert gets on average
          * tokens * top_k / experts rows (balanced routing; imbalance is the
-         * training layer's knob). */
-        long long per_expert = (t * tf->top_k + tf->experts - 1) / tf->experts;
+         * training layer's knob). With fewer routed tokens than experts
+         * (small-batch decode) only t * top_k experts run and read weights. */
+        long long routed = t * tf->top_k;
+        long long active = routed < tf->experts ? routed : tf->experts;
+        long long per_expert = (routed + active - 1) / active;
         gemm(g, "moe.router", t, tf->hidden, tf->experts);
         st_op r = new_op(g, ST_OP_MOE_ROUTER, "moe.topk");
         r.rows = t;
         r.cols = tf->experts;
         r.k = tf->top_k;
         push(g, &r);
-        mlp_body(g, "moe", per_expert, tf->experts, tf->expert_ffn_hidden);
+        mlp_body(g, "moe", per_expert, active, tf->expert_ffn_hidden);
         /* weighted sum of the top_k expert outputs per token */
         eltwise(g, "moe.combine", t * tf->top_k, tf->hidden, 2, 2);
     }
