@@ -54,8 +54,12 @@ static int push(st_calib_data *d, const st_calib_sample *s, st_error *err)
     return 0;
 }
 
-/* ALU operations per element of NeuSight's elementwise ops (FP32 library
- * implementations: powf and erff expand to a few tens of instructions). */
+/* ALU operations per element of NeuSight's elementwise ops: one FP32
+ * instruction for add/mul/relu; division is a reciprocal plus a Newton step
+ * (about 4); powf, erff (GELU) and tanhf are polynomial library routines of
+ * 15-20 instructions. These are estimates: only their ratios matter, since
+ * the alu coefficient is fitted, and they only matter where ALU time shows
+ * over the bytes (the ops are memory-bound on every GPU here). */
 static double ew_flops(st_meas_op op)
 {
     switch (op) {

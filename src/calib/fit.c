@@ -11,6 +11,12 @@
  * dispatch (every NeuSight sample carries both): a pipelined launch costs
  * 1.8-2.7 us (see presets' launch_overhead_us). Units: microseconds. */
 #define PRIOR_LAUNCH_US 2.5
+/* Energy of a tensor-core FLOP relative to an FP32 SIMT FMA-FLOP, for the
+ * sustained-clock estimate of tensor work. Not identifiable from the data
+ * (VIDUR's A100 runs at full clock either way); an assumption: dense FP16
+ * tensor math delivers 16x the FP32 SIMT rate per SM (A100: 1024 vs 64
+ * FMA/clk/SM, A100 whitepaper) at similar power. */
+#define TC_ENERGY_RATIO (1.0 / 16.0)
 /* Kernels much shorter than this are mostly host floor and launch; the fit
  * weights them down (relative error times t/(t+WREF)), so the coefficients
  * describe GPU work rather than the host. Of 0, 0.2 ms and 1 ms, 1 ms gave
@@ -18,26 +24,24 @@
  * averaged over devices; models: 6-14% vs 9-23% per device). */
 #define WREF 1e-3
 
-static int launch_index(st_kclass k)
-{
-    return (k == ST_KC_GEMM_SIMT || k == ST_KC_GEMM_TC || k == ST_KC_CONV) ? 5 : 4;
-}
-
 static void initial_coef(st_gpu_coef *c)
 {
+    /* before any fit: compute and memory at peak, launch at its prior; the
+     * tile heuristic of pass 1 uses this for samples without a named tile */
+    static const char *const at_peak[] = {"compute", "dram", "dram_hbm", "dram_other", "l2"};
     memset(c, 0, sizeof *c);
     c->e_ref_w_per_tflop = 0; /* no power limit */
-    c->tc_energy_ratio = 1.0 / 16.0;
+    c->tc_energy_ratio = TC_ENERGY_RATIO;
     for (int k = 0; k < ST_KC_COUNT; k++) {
         const char *const *names;
         c->cls[k].n = st_kclass_features((st_kclass)k, &names);
-        c->cls[k].beta[0] = 1.0; /* compute at peak, or DRAM at peak */
-        c->cls[k].beta[launch_index((st_kclass)k)] = PRIOR_LAUNCH_US;
+        for (size_t i = 0; i < sizeof at_peak / sizeof at_peak[0]; i++) {
+            int f = st_kclass_feature((st_kclass)k, at_peak[i]);
+            if (f >= 0)
+                c->cls[k].beta[f] = 1.0;
+        }
+        c->cls[k].beta[st_kclass_feature((st_kclass)k, "launch")] = PRIOR_LAUNCH_US;
     }
-    for (int k = ST_KC_GEMM_SIMT; k <= ST_KC_CONV; k++)
-        c->cls[k].beta[2] = 1.0; /* DRAM */
-    for (int k = ST_KC_ELEMENTWISE; k < ST_KC_COUNT; k++)
-        c->cls[k].beta[1] = c->cls[k].beta[2] = 1.0;
 }
 
 typedef struct design {
@@ -127,7 +131,7 @@ static int build(const st_calib_data *data, const st_gpu_coef *c, st_kclass cls,
 static int fit(const design *d, st_kclass cls, int skip_dev, double *beta, st_error *err)
 {
     size_t n = 0, p = d->p;
-    int li = launch_index(cls);
+    int li = st_kclass_feature(cls, "launch");
     int active[32];
     for (size_t j = 0; j < p; j++)
         active[j] = 1;
@@ -377,7 +381,10 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     st_gpu_coef c;
     initial_coef(&c);
     learn_tiles(data, &c, report);
-    /* the sustained-clock reference: a 1-D search (the rest is linear) */
+    /* the sustained-clock reference: a 1-D grid search (the rest is linear),
+     * 0 (no limit) and 4 .. 33.25 W per TFLOP/s in steps of 0.75, a span
+     * from below every preset's TDP/peak (L4: 2.4) to above the largest
+     * (P100: 26.9) */
     double best = INFINITY, best_e = 0;
     for (int i = 0; i <= 40; i++) {
         double eref = i == 0 ? 0 : 4.0 + 0.75 * (i - 1); /* 0: no power limit; 4 .. 33.25 W/TFLOP */

@@ -149,7 +149,7 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
         out->host_s = o->fused ? g->launch_overhead_s : e.dispatch_s * o->dispatch_scale;
     }
     out->sd_s = out->gpu_s * e.sigma;
-    *flops = e.flops > 0 ? op->flops : op->flops;
+    *flops = op->flops;
     *bytes = op->bytes_read + op->bytes_written;
     return 0;
 }

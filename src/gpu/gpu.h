@@ -115,6 +115,8 @@ typedef struct st_gpu_coef {
 
 /* Names of the features of a class, in order; returns the count. */
 int st_kclass_features(st_kclass c, const char *const **names);
+/* Index of a feature of a class by name ("launch", "compute", ...), -1 if absent. */
+int st_kclass_feature(st_kclass c, const char *name);
 
 typedef struct st_kernel_est {
     double gpu_s;      /* kernel time on the GPU */

@@ -2,8 +2,8 @@
 #include "config.h"
 #include "gpu/gpu.h"
 
-#include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +73,16 @@ int st_kclass_features(st_kclass c, const char *const **names)
     }
 }
 
+int st_kclass_feature(st_kclass c, const char *name)
+{
+    const char *const *names;
+    int n = st_kclass_features(c, &names);
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
 /* ---- hardware helpers ----------------------------------------------------- */
 const char *st_gpu_family(const st_gpu *g)
 {
@@ -130,26 +140,30 @@ static int is_hbm(const st_gpu *g)
 }
 
 /* ---- tile names ------------------------------------------------------------ */
+static st_regex *tile_re;
+static void compile_tile_re(void)
+{
+    st_error e;
+    if (st_regex_compile(&tile_re, "(?:gemm|_MT)_?([0-9]{1,4})x([0-9]{1,4})", 0, &e) != 0)
+        tile_re = NULL;
+}
+
 int st_parse_kernel_tile(const char *name, st_tile *out)
 {
     /* cuBLAS/CUTLASS names: <arch>_sgemm_<A>x<B>_<layout>, sgemm_<A>x<B>x<K>_<layout>,
      * <arch>_h1688gemm_<A>x<B>_..., rocBLAS Cijk_..._MT<A>x<B>x<K>_... The
      * libraries are column-major: the first extent covers our output
-     * columns (n), the second our rows (m). */
-    static const char *const pattern = "(?:gemm|_MT)_?([0-9]{1,4})x([0-9]{1,4})";
-    st_regex *re = NULL;
-    st_error e;
-    if (st_regex_compile(&re, pattern, 0, &e) != 0)
+     * columns (n), the second our rows (m). The pattern is compiled once;
+     * matching is thread-safe (st_regex_groups). */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, compile_tile_re);
+    if (!tile_re)
         return 0;
     long long s[3], en[3];
-    int ok = st_regex_groups(re, name, s, en, 3) == 1 && s[1] >= 0 && s[2] >= 0;
-    int a = 0, b = 0;
-    if (ok) {
-        a = atoi(name + s[1]);
-        b = atoi(name + s[2]);
-    }
-    st_regex_free(re);
-    if (!ok || a <= 0 || b <= 0)
+    if (st_regex_groups(tile_re, name, s, en, 3) != 1 || s[1] < 0 || s[2] < 0)
+        return 0;
+    int a = atoi(name + s[1]), b = atoi(name + s[2]);
+    if (a <= 0 || b <= 0)
         return 0;
     out->n = a;
     out->m = b;
@@ -181,6 +195,20 @@ static void candidate_tiles(const st_gpu *g, const st_gpu_coef *c, int tensor, c
     *n = (int)(sizeof default_tc / sizeof default_tc[0]);
 }
 
+/* K per main-loop iteration: cuBLAS SIMT sgemm kernels step K by 8 (the
+ * "x8" in sgemm_128x128x8 names of the measured data); CUTLASS tensor-core
+ * kernels by 32 for 16-bit types (CUTLASS default GEMM configurations). */
+#define KSTEP_SIMT 8
+#define KSTEP_TC 32
+/* Split-K: at least 256 of K per split and at most 64 splits, as CUTLASS's
+ * split-K examples bound it; the model only takes a split that it predicts
+ * to be faster. */
+#define SPLITK_MIN_K 256.0
+#define SPLITK_MAX 64
+/* Row kernels (norms, softmax): rows resident per SM (PyTorch launches
+ * 128-thread row blocks; 4 of them fill a 512-thread share of an SM). */
+#define ROWS_PER_SM 4.0
+
 /* ---- GEMM features ---------------------------------------------------------- */
 typedef struct gemm_shape {
     double b, m, n, k;  /* independent GEMMs x (m x k).(k x n) */
@@ -204,10 +232,16 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
     double vec = simt_peak(g) * pf / sm;
     double alu_per_unit = s->extra_alu / units;
     x[GF_COMPUTE] = w * (2.0 * t.m * t.n * kk / p_sm + (vec > 0 ? alu_per_unit / vec : 0));
+    /* operands staged per FMA: a CTA loads (tm + tn) words per k for tm*tn
+     * FMAs, so the staging share scales as 1/tm + 1/tn; the 32 only sets
+     * the unit (1 for a 64x64 tile), the coefficient is fitted */
     x[GF_OPERAND] = x[GF_COMPUTE] * (32.0 / t.m + 32.0 / t.n);
     /* split-K writes and re-reads partial outputs */
     double bytes = s->bytes + (split > 1 ? 2.0 * 4.0 * s->b * s->m * s->n * split : 0);
     x[GF_DRAM] = g->mem_bw > 0 ? bytes / g->mem_bw : 0;
+    /* fixed cost per CTA (prologue, epilogue) in units of 1000 cycles and
+     * per main-loop iteration in units of 100 cycles; both coefficients are
+     * fitted, the units only keep them near 1 */
     x[GF_CTA] = w * 1000.0 / clk;
     x[GF_KLOOP] = w * ceil(kk / s->kstep) * 100.0 / clk;
     x[GF_LAUNCH] = 1e-6;
@@ -262,13 +296,15 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         int ns = 1;
         if (force_split > 0) {
             splits[0] = force_split;
-        } else if (tiles < sm && s->k >= 4.0 * s->kstep * 8) {
-            /* split K so that the tiles fill the SMs, keeping >= 256 K per split */
+        } else if (tiles < sm) {
+            /* split K so that the tiles fill the SMs, keeping >= SPLITK_MIN_K
+             * of K per split; the model keeps the split only when it is
+             * faster (its partial sums cost DRAM traffic) */
             double want = floor(sm / tiles);
-            double kmax = floor(s->k / 256.0);
+            double kmax = floor(s->k / SPLITK_MIN_K);
             double sp = want < kmax ? want : kmax;
             if (sp >= 2) {
-                splits[1] = (int)(sp > 64 ? 64 : sp);
+                splits[1] = (int)(sp > SPLITK_MAX ? SPLITK_MAX : sp);
                 ns = 2;
             }
         }
@@ -302,13 +338,11 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
     else
         e->bound = e->compute_s >= e->memory_s ? "compute" : "memory";
     finish(c, e);
-    (void)sm;
     return 0;
 }
 
 /* Vector kernels: bytes and ALU work; norms and softmax also a per-row term. */
-static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double elems,
-                           double bytes, double alu_flops, double rows, double cols,
+static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double bytes, double alu_flops, double rows, double cols,
                            st_kernel_est *e)
 {
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
@@ -326,9 +360,9 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
     e->x[VF_LAUNCH] = 1e-6;
     int nx = VF_N - 1;
     if (cls != ST_KC_ELEMENTWISE) {
-        /* one row per CTA, 4 resident per SM: the rows an SM runs in turn,
-         * each cols/32 cycles of a warp-wide pass */
-        e->x[VF_ROWS] = ceil(rows / (sm * 4.0)) * (cols / 32.0) / clk;
+        /* one row per CTA, ROWS_PER_SM resident per SM: the rows an SM runs
+         * in turn, each cols/32 cycles of a warp-wide (32-lane) pass */
+        e->x[VF_ROWS] = ceil(rows / (sm * ROWS_PER_SM)) * (cols / 32.0) / clk;
         nx = VF_N;
     }
     e->nx = nx;
@@ -345,7 +379,6 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
         e->bound = "latency";
     else
         e->bound = e->memory_s >= e->compute_s ? "memory" : "compute";
-    (void)elems;
     finish(c, e);
     return 0;
 }
@@ -411,7 +444,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         /* W4A16: each weight is unpacked, scaled and converted (about 4 ops)
          * once per output tile row block that loads it */
         s.extra_alu = k->weight_only_int4 ? 4.0 * wcount * ceil(s.m / 128.0) : 0;
-        s.kstep = tensor ? 32 : 8;
+        s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         return gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
     }
     case ST_KOP_FLASH: {
@@ -427,7 +460,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         if (kv_eff < 1)
             kv_eff = 1;
         gemm_shape s;
-        s.kstep = tensor ? 32 : 8;
+        s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.bytes = es * (double)k->b * (2.0 * q * k->heads * d + 2.0 * kv * kvh * d);
         s.flops = 4.0 * (double)k->b * k->heads * q * kv_eff * d;
         /* exp, max, scale, rescale: about 5 vector ops per score */
@@ -454,7 +487,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             s.k = 2.0 * kv_eff;
             double sm = g->sm_count > 0 ? g->sm_count : 1;
             double want = ceil(2.0 * sm / s.b);
-            double kmax = ceil(kv_eff / 256.0);
+            double kmax = ceil(kv_eff / SPLITK_MIN_K);
             split = (int)(want < kmax ? want : kmax);
             if (split < 1)
                 split = 1;
@@ -493,7 +526,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             bytes += 2.0 * es * (double)k->cols; /* gamma, beta */
         if (k->bytes_total > 0)
             bytes = k->bytes_total;
-        return vector_estimate(g, c, cls, elems, bytes, elems * fpe, (double)k->rows,
+        return vector_estimate(g, c, cls, bytes, elems * fpe, (double)k->rows,
                                (double)k->cols, e);
     }
     default:
