@@ -99,6 +99,36 @@ void st_val_result_free(st_val_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Predict every sample of d (VIDUR: only those with >= min_tokens tokens)
+ * and summarise per device x op class (x TP degree for VIDUR) and per
+ * device. Frees d. */
+static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, st_val_result *out,
+                 st_error *err)
+{
+    groups per = {0}, dev = {0};
+    int rc = 0;
+    for (size_t i = 0; i < d->n && !rc; i++) {
+        const st_calib_sample *s = &d->s[i];
+        if (s->tokens < min_tokens)
+            continue;
+        st_kernel_est e;
+        double pred;
+        if ((rc = st_calib_predict(d, i, c, &e, &pred, err)))
+            break;
+        const char *dn = d->dev_names[s->gpu], *pn = d->gpus[s->gpu].id;
+        const char *op = s->tp > 0 ? s->op : st_val_op_class(s->op);
+        if (add_to(&per, dn, pn, op, s->tp, pred, s->t_s) || add_to(&dev, dn, pn, "all", 0, pred, s->t_s))
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    out->skipped = d->skipped_unknown_device;
+    st_calib_data_free(d);
+    if (!rc && (finish(&per, &out->rows, &out->n_rows) || finish(&dev, &out->dev_rows, &out->n_dev_rows)))
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    free(per.g);
+    free(dev.g);
+    return rc;
+}
+
 int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
 
 int st_validate_neusight(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err)
@@ -120,24 +150,7 @@ int st_validate_neusight(const char *dir, const st_gpu_coef *c, st_val_result *o
         if (u == 0 || memcmp(&d.s[u - 1], &d.s[i], sizeof d.s[i]) != 0)
             d.s[u++] = d.s[i];
     d.n = u;
-    groups per = {0}, dev = {0};
-    for (size_t i = 0; i < d.n && !rc; i++) {
-        st_kernel_est e;
-        double pred;
-        if ((rc = st_calib_predict(&d, i, c, &e, &pred, err)))
-            break;
-        const st_calib_sample *s = &d.s[i];
-        const char *dn = d.dev_names[s->gpu], *pn = d.gpus[s->gpu].id;
-        if (add_to(&per, dn, pn, st_val_op_class(s->op), 0, pred, s->t_s) ||
-            add_to(&dev, dn, pn, "all", 0, pred, s->t_s))
-            rc = st_error_set(err, ST_ENOMEM, "out of memory");
-    }
-    out->skipped = d.skipped_unknown_device;
-    st_calib_data_free(&d);
-    if (!rc && (finish(&per, &out->rows, &out->n_rows) || finish(&dev, &out->dev_rows, &out->n_dev_rows)))
-        rc = st_error_set(err, ST_ENOMEM, "out of memory");
-    free(per.g);
-    free(dev.g);
+    rc = score(&d, c, 0, out, err);
     if (!rc)
         rc = st_validate_models(dir, c, out, err);
     if (rc)
@@ -151,26 +164,10 @@ int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_token
     memset(out, 0, sizeof *out);
     st_calib_data d = {0};
     int rc = st_calib_add_vidur(&d, dir, NULL, err);
-    groups per = {0}, dev = {0};
-    for (size_t i = 0; i < d.n && !rc; i++) {
-        const st_calib_sample *s = &d.s[i];
-        if (s->tokens < min_tokens)
-            continue;
-        st_kernel_est e;
-        double pred;
-        if ((rc = st_calib_predict(&d, i, c, &e, &pred, err)))
-            break;
-        const char *dn = d.dev_names[s->gpu], *pn = d.gpus[s->gpu].id;
-        if (add_to(&per, dn, pn, s->op, s->tp, pred, s->t_s) ||
-            add_to(&dev, dn, pn, "all", 0, pred, s->t_s))
-            rc = st_error_set(err, ST_ENOMEM, "out of memory");
-    }
-    out->skipped = d.skipped_unknown_device;
-    st_calib_data_free(&d);
-    if (!rc && (finish(&per, &out->rows, &out->n_rows) || finish(&dev, &out->dev_rows, &out->n_dev_rows)))
-        rc = st_error_set(err, ST_ENOMEM, "out of memory");
-    free(per.g);
-    free(dev.g);
+    if (rc)
+        st_calib_data_free(&d);
+    else
+        rc = score(&d, c, min_tokens, out, err);
     if (rc)
         st_val_result_free(out);
     return rc;
