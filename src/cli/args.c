@@ -91,3 +91,56 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
     return c;
 }
 
+
+void cli_wl_init(cli_wl *w)
+{
+    memset(w, 0, sizeof *w);
+    w->kv = -1;
+}
+
+int cli_wl_option(const cli_command *cmd, int c, const char *arg, cli_wl *w)
+{
+    switch (c) {
+    case 'p': w->phase = arg; return 1;
+    case 'd': w->dtype = arg; return 1;
+    case 'a': w->attn = arg; return 1;
+    case 'O': w->no_opt = 1; return 1;
+    case 'b': return cli_parse_ll(cmd, "--batch", arg, 1, 1000000, &w->batch) ? -1 : 1;
+    case 's': return cli_parse_ll(cmd, "--seq", arg, 1, 100000000, &w->seq) ? -1 : 1;
+    case 'k': return cli_parse_ll(cmd, "--kv", arg, 0, 100000000, &w->kv) ? -1 : 1;
+    default: return 0;
+    }
+}
+
+int cli_wl_check(const cli_command *cmd, const cli_wl *w)
+{
+    st_phase ph;
+    st_dtype dt;
+    if (w->phase && st_phase_parse(w->phase, &ph) != 0)
+        return cli_usage_error(cmd, "--phase: expected prefill, decode or train, got '%s'", w->phase);
+    if (w->dtype && st_dtype_parse(w->dtype, &dt) != 0)
+        return cli_usage_error(cmd, "--dtype: expected one of %s, got '%s'", st_dtype_choices(), w->dtype);
+    if (w->attn && strcmp(w->attn, "eager") && strcmp(w->attn, "flash"))
+        return cli_usage_error(cmd, "--attn: expected eager or flash, got '%s'", w->attn);
+    return 0;
+}
+
+void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o)
+{
+    st_gen_opts_default(o, m);
+    if (w->phase)
+        st_phase_parse(w->phase, &o->phase);
+    if (w->dtype)
+        st_dtype_parse(w->dtype, &o->dtype);
+    if (w->batch)
+        o->batch = w->batch;
+    if (w->seq)
+        o->seq = w->seq;
+    if (w->kv >= 0)
+        o->kv_len = w->kv;
+    else if (o->phase == ST_PHASE_DECODE)
+        o->kv_len = o->seq - 1; /* decode the token after a full --seq context */
+    if (w->attn)
+        o->attn = strcmp(w->attn, "flash") == 0 ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+    o->with_optimizer = !w->no_opt;
+}

@@ -41,6 +41,30 @@ struct option;
 int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts);
 
+/* Options that shape a workload's operator list, shared by show and eval:
+ * --phase --batch --seq --kv --dtype --attn --no-optimizer (short letters
+ * p b s k d a O; CLI_WL_LONGOPTS lists them for getopt_long). */
+typedef struct cli_wl {
+    const char *phase, *dtype, *attn;
+    long long batch, seq, kv; /* 0, 0, -1: not given */
+    int no_opt;
+} cli_wl;
+#define CLI_WL_SHORTOPTS "p:b:s:k:d:a:O"
+#define CLI_WL_LONGOPTS                                                                         \
+    {"phase", required_argument, NULL, 'p'}, {"batch", required_argument, NULL, 'b'},          \
+        {"seq", required_argument, NULL, 's'}, {"kv", required_argument, NULL, 'k'},           \
+        {"dtype", required_argument, NULL, 'd'}, {"attn", required_argument, NULL, 'a'},       \
+        {"no-optimizer", no_argument, NULL, 'O'}
+void cli_wl_init(cli_wl *w);
+/* Take getopt's result c if it is one of these: 1 taken, 0 not one of them,
+ * -1 a bad value (the usage error is printed). */
+int cli_wl_option(const cli_command *cmd, int c, const char *arg, cli_wl *w);
+/* Check the named values (phase, dtype, attn): 0, or 2 after a usage error. */
+int cli_wl_check(const cli_command *cmd, const cli_wl *w);
+/* The model's defaults, then the options given (decode's KV length
+ * defaults to a full --seq context). Call after cli_wl_check. */
+void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o);
+
 /* Human formatting: "29.3 T" style with a unit. */
 void cli_si(char *buf, size_t n, double v, const char *unit);
 void cli_bytes(char *buf, size_t n, double v); /* binary units: GiB, MiB */

@@ -86,39 +86,27 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
 static int run(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"gpu", required_argument, NULL, 'g'},   {"phase", required_argument, NULL, 'p'},
-        {"batch", required_argument, NULL, 'b'}, {"seq", required_argument, NULL, 's'},
-        {"kv", required_argument, NULL, 'k'},    {"dtype", required_argument, NULL, 'd'},
-        {"attn", required_argument, NULL, 'a'},  {"fused", no_argument, NULL, 'F'},
-        {"recompute", no_argument, NULL, 'R'},   {"no-optimizer", no_argument, NULL, 'O'},
-        {"coef", required_argument, NULL, 'c'},  {"json", no_argument, NULL, 'j'},
+        CLI_WL_LONGOPTS,
+        {"gpu", required_argument, NULL, 'g'},   {"fused", no_argument, NULL, 'F'},
+        {"recompute", no_argument, NULL, 'R'},   {"coef", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    const char *gpu = "h100-sxm", *phase = NULL, *dtype = NULL, *attn = NULL, *coefp = NULL;
-    long long batch = 0, seq = 0, kv = -1;
-    int json = 0, fused = 0, recompute = 0, no_opt = 0, c;
+    const char *gpu = "h100-sxm", *coefp = NULL;
+    cli_wl wl;
+    int json = 0, fused = 0, recompute = 0, c;
     optind = 0;
-    while ((c = cli_getopt(&cmd_eval, argc, argv, "g:p:b:s:k:d:a:FROc:jh", opts)) != -1) {
+    cli_wl_init(&wl);
+    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:jh", opts)) != -1) {
+        int t = cli_wl_option(&cmd_eval, c, optarg, &wl);
+        if (t < 0)
+            return 2;
+        if (t)
+            continue;
         switch (c) {
         case 'g': gpu = optarg; break;
-        case 'p': phase = optarg; break;
-        case 'b':
-            if (cli_parse_ll(&cmd_eval, "--batch", optarg, 1, 1000000, &batch))
-                return 2;
-            break;
-        case 's':
-            if (cli_parse_ll(&cmd_eval, "--seq", optarg, 1, 100000000, &seq))
-                return 2;
-            break;
-        case 'k':
-            if (cli_parse_ll(&cmd_eval, "--kv", optarg, 0, 100000000, &kv))
-                return 2;
-            break;
-        case 'd': dtype = optarg; break;
-        case 'a': attn = optarg; break;
         case 'F': fused = 1; break;
         case 'R': recompute = 1; break;
-        case 'O': no_opt = 1; break;
         case 'c': coefp = optarg; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_eval, stdout); return 0;
@@ -131,14 +119,8 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_eval, "unexpected argument '%s'", argv[optind + 1]);
     st_error err;
     st_gen_opts o;
-    if (attn && strcmp(attn, "eager") && strcmp(attn, "flash"))
-        return cli_usage_error(&cmd_eval, "--attn: expected eager or flash, got '%s'", attn);
-    st_dtype dt = ST_FP32;
-    if (dtype && st_dtype_parse(dtype, &dt))
-        return cli_usage_error(&cmd_eval, "--dtype: expected one of %s, got '%s'", st_dtype_choices(), dtype);
-    st_phase ph = ST_PHASE_PREFILL;
-    if (phase && st_phase_parse(phase, &ph))
-        return cli_usage_error(&cmd_eval, "--phase: expected prefill, decode or train, got '%s'", phase);
+    if (cli_wl_check(&cmd_eval, &wl))
+        return 2;
     st_gpu g;
     if (st_load_gpu(gpu, &g, &err))
         return cli_fail(&err);
@@ -148,21 +130,7 @@ static int run(int argc, char **argv)
     st_model m;
     if (st_load_model(argv[optind], &m, &err))
         return cli_fail(&err);
-    st_gen_opts_default(&o, &m);
-    o.phase = ph;
-    if (dtype)
-        o.dtype = dt;
-    if (batch)
-        o.batch = batch;
-    if (seq)
-        o.seq = seq;
-    if (kv >= 0)
-        o.kv_len = kv;
-    else if (o.phase == ST_PHASE_DECODE)
-        o.kv_len = o.seq - 1;
-    if (attn)
-        o.attn = strcmp(attn, "flash") == 0 ? ST_ATTN_FLASH : ST_ATTN_EAGER;
-    o.with_optimizer = !no_opt;
+    cli_wl_apply(&wl, &m, &o);
     int rc = 0;
     if (!st_gpu_supports(&g, o.dtype)) {
         st_error_set(&err, ST_EINVAL, "%s has no %s throughput; pass --dtype (e.g. %s)", g.id,

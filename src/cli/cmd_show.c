@@ -128,39 +128,26 @@ static void json_model(const st_model *m, const st_gen_opts *o, const st_oplist 
 static int run(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"phase", required_argument, NULL, 'p'}, {"batch", required_argument, NULL, 'b'},
-        {"seq", required_argument, NULL, 's'},   {"kv", required_argument, NULL, 'k'},
-        {"dtype", required_argument, NULL, 'd'}, {"attn", required_argument, NULL, 'a'},
-        {"logits", required_argument, NULL, 'l'}, {"no-optimizer", no_argument, NULL, 'O'},
-        {"json", no_argument, NULL, 'j'},        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        CLI_WL_LONGOPTS,
+        {"logits", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    const char *phase = NULL, *dtype = NULL, *attn = NULL, *logits = NULL;
-    long long batch = 0, seq = 0, kv = -1;
-    int json = 0, no_opt = 0, c, rc, model_opts = 0;
+    const char *logits = NULL;
+    cli_wl wl;
+    int json = 0, c, rc, model_opts = 0;
     st_error err;
     st_loaded *l;
     optind = 0;
-    while ((c = cli_getopt(&cmd_show, argc, argv, "p:b:s:k:d:a:l:Ojh", opts)) != -1) {
+    cli_wl_init(&wl);
+    while ((c = cli_getopt(&cmd_show, argc, argv, CLI_WL_SHORTOPTS "l:jh", opts)) != -1) {
         model_opts += c != 'j' && c != 'h';
+        int t = cli_wl_option(&cmd_show, c, optarg, &wl);
+        if (t < 0)
+            return 2;
+        if (t)
+            continue;
         switch (c) {
-        case 'p': phase = optarg; break;
-        case 'b':
-            if (cli_parse_ll(&cmd_show, "--batch", optarg, 1, 1000000, &batch))
-                return 2;
-            break;
-        case 's':
-            if (cli_parse_ll(&cmd_show, "--seq", optarg, 1, 100000000, &seq))
-                return 2;
-            break;
-        case 'k':
-            if (cli_parse_ll(&cmd_show, "--kv", optarg, 0, 100000000, &kv))
-                return 2;
-            break;
-        case 'd': dtype = optarg; break;
-        case 'a': attn = optarg; break;
         case 'l': logits = optarg; break;
-        case 'O': no_opt = 1; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_show, stdout); return 0;
         default: return 2;
@@ -204,33 +191,13 @@ static int run(int argc, char **argv)
     st_model *m = &l->model;
     st_gen_opts o;
     st_oplist ops = {0, 0, NULL};
-    st_gen_opts_default(&o, m);
-    rc = 2;
-    if (phase && st_phase_parse(phase, &o.phase) != 0)
-        cli_usage_error(&cmd_show, "--phase: expected prefill, decode or train, got '%s'", phase);
-    else if (dtype && st_dtype_parse(dtype, &o.dtype) != 0)
-        cli_usage_error(&cmd_show, "--dtype: expected one of %s, got '%s'", st_dtype_choices(),
-                        dtype);
-    else if (attn && strcmp(attn, "eager") && strcmp(attn, "flash"))
-        cli_usage_error(&cmd_show, "--attn: expected eager or flash, got '%s'", attn);
-    else if (logits && strcmp(logits, "all") && strcmp(logits, "last"))
-        cli_usage_error(&cmd_show, "--logits: expected all or last, got '%s'", logits);
-    else
-        rc = 0;
+    rc = cli_wl_check(&cmd_show, &wl);
+    if (rc == 0 && logits && strcmp(logits, "all") && strcmp(logits, "last"))
+        rc = cli_usage_error(&cmd_show, "--logits: expected all or last, got '%s'", logits);
     if (rc == 0) {
-        if (batch)
-            o.batch = batch;
-        if (seq)
-            o.seq = seq;
-        if (kv >= 0)
-            o.kv_len = kv;
-        else if (o.phase == ST_PHASE_DECODE)
-            o.kv_len = o.seq - 1; /* default: decode the token after a full --seq context */
-        if (attn)
-            o.attn = strcmp(attn, "flash") == 0 ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+        cli_wl_apply(&wl, m, &o);
         if (logits)
             o.logits_all = strcmp(logits, "all") == 0;
-        o.with_optimizer = !no_opt;
         rc = st_model_ops(m, &o, &ops, &err);
         if (rc) {
             rc = cli_fail(&err);
