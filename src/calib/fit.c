@@ -78,7 +78,7 @@ static int build(const st_calib_data *data, const st_gpu_coef *c, st_kclass cls,
             continue;
         cnt++;
         if (s->has_dispatch && s->k.dispatch >= 0 && d->disp_col[s->k.dispatch] < 0)
-            d->disp_col[s->k.dispatch] = (int)(d->nf + 0); /* placeholder, numbered below */
+            d->disp_col[s->k.dispatch] = 0; /* present; numbered below */
         with_disp += s->has_dispatch != 0;
     }
     size_t p = d->nf;

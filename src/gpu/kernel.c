@@ -465,26 +465,26 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.flops = 4.0 * (double)k->b * k->heads * q * kv_eff * d;
         /* exp, max, scale, rescale: about 5 vector ops per score */
         s.extra_alu = 5.0 * (double)k->b * k->heads * q * kv_eff;
+        /* as a GEMM per (sequence, head): m = query rows, n = head_dim,
+         * k = two passes over the keys (QK^T, then PV) */
         st_tile t;
+        t.n = (int)d;
+        s.b = (double)k->b * k->heads;
+        s.m = q;
+        s.n = d;
+        s.k = 2.0 * kv_eff;
         int split = 1;
         if (q >= 64) {
-            /* FlashAttention-2: a CTA owns 128 query rows of one head and
-             * streams the keys; as a GEMM, m = rows, n = head_dim, k = keys */
+            /* FlashAttention-2 forward: a CTA owns 128 query rows of one head
+             * and streams the keys (block size Br = 128 for head_dim <= 128,
+             * Dao 2023, "FlashAttention-2", section 3) */
             t.m = 128;
-            t.n = (int)d;
-            s.b = (double)k->b * k->heads;
-            s.m = q;
-            s.n = d;
-            s.k = 2.0 * kv_eff; /* QK^T and PV each a pass of K = kv_eff, N = d */
         } else {
-            /* decode (flash-decoding): a CTA owns a head's few query rows and a
-             * slice of the KV length; splits cover the SMs */
+            /* decode (flash-decoding, Dao et al. 2023): the few query rows pad
+             * to the 64-row minimum MMA block, and the KV length is split so
+             * that about two CTAs run per SM (an assumption), >= SPLITK_MIN_K
+             * keys each */
             t.m = 64;
-            t.n = (int)d;
-            s.b = (double)k->b * k->heads;
-            s.m = q;
-            s.n = d;
-            s.k = 2.0 * kv_eff;
             double sm = g->sm_count > 0 ? g->sm_count : 1;
             double want = ceil(2.0 * sm / s.b);
             double kmax = ceil(kv_eff / SPLITK_MIN_K);
