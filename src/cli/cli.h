@@ -20,6 +20,7 @@ extern const cli_command cmd_calibrate;
 extern const cli_command cmd_validate;
 extern const cli_command cmd_kernel;
 extern const cli_command cmd_eval;
+extern const cli_command cmd_map;
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */
 int cli_fail(const st_error *err);
@@ -75,5 +76,16 @@ void cli_json_gpu(st_json *j, const char *key, const st_gpu *g);
 void cli_print_loaded(const st_loaded *l, FILE *out);
 void cli_json_loaded(st_json *j, const st_loaded *l);
 void cli_print_model_header(const st_model *m, FILE *out);
+
+/* Accelerator commands (map, accel): an architecture by preset name or
+ * Timeloop file, a workload layer as a problem, and the stats printers. */
+struct st_aprob;
+struct st_astats;
+struct st_amap;
+int cli_load_arch(const char *name, const char *ert, st_accel *a, st_error *err);
+int cli_layer_problem(const char *spec, struct st_aprob *p, st_error *err);
+void cli_json_astats(st_json *j, const st_accel *a, const struct st_astats *s);
+void cli_json_amap(st_json *j, const st_accel *a, const struct st_amap *m);
+void cli_print_astats(const st_accel *a, const struct st_astats *s, FILE *out);
 
 #endif

@@ -30,6 +30,7 @@ const char *st_mem_class_name(st_mem_class c)
     case ST_MEM_DRAM: return "dram";
     case ST_MEM_SRAM: return "sram";
     case ST_MEM_REGFILE: return "regfile";
+    case ST_MEM_FANOUT: return "fanout";
     }
     return "?";
 }

@@ -88,7 +88,9 @@ typedef struct st_edge {
 typedef enum st_tensor { ST_TENSOR_INPUTS = 0, ST_TENSOR_WEIGHTS, ST_TENSOR_OUTPUTS, ST_TENSOR_COUNT } st_tensor;
 const char *st_tensor_name(st_tensor t);
 
-typedef enum st_mem_class { ST_MEM_DRAM = 0, ST_MEM_SRAM, ST_MEM_REGFILE } st_mem_class;
+/* ST_MEM_FANOUT: no storage, only a spatial fan-out stage (Timeloop's
+ * inter_<container>_spatial levels); it keeps nothing and costs nothing. */
+typedef enum st_mem_class { ST_MEM_DRAM = 0, ST_MEM_SRAM, ST_MEM_REGFILE, ST_MEM_FANOUT } st_mem_class;
 const char *st_mem_class_name(st_mem_class c);
 
 #define ST_ACCEL_MAX_LEVELS 12
@@ -105,7 +107,14 @@ typedef struct st_mem_level {
     double read_bw_words;  /* words per cycle per instance; 0 = unlimited */
     double write_bw_words;
     int keeps[ST_TENSOR_COUNT]; /* 1 if the tensor may live here */
-    double e_read, e_write, e_update, e_leak; /* joules per action */
+    double e_read, e_write, e_update, e_leak; /* joules per action (per block) */
+    /* Mapping constraints (the mapper obeys them; evaluation reports a
+     * violation). Bit d of a mask is loop dimension d (see accel/accel.h:
+     * G N M C P Q R S). t_allow: dims whose temporal factor here may exceed 1;
+     * sx_allow/sy_allow: dims the fan-out below this level may split along
+     * X/Y; t_perm: letters of a fixed partial permutation, innermost first. */
+    unsigned t_allow, sx_allow, sy_allow;
+    char t_perm[12];
 } st_mem_level;
 
 typedef struct st_accel {

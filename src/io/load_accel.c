@@ -17,22 +17,85 @@ static const fkey accel_keys[] = {
 
 static const fkey level_keys[] = {
     {"name", 1, "level name"},
-    {"class", 1, "dram, sram or regfile"},
+    {"class", 1, "dram, sram, regfile or fanout"},
     {"instances", 1, "copies of the level"},
     {"mesh_x", 0, "instances along X"},
     {"depth", 0, "rows (omit for DRAM)"},
-    {"width_bits", 1, "bits per row"},
-    {"word_bits", 1, "bits per datum"},
+    {"width_bits", 0, "bits per row (required unless class: fanout)"},
+    {"word_bits", 0, "bits per datum (required unless class: fanout)"},
     {"banks", 0, "banks"},
     {"read_bw_words", 0, "words per cycle"},
     {"write_bw_words", 0, "words per cycle"},
-    {"keeps", 1, "list of inputs, weights, outputs"},
-    {"energy_pj", 1, "{read, write, update, leak}"},
+    {"keeps", 0, "list of inputs, weights, outputs (required unless class: fanout)"},
+    {"energy_pj", 0, "{read, write, update, leak} (required unless class: fanout)"},
+    {"constraints", 0, "{temporal, permutation, spatial_x, spatial_y}"},
 };
+
+/* A list of loop-dimension letters (G N M C P Q R S) -> bit mask, and the
+ * letters in order into perm (when perm != NULL). */
+static int read_dims(const fctx *c, const st_ynode *map, const char *key, unsigned *mask,
+                     char *perm, size_t perm_n)
+{
+    static const char letters[] = "GNMCPQRS";
+    const st_ynode *v = f_get(map, key);
+    size_t np = 0;
+    if (!v)
+        return 0;
+    if (v->kind != ST_Y_SEQ)
+        return f_error(c, v, "key '%s': expected a list of loop dimensions such as [C, M], "
+                             "found %s", key, st_ykind_name(v->kind));
+    *mask = 0;
+    for (size_t k = 0; k < v->n; k++) {
+        const st_ynode *t = v->items[k];
+        const char *hit = (t->kind == ST_Y_SCALAR && strlen(t->scalar) == 1)
+                              ? strchr(letters, t->scalar[0]) : NULL;
+        if (!hit || !t->scalar[0])
+            return f_error(c, t, "key '%s': expected one of G, N, M, C, P, Q, R, S, found %s",
+                           key, t->kind == ST_Y_SCALAR ? t->scalar : st_ykind_name(t->kind));
+        if (*mask & (1u << (hit - letters)))
+            return f_error(c, t, "key '%s': dimension %s is listed twice", key, t->scalar);
+        *mask |= 1u << (hit - letters);
+        if (perm && np + 1 < perm_n)
+            perm[np++] = t->scalar[0];
+    }
+    if (perm)
+        perm[np] = 0;
+    return 0;
+}
+
+static int read_constraints(const fctx *lc, const st_ynode *it, st_mem_level *l)
+{
+    static const fkey ckeys[] = {
+        {"temporal", 0, "dims whose temporal factor may exceed 1"},
+        {"permutation", 0, "fixed loop order, innermost first"},
+        {"spatial_x", 0, "dims the fan-out below may split along X"},
+        {"spatial_y", 0, "dims the fan-out below may split along Y"}};
+    const st_ynode *cn = f_get(it, "constraints");
+    fctx cc = *lc;
+    unsigned pmask = 0;
+    int rc;
+    l->t_allow = l->sx_allow = l->sy_allow = 0xffu;
+    l->t_perm[0] = 0;
+    if (l->cls == ST_MEM_FANOUT)
+        l->t_allow = 0; /* a fan-out stage holds no data, so no temporal loops */
+    if (!cn)
+        return 0;
+    cc.what = "constraints";
+    if ((rc = f_check_map(&cc, cn, ckeys, 4)) ||
+        (rc = read_dims(&cc, cn, "temporal", &l->t_allow, NULL, 0)) ||
+        (rc = read_dims(&cc, cn, "permutation", &pmask, l->t_perm, sizeof l->t_perm)) ||
+        (rc = read_dims(&cc, cn, "spatial_x", &l->sx_allow, NULL, 0)) ||
+        (rc = read_dims(&cc, cn, "spatial_y", &l->sy_allow, NULL, 0)))
+        return rc;
+    if (l->cls == ST_MEM_FANOUT && l->t_allow)
+        return f_error(&cc, f_get(cn, "temporal"), "a fanout level holds no data and cannot "
+                       "have temporal loops; remove 'temporal'");
+    return 0;
+}
 
 static int read_level(const fctx *lc, const st_ynode *it, st_mem_level *l)
 {
-    static const char *const classes[] = {"dram", "sram", "regfile"};
+    static const char *const classes[] = {"dram", "sram", "regfile", "fanout"};
     static const char *const tensors[] = {"inputs", "weights", "outputs"};
     static const fkey energy_keys[] = {{"read", 1, "pJ"}, {"write", 1, "pJ"},
                                        {"update", 1, "pJ"}, {"leak", 1, "pJ per cycle"}};
@@ -41,7 +104,7 @@ static int read_level(const fctx *lc, const st_ynode *it, st_mem_level *l)
     fctx ec = *lc;
     if ((rc = f_check_map(lc, it, level_keys, sizeof level_keys / sizeof level_keys[0])) ||
         (rc = f_string(lc, it, "name", l->name, sizeof l->name)) ||
-        (rc = f_enum(lc, it, "class", classes, 3, &cls)) ||
+        (rc = f_enum(lc, it, "class", classes, 4, &cls)) ||
         (rc = f_int32(lc, it, "instances", 1, 1000000, &l->instances)) ||
         (rc = f_int32(lc, it, "mesh_x", 1, 1000000, &l->mesh_x)) ||
         (rc = f_int(lc, it, "depth", 1, 1LL << 40, &l->depth)) ||
@@ -52,6 +115,32 @@ static int read_level(const fctx *lc, const st_ynode *it, st_mem_level *l)
         (rc = f_number(lc, it, "write_bw_words", 0, 1e9, 1, "words/cycle", &l->write_bw_words)))
         return rc;
     l->cls = (st_mem_class)cls;
+    if ((rc = read_constraints(lc, it, l)))
+        return rc;
+    if (l->cls == ST_MEM_FANOUT) {
+        static const char *const storage_only[] = {"depth", "width_bits", "word_bits", "banks",
+                                                   "read_bw_words", "write_bw_words", "keeps",
+                                                   "energy_pj"};
+        for (size_t k = 0; k < sizeof storage_only / sizeof storage_only[0]; k++)
+            if (f_get(it, storage_only[k]))
+                return f_error(lc, f_get(it, storage_only[k]),
+                               "key '%s': a fanout level stores nothing; remove the key",
+                               storage_only[k]);
+        if (l->mesh_x == 0)
+            l->mesh_x = l->instances;
+        if (l->instances % l->mesh_x != 0)
+            return f_error(lc, f_get(it, "mesh_x"),
+                           "key 'mesh_x': %d does not divide instances %d", l->mesh_x,
+                           l->instances);
+        return 0;
+    }
+    {
+        static const char *const needed[] = {"width_bits", "word_bits", "keeps", "energy_pj"};
+        for (size_t k = 0; k < sizeof needed / sizeof needed[0]; k++)
+            if (!f_get(it, needed[k]))
+                return f_error(lc, it, "%s: missing required key '%s' (only a fanout level "
+                                       "may omit it)", lc->what, needed[k]);
+    }
     if (l->mesh_x == 0)
         l->mesh_x = l->instances;
     if (l->instances % l->mesh_x != 0)
@@ -155,6 +244,20 @@ int st_read_accel(const fctx *c, const st_ynode *root, st_accel *a)
                                a->level[i].name);
     }
     a->n_levels = (int)levels->n;
+    for (int i = 1; i < a->n_levels; i++) {
+        const st_mem_level *p = &a->level[i - 1], *l = &a->level[i];
+        int px = p->mesh_x ? p->mesh_x : p->instances, lx = l->mesh_x ? l->mesh_x : l->instances;
+        int py = p->instances / px, ly = l->instances / lx;
+        if (l->instances % p->instances || lx % px || ly % py)
+            return f_error(c, levels->items[i],
+                           "levels[%d] (%s): %d instances laid out %dx%d cannot sit under "
+                           "%d instances of %s laid out %dx%d; each level's X and Y counts "
+                           "must be multiples of the level above",
+                           i, l->name, l->instances, lx, ly, p->instances, p->name, px, py);
+    }
+    if (a->level[0].cls == ST_MEM_FANOUT)
+        return f_error(c, levels->items[0], "levels[0] (%s) is the backing store and cannot "
+                                            "be a fanout level", a->level[0].name);
     for (int t = 0; t < ST_TENSOR_COUNT; t++)
         if (!a->level[0].keeps[t])
             return f_error(c, levels->items[0],

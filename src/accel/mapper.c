@@ -1,0 +1,502 @@
+/*
+ * The mapper: search the factorizations and loop orders a constrained
+ * architecture allows for the best mapping of one problem.
+ *
+ * The space: every prime factor of every dimension goes to one "slot" (a
+ * level's temporal loops, or the X or Y split of a fan-out) that the
+ * constraints allow; the backing store takes whatever is left. Loop order
+ * matters only through which tensor the innermost loops of a level leave
+ * untouched (each of G's companions N M C P Q R S indexes exactly two of the
+ * three tensors), so each level with two or more loops has three orders
+ * worth trying: inputs-, weights- or outputs-stationary.
+ *
+ * Small spaces are enumerated exhaustively. Larger ones: independent
+ * restarts, each a seeded random valid start followed by steepest descent
+ * over single-prime moves, prime swaps and loop-order changes. Restart r
+ * always uses the same seed and the best is chosen by (score, r), so the
+ * answer is the same for any thread count. A wall-clock budget may stop the
+ * search early; the result then says truncated.
+ */
+#include "config.h"
+#include "accel/accel.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define ND ST_AD_COUNT
+#define MAX_PRIMES 96
+#define MAX_SLOTS (3 * ST_ACCEL_MAX_LEVELS)
+
+enum { SLOT_T = 0, SLOT_X, SLOT_Y };
+
+typedef struct space {
+    const st_accel *a;
+    const st_aprob *p;
+    st_aobj obj;
+    int nslots;
+    int slot_level[MAX_SLOTS], slot_kind[MAX_SLOTS];
+    int nprimes;
+    int prime_dim[MAX_PRIMES];
+    unsigned prime_val[MAX_PRIMES];
+    int nallowed[MAX_PRIMES];
+    unsigned char allowed[MAX_PRIMES][MAX_SLOTS]; /* slot indices; [0] is the backing store */
+    int perm_levels[ST_ACCEL_MAX_LEVELS];         /* levels whose order may vary */
+    int nperm;
+    st_amap base; /* keeps and fixed orders */
+} space;
+
+typedef struct state {
+    unsigned char slot[MAX_PRIMES];
+    unsigned char cls[ST_ACCEL_MAX_LEVELS]; /* order class per level */
+} state;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static unsigned long long rng_next(unsigned long long *s)
+{
+    unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+int st_aobj_parse(const char *s, st_aobj *out)
+{
+    static const char *const names[] = {"edp", "energy", "delay"};
+    for (int i = 0; i < 3; i++)
+        if (strcasecmp(s, names[i]) == 0) {
+            *out = (st_aobj)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}
+
+const char *st_aobj_name(st_aobj o)
+{
+    static const char *const names[] = {"edp", "energy", "delay"};
+    return (o >= 0 && o <= ST_AOBJ_DELAY) ? names[o] : "?";
+}
+
+void st_mapper_opts_default(st_mapper_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->objective = ST_AOBJ_EDP;
+    o->seed = 1;
+    o->threads = 1;
+}
+
+/* Loop order of level i for class c: dims that do not index tensor c
+ * innermost. A fixed order from the constraints wins. */
+static void order_for(const st_accel *a, int i, int c, unsigned char *perm)
+{
+    const st_mem_level *l = &a->level[i];
+    unsigned used = 0;
+    int k = 0;
+    for (const char *s = l->t_perm; *s; s++) {
+        int d = (int)(strchr(ST_AD_LETTERS, *s) - ST_AD_LETTERS);
+        perm[k++] = (unsigned char)d;
+        used |= 1u << d;
+    }
+    if (!l->t_perm[0]) {
+        unsigned rel = st_adim_relevant((st_tensor)c);
+        for (int d = 0; d < ND; d++)
+            if (!(rel & (1u << d)))
+                perm[k++] = (unsigned char)d, used |= 1u << d;
+    }
+    for (int d = 0; d < ND; d++)
+        if (!(used & (1u << d)))
+            perm[k++] = (unsigned char)d;
+}
+
+static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj obj,
+                       st_error *err)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->a = a;
+    sp->p = p;
+    sp->obj = obj;
+    st_amap_init(&sp->base, a, p);
+    /* slot 0: the backing store's temporal loops */
+    for (int i = 0; i < a->n_levels; i++) {
+        const st_mem_level *l = &a->level[i];
+        int fx, fy;
+        st_accel_fanout(a, i, &fx, &fy);
+        if (l->cls != ST_MEM_FANOUT && (i == 0 || l->t_allow)) {
+            sp->slot_level[sp->nslots] = i;
+            sp->slot_kind[sp->nslots++] = SLOT_T;
+        }
+        if (fx > 1 && l->sx_allow) {
+            sp->slot_level[sp->nslots] = i;
+            sp->slot_kind[sp->nslots++] = SLOT_X;
+        }
+        if (fy > 1 && l->sy_allow) {
+            sp->slot_level[sp->nslots] = i;
+            sp->slot_kind[sp->nslots++] = SLOT_Y;
+        }
+        if (l->cls != ST_MEM_FANOUT && !l->t_perm[0])
+            sp->perm_levels[sp->nperm++] = i;
+        order_for(a, i, ST_TENSOR_OUTPUTS, sp->base.perm[i]);
+    }
+    for (int d = 0; d < ND; d++) {
+        long long v = p->d[d];
+        for (long long f = 2; v > 1; f++) {
+            if (f * f > v)
+                f = v;
+            while (v % f == 0) {
+                if (sp->nprimes == MAX_PRIMES)
+                    return st_error_set(err, ST_EINVAL, "problem %s has more than %d prime "
+                                                        "factors; the mapper cannot search it",
+                                        p->name, MAX_PRIMES);
+                int k = sp->nprimes++;
+                sp->prime_dim[k] = d;
+                sp->prime_val[k] = (unsigned)f;
+                for (int s = 0; s < sp->nslots; s++) {
+                    const st_mem_level *l = &a->level[sp->slot_level[s]];
+                    unsigned mask = sp->slot_kind[s] == SLOT_T ? l->t_allow
+                                    : sp->slot_kind[s] == SLOT_X ? l->sx_allow : l->sy_allow;
+                    if (s == 0 || (mask & (1u << d)))
+                        sp->allowed[k][sp->nallowed[k]++] = (unsigned char)s;
+                }
+                v /= f;
+            }
+        }
+    }
+    return 0;
+}
+
+static void to_map(const space *sp, const state *st, st_amap *m)
+{
+    *m = sp->base;
+    for (int i = 0; i < m->n; i++)
+        for (int d = 0; d < ND; d++)
+            m->t[i][d] = m->sx[i][d] = m->sy[i][d] = 1;
+    for (int k = 0; k < sp->nprimes; k++) {
+        int s = st->slot[k], i = sp->slot_level[s], d = sp->prime_dim[k];
+        unsigned *f = sp->slot_kind[s] == SLOT_T ? &m->t[i][d]
+                      : sp->slot_kind[s] == SLOT_X ? &m->sx[i][d] : &m->sy[i][d];
+        *f *= sp->prime_val[k];
+    }
+    for (int j = 0; j < sp->nperm; j++) {
+        int i = sp->perm_levels[j];
+        order_for(sp->a, i, st->cls[i], m->perm[i]);
+    }
+}
+
+static double score_of(const space *sp, const state *st, long long *evals)
+{
+    st_amap m;
+    double e, c;
+    to_map(sp, st, &m);
+    (*evals)++;
+    if (!st_accel_eval_fast(sp->a, sp->p, &m, &e, &c))
+        return -1;
+    switch (sp->obj) {
+    case ST_AOBJ_ENERGY: return e * (1 + 1e-12 * c); /* ties: faster */
+    case ST_AOBJ_DELAY: return c * (1 + 1e-12 * e);
+    default: return e * c;
+    }
+}
+
+/* Steepest descent from st over moves, swaps and order changes. */
+static double descend(const space *sp, state *st, double cur, long long *evals, long long cap)
+{
+    for (;;) {
+        state best = *st, cand;
+        double bs = cur;
+        for (int k = 0; k < sp->nprimes; k++)
+            for (int a = 0; a < sp->nallowed[k]; a++) {
+                int s = sp->allowed[k][a];
+                if (s == st->slot[k])
+                    continue;
+                /* identical primes of one dim: move only the first of a run */
+                if (k > 0 && sp->prime_dim[k - 1] == sp->prime_dim[k] &&
+                    sp->prime_val[k - 1] == sp->prime_val[k] && st->slot[k - 1] == st->slot[k])
+                    continue;
+                cand = *st;
+                cand.slot[k] = (unsigned char)s;
+                double v = score_of(sp, &cand, evals);
+                if (v >= 0 && v < bs)
+                    bs = v, best = cand;
+            }
+        for (int k = 0; k < sp->nprimes; k++)
+            for (int l = k + 1; l < sp->nprimes; l++) {
+                if (sp->prime_dim[k] == sp->prime_dim[l] || st->slot[k] == st->slot[l])
+                    continue;
+                int ok1 = 0, ok2 = 0;
+                for (int a = 0; a < sp->nallowed[k]; a++)
+                    ok1 |= sp->allowed[k][a] == st->slot[l];
+                for (int a = 0; a < sp->nallowed[l]; a++)
+                    ok2 |= sp->allowed[l][a] == st->slot[k];
+                if (!ok1 || !ok2)
+                    continue;
+                cand = *st;
+                cand.slot[k] = st->slot[l];
+                cand.slot[l] = st->slot[k];
+                double v = score_of(sp, &cand, evals);
+                if (v >= 0 && v < bs)
+                    bs = v, best = cand;
+            }
+        for (int j = 0; j < sp->nperm; j++)
+            for (int c = 0; c < 3; c++) {
+                int i = sp->perm_levels[j];
+                if (c == st->cls[i])
+                    continue;
+                cand = *st;
+                cand.cls[i] = (unsigned char)c;
+                double v = score_of(sp, &cand, evals);
+                if (v >= 0 && v < bs)
+                    bs = v, best = cand;
+            }
+        if (bs >= cur || (cap > 0 && *evals >= cap))
+            return cur;
+        *st = best;
+        cur = bs;
+    }
+}
+
+/* A random valid start: primes in random order, each to a random allowed
+ * slot unless that breaks validity (then it stays in the backing store). */
+static double random_start(const space *sp, state *st, unsigned long long *rs, long long *evals)
+{
+    int order[MAX_PRIMES];
+    memset(st, 0, sizeof *st);
+    for (int j = 0; j < sp->nperm; j++)
+        st->cls[sp->perm_levels[j]] = (unsigned char)(rng_next(rs) % 3);
+    for (int k = 0; k < sp->nprimes; k++)
+        order[k] = k;
+    for (int k = sp->nprimes - 1; k > 0; k--) {
+        int r = (int)(rng_next(rs) % (unsigned long long)(k + 1)), t = order[k];
+        order[k] = order[r];
+        order[r] = t;
+    }
+    double cur = score_of(sp, st, evals);
+    for (int q = 0; q < sp->nprimes; q++) {
+        int k = order[q];
+        int s = sp->allowed[k][rng_next(rs) % (unsigned long long)sp->nallowed[k]];
+        if (s == 0)
+            continue;
+        st->slot[k] = (unsigned char)s;
+        double v = score_of(sp, st, evals);
+        if (v < 0)
+            st->slot[k] = 0;
+        else
+            cur = v;
+    }
+    return cur;
+}
+
+/* ---- exhaustive enumeration ------------------------------------------------ */
+typedef struct exh {
+    const space *sp;
+    state st, best;
+    double best_score;
+    long long evals, valid;
+} exh;
+
+static void exh_perms(exh *x, int j)
+{
+    if (j == x->sp->nperm) {
+        double v = score_of(x->sp, &x->st, &x->evals);
+        if (v >= 0) {
+            x->valid++;
+            if (x->best_score < 0 || v < x->best_score)
+                x->best_score = v, x->best = x->st;
+        }
+        return;
+    }
+    for (int c = 0; c < 3; c++) {
+        x->st.cls[x->sp->perm_levels[j]] = (unsigned char)c;
+        exh_perms(x, j + 1);
+    }
+}
+
+static void exh_primes(exh *x, int k)
+{
+    const space *sp = x->sp;
+    if (k == sp->nprimes) {
+        exh_perms(x, 0);
+        return;
+    }
+    for (int a = 0; a < sp->nallowed[k]; a++) {
+        int s = sp->allowed[k][a];
+        /* equal primes of one dim in non-decreasing slot order: no duplicates */
+        if (k > 0 && sp->prime_dim[k - 1] == sp->prime_dim[k] &&
+            sp->prime_val[k - 1] == sp->prime_val[k] && s < x->st.slot[k - 1])
+            continue;
+        x->st.slot[k] = (unsigned char)s;
+        exh_primes(x, k + 1);
+    }
+}
+
+/* Mappings in the space (counting equal primes once), capped. */
+static double space_size(const space *sp)
+{
+    double n = 1;
+    for (int k = 0; k < sp->nprimes;) {
+        int run = 1;
+        while (k + run < sp->nprimes && sp->prime_dim[k + run] == sp->prime_dim[k] &&
+               sp->prime_val[k + run] == sp->prime_val[k])
+            run++;
+        /* multisets of size run over nallowed slots: C(run + s - 1, run) */
+        double c = 1;
+        int s = sp->nallowed[k];
+        for (int i = 1; i <= run; i++)
+            c = c * (s - 1 + i) / i;
+        n *= c;
+        k += run;
+    }
+    for (int j = 0; j < sp->nperm; j++)
+        n *= 3;
+    return n;
+}
+
+/* ---- restarts over threads ------------------------------------------------- */
+typedef struct job {
+    const space *sp;
+    unsigned long long seed;
+    int restarts, threads, tid;
+    long long cap_per_restart;
+    double deadline;
+    state best;
+    double best_score;
+    int best_r;
+    long long evals;
+    int truncated;
+} job;
+
+static void *worker(void *arg)
+{
+    job *j = arg;
+    j->best_score = -1;
+    j->best_r = -1;
+    for (int r = j->tid; r < j->restarts; r += j->threads) {
+        if (j->deadline > 0 && now_s() > j->deadline) {
+            j->truncated = 1;
+            break;
+        }
+        unsigned long long rs = j->seed * 0x100000001B3ULL + (unsigned long long)r * 7919ULL + 1;
+        state st;
+        long long ev = 0;
+        double v = random_start(j->sp, &st, &rs, &ev);
+        v = descend(j->sp, &st, v, &ev, j->cap_per_restart);
+        j->evals += ev;
+        if (v >= 0 && (j->best_score < 0 || v < j->best_score ||
+                       (v == j->best_score && r < j->best_r))) {
+            j->best_score = v;
+            j->best = st;
+            j->best_r = r;
+        }
+    }
+    return NULL;
+}
+
+#define EXHAUSTIVE_MAX 300000.0
+#define DEFAULT_RESTARTS 96
+
+int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
+                 st_mapper_result *r, st_error *err)
+{
+    space *sp = malloc(sizeof *sp);
+    double t0 = now_s();
+    int rc;
+    memset(r, 0, sizeof *r);
+    if (!sp)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    if ((rc = build_space(sp, a, p, o->objective, err))) {
+        free(sp);
+        return rc;
+    }
+    state best;
+    double best_score = -1;
+    memset(&best, 0, sizeof best);
+    if (space_size(sp) <= EXHAUSTIVE_MAX) {
+        exh *x = calloc(1, sizeof *x);
+        if (!x) {
+            free(sp);
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        }
+        x->sp = sp;
+        x->best_score = -1;
+        exh_primes(x, 0);
+        best = x->best;
+        best_score = x->best_score;
+        r->evaluated = x->evals;
+        r->valid = x->valid;
+        r->exhaustive = 1;
+        free(x);
+    } else {
+        int nt = o->threads > 0 ? o->threads : 1;
+        int restarts = DEFAULT_RESTARTS;
+        long long cap = 0;
+        if (o->max_evals > 0) {
+            /* a budget of evaluations: fewer restarts, each capped */
+            restarts = (int)(o->max_evals / 20000);
+            if (restarts < 4)
+                restarts = 4;
+            cap = o->max_evals / restarts;
+        }
+        job *jobs = calloc((size_t)nt, sizeof *jobs);
+        pthread_t *th = calloc((size_t)nt, sizeof *th);
+        char *created = calloc((size_t)nt, 1);
+        if (!jobs || !th || !created) {
+            free(jobs);
+            free(th);
+            free(created);
+            free(sp);
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        }
+        for (int t = 0; t < nt; t++) {
+            jobs[t].sp = sp;
+            jobs[t].seed = o->seed;
+            jobs[t].restarts = restarts;
+            jobs[t].threads = nt;
+            jobs[t].tid = t;
+            jobs[t].cap_per_restart = cap;
+            jobs[t].deadline = o->budget_s > 0 ? t0 + o->budget_s : 0;
+        }
+        for (int t = 1; t < nt; t++)
+            created[t] = pthread_create(&th[t], NULL, worker, &jobs[t]) == 0;
+        worker(&jobs[0]);
+        for (int t = 1; t < nt; t++)
+            if (created[t])
+                pthread_join(th[t], NULL);
+            else
+                r->truncated = 1; /* its share of the restarts was not run */
+        free(created);
+        int best_r = -1;
+        for (int t = 0; t < nt; t++) {
+            r->evaluated += jobs[t].evals;
+            r->truncated |= jobs[t].truncated;
+            if (jobs[t].best_score >= 0 &&
+                (best_score < 0 || jobs[t].best_score < best_score ||
+                 (jobs[t].best_score == best_score && jobs[t].best_r < best_r))) {
+                best_score = jobs[t].best_score;
+                best = jobs[t].best;
+                best_r = jobs[t].best_r;
+            }
+        }
+        r->valid = -1; /* not counted during descent */
+        free(jobs);
+        free(th);
+    }
+    if (best_score < 0) {
+        free(sp);
+        return st_error_set(err, ST_EINVAL, "no valid mapping of %s fits %s under its "
+                                            "constraints (every tile overflows a level or a "
+                                            "split exceeds the fan-out)", p->name, a->name);
+    }
+    to_map(sp, &best, &r->best);
+    free(sp);
+    r->score = best_score;
+    r->seconds = now_s() - t0;
+    r->evals_per_s = r->seconds > 0 ? (double)r->evaluated / r->seconds : 0;
+    return st_accel_eval(a, p, &r->best, &r->stats, err);
+}

@@ -1,0 +1,892 @@
+/*
+ * Timeloop v0.4 files: problem (*.prob.yaml), mapping (*.map.yaml), the
+ * architecture (the v0.4 tree of !Container/!Component nodes, or the
+ * flattened `subtree:/local:` form Timeloop's front end dumps) and
+ * Accelergy's ERT energy table. What is and is not supported is listed in
+ * strata-presets(5), section "Timeloop files".
+ */
+#include "config.h"
+#include "io/timeloop.h"
+#include "io/loaders.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int dim_of(char ch)
+{
+    const char *p = ch ? strchr(ST_AD_LETTERS, ch) : NULL;
+    return p ? (int)(p - ST_AD_LETTERS) : -1;
+}
+
+/* ---- problem ---------------------------------------------------------------- */
+
+/* The shape must be Timeloop's conv2D: anything else would be read wrongly. */
+static int check_shape(const fctx *c, const st_ynode *shape)
+{
+    static const char *const want_dims = "CMRSNPQ";
+    const st_ynode *dims, *ds;
+    if (!shape)
+        return 0;
+    dims = f_get(shape, "dimensions");
+    if (dims && dims->kind == ST_Y_SEQ)
+        for (size_t i = 0; i < dims->n; i++) {
+            const st_ynode *d = dims->items[i];
+            if (d->kind != ST_Y_SCALAR || strlen(d->scalar) != 1 || !strchr(want_dims, d->scalar[0]))
+                return f_error(c, d, "problem shape: dimension %s is not one of Timeloop's "
+                                     "conv2D dimensions C M R S N P Q; only the conv2D shape "
+                                     "is supported (write GEMMs as C x M x P)",
+                               d->kind == ST_Y_SCALAR ? d->scalar : st_ykind_name(d->kind));
+        }
+    ds = f_get(shape, "data_spaces");
+    if (ds && ds->kind == ST_Y_SEQ) {
+        if (ds->n != 3)
+            return f_error(c, ds, "problem shape: %zu data spaces; the conv2D shape has three "
+                                  "(Weights, Inputs, Outputs)", ds->n);
+        for (size_t i = 0; i < ds->n; i++) {
+            const st_ynode *nm = f_get(ds->items[i], "name"), *pr = f_get(ds->items[i], "projection");
+            size_t want = 0;
+            if (!nm || nm->kind != ST_Y_SCALAR)
+                return f_error(c, ds->items[i], "problem shape: a data space without a name");
+            if (strcmp(nm->scalar, "Weights") == 0 || strcmp(nm->scalar, "Outputs") == 0)
+                want = 4;
+            else if (strcmp(nm->scalar, "Inputs") == 0)
+                want = 4;
+            else
+                return f_error(c, nm, "problem shape: data space '%s' is not Weights, Inputs "
+                                      "or Outputs; only the conv2D shape is supported",
+                               nm->scalar);
+            if (pr && pr->kind == ST_Y_SEQ && pr->n != want)
+                return f_error(c, pr, "problem shape: data space %s has %zu ranks; conv2D's "
+                                      "has %zu", nm->scalar, pr->n, want);
+        }
+    }
+    return 0;
+}
+
+static int st_read_timeloop_problem(const char *path, const st_ynode *root, st_aprob *p, st_error *err)
+{
+    static const fkey inst_keys[] = {
+        {"C", 1, "input channels"}, {"M", 1, "output channels"}, {"R", 1, "filter width"},
+        {"S", 1, "filter height"}, {"N", 1, "batch"}, {"P", 1, "output width"},
+        {"Q", 1, "output height"}, {"G", 0, "groups"}, {"Hstride", 0, "stride"},
+        {"Wstride", 0, "stride"}, {"Hdilation", 0, "dilation"}, {"Wdilation", 0, "dilation"},
+        {"H", 0, "input height (informative)"}, {"W", 0, "input width (informative)"},
+        {"Hpad", 0, "padding (informative)"}, {"Wpad", 0, "padding (informative)"},
+        {"densities", 0, "sparsity (not modelled; must be empty)"}};
+    static const fkey prob_keys[] = {{"version", 0, "0.4"}, {"instance", 1, "dimension sizes"},
+                                     {"shape", 0, "conv2D shape"}};
+    fctx c = {path, "problem", err};
+    const st_ynode *pr = f_get(root, "problem"), *inst;
+    int rc;
+    long long v;
+    const char *names = "GNMCPQRS";
+    st_aprob_init(p, "");
+    if (!pr)
+        return f_error(&c, root, "not a Timeloop problem file: no top-level `problem:` key");
+    if ((rc = f_check_map(&c, pr, prob_keys, 3)))
+        return rc;
+    inst = f_get(pr, "instance");
+    c.what = "problem.instance";
+    if ((rc = f_check_map(&c, inst, inst_keys, sizeof inst_keys / sizeof inst_keys[0])))
+        return rc;
+    for (int d = 0; d < ST_AD_COUNT; d++) {
+        char key[2] = {names[d], 0};
+        if (!f_get(inst, key))
+            continue;
+        if ((rc = f_int(&c, inst, key, 1, 1LL << 31, &v)))
+            return rc;
+        p->d[d] = v;
+    }
+    {
+        const char *keys[4] = {"Wstride", "Hstride", "Wdilation", "Hdilation"};
+        int *dst[4] = {&p->wstride, &p->hstride, &p->wdil, &p->hdil};
+        for (int k = 0; k < 4; k++)
+            if (f_get(inst, keys[k]) && (rc = f_int32(&c, inst, keys[k], 1, 1 << 16, dst[k])))
+                return rc;
+    }
+    {
+        const st_ynode *dn = f_get(inst, "densities");
+        if (dn && !st_ynode_is_null(dn) && !(dn->kind == ST_Y_MAP && dn->n == 0))
+            return f_error(&c, dn, "problem.instance.densities: sparse workloads are not "
+                                   "modelled; remove the densities");
+    }
+    c.what = "problem.shape";
+    if ((rc = check_shape(&c, f_get(pr, "shape"))))
+        return rc;
+    {
+        const char *base = strrchr(path, '/');
+        snprintf(p->name, sizeof p->name, "%s", base ? base + 1 : path);
+        char *dot = strstr(p->name, ".prob");
+        if (dot)
+            *dot = 0;
+    }
+    return 0;
+}
+
+int st_load_timeloop_problem(const char *path, st_aprob *p, st_error *err)
+{
+    st_ydoc doc;
+    int rc = st_ydoc_load_file(&doc, path, err);
+    if (rc)
+        return rc;
+    if (!doc.root)
+        rc = st_error_set(err, ST_EINVAL, "%s:1:1: the file is empty; expected a Timeloop "
+                                          "problem (`problem: {instance: ...}`)", path);
+    else
+        rc = st_read_timeloop_problem(path, doc.root, p, err);
+    st_ydoc_free(&doc);
+    return rc;
+}
+
+/* ---- mapping ---------------------------------------------------------------- */
+
+/* "C1 M8 R1" or "C=1,M=8" -> factors; absent dims stay 1. */
+static int parse_factors(const fctx *c, const st_ynode *v, unsigned *f)
+{
+    const char *s;
+    if (!v || v->kind != ST_Y_SCALAR)
+        return f_error(c, v, "key 'factors': expected a string such as \"C1 M8 R3\", found %s",
+                       v ? st_ykind_name(v->kind) : "nothing");
+    s = v->scalar;
+    while (*s) {
+        char *end;
+        int d;
+        long val;
+        while (*s == ' ' || *s == ',' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        d = dim_of(*s);
+        if (d < 0)
+            return f_error(c, v, "key 'factors': '%c' is not a dimension (C M R S N P Q, or G); "
+                                 "write factors as \"C1 M8 R3\"", *s);
+        s++;
+        if (*s == '=')
+            s++;
+        val = strtol(s, &end, 10);
+        if (end == s || val < 1 || val > (1L << 30))
+            return f_error(c, v, "key 'factors': %c needs a positive integer factor, as in "
+                                 "\"%c4\"", ST_AD_LETTERS[d], ST_AD_LETTERS[d]);
+        f[d] = (unsigned)val;
+        s = end;
+    }
+    return 0;
+}
+
+static int parse_perm(const fctx *c, const st_ynode *v, unsigned char *perm, char *order,
+                      size_t norder)
+{
+    unsigned seen = 0;
+    int k = 0;
+    if (!v)
+        return 0;
+    if (v->kind != ST_Y_SCALAR)
+        return f_error(c, v, "key 'permutation': expected a string of dimensions, innermost "
+                             "first, such as \"MCRSNPQ\"");
+    for (const char *s = v->scalar; *s; s++) {
+        int d;
+        if (*s == ' ' || *s == ',')
+            continue;
+        d = dim_of(*s);
+        if (d < 0 || (seen & (1u << d)))
+            return f_error(c, v, "key 'permutation': '%c' is %s", *s,
+                           d < 0 ? "not a dimension" : "listed twice");
+        seen |= 1u << d;
+        if (order && (size_t)k + 1 < norder)
+            order[k] = *s, order[k + 1] = 0;
+        perm[k++] = (unsigned char)d;
+    }
+    for (int d = 0; d < ST_AD_COUNT; d++)
+        if (!(seen & (1u << d)))
+            perm[k++] = (unsigned char)d;
+    return 0;
+}
+
+static int find_level(const st_accel *a, const char *name)
+{
+    size_t n = strcspn(name, "[");
+    for (int i = 0; i < a->n_levels; i++)
+        if (strlen(a->level[i].name) == n && strncmp(a->level[i].name, name, n) == 0)
+            return i;
+    return -1;
+}
+
+static int tensor_of(const char *s)
+{
+    if (strcasecmp(s, "Inputs") == 0)
+        return ST_TENSOR_INPUTS;
+    if (strcasecmp(s, "Weights") == 0)
+        return ST_TENSOR_WEIGHTS;
+    if (strcasecmp(s, "Outputs") == 0)
+        return ST_TENSOR_OUTPUTS;
+    return -1;
+}
+
+static int read_tensor_list(const fctx *c, const st_ynode *v, const char *key, unsigned *mask)
+{
+    *mask = 0;
+    if (!v || st_ynode_is_null(v))
+        return 0;
+    if (v->kind != ST_Y_SEQ)
+        return f_error(c, v, "key '%s': expected a list such as [Inputs, Outputs]", key);
+    for (size_t i = 0; i < v->n; i++) {
+        int t = v->items[i]->kind == ST_Y_SCALAR ? tensor_of(v->items[i]->scalar) : -1;
+        if (t < 0)
+            return f_error(c, v->items[i], "key '%s': expected Inputs, Weights or Outputs",
+                           key);
+        *mask |= 1u << t;
+    }
+    return 0;
+}
+
+static int st_read_timeloop_mapping(const char *path, const st_ynode *root, const st_accel *a,
+                             const st_aprob *p, st_amap *m, st_error *err)
+{
+    static const fkey entry_keys[] = {
+        {"target", 1, "level name"}, {"type", 1, "temporal, spatial, datatype or bypass"},
+        {"factors", 0, "\"C1 M8 ...\""}, {"permutation", 0, "dims, innermost first"},
+        {"split", 0, "X/Y split position"}, {"keep", 0, "tensors kept"},
+        {"bypass", 0, "tensors bypassed"}};
+    fctx c = {path, "mapping", err};
+    const st_ynode *list = root && root->kind == ST_Y_MAP ? f_get(root, "mapping") : root;
+    unsigned set_t[ST_ACCEL_MAX_LEVELS] = {0}, set_s[ST_ACCEL_MAX_LEVELS] = {0};
+    int rc;
+    st_amap_init(m, a, p);
+    for (int i = 0; i < m->n; i++)
+        for (int d = 0; d < ST_AD_COUNT; d++)
+            m->t[i][d] = 1;
+    if (!list || list->kind != ST_Y_SEQ)
+        return f_error(&c, list ? list : root, "not a Timeloop mapping: expected `mapping:` "
+                                               "with a list of {target, type, ...} entries");
+    for (size_t k = 0; k < list->n; k++) {
+        const st_ynode *e = list->items[k], *tg, *ty;
+        char what[48];
+        int lv;
+        snprintf(what, sizeof what, "mapping[%zu]", k);
+        c.what = what;
+        if ((rc = f_check_map(&c, e, entry_keys, sizeof entry_keys / sizeof entry_keys[0])))
+            return rc;
+        tg = f_get(e, "target");
+        ty = f_get(e, "type");
+        if (tg->kind != ST_Y_SCALAR || ty->kind != ST_Y_SCALAR)
+            return f_error(&c, e, "%s: target and type must be plain words", what);
+        lv = find_level(a, tg->scalar);
+        if (lv < 0) {
+            char names[512] = "";
+            for (int i = 0; i < a->n_levels; i++) {
+                size_t u = strlen(names);
+                snprintf(names + u, sizeof names - u, "%s%s", i ? ", " : "", a->level[i].name);
+            }
+            return f_error(&c, tg, "%s: target '%s' is not a level of %s (levels: %s)", what,
+                           tg->scalar, a->name, names);
+        }
+        if (strcmp(ty->scalar, "temporal") == 0) {
+            unsigned f[ST_AD_COUNT] = {1, 1, 1, 1, 1, 1, 1, 1};
+            if (set_t[lv]++)
+                return f_error(&c, e, "%s: a second temporal entry for %s", what, tg->scalar);
+            if ((rc = parse_factors(&c, f_get(e, "factors"), f)) ||
+                (rc = parse_perm(&c, f_get(e, "permutation"), m->perm[lv], NULL, 0)))
+                return rc;
+            memcpy(m->t[lv], f, sizeof f);
+        } else if (strcmp(ty->scalar, "spatial") == 0) {
+            unsigned f[ST_AD_COUNT] = {1, 1, 1, 1, 1, 1, 1, 1};
+            unsigned char perm[ST_AD_COUNT];
+            long long split = -1;
+            int fx, fy;
+            if (set_s[lv]++)
+                return f_error(&c, e, "%s: a second spatial entry for %s", what, tg->scalar);
+            if ((rc = parse_factors(&c, f_get(e, "factors"), f)) ||
+                (rc = parse_perm(&c, f_get(e, "permutation"), perm, NULL, 0)))
+                return rc;
+            if (f_get(e, "split") && (rc = f_int(&c, e, "split", 0, 1 << 20, &split)))
+                return rc;
+            st_accel_fanout(a, lv, &fx, &fy);
+            if (split < 0)
+                split = fy > 1 && fx == 1 ? 0 : ST_AD_COUNT; /* all on the axis that exists */
+            for (int pos = 0; pos < ST_AD_COUNT; pos++) {
+                int d = perm[pos];
+                /* Timeloop: dims before `split` in the permutation go to X */
+                if (pos < split)
+                    m->sx[lv][d] = f[d];
+                else
+                    m->sy[lv][d] = f[d];
+            }
+        } else if (strcmp(ty->scalar, "datatype") == 0 || strcmp(ty->scalar, "bypass") == 0) {
+            unsigned keep, byp;
+            if ((rc = read_tensor_list(&c, f_get(e, "keep"), "keep", &keep)) ||
+                (rc = read_tensor_list(&c, f_get(e, "bypass"), "bypass", &byp)))
+                return rc;
+            if (keep & byp)
+                return f_error(&c, e, "%s: a tensor is both kept and bypassed", what);
+            m->keep[lv] = (unsigned char)((m->keep[lv] | keep) & ~byp);
+        } else {
+            return f_error(&c, ty, "%s: type '%s' is not temporal, spatial, datatype or bypass",
+                           what, ty->scalar);
+        }
+    }
+    return 0;
+}
+
+int st_load_timeloop_mapping(const char *path, const st_accel *a, const st_aprob *p,
+                             st_amap *m, st_error *err)
+{
+    st_ydoc doc;
+    int rc = st_ydoc_load_file(&doc, path, err);
+    if (rc)
+        return rc;
+    if (!doc.root)
+        rc = st_error_set(err, ST_EINVAL, "%s:1:1: the file is empty; expected a Timeloop "
+                                          "mapping (`mapping: [...]`)", path);
+    else
+        rc = st_read_timeloop_mapping(path, doc.root, a, p, m, err);
+    st_ydoc_free(&doc);
+    return rc;
+}
+
+/* ---- architecture + ERT ----------------------------------------------------- */
+
+typedef struct tl_cons {
+    char target[48];
+    int has_t, has_s, has_keep;
+    unsigned t_fixed1, s_fixed1;  /* dims forced to 1 */
+    char t_perm[12], s_perm[12];
+    long long split;              /* -1: not given */
+    unsigned keep, bypass;
+} tl_cons;
+
+typedef struct tl_build {
+    fctx c;
+    st_accel *a;
+    int mesh_x, count;   /* instances of the current subtree, laid out mesh_x wide */
+    int have_mac;
+    tl_cons cons[2 * ST_ACCEL_MAX_LEVELS];
+    int ncons;
+    double cycle_s;
+} tl_build;
+
+/* "N=1 C=1", "[N=1, C=1]" or a list of such -> dims fixed to 1. */
+static int tl_factors(const fctx *c, const st_ynode *v, unsigned *fixed1)
+{
+    if (!v)
+        return 0;
+    if (v->kind == ST_Y_SEQ) {
+        for (size_t i = 0; i < v->n; i++) {
+            int rc = tl_factors(c, v->items[i], fixed1);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    if (v->kind != ST_Y_SCALAR)
+        return f_error(c, v, "constraint factors: expected \"N=1 C=1\" or a list of them");
+    for (const char *s = v->scalar; *s;) {
+        while (*s == ' ' || *s == ',' || *s == '[' || *s == ']')
+            s++;
+        if (!*s)
+            break;
+        int d = dim_of(*s);
+        if (d < 0)
+            return f_error(c, v, "constraint factors: '%c' is not a dimension", *s);
+        s++;
+        if (*s == '=')
+            s++;
+        char *end;
+        long val = strtol(s, &end, 10);
+        if (end == s)
+            return f_error(c, v, "constraint factors: %c needs a number", ST_AD_LETTERS[d]);
+        if (val == 1)
+            *fixed1 |= 1u << d;
+        /* a factor fixed to a value > 1 is not enforced (see strata-presets(5)) */
+        s = end;
+    }
+    return 0;
+}
+
+static int tl_perm(const fctx *c, const st_ynode *v, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    if (!v)
+        return 0;
+    if (v->kind == ST_Y_SEQ) {
+        for (size_t i = 0; i < v->n && k + 1 < n; i++) {
+            if (v->items[i]->kind != ST_Y_SCALAR || dim_of(v->items[i]->scalar[0]) < 0)
+                return f_error(c, v->items[i], "constraint permutation: expected dimensions");
+            out[k++] = v->items[i]->scalar[0];
+        }
+    } else if (v->kind == ST_Y_SCALAR) {
+        for (const char *s = v->scalar; *s && k + 1 < n; s++)
+            if (dim_of(*s) >= 0)
+                out[k++] = *s;
+    } else {
+        return f_error(c, v, "constraint permutation: expected a list or a string");
+    }
+    out[k] = 0;
+    return 0;
+}
+
+static tl_cons *tl_cons_for(tl_build *b, const char *target)
+{
+    size_t n = strcspn(target, "[");
+    for (int i = 0; i < b->ncons; i++)
+        if (strlen(b->cons[i].target) == n && strncmp(b->cons[i].target, target, n) == 0)
+            return &b->cons[i];
+    if (b->ncons == (int)(sizeof b->cons / sizeof b->cons[0]))
+        return NULL;
+    tl_cons *k = &b->cons[b->ncons++];
+    memset(k, 0, sizeof *k);
+    k->split = -1;
+    snprintf(k->target, sizeof k->target, "%.*s", (int)n, target);
+    return k;
+}
+
+/* One constraint entry: {type: temporal|spatial|bypass|dataspace, ...}. */
+static int tl_read_constraint(tl_build *b, tl_cons *k, const st_ynode *e, const char *type)
+{
+    int rc;
+    if (strcmp(type, "temporal") == 0) {
+        k->has_t = 1;
+        if ((rc = tl_factors(&b->c, f_get(e, "factors"), &k->t_fixed1)) ||
+            (rc = tl_perm(&b->c, f_get(e, "permutation"), k->t_perm, sizeof k->t_perm)))
+            return rc;
+    } else if (strcmp(type, "spatial") == 0) {
+        k->has_s = 1;
+        if ((rc = tl_factors(&b->c, f_get(e, "factors"), &k->s_fixed1)) ||
+            (rc = tl_perm(&b->c, f_get(e, "permutation"), k->s_perm, sizeof k->s_perm)))
+            return rc;
+        if (f_get(e, "split") && (rc = f_int(&b->c, e, "split", 0, 1 << 20, &k->split)))
+            return rc;
+    } else if (strcmp(type, "bypass") == 0 || strcmp(type, "dataspace") == 0 ||
+               strcmp(type, "datatype") == 0) {
+        k->has_keep = 1;
+        if ((rc = read_tensor_list(&b->c, f_get(e, "keep"), "keep", &k->keep)) ||
+            (rc = read_tensor_list(&b->c, f_get(e, "bypass"), "bypass", &k->bypass)))
+            return rc;
+    }
+    /* other constraint types (utilization, ...) are not modelled */
+    return 0;
+}
+
+/* v0.4 `constraints:` block of a node: {spatial: {...}, temporal: {...}, dataspace: {...}}. */
+static int tl_node_constraints(tl_build *b, const char *target, const st_ynode *cn)
+{
+    static const char *const types[] = {"temporal", "spatial", "dataspace"};
+    tl_cons *k;
+    if (!cn)
+        return 0;
+    if (!(k = tl_cons_for(b, target)))
+        return f_error(&b->c, cn, "too many constrained levels");
+    for (int i = 0; i < 3; i++) {
+        const st_ynode *e = f_get(cn, types[i]);
+        int rc;
+        if (e && (rc = tl_read_constraint(b, k, e, types[i])))
+            return rc;
+    }
+    return 0;
+}
+
+static int tl_attr_int(const fctx *c, const st_ynode *attrs, const char *key, long long dflt,
+                       long long *out)
+{
+    const st_ynode *v = f_get(attrs, key);
+    *out = dflt;
+    if (!v || st_ynode_is_null(v))
+        return 0;
+    return f_node_int(c, v, key, 0, 1LL << 40, out);
+}
+
+static int tl_add_level(tl_build *b, const st_ynode *at, const char *name, st_mem_class cls,
+                        int instances, int mesh_x)
+{
+    st_accel *a = b->a;
+    if (a->n_levels == ST_ACCEL_MAX_LEVELS)
+        return f_error(&b->c, at, "more than %d storage levels", ST_ACCEL_MAX_LEVELS);
+    st_mem_level *l = &a->level[a->n_levels++];
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "%.*s", (int)strcspn(name, "["), name);
+    l->cls = cls;
+    l->instances = instances;
+    l->mesh_x = mesh_x;
+    l->t_allow = cls == ST_MEM_FANOUT ? 0 : ST_AD_ALL;
+    l->sx_allow = l->sy_allow = ST_AD_ALL;
+    return 0;
+}
+
+static int tl_component(tl_build *b, const st_ynode *node, const char *name, int instances,
+                        int mesh_x)
+{
+    const st_ynode *cls = f_get(node, "class"), *attrs = f_get(node, "attributes");
+    const char *k;
+    long long depth, width, datawidth, banks, rbw, wbw, block;
+    int rc;
+    if (!cls || cls->kind != ST_Y_SCALAR)
+        return f_error(&b->c, node, "component %s has no class", name);
+    k = cls->scalar;
+    if (strstr(k, "mac") || strstr(k, "MAC") || strstr(k, "compute")) {
+        st_accel *a = b->a;
+        long long mw, aw;
+        if (b->have_mac++)
+            return f_error(&b->c, node, "a second compute component (%s); one MAC array is "
+                                        "supported", name);
+        a->pe_x = mesh_x;
+        a->pe_y = instances / mesh_x;
+        a->macs_per_pe = 1;
+        if ((rc = tl_attr_int(&b->c, attrs, "multiplier_width", 8, &mw)) ||
+            (rc = tl_attr_int(&b->c, attrs, "adder_width", 16, &aw)) ||
+            (rc = tl_attr_int(&b->c, attrs, "datawidth", mw, &mw)))
+            return rc;
+        a->mac_bits = (int)mw;
+        a->adder_bits = (int)aw;
+        return 0;
+    }
+    st_mem_class mc;
+    if (strcasecmp(k, "DRAM") == 0 || strstr(k, "DRAM"))
+        mc = ST_MEM_DRAM;
+    else if (strstr(k, "SRAM") || strstr(k, "sram") || strcmp(k, "storage") == 0)
+        mc = ST_MEM_SRAM;
+    else if (strstr(k, "RF") || strstr(k, "regfile") || strstr(k, "reg"))
+        mc = ST_MEM_REGFILE;
+    else if (strcmp(k, "dummy_storage") == 0)
+        return tl_add_level(b, node, name, ST_MEM_FANOUT, instances, mesh_x);
+    else
+        return f_error(&b->c, cls, "component %s: class '%s' is not supported (DRAM, "
+                                   "*SRAM*, *RF*/regfile, dummy_storage, *mac*)", name, k);
+    if ((rc = tl_attr_int(&b->c, attrs, "datawidth", 8, &datawidth)) ||
+        (rc = tl_attr_int(&b->c, attrs, "block_size", 0, &block)) ||
+        (rc = tl_attr_int(&b->c, attrs, "width", block ? block * datawidth : datawidth, &width)) ||
+        (rc = tl_attr_int(&b->c, attrs, "depth", 0, &depth)) ||
+        (rc = tl_attr_int(&b->c, attrs, "n_banks", 0, &banks)) ||
+        (rc = tl_attr_int(&b->c, attrs, "read_bandwidth", 0, &rbw)) ||
+        (rc = tl_attr_int(&b->c, attrs, "write_bandwidth", 0, &wbw)))
+        return rc;
+    if (datawidth < 1 || width < datawidth || width % datawidth)
+        return f_error(&b->c, attrs ? attrs : node, "component %s: width %lld is not a multiple "
+                                                   "of datawidth %lld", name, width, datawidth);
+    if (mc != ST_MEM_DRAM && depth < 1)
+        return f_error(&b->c, attrs ? attrs : node, "component %s: on-chip storage needs a depth",
+                       name);
+    if ((rc = tl_add_level(b, node, name, mc, instances, mesh_x)))
+        return rc;
+    st_mem_level *l = &b->a->level[b->a->n_levels - 1];
+    l->depth = mc == ST_MEM_DRAM ? 0 : depth;
+    l->width_bits = (int)width;
+    l->word_bits = (int)datawidth;
+    l->banks = (int)banks;
+    l->read_bw_words = (double)rbw;
+    l->write_bw_words = (double)wbw;
+    l->keeps[0] = l->keeps[1] = l->keeps[2] = 1;
+    return 0;
+}
+
+/* The v0.4 tree: nodes list of containers, components and parallel groups. */
+static int tl_walk(tl_build *b, const st_ynode *nodes)
+{
+    if (!nodes || nodes->kind != ST_Y_SEQ)
+        return f_error(&b->c, nodes, "architecture: expected `nodes:` as a list");
+    for (size_t i = 0; i < nodes->n; i++) {
+        const st_ynode *nd = nodes->items[i], *nm = f_get(nd, "name"), *sub = f_get(nd, "nodes");
+        int rc;
+        if (sub && !nm) { /* !Parallel: its children in order */
+            if ((rc = tl_walk(b, sub)))
+                return rc;
+            continue;
+        }
+        if (!nm || nm->kind != ST_Y_SCALAR)
+            return f_error(&b->c, nd, "architecture node without a name");
+        if (f_get(nd, "class")) {
+            if ((rc = tl_component(b, nd, nm->scalar, b->count, b->mesh_x)) ||
+                (rc = tl_node_constraints(b, nm->scalar, f_get(nd, "constraints"))))
+                return rc;
+            continue;
+        }
+        /* a container: a spatial mesh adds a fan-out stage, as Timeloop does */
+        const st_ynode *sp = f_get(nd, "spatial");
+        if (sp) {
+            long long mx = 1, my = 1;
+            char stage[64];
+            if ((rc = tl_attr_int(&b->c, sp, "meshX", 1, &mx)) ||
+                (rc = tl_attr_int(&b->c, sp, "meshY", 1, &my)))
+                return rc;
+            snprintf(stage, sizeof stage, "inter_%s_spatial", nm->scalar);
+            if ((rc = tl_add_level(b, nd, stage, ST_MEM_FANOUT, b->count, b->mesh_x)))
+                return rc;
+            if ((rc = tl_node_constraints(b, stage, f_get(nd, "constraints"))))
+                return rc;
+            b->count *= (int)(mx * my);
+            b->mesh_x *= (int)mx;
+        }
+        if (sub && (rc = tl_walk(b, sub)))
+            return rc;
+    }
+    return 0;
+}
+
+/* "name[1..168]" -> 168 (1 without a range). */
+static int tl_range(const char *name)
+{
+    const char *lb = strchr(name, '[');
+    long lo, hi;
+    if (!lb || sscanf(lb, "[%ld..%ld]", &lo, &hi) != 2 || hi < lo)
+        return 1;
+    return (int)(hi - lo + 1);
+}
+
+/* The flattened form: subtree: [{name, attributes, local: [...], subtree: [...]}]. */
+static int tl_flat(tl_build *b, const st_ynode *subtree)
+{
+    if (!subtree || subtree->kind != ST_Y_SEQ)
+        return 0;
+    for (size_t i = 0; i < subtree->n; i++) {
+        const st_ynode *t = subtree->items[i], *attrs = f_get(t, "attributes");
+        const st_ynode *local = f_get(t, "local");
+        double gcs = 0;
+        int rc;
+        if (attrs && f_get(attrs, "global_cycle_seconds") &&
+            !f_node_number(&b->c, f_get(attrs, "global_cycle_seconds"), "global_cycle_seconds",
+                           1e-15, 1, &gcs))
+            b->cycle_s = gcs;
+        if (local && local->kind == ST_Y_SEQ)
+            for (size_t k = 0; k < local->n; k++) {
+                const st_ynode *comp = local->items[k], *nm = f_get(comp, "name");
+                const st_ynode *ca = f_get(comp, "attributes");
+                long long mx;
+                if (!nm || nm->kind != ST_Y_SCALAR)
+                    return f_error(&b->c, comp, "architecture component without a name");
+                int inst = tl_range(nm->scalar);
+                if ((rc = tl_attr_int(&b->c, ca, "meshX", inst, &mx)))
+                    return rc;
+                if (mx < 1 || inst % mx)
+                    mx = inst;
+                if ((rc = tl_component(b, comp, nm->scalar, inst, (int)mx)))
+                    return rc;
+            }
+        if ((rc = tl_flat(b, f_get(t, "subtree"))))
+            return rc;
+    }
+    return 0;
+}
+
+static int tl_read_ert(const char *path, st_accel *a, double *cycle_s, st_error *err)
+{
+    st_ydoc doc;
+    fctx c = {path, "ERT", err};
+    int rc = st_ydoc_load_file(&doc, path, err);
+    if (rc)
+        return rc;
+    const st_ynode *ert = doc.root ? f_get(doc.root, "ERT") : NULL;
+    const st_ynode *tables = ert ? f_get(ert, "tables") : NULL;
+    if (!tables || tables->kind != ST_Y_SEQ) {
+        rc = f_error(&c, doc.root, "not an Accelergy ERT: expected `ERT: {tables: [...]}`");
+        goto out;
+    }
+    for (size_t i = 0; i < tables->n; i++) {
+        const st_ynode *t = tables->items[i], *nm = f_get(t, "name"), *acts = f_get(t, "actions");
+        if (!nm || nm->kind != ST_Y_SCALAR || !acts || acts->kind != ST_Y_SEQ) {
+            rc = f_error(&c, t, "ERT table without a name or actions");
+            goto out;
+        }
+        const char *full = nm->scalar, *dot = strrchr(full, '.');
+        char comp[64];
+        snprintf(comp, sizeof comp, "%.*s", (int)strcspn(dot ? dot + 1 : full, "["),
+                 dot ? dot + 1 : full);
+        int lv = -1;
+        for (int k = 0; k < a->n_levels; k++)
+            if (strcmp(a->level[k].name, comp) == 0)
+                lv = k;
+        for (size_t k = 0; k < acts->n; k++) {
+            const st_ynode *ac = acts->items[k], *an = f_get(ac, "name"), *ev = f_get(ac, "energy");
+            const st_ynode *args = f_get(ac, "arguments");
+            double e;
+            if (!an || an->kind != ST_Y_SCALAR || !ev) {
+                rc = f_error(&c, ac, "ERT action without a name or energy");
+                goto out;
+            }
+            if ((rc = f_node_number(&c, ev, "energy", 0, 1e12, &e)))
+                goto out;
+            e *= 1e-12; /* pJ */
+            if (args && f_get(args, "global_cycle_seconds")) {
+                double g;
+                if (!f_node_number(&c, f_get(args, "global_cycle_seconds"),
+                                   "global_cycle_seconds", 1e-15, 1, &g))
+                    *cycle_s = g;
+            }
+            /* several entries for one action (argument variants): keep the largest */
+            const char *s = an->scalar;
+            if (lv >= 0) {
+                st_mem_level *l = &a->level[lv];
+                double *dst = strcmp(s, "read") == 0 ? &l->e_read
+                              : strcmp(s, "write") == 0 ? &l->e_write
+                              : strcmp(s, "update") == 0 ? &l->e_update
+                              : strcmp(s, "leak") == 0 ? &l->e_leak : NULL;
+                if (dst && e > *dst)
+                    *dst = e;
+            } else if (strstr(s, "compute") || strcmp(s, "mac_random") == 0) {
+                if (e > a->e_mac)
+                    a->e_mac = e;
+            }
+        }
+    }
+    rc = 0;
+out:
+    st_ydoc_free(&doc);
+    return rc;
+}
+
+int st_is_timeloop_arch(const char *path)
+{
+    st_ydoc doc;
+    st_error err;
+    int yes;
+    if (st_ydoc_load_file(&doc, path, &err))
+        return 0;
+    yes = doc.root && f_get(doc.root, "architecture") != NULL;
+    st_ydoc_free(&doc);
+    return yes;
+}
+
+static int find_ert(const char *arch_path, char *out, size_t n, st_error *err)
+{
+    char dir[512];
+    const char *slash = strrchr(arch_path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - arch_path) : 1, slash ? arch_path : ".");
+    /* NAME.arch.yaml -> NAME.ERT.yaml, else the only *.ERT.yaml there */
+    const char *base = slash ? slash + 1 : arch_path, *dot = strstr(base, ".arch.");
+    if (dot) {
+        snprintf(out, n, "%s/%.*s.ERT.yaml", dir, (int)(dot - base), base);
+        FILE *f = fopen(out, "r");
+        if (f) {
+            fclose(f);
+            return 0;
+        }
+    }
+    return st_error_set(err, ST_EINVAL, "%s: no energy table found beside it (looked for "
+                                        "NAME.ERT.yaml); give --ert FILE.ERT.yaml", arch_path);
+}
+
+int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel *a,
+                          st_error *err)
+{
+    st_ydoc doc;
+    tl_build *b;
+    char ertbuf[600];
+    int rc;
+    memset(a, 0, sizeof *a);
+    if ((rc = st_ydoc_load_file(&doc, arch_path, err)))
+        return rc;
+    if (!(b = calloc(1, sizeof *b))) {
+        st_ydoc_free(&doc);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    b->c.path = arch_path;
+    b->c.what = "architecture";
+    b->c.err = err;
+    b->a = a;
+    b->count = b->mesh_x = 1;
+    const st_ynode *arch = doc.root ? f_get(doc.root, "architecture") : NULL;
+    if (!arch) {
+        rc = f_error(&b->c, doc.root, "not a Timeloop architecture: no `architecture:` key");
+        goto out;
+    }
+    if (f_get(arch, "nodes"))
+        rc = tl_walk(b, f_get(arch, "nodes"));
+    else if (f_get(arch, "subtree"))
+        rc = tl_flat(b, f_get(arch, "subtree"));
+    else
+        rc = f_error(&b->c, arch, "architecture: expected `nodes:` (v0.4) or `subtree:` "
+                                  "(flattened)");
+    if (rc)
+        goto out;
+    /* flattened form: constraints sit in architecture_constraints.targets */
+    {
+        const st_ynode *ac = f_get(doc.root, "architecture_constraints");
+        const st_ynode *tg = ac ? f_get(ac, "targets") : NULL;
+        for (size_t i = 0; tg && tg->kind == ST_Y_SEQ && i < tg->n; i++) {
+            const st_ynode *e = tg->items[i], *t = f_get(e, "target"), *ty = f_get(e, "type");
+            tl_cons *k;
+            if (!t || !ty || t->kind != ST_Y_SCALAR || ty->kind != ST_Y_SCALAR)
+                continue;
+            if (!(k = tl_cons_for(b, t->scalar))) {
+                rc = f_error(&b->c, e, "too many constrained levels");
+                goto out;
+            }
+            if ((rc = tl_read_constraint(b, k, e, ty->scalar)))
+                goto out;
+        }
+    }
+    if (!b->have_mac || a->n_levels == 0) {
+        rc = f_error(&b->c, arch, "architecture: needs storage levels and a compute (mac) "
+                                  "component");
+        goto out;
+    }
+    /* apply the constraints to the levels they name */
+    for (int i = 0; i < b->ncons; i++) {
+        const tl_cons *k = &b->cons[i];
+        int lv = find_level(a, k->target);
+        if (lv < 0)
+            continue;
+        st_mem_level *l = &a->level[lv];
+        if (k->has_t) {
+            l->t_allow = (l->cls == ST_MEM_FANOUT ? 0 : ST_AD_ALL) & ~k->t_fixed1;
+            snprintf(l->t_perm, sizeof l->t_perm, "%s", k->t_perm);
+        }
+        if (k->has_s) {
+            unsigned all = ST_AD_ALL & ~k->s_fixed1;
+            int fx, fy;
+            st_accel_fanout(a, lv, &fx, &fy);
+            if (k->split >= 0 && k->s_perm[0]) {
+                l->sx_allow = l->sy_allow = 0;
+                for (int pos = 0; k->s_perm[pos]; pos++) {
+                    unsigned bit = 1u << dim_of(k->s_perm[pos]);
+                    if (pos < k->split)
+                        l->sx_allow |= bit;
+                    else
+                        l->sy_allow |= bit;
+                }
+                l->sx_allow &= all;
+                l->sy_allow &= all;
+            } else {
+                l->sx_allow = fx > 1 ? all : 0;
+                l->sy_allow = fy > 1 ? all : 0;
+            }
+        }
+        if (k->has_keep && l->cls != ST_MEM_FANOUT) {
+            for (int t = 0; t < ST_TENSOR_COUNT; t++)
+                if (k->bypass & (1u << t))
+                    l->keeps[t] = 0;
+                else if (k->keep)
+                    l->keeps[t] = (k->keep >> t) & 1u;
+        }
+    }
+    if (!ert_path) {
+        if ((rc = find_ert(arch_path, ertbuf, sizeof ertbuf, err)))
+            goto out;
+        ert_path = ertbuf;
+    }
+    b->cycle_s = b->cycle_s > 0 ? b->cycle_s : 0;
+    {
+        double cyc = b->cycle_s;
+        if ((rc = tl_read_ert(ert_path, a, &cyc, err)))
+            goto out;
+        a->clock_hz = cyc > 0 ? 1.0 / cyc : 1e9; /* Timeloop's default 1 ns cycle */
+    }
+    {
+        const char *base = strrchr(arch_path, '/');
+        base = base ? base + 1 : arch_path;
+        snprintf(a->name, sizeof a->name, "%s (Timeloop architecture)", base);
+        snprintf(a->id, sizeof a->id, "%.*s", (int)strcspn(base, "."), base);
+    }
+    a->noc_multicast = a->noc_reduction = 1;
+    for (int t = 0; t < ST_TENSOR_COUNT; t++)
+        if (!a->level[0].keeps[t]) {
+            rc = st_error_set(err, ST_EINVAL, "%s: the outermost level %s must keep every "
+                                              "tensor", arch_path, a->level[0].name);
+            goto out;
+        }
+out:
+    if (rc)
+        memset(a, 0, sizeof *a);
+    free(b);
+    st_ydoc_free(&doc);
+    return rc;
+}
