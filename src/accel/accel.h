@@ -114,6 +114,7 @@ typedef struct st_mapper_opts {
     int threads;
     double budget_s;        /* wall-clock cap; 0 = none */
     long long max_evals;    /* evaluation budget (deterministic); 0 = default */
+    int exhaustive;         /* enumerate the whole constrained space, however big */
 } st_mapper_opts;
 
 typedef struct st_mapper_result {

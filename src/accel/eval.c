@@ -158,27 +158,27 @@ typedef struct evctx {
     double t_all;         /* product of every temporal factor */
     double refill[NL][NT];/* times level i's tile of t is (re)filled, per instance */
     int stage_used[NL];   /* level i's fan-out has a spatial factor > 1 */
+    double sp_above[NL + 1][ND]; /* spatial product of levels < i, per dim */
+    /* the non-unit temporal loops from the innermost outward */
+    int nloops;
+    unsigned char loop_dim[NL * ND], loop_level[NL * ND];
+    double loop_bound[NL * ND];
+    int first_loop_above[NL + 1]; /* index of the first loop of a level < i */
+    double above_prod[NL + 1];    /* product of the temporal loops of levels < i */
 } evctx;
 
 /* Times level i's tile of tensor t changes: walk the temporal loops above i
  * from the innermost outward, skip those that do not index t, then every
  * iteration of the rest refills. */
-static double refills(const st_amap *m, int i, unsigned rel)
+static double refills(const evctx *x, int i, unsigned rel)
 {
-    double f = 1;
-    int skipping = 1;
-    for (int j = i - 1; j >= 0; j--)
-        for (int k = 0; k < ND; k++) {
-            int d = m->perm[j][k];
-            unsigned b = m->t[j][d];
-            if (b == 1)
-                continue;
-            if (skipping && !(rel & (1u << d)))
-                continue;
-            skipping = 0;
-            f *= b;
-        }
-    return f;
+    double skipped = 1;
+    for (int k = x->first_loop_above[i]; k < x->nloops; k++) {
+        if (rel & (1u << x->loop_dim[k]))
+            break;
+        skipped *= x->loop_bound[k];
+    }
+    return x->above_prod[i] / skipped;
 }
 
 /* Words per refill event the parent serves through the outermost used
@@ -197,8 +197,8 @@ static double served_per_event(const st_aprob *p, const st_amap *m, const evctx 
     double e[ND];
     for (int d = 0; d < ND; d++) {
         e[d] = child_ext[d];
-        for (int j = js + 1; j < c && j < n; j++)
-            e[d] *= (double)m->sx[j][d] * m->sy[j][d];
+        if (js + 1 < c)
+            e[d] *= x->sp_above[c < n ? c : n][d] / x->sp_above[js + 1][d];
     }
     unsigned f[ND];
     for (int d = 0; d < ND; d++)
@@ -281,14 +281,37 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
     }
     x->inst[0] = 1;
     x->t_all = 1;
+    for (int d = 0; d < ND; d++)
+        x->sp_above[0][d] = 1;
     for (int i = 0; i < n; i++) {
         double sp = 1;
         for (int d = 0; d < ND; d++) {
-            sp *= (double)m->sx[i][d] * m->sy[i][d];
+            double f = (double)m->sx[i][d] * m->sy[i][d];
+            sp *= f;
+            x->sp_above[i + 1][d] = x->sp_above[i][d] * f;
             x->t_all *= m->t[i][d];
         }
         x->stage_used[i] = sp > 1;
         x->inst[i + 1] = x->inst[i] * sp;
+    }
+    /* temporal loops, innermost first: level n-1's first, each in its order */
+    x->nloops = 0;
+    x->first_loop_above[n] = 0;
+    x->above_prod[n] = x->t_all;
+    for (int i = n - 1; i >= 0; i--) {
+        double lp = 1;
+        for (int k = 0; k < ND; k++) {
+            int d = m->perm[i][k];
+            if (m->t[i][d] > 1) {
+                x->loop_dim[x->nloops] = (unsigned char)d;
+                x->loop_level[x->nloops] = (unsigned char)i;
+                x->loop_bound[x->nloops++] = m->t[i][d];
+                lp *= m->t[i][d];
+            }
+        }
+        /* loops of levels < i start after level i's own */
+        x->first_loop_above[i] = x->nloops;
+        x->above_prod[i] = x->above_prod[i + 1] / lp;
     }
     memset(s, 0, sizeof *s);
     s->n = n;
@@ -322,22 +345,10 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
             int c = chain[k];
             st_alevel_stats *L = &s->lv[c];
             double part = 1;
-            if (rw) {
-                for (int d = 0; d < ND; d++)
-                    if (rel & (1u << d)) {
-                        double sp = 1;
-                        for (int j = 0; j < c; j++)
-                            sp *= (double)m->sx[j][d] * m->sy[j][d];
-                        part *= (double)p->d[d] / sp;
-                    }
-            } else {
+            {
                 double e[ND];
-                for (int d = 0; d < ND; d++) {
-                    double sp = 1;
-                    for (int j = 0; j < c; j++)
-                        sp *= (double)m->sx[j][d] * m->sy[j][d];
-                    e[d] = (double)p->d[d] / sp;
-                }
+                for (int d = 0; d < ND; d++)
+                    e[d] = (double)p->d[d] / x->sp_above[c][d];
                 part = footprint(p, (st_tensor)t, e);
             }
             L->partition[t] = part;
@@ -345,7 +356,7 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
             double served;
             if (k + 1 < nc) {
                 int ch = chain[k + 1];
-                double ev = refills(m, ch, rel);
+                double ev = refills(x, ch, rel);
                 double per = served_per_event(p, m, x, c, ch, n, (st_tensor)t, x->ext[ch]);
                 x->refill[ch][t] = ev;
                 served = ev * (per > 0 ? per : x->tile[ch][t]);

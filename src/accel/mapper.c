@@ -141,7 +141,9 @@ static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj 
             sp->slot_level[sp->nslots] = i;
             sp->slot_kind[sp->nslots++] = SLOT_Y;
         }
-        if (l->cls != ST_MEM_FANOUT && !l->t_perm[0])
+        /* the loop order can only matter where two or more dims may loop */
+        if (l->cls != ST_MEM_FANOUT && !l->t_perm[0] &&
+            (i == 0 || __builtin_popcount(l->t_allow) >= 2))
             sp->perm_levels[sp->nperm++] = i;
         order_for(a, i, ST_TENSOR_OUTPUTS, sp->base.perm[i]);
     }
@@ -299,6 +301,9 @@ typedef struct exh {
     state st, best;
     double best_score;
     long long evals, valid;
+    int split, threads, tid; /* the first `split` primes' choices are dealt out */
+    long long combo, best_combo;
+    pthread_t th;
 } exh;
 
 static void exh_perms(exh *x, int j)
@@ -308,7 +313,7 @@ static void exh_perms(exh *x, int j)
         if (v >= 0) {
             x->valid++;
             if (x->best_score < 0 || v < x->best_score)
-                x->best_score = v, x->best = x->st;
+                x->best_score = v, x->best = x->st, x->best_combo = x->combo;
         }
         return;
     }
@@ -321,6 +326,11 @@ static void exh_perms(exh *x, int j)
 static void exh_primes(exh *x, int k)
 {
     const space *sp = x->sp;
+    if (k == x->split) {
+        /* combination number of the first primes' choices: deal them out */
+        if (x->combo++ % x->threads != x->tid)
+            return;
+    }
     if (k == sp->nprimes) {
         exh_perms(x, 0);
         return;
@@ -334,6 +344,13 @@ static void exh_primes(exh *x, int k)
         x->st.slot[k] = (unsigned char)s;
         exh_primes(x, k + 1);
     }
+}
+
+static void *exh_worker(void *arg)
+{
+    exh *x = arg;
+    exh_primes(x, 0);
+    return NULL;
 }
 
 /* Mappings in the space (counting equal primes once), capped. */
@@ -417,19 +434,42 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
     state best;
     double best_score = -1;
     memset(&best, 0, sizeof best);
-    if (space_size(sp) <= EXHAUSTIVE_MAX) {
-        exh *x = calloc(1, sizeof *x);
+    if (o->exhaustive || space_size(sp) <= EXHAUSTIVE_MAX) {
+        int nt = o->threads > 0 ? o->threads : 1;
+        exh *x = calloc((size_t)nt, sizeof *x);
         if (!x) {
             free(sp);
             return st_error_set(err, ST_ENOMEM, "out of memory");
         }
-        x->sp = sp;
-        x->best_score = -1;
-        exh_primes(x, 0);
-        best = x->best;
-        best_score = x->best_score;
-        r->evaluated = x->evals;
-        r->valid = x->valid;
+        for (int t = 0; t < nt; t++) {
+            x[t].sp = sp;
+            x[t].best_score = -1;
+            x[t].threads = nt;
+            x[t].tid = t;
+            x[t].split = sp->nprimes < 3 ? sp->nprimes : 3;
+        }
+        for (int t = 1; t < nt; t++)
+            if (pthread_create(&x[t].th, NULL, exh_worker, &x[t]) != 0)
+                x[t].threads = 0;
+        exh_worker(&x[0]);
+        long long best_combo = -1;
+        for (int t = 0; t < nt; t++) {
+            if (t > 0 && x[t].threads)
+                pthread_join(x[t].th, NULL);
+            else if (t > 0) { /* could not start: run its share here */
+                x[t].threads = nt;
+                exh_worker(&x[t]);
+            }
+            r->evaluated += x[t].evals;
+            r->valid += x[t].valid;
+            if (x[t].best_score >= 0 &&
+                (best_score < 0 || x[t].best_score < best_score ||
+                 (x[t].best_score == best_score && x[t].best_combo < best_combo))) {
+                best_score = x[t].best_score;
+                best = x[t].best;
+                best_combo = x[t].best_combo;
+            }
+        }
         r->exhaustive = 1;
         free(x);
     } else {

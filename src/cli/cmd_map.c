@@ -203,6 +203,7 @@ static int run(int argc, char **argv)
         {"mapping", required_argument, NULL, 'm'},   {"objective", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},      {"threads", required_argument, NULL, 't'},
         {"budget", required_argument, NULL, 'b'},    {"evals", required_argument, NULL, 'e'},
+        {"exhaustive", no_argument, NULL, 'X'},
         {"json", no_argument, NULL, 'j'},            {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -247,6 +248,7 @@ static int run(int argc, char **argv)
                 return 2;
             mo.max_evals = v;
             break;
+        case 'X': mo.exhaustive = 1; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_map, stdout); return 0;
         default: return 2;
@@ -337,6 +339,8 @@ const cli_command cmd_map = {
     "  --budget S       wall-clock cap on the search; hitting it makes the result depend on\n"
     "                   machine speed (reported as truncated)\n"
     "  --evals N        cap the evaluations (deterministic) instead\n"
+    "  --exhaustive     enumerate every mapping the constraints allow (minutes on big layers);\n"
+    "                   spaces under 300,000 mappings are always enumerated\n"
     "  --json           energy_j, cycles, utilization, macs, edp, energy_breakdown, mapping, ...\n",
     run,
 };
