@@ -21,6 +21,7 @@ extern const cli_command cmd_validate;
 extern const cli_command cmd_kernel;
 extern const cli_command cmd_eval;
 extern const cli_command cmd_map;
+extern const cli_command cmd_accel;
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */
 int cli_fail(const st_error *err);
