@@ -686,10 +686,22 @@ static int tl_read_ert(const char *path, st_accel *a, double *cycle_s, st_error 
             rc = f_error(&c, t, "ERT table without a name or actions");
             goto out;
         }
-        const char *full = nm->scalar, *dot = strrchr(full, '.');
-        char comp[64];
-        snprintf(comp, sizeof comp, "%.*s", (int)strcspn(dot ? dot + 1 : full, "["),
-                 dot ? dot + 1 : full);
+        /* "system_top_level.PE[1..14].psum_spad[1..168]": drop the ranges,
+         * keep the last dotted name */
+        char flat[256], comp[64];
+        size_t fl = 0;
+        int inbr = 0;
+        for (const char *q = nm->scalar; *q && fl + 1 < sizeof flat; q++) {
+            if (*q == '[')
+                inbr = 1;
+            else if (*q == ']')
+                inbr = 0;
+            else if (!inbr)
+                flat[fl++] = *q;
+        }
+        flat[fl] = 0;
+        const char *dot = strrchr(flat, '.');
+        snprintf(comp, sizeof comp, "%s", dot ? dot + 1 : flat);
         int lv = -1;
         for (int k = 0; k < a->n_levels; k++)
             if (strcmp(a->level[k].name, comp) == 0)
