@@ -211,4 +211,61 @@ else
     done
 fi
 
+# ---- accelerator layer (issue 4) ---------------------------------------------
+# hand count: ResNet-50 conv1 is 64 x 3 x 7 x 7 x 112 x 112 = 118,013,952 MACs
+check "map --layer resnet50:conv1: 118,013,952 MACs, a valid constrained mapping" \
+    sh -c "'$S' map --arch eyeriss-like --layer resnet50:conv1 --json | jq -e '.macs == 118013952 and .meets_constraints and .utilization <= 1 and (.energy_breakdown | has(\"mac\"))'"
+# torchvision lists ResNet-50 at 4.09 G multiply-adds
+check "accel resnet50: 4.09 GMAC in total; layer energies add up to the total" \
+    sh -c "'$S' accel resnet50 --arch eyeriss-like --threads 2 --json | jq -e '(.total.macs / 4.09e9 - 1 | fabs) < 0.01 and (([.layers[] | .energy_j * .repeat] | add) / .total.energy_j - 1 | fabs) < 1e-9'"
+check "accel mobilenet-v2 on simba-like: components add up to each layer's energy" \
+    sh -c "'$S' accel mobilenet-v2 --arch simba-like --json | jq -e '[.layers[] | ((.energy_breakdown | add) / .energy_j - 1 | fabs) < 1e-9] | all'"
+check "map: same seed, same mapping on 1 and 2 threads" \
+    sh -c "'$S' map --arch eyeriss-like --layer resnet50:layer1.0.conv2 --threads 1 --json | jq -c '[.mapping, .edp]' > '$tmp/m1' && '$S' map --arch eyeriss-like --layer resnet50:layer1.0.conv2 --threads 2 --json | jq -c '[.mapping, .edp]' > '$tmp/m2' && cmp -s '$tmp/m1' '$tmp/m2'"
+"$S" map --layer resnet50:conv1 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--arch" "$tmp/err"; then ok "map without --arch: usage error, exit 2"; else not_ok "map without --arch: usage error, exit 2" "rc=$rc"; fi
+"$S" map --arch eyeriss-like --layer resnet50:conv99 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "conv1" "$tmp/err"; then ok "map --layer with an unknown layer names the layers"; else not_ok "map --layer with an unknown layer names the layers" "rc=$rc $(cat "$tmp/err")"; fi
+printf 'mapping:\n  - target: DRAM\n    type: temporal\n    factors: C3 Z4\n' > "$tmp/bad.map.yaml"
+check "a bad Timeloop mapping: FILE:LINE:COL and exit 1" \
+    sh -c "! '$S' map --arch eyeriss-like --layer resnet50:conv1 --mapping '$tmp/bad.map.yaml' 2> '$tmp/err' && grep -q 'bad.map.yaml:4:' '$tmp/err'"
+printf 'mapping:\n  - target: nowhere\n    type: temporal\n    factors: C3\n' > "$tmp/bad2.map.yaml"
+check "a mapping naming an unknown level lists the levels" \
+    sh -c "! '$S' map --arch eyeriss-like --layer resnet50:conv1 --mapping '$tmp/bad2.map.yaml' 2> '$tmp/err' && grep -q 'psum_spad' '$tmp/err'"
+
+# Timeloop's own reference run (shared data): cycles exact, utilization,
+# total energy and each component's fJ/MAC from timeloop-mapper.stats.txt
+TL="$SH/timeloop"
+if [ -d "$TL/reference-default_problem" ]; then
+    ref="$TL/reference-default_problem"
+    for arch in eyeriss-like "$TL/eyeriss_like.arch.yaml" "$ref/parsed-processed-input.yaml"; do
+        label=$(basename "$arch")
+        extra=
+        [ "$label" = parsed-processed-input.yaml ] && extra="--ert $TL/eyeriss_like.ERT.yaml"
+        "$S" map --arch "$arch" $extra --problem "$TL/problems/default_problem.prob.yaml" \
+            --mapping "$ref/timeloop-mapper.map.yaml" --json > "$tmp/ref.json" 2> "$tmp/ref.err"
+        check "Timeloop reference ($label): 86,016 cycles, 75% utilization, 59.28 uJ" \
+            jq -e '.cycles == 86016 and (.utilization - 0.75 | fabs) < 1e-9 and (.energy_j / 59.28e-6 - 1 | fabs) < 0.001' "$tmp/ref.json"
+        # fJ/Compute per component, as Timeloop prints it
+        awk '/^fJ\/Compute/ {f=1; next} f && NF == 3 && $2 == "=" {print $1, $3}' "$ref/timeloop-mapper.stats.txt" > "$tmp/fj"
+        bad=
+        while read -r comp fj; do
+            [ "$comp" = Total ] && continue
+            ours=$(jq -r --arg c "$comp" '.energy_breakdown[$c] / .macs * 1e15' "$tmp/ref.json")
+            awk -v a="$ours" -v b="$fj" 'BEGIN { d = a / b - 1; exit !(d < 0.03 && d > -0.03) }' || bad="$bad $comp($ours vs $fj)"
+        done < "$tmp/fj"
+        if [ -s "$tmp/fj" ] && [ -z "$bad" ]; then ok "Timeloop reference ($label): every component within 3%"
+        else not_ok "Timeloop reference ($label): every component within 3%" "$bad" "$(cat "$tmp/ref.err")"; fi
+    done
+    check "Timeloop arch file: the mapper obeys its constraints on ResNet-50 Conv1" \
+        sh -c "'$S' map --arch '$TL/eyeriss_like.arch.yaml' --problem '$TL/problems/resnet50_conv1.prob.yaml' --json | jq -e '.meets_constraints and .search.truncated == false'"
+    check "preset and Timeloop arch agree on the Conv1 optimum" \
+        sh -c "a=\$('$S' map --arch eyeriss-like --problem '$TL/problems/resnet50_conv1.prob.yaml' --json | jq .edp); b=\$('$S' map --arch '$TL/eyeriss_like.arch.yaml' --problem '$TL/problems/resnet50_conv1.prob.yaml' --json | jq .edp); [ \"\$a\" = \"\$b\" ]"
+else
+    for t in "Timeloop reference: cycles, utilization, energy" "Timeloop reference: components" \
+             "Timeloop arch file: constraints" "preset and Timeloop arch agree"; do
+        skip_test "$t" "../shared/data is absent"
+    done
+fi
+
 tap_done
