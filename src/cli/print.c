@@ -212,6 +212,15 @@ static void print_accel(const st_accel *a, FILE *out)
         else
             snprintf(w, sizeof w, "unbounded");
         keeps_text(l, k, sizeof k);
+        if (l->cls == ST_MEM_FANOUT) {
+            int fx, fy, px = i ? (a->level[i - 1].mesh_x ? a->level[i - 1].mesh_x : 1) : 1;
+            int py = i ? a->level[i - 1].instances / px : 1;
+            fx = (l->mesh_x ? l->mesh_x : l->instances) / px;
+            fy = l->instances / (l->mesh_x ? l->mesh_x : l->instances) / (py ? py : 1);
+            fprintf(out, "  %-14s %-8s %9d   fan-out stage (%d x %d below the level above)\n",
+                    l->name, "fanout", l->instances, fx, fy);
+            continue;
+        }
         fprintf(out, "  %-14s %-8s %9d %12s %4db %-24s %.4g/%.4g/%.4g\n", l->name,
                 st_mem_class_name(l->cls), l->instances, w, l->word_bits, k, l->e_read * 1e12,
                 l->e_write * 1e12, l->e_update * 1e12);
