@@ -23,7 +23,7 @@ check "every command has --help" sh -c "'$S' list --help | grep -q -- '--filter'
 "$S" list --json > "$tmp/list.json" 2> "$tmp/err"
 for id in h100-sxm h100-pcie h200 b200 a100-40gb-sxm a100-80gb-sxm a100-40gb-pcie \
     a100-80gb-pcie a40 v100-sxm2-32gb v100-pcie-32gb l4 t4 p100-pcie-16gb p4 mi100 mi210 \
-    mi250 mi300x eyeriss-like tpu-like mobile-cpu mobile-gpu dgx-a100 dgx-h100 ib-h100; do
+    mi250 mi300x eyeriss-like tpu-like simba-like mobile-cpu mobile-gpu dgx-a100 dgx-h100 ib-h100; do
     jq -e --arg id "$id" '.presets | map(.id) | index($id) != null' "$tmp/list.json" >/dev/null \
         || missing="$missing $id"
 done
