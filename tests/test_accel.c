@@ -149,6 +149,21 @@ static void test_multicast(void **state)
     assert_int_equal(st_accel_eval(&a, &p, &m, &s, &err), 0);
     assert_true(s.lv[0].updates[ST_TENSOR_OUTPUTS] == 12);
     assert_true(fabs(s.utilization - 0.5) < 1e-12);
+    /* a 1-D conv, Q3 x S2, both split across 6 PEs: PE (q, s) reads input
+     * row q + s, so rows 0..3 go out once each (4 reads, not 6), and only
+     * the 2 filter taps differ among the PEs' weights */
+    tiny_arch(&a, 6, 64);
+    st_aprob_init(&p, "conv1d");
+    p.d[ST_AD_Q] = 3;
+    p.d[ST_AD_S] = 2;
+    st_amap_init(&m, &a, &p);
+    m.t[0][ST_AD_Q] = m.t[0][ST_AD_S] = 1;
+    m.sx[0][ST_AD_Q] = 3;
+    m.sx[0][ST_AD_S] = 2;
+    assert_int_equal(st_accel_eval(&a, &p, &m, &s, &err), 0);
+    assert_true(s.lv[0].reads[ST_TENSOR_INPUTS] == 4);
+    assert_true(s.lv[0].reads[ST_TENSOR_WEIGHTS] == 2);
+    assert_true(s.lv[0].updates[ST_TENSOR_OUTPUTS] == 3);
 }
 
 /* Inputs of a strided window: W = stride (P-1) + dilation (R-1) + 1. */

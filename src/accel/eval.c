@@ -2,7 +2,6 @@
 #include "config.h"
 #include "accel/accel.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -127,24 +126,21 @@ static double distinct_children(const st_aprob *p, st_tensor t, const double *e,
                 n *= (double)fp * fr;
                 continue;
             }
-            /* both split: count distinct offsets (fan-outs are small) */
-            long long a = st * (long long)e[dp], b = di * (long long)e[dr];
-            long long maxv = a * (fp - 1) + b * (fr - 1) + 1;
-            unsigned char seen[4096];
-            long long distinct = 0;
-            if (maxv <= (long long)sizeof seen * 8) {
-                memset(seen, 0, (size_t)(maxv + 7) / 8);
-                for (unsigned k = 0; k < fp; k++)
-                    for (unsigned l = 0; l < fr; l++) {
-                        long long v = a * k + b * l;
-                        if (!(seen[v >> 3] & (1u << (v & 7)))) {
-                            seen[v >> 3] |= (unsigned char)(1u << (v & 7));
-                            distinct++;
-                        }
-                    }
-            } else {
-                distinct = (long long)fp * fr; /* offsets too spread to coincide often */
+            /* both split: offsets a*k + b*l (k < fp, l < fr). With a, b
+             * divided by their gcd, (k, l) and (k + b, l - a) give the same
+             * offset, and each offset's chain of such pairs has exactly one
+             * pair that cannot step on (k + b >= fp or l < a), so
+             * distinct = fp*fr - max(0, fp - b) * max(0, fr - a). */
+            long long a = st * (long long)e[dp], b = di * (long long)e[dr], g = a, h = b;
+            while (h) {
+                long long r = g % h;
+                g = h;
+                h = r;
             }
+            a /= g;
+            b /= g;
+            long long ka = (long long)fp - b, la = (long long)fr - a;
+            long long distinct = (long long)fp * fr - (ka > 0 && la > 0 ? ka * la : 0);
             n *= (double)distinct;
         }
     }
@@ -161,9 +157,10 @@ typedef struct evctx {
     double sp_above[NL + 1][ND]; /* spatial product of levels < i, per dim */
     /* the non-unit temporal loops from the innermost outward */
     int nloops;
-    unsigned char loop_dim[NL * ND], loop_level[NL * ND];
+    unsigned char loop_dim[NL * ND];
     double loop_bound[NL * ND];
     int first_loop_above[NL + 1]; /* index of the first loop of a level < i */
+    double noc_words[NL];         /* words sent through level i's fan-out */
     double above_prod[NL + 1];    /* product of the temporal loops of levels < i */
 } evctx;
 
@@ -182,9 +179,10 @@ static double refills(const evctx *x, int i, unsigned rel)
 }
 
 /* Words per refill event the parent serves through the outermost used
- * fan-out stage in [p, c); returns 0 when no stage between is used. */
+ * fan-out stage in [p, c), that stage in *stage; 0 (and -1) when no stage
+ * between is used. */
 static double served_per_event(const st_aprob *p, const st_amap *m, const evctx *x, int par,
-                               int c, int n, st_tensor t, const double *child_ext)
+                               int c, int n, st_tensor t, const double *child_ext, int *stage)
 {
     int js = -1;
     for (int j = par; j < c; j++)
@@ -192,6 +190,7 @@ static double served_per_event(const st_aprob *p, const st_amap *m, const evctx 
             js = j;
             break;
         }
+    *stage = js;
     if (js < 0)
         return 0;
     double e[ND];
@@ -304,7 +303,6 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
             int d = m->perm[i][k];
             if (m->t[i][d] > 1) {
                 x->loop_dim[x->nloops] = (unsigned char)d;
-                x->loop_level[x->nloops] = (unsigned char)i;
                 x->loop_bound[x->nloops++] = m->t[i][d];
                 lp *= m->t[i][d];
             }
@@ -314,6 +312,7 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
         x->above_prod[i] = x->above_prod[i + 1] / lp;
     }
     memset(s, 0, sizeof *s);
+    memset(x->noc_words, 0, sizeof x->noc_words);
     s->n = n;
     s->macs = st_aprob_macs(p);
     s->compute_cycles = x->t_all;
@@ -354,19 +353,22 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
             L->partition[t] = part;
             /* what this keeper serves below: the next keeper, or the MACs */
             double served;
+            int stage;
             if (k + 1 < nc) {
                 int ch = chain[k + 1];
                 double ev = refills(x, ch, rel);
-                double per = served_per_event(p, m, x, c, ch, n, (st_tensor)t, x->ext[ch]);
+                double per = served_per_event(p, m, x, c, ch, n, (st_tensor)t, x->ext[ch], &stage);
                 x->refill[ch][t] = ev;
                 served = ev * (per > 0 ? per : x->tile[ch][t]);
             } else {
                 double unit[ND];
                 for (int d = 0; d < ND; d++)
                     unit[d] = 1;
-                double per = served_per_event(p, m, x, c, n, n, (st_tensor)t, unit);
+                double per = served_per_event(p, m, x, c, n, n, (st_tensor)t, unit, &stage);
                 served = x->t_all * (per > 0 ? per : 1);
             }
+            if (stage >= 0)
+                x->noc_words[stage] += served * x->inst[c];
             if (rw) {
                 L->updates[t] = served;
                 L->reads[t] = served > part ? served - part : 0;
@@ -421,26 +423,17 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
             s->e_tensor[t] += L->energy[t] + (held > 0 ? L->leak * L->tile[t] / held : 0);
         s->energy += L->energy_total;
     }
-    /* NoC: each word a parent sends crosses, on average, half the used
-     * array in X and in Y (one hop per PE passed) */
-    if (a->e_hop > 0) {
-        for (int i = 0; i < n; i++) {
-            if (!x->stage_used[i])
-                continue;
-            double ux = 1, uy = 1, words = 0;
-            for (int d = 0; d < ND; d++) {
-                ux *= m->sx[i][d];
-                uy *= m->sy[i][d];
-            }
-            for (int j = 0; j <= i; j++)
-                for (int t = 0; t < NT; t++)
-                    if (m->keep[j] & (1u << t))
-                        words += (s->lv[j].reads[t] + s->lv[j].updates[t]) * s->lv[j].instances;
-            s->e_noc += a->e_hop * words * (ux + uy) / 2.0;
-            break; /* the outermost used stage carries the traffic */
+    /* NoC: each word a parent sends through a fan-out stage crosses, on
+     * average, half the used array in X and in Y (one hop per PE passed) */
+    for (int i = 0; i < n && a->e_hop > 0; i++) {
+        double ux = 1, uy = 1;
+        for (int d = 0; d < ND; d++) {
+            ux *= m->sx[i][d];
+            uy *= m->sy[i][d];
         }
-        s->energy += s->e_noc;
+        s->e_noc += a->e_hop * x->noc_words[i] * (ux + uy) / 2.0;
     }
+    s->energy += s->e_noc;
     s->utilization = s->macs / (s->cycles * (double)a->pe_x * a->pe_y * a->macs_per_pe);
     s->seconds = s->cycles / a->clock_hz;
     s->edp = s->energy * s->cycles;
