@@ -33,7 +33,6 @@
 #include "workload/workload.h"
 
 enum { ST_AD_G = 0, ST_AD_N, ST_AD_M, ST_AD_C, ST_AD_P, ST_AD_Q, ST_AD_R, ST_AD_S, ST_AD_COUNT };
-#define ST_AD_LETTERS "GNMCPQRS"
 #define ST_AD_ALL 0xffu
 
 typedef struct st_aprob {

@@ -42,9 +42,7 @@ int cli_layer_problem(const char *spec, st_aprob *p, st_error *err)
     if ((rc = st_load_model(wl, &m, err)))
         return rc;
     st_gen_opts_default(&o, &m);
-    o.attn = ST_ATTN_EAGER;
-    if (m.kind == ST_MODEL_TRANSFORMER)
-        o.seq = 256;
+    o.attn = ST_ATTN_EAGER; /* attention as its two batched GEMMs */
     if ((rc = st_model_ops(&m, &o, &ops, err))) {
         st_model_free(&m);
         return rc;
@@ -330,7 +328,8 @@ const cli_command cmd_map = {
     "  --arch A         accelerator preset (eyeriss-like, tpu-like, simba-like) or a Timeloop\n"
     "                   v0.4 architecture file (its *.ERT.yaml is read from beside it)\n"
     "  --ert FILE       Accelergy ERT for a Timeloop architecture file\n"
-    "  --layer W:L      a layer of a workload, e.g. resnet50:conv1 (prefill, batch 1)\n"
+    "  --layer W:L      a layer of a workload, e.g. resnet50:conv1 (prefill, batch 1, the\n"
+    "                   workload's default sequence length)\n"
     "  --problem FILE   a Timeloop v0.4 problem file (conv2D shape)\n"
     "  --mapping FILE   a Timeloop mapping to evaluate; without it the mapper searches\n"
     "  --objective O    edp (default), energy or delay\n"

@@ -1,5 +1,6 @@
 /* Text and JSON renderings of presets and workloads (SI units in JSON). */
 #include "config.h"
+#include "accel/accel.h"
 #include "cli/cli.h"
 
 #include <math.h>
@@ -213,11 +214,9 @@ static void print_accel(const st_accel *a, FILE *out)
             snprintf(w, sizeof w, "unbounded");
         keeps_text(l, k, sizeof k);
         if (l->cls == ST_MEM_FANOUT) {
-            int fx, fy, px = i ? (a->level[i - 1].mesh_x ? a->level[i - 1].mesh_x : 1) : 1;
-            int py = i ? a->level[i - 1].instances / px : 1;
-            fx = (l->mesh_x ? l->mesh_x : l->instances) / px;
-            fy = l->instances / (l->mesh_x ? l->mesh_x : l->instances) / (py ? py : 1);
-            fprintf(out, "  %-14s %-8s %9d   fan-out stage (%d x %d below the level above)\n",
+            int fx, fy;
+            st_accel_fanout(a, i, &fx, &fy);
+            fprintf(out, "  %-14s %-8s %9d   fan-out stage: %d x %d to the level below\n",
                     l->name, "fanout", l->instances, fx, fy);
             continue;
         }

@@ -94,6 +94,10 @@ typedef enum st_mem_class { ST_MEM_DRAM = 0, ST_MEM_SRAM, ST_MEM_REGFILE, ST_MEM
 const char *st_mem_class_name(st_mem_class c);
 
 #define ST_ACCEL_MAX_LEVELS 12
+/* Loop dimensions of an accelerator problem, in bit order (see accel.h):
+ * groups, batch, output channels, input channels, output width and height,
+ * filter width and height. */
+#define ST_AD_LETTERS "GNMCPQRS"
 
 typedef struct st_mem_level {
     char name[48];

@@ -254,3 +254,20 @@ int f_enum(const fctx *c, const st_ynode *map, const char *key, const char *cons
     return f_error(c, v, "key '%s': expected one of %s, found %s", key, choices,
                    found(v, buf, sizeof buf));
 }
+
+int f_list(const fctx *c, const st_ynode *map, const char *key, size_t max, const char *items,
+           const st_ynode **out)
+{
+    const st_ynode *v = f_get(map, key);
+    *out = v;
+    if (!v || v->kind != ST_Y_SEQ)
+        return f_error(c, v ? v : map, "key '%s': expected a list of %s, found %s", key, items,
+                       v ? st_ykind_name(v->kind) : "nothing");
+    if (v->n == 0)
+        return f_error(c, v, "key '%s': the list is empty; give at least one of the %s", key,
+                       items);
+    if (max > 0 && v->n > max)
+        return f_error(c, v, "key '%s': %zu %s, at most %zu are supported", key, v->n, items,
+                       max);
+    return 0;
+}

@@ -58,6 +58,10 @@ typedef struct fkey {
  * ones are named in one message). */
 int f_check_map(const fctx *c, const st_ynode *n, const fkey *keys, size_t nkeys);
 const st_ynode *f_get(const st_ynode *map, const char *key);
+/* map[key] must be a list of 1 to max items (max 0: no limit); items names
+ * them in messages ("storage levels, DRAM first"). */
+int f_list(const fctx *c, const st_ynode *map, const char *key, size_t max, const char *items,
+           const st_ynode **out);
 
 /* Error at node n: "PATH:L:C: MESSAGE". Returns ST_EINVAL. */
 int f_error(const fctx *c, const st_ynode *n, const char *fmt, ...)

@@ -36,7 +36,7 @@ static const fkey level_keys[] = {
 static int read_dims(const fctx *c, const st_ynode *map, const char *key, unsigned *mask,
                      char *perm, size_t perm_n)
 {
-    static const char letters[] = "GNMCPQRS";
+    static const char letters[] = ST_AD_LETTERS;
     const st_ynode *v = f_get(map, key);
     size_t np = 0;
     if (!v)
@@ -221,16 +221,9 @@ int st_read_accel(const fctx *c, const st_ynode *root, st_accel *a)
         (rc = f_bool(&sc, noc, "multicast", &a->noc_multicast)) ||
         (rc = f_bool(&sc, noc, "spatial_reduction", &a->noc_reduction)))
         return rc;
-    levels = f_get(root, "levels");
-    if (levels->kind != ST_Y_SEQ)
-        return f_error(c, levels, "key 'levels': expected a list of storage levels (DRAM first), "
-                                  "found %s", st_ykind_name(levels->kind));
-    if (levels->n == 0)
-        return f_error(c, levels, "key 'levels': the list is empty; give at least the backing "
-                                  "store (DRAM)");
-    if (levels->n > ST_ACCEL_MAX_LEVELS)
-        return f_error(c, levels, "key 'levels': %zu levels, at most %d are supported", levels->n,
-                       ST_ACCEL_MAX_LEVELS);
+    if ((rc = f_list(c, root, "levels", ST_ACCEL_MAX_LEVELS, "storage levels, DRAM first",
+                     &levels)))
+        return rc;
     for (size_t i = 0; i < levels->n; i++) {
         char what[48];
         fctx lc = *c;

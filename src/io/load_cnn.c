@@ -186,13 +186,8 @@ int st_read_cnn(const fctx *c, const st_ynode *root, st_model *m)
             (rc = f_int(&sc, ctx, "dim", 1, 1000000, &cnn->context_dim)))
             return rc;
     }
-    layers = f_get(root, "layers");
-    if (layers->kind != ST_Y_SEQ)
-        return f_error(c, layers, "key 'layers': expected a list of layers, found %s",
-                       st_ykind_name(layers->kind));
-    if (layers->n == 0)
-        return f_error(c, layers, "key 'layers': the list is empty; a cnn needs at least one "
-                                  "layer");
+    if ((rc = f_list(c, root, "layers", 0, "layers", &layers)))
+        return rc;
     cnn->items = calloc(layers->n, sizeof *cnn->items);
     if (!cnn->items)
         return st_error_set(c->err, ST_ENOMEM, "%s: out of memory", c->path);

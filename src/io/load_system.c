@@ -110,16 +110,8 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
         (rc = f_string(c, root, "node", ref, sizeof ref)) ||
         (rc = f_int32(c, root, "nodes", 1, 1000000, &cl->nodes)))
         return rc;
-    net = f_get(root, "network");
-    if (net->kind != ST_Y_SEQ)
-        return f_error(c, net, "key 'network': expected a list of network dimensions, found %s",
-                       st_ykind_name(net->kind));
-    if (net->n == 0)
-        return f_error(c, net, "key 'network': the list is empty; give at least one network "
-                               "dimension");
-    if (net->n > ST_NET_MAX_DIMS)
-        return f_error(c, net, "key 'network': %zu dimensions, at most %d are supported", net->n,
-                       ST_NET_MAX_DIMS);
+    if ((rc = f_list(c, root, "network", ST_NET_MAX_DIMS, "network dimensions", &net)))
+        return rc;
     for (size_t i = 0; i < net->n; i++) {
         char what[48];
         fctx nc = *c;

@@ -19,6 +19,29 @@ static int dim_of(char ch)
     return p ? (int)(p - ST_AD_LETTERS) : -1;
 }
 
+/* Parse a Timeloop file; an empty one is an error naming what was expected. */
+static int load_doc(const char *path, const char *expect, st_ydoc *doc, st_error *err)
+{
+    int rc = st_ydoc_load_file(doc, path, err);
+    if (rc == 0 && !doc->root) {
+        st_ydoc_free(doc);
+        rc = st_error_set(err, ST_EINVAL, "%s:1:1: the file is empty; expected a Timeloop %s",
+                          path, expect);
+    }
+    return rc;
+}
+
+static int tensor_of(const char *s)
+{
+    if (strcasecmp(s, "Inputs") == 0)
+        return ST_TENSOR_INPUTS;
+    if (strcasecmp(s, "Weights") == 0)
+        return ST_TENSOR_WEIGHTS;
+    if (strcasecmp(s, "Outputs") == 0)
+        return ST_TENSOR_OUTPUTS;
+    return -1;
+}
+
 /* ---- problem ---------------------------------------------------------------- */
 
 /* The shape must be Timeloop's conv2D: anything else would be read wrongly. */
@@ -45,14 +68,10 @@ static int check_shape(const fctx *c, const st_ynode *shape)
                                   "(Weights, Inputs, Outputs)", ds->n);
         for (size_t i = 0; i < ds->n; i++) {
             const st_ynode *nm = f_get(ds->items[i], "name"), *pr = f_get(ds->items[i], "projection");
-            size_t want = 0;
+            const size_t want = 4; /* conv2D: every data space has four ranks */
             if (!nm || nm->kind != ST_Y_SCALAR)
                 return f_error(c, ds->items[i], "problem shape: a data space without a name");
-            if (strcmp(nm->scalar, "Weights") == 0 || strcmp(nm->scalar, "Outputs") == 0)
-                want = 4;
-            else if (strcmp(nm->scalar, "Inputs") == 0)
-                want = 4;
-            else
+            if (tensor_of(nm->scalar) < 0)
                 return f_error(c, nm, "problem shape: data space '%s' is not Weights, Inputs "
                                       "or Outputs; only the conv2D shape is supported",
                                nm->scalar);
@@ -80,7 +99,7 @@ static int st_read_timeloop_problem(const char *path, const st_ynode *root, st_a
     const st_ynode *pr = f_get(root, "problem"), *inst;
     int rc;
     long long v;
-    const char *names = "GNMCPQRS";
+    const char *names = ST_AD_LETTERS;
     st_aprob_init(p, "");
     if (!pr)
         return f_error(&c, root, "not a Timeloop problem file: no top-level `problem:` key");
@@ -127,14 +146,10 @@ static int st_read_timeloop_problem(const char *path, const st_ynode *root, st_a
 int st_load_timeloop_problem(const char *path, st_aprob *p, st_error *err)
 {
     st_ydoc doc;
-    int rc = st_ydoc_load_file(&doc, path, err);
+    int rc = load_doc(path, "problem (`problem: {instance: ...}`)", &doc, err);
     if (rc)
         return rc;
-    if (!doc.root)
-        rc = st_error_set(err, ST_EINVAL, "%s:1:1: the file is empty; expected a Timeloop "
-                                          "problem (`problem: {instance: ...}`)", path);
-    else
-        rc = st_read_timeloop_problem(path, doc.root, p, err);
+    rc = st_read_timeloop_problem(path, doc.root, p, err);
     st_ydoc_free(&doc);
     return rc;
 }
@@ -209,17 +224,6 @@ static int find_level(const st_accel *a, const char *name)
     for (int i = 0; i < a->n_levels; i++)
         if (strlen(a->level[i].name) == n && strncmp(a->level[i].name, name, n) == 0)
             return i;
-    return -1;
-}
-
-static int tensor_of(const char *s)
-{
-    if (strcasecmp(s, "Inputs") == 0)
-        return ST_TENSOR_INPUTS;
-    if (strcasecmp(s, "Weights") == 0)
-        return ST_TENSOR_WEIGHTS;
-    if (strcasecmp(s, "Outputs") == 0)
-        return ST_TENSOR_OUTPUTS;
     return -1;
 }
 
@@ -332,14 +336,10 @@ int st_load_timeloop_mapping(const char *path, const st_accel *a, const st_aprob
                              st_amap *m, st_error *err)
 {
     st_ydoc doc;
-    int rc = st_ydoc_load_file(&doc, path, err);
+    int rc = load_doc(path, "mapping (`mapping: [...]`)", &doc, err);
     if (rc)
         return rc;
-    if (!doc.root)
-        rc = st_error_set(err, ST_EINVAL, "%s:1:1: the file is empty; expected a Timeloop "
-                                          "mapping (`mapping: [...]`)", path);
-    else
-        rc = st_read_timeloop_mapping(path, doc.root, a, p, m, err);
+    rc = st_read_timeloop_mapping(path, doc.root, a, p, m, err);
     st_ydoc_free(&doc);
     return rc;
 }
@@ -875,7 +875,6 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
             goto out;
         ert_path = ertbuf;
     }
-    b->cycle_s = b->cycle_s > 0 ? b->cycle_s : 0;
     {
         double cyc = b->cycle_s;
         if ((rc = tl_read_ert(ert_path, a, &cyc, err)))
