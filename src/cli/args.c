@@ -41,6 +41,15 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
     return 2;
 }
 
+int cli_one_operand(const cli_command *cmd, int argc, char **argv, const char *missing)
+{
+    if (optind >= argc)
+        return cli_usage_error(cmd, "%s", missing);
+    if (optind + 1 < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    return 0;
+}
+
 void cli_print_help(const cli_command *cmd, FILE *out)
 {
     fprintf(out, "usage: strata %s\n\n%s\n\n%s", cmd->usage, cmd->summary, cmd->help);

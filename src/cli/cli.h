@@ -28,6 +28,9 @@ int cli_fail(const st_error *err);
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void cli_print_help(const cli_command *cmd, FILE *out);
+/* After getopt: exactly one operand at argv[optind]; 0, or 2 after a usage
+ * error (`missing` when there is none, "unexpected argument" when more). */
+int cli_one_operand(const cli_command *cmd, int argc, char **argv, const char *missing);
 
 /* The measured-data folder SUB (neusight, vidur): `given` if set, else
  * $STRATA_SHARED/SUB, else ../shared/data/SUB beside the data root. */

@@ -43,6 +43,7 @@ static int same_problem(const st_aprob *a, const st_aprob *b)
 
 static int run(int argc, char **argv)
 {
+    int rc_arg;
     static const struct option opts[] = {
         {"arch", required_argument, NULL, 'A'},   {"ert", required_argument, NULL, 'E'},
         {"objective", required_argument, NULL, 'o'}, {"seed", required_argument, NULL, 'S'},
@@ -87,11 +88,9 @@ static int run(int argc, char **argv)
         default: return 2;
         }
     }
-    if (optind >= argc)
-        return cli_usage_error(&cmd_accel, "which workload? e.g. resnet50, mobilenet-v2, "
-                                           "bert-large (see `strata list --kind workload`)");
-    if (optind + 1 < argc)
-        return cli_usage_error(&cmd_accel, "unexpected argument '%s'", argv[optind + 1]);
+    if ((rc_arg = cli_one_operand(&cmd_accel, argc, argv, "which workload? e.g. resnet50, mobilenet-v2, "
+                                           "bert-large (see `strata list --kind workload`)")))
+        return rc_arg;
     if (!arch)
         return cli_usage_error(&cmd_accel, "--arch PRESET|FILE is required (e.g. eyeriss-like)");
     if ((rc = cli_wl_check(&cmd_accel, &w)))

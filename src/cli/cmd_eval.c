@@ -85,6 +85,7 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
 
 static int run(int argc, char **argv)
 {
+    int rc_arg;
     static const struct option opts[] = {
         CLI_WL_LONGOPTS,
         {"gpu", required_argument, NULL, 'g'},   {"fused", no_argument, NULL, 'F'},
@@ -113,10 +114,8 @@ static int run(int argc, char **argv)
         default: return 2;
         }
     }
-    if (optind >= argc)
-        return cli_usage_error(&cmd_eval, "which workload? (strata list --kind workload)");
-    if (optind + 1 < argc)
-        return cli_usage_error(&cmd_eval, "unexpected argument '%s'", argv[optind + 1]);
+    if ((rc_arg = cli_one_operand(&cmd_eval, argc, argv, "which workload? (strata list --kind workload)")))
+        return rc_arg;
     st_error err;
     st_gen_opts o;
     if (cli_wl_check(&cmd_eval, &wl))

@@ -9,6 +9,7 @@
 
 static int run(int argc, char **argv)
 {
+    int rc_arg;
     static const struct option opts[] = {
         {"gpu", required_argument, NULL, 'g'},     {"dtype", required_argument, NULL, 'd'},
         {"b", required_argument, NULL, 'B'},       {"m", required_argument, NULL, 'M'},
@@ -64,11 +65,9 @@ static int run(int argc, char **argv)
         if (idx >= 0 && cli_parse_ll(&cmd_kernel, nm, optarg, 1, 1LL << 40, &v[idx]))
             return 2;
     }
-    if (optind >= argc)
-        return cli_usage_error(&cmd_kernel, "which kernel? gemm, bmm, grouped, conv, flash, elementwise, "
-                                            "softmax, norm, embedding or topk");
-    if (optind + 1 < argc)
-        return cli_usage_error(&cmd_kernel, "unexpected argument '%s'", argv[optind + 1]);
+    if ((rc_arg = cli_one_operand(&cmd_kernel, argc, argv, "which kernel? gemm, bmm, grouped, conv, flash, elementwise, "
+                                            "softmax, norm, embedding or topk")))
+        return rc_arg;
     st_kernel k;
     memset(&k, 0, sizeof k);
     if (st_kop_parse(argv[optind], &k.op))

@@ -127,6 +127,7 @@ static void json_model(const st_model *m, const st_gen_opts *o, const st_oplist 
 
 static int run(int argc, char **argv)
 {
+    int rc_arg;
     static const struct option opts[] = {
         CLI_WL_LONGOPTS,
         {"logits", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
@@ -153,10 +154,8 @@ static int run(int argc, char **argv)
         default: return 2;
         }
     }
-    if (optind >= argc)
-        return cli_usage_error(&cmd_show, "which preset or workload? (strata list shows them)");
-    if (optind + 1 < argc)
-        return cli_usage_error(&cmd_show, "unexpected argument '%s'", argv[optind + 1]);
+    if ((rc_arg = cli_one_operand(&cmd_show, argc, argv, "which preset or workload? (strata list shows them)")))
+        return rc_arg;
     l = malloc(sizeof *l);
     if (!l) {
         fprintf(stderr, "strata: out of memory\n");
