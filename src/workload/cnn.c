@@ -46,16 +46,7 @@ __attribute__((format(printf, 2, 3))) static int loc_error(walk *k, const char *
 
 static st_op new_op(walk *k, st_op_kind kind, const char *name)
 {
-    st_op op;
-    memset(&op, 0, sizeof op);
-    snprintf(op.name, sizeof op.name, "%s.%s", k->layer, name);
-    snprintf(op.layer, sizeof op.layer, "%s", k->layer);
-    op.kind = kind;
-    op.pass = ST_PASS_FWD;
-    op.dtype = k->o->dtype;
-    op.repeat = k->repeat;
-    op.batch = k->n;
-    return op;
+    return st_op_new(k->layer, name, kind, k->o->dtype, k->repeat, k->n);
 }
 
 static void push(walk *k, st_op *op)

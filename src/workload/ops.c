@@ -325,3 +325,18 @@ int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_err
         st_oplist_free(out);
     return rc;
 }
+
+st_op st_op_new(const char *layer, const char *name, st_op_kind kind, st_dtype dtype,
+                long long repeat, long long batch)
+{
+    st_op op;
+    memset(&op, 0, sizeof op);
+    snprintf(op.name, sizeof op.name, "%s.%s", layer, name);
+    snprintf(op.layer, sizeof op.layer, "%s", layer);
+    op.kind = kind;
+    op.pass = ST_PASS_FWD;
+    op.dtype = dtype;
+    op.repeat = repeat;
+    op.batch = batch;
+    return op;
+}

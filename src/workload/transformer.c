@@ -31,16 +31,7 @@ typedef struct gen {
 
 static st_op new_op(gen *g, st_op_kind kind, const char *name)
 {
-    st_op op;
-    memset(&op, 0, sizeof op);
-    snprintf(op.name, sizeof op.name, "%s.%s", g->layer, name);
-    snprintf(op.layer, sizeof op.layer, "%s", g->layer);
-    op.kind = kind;
-    op.pass = ST_PASS_FWD;
-    op.dtype = g->o->dtype;
-    op.repeat = g->repeat;
-    op.batch = 1;
-    return op;
+    return st_op_new(g->layer, name, kind, g->o->dtype, g->repeat, 1);
 }
 
 static void push(gen *g, st_op *op)

@@ -150,6 +150,9 @@ typedef struct st_oplist {
     st_op *ops;
 } st_oplist;
 
+/* A forward op named LAYER.NAME with everything else zero. */
+st_op st_op_new(const char *layer, const char *name, st_op_kind kind, st_dtype dtype,
+                long long repeat, long long batch);
 void st_oplist_free(st_oplist *l);
 /* Append a copy; ST_ENOMEM on failure. */
 int st_oplist_push(st_oplist *l, const st_op *op, st_error *err);
