@@ -35,6 +35,48 @@ static void load(const char *id, st_gpu *g)
     assert_int_equal(rc, 0);
 }
 
+/* Fixed costs add; compute and memory overlap (max) or, in sum mode, add:
+ * gemm features compute=3, dram=5, launch=2 with unit coefficients give
+ * 2 + max(3, 5) = 7 and 2 + 3 + 5 = 10. A softmax on an HBM GPU that reads
+ * rows longer than 1024 three times costs two more input passes. */
+static void test_overlap(void **state)
+{
+    (void)state;
+    const char *const *names;
+    int n = st_kclass_features(ST_KC_GEMM_TC, &names);
+    double x[ST_GPU_MAX_FEATURES] = {0}, beta[ST_GPU_MAX_FEATURES] = {0};
+    int fc = st_kclass_feature(ST_KC_GEMM_TC, "compute"), fd = st_kclass_feature(ST_KC_GEMM_TC, "dram"),
+        fl = st_kclass_feature(ST_KC_GEMM_TC, "launch");
+    assert_true(fc >= 0 && fd >= 0 && fl >= 0);
+    for (int i = 0; i < n; i++)
+        beta[i] = 1;
+    x[fc] = 3, x[fd] = 5, x[fl] = 2;
+    double comp, mem, fixed;
+    assert_true(st_kclass_time(ST_KC_GEMM_TC, beta, x, n, 0, &comp, &mem, &fixed) == 7);
+    assert_true(comp == 3 && mem == 5 && fixed == 2);
+    assert_true(st_kclass_time(ST_KC_GEMM_TC, beta, x, n, 1, NULL, NULL, NULL) == 10);
+    assert_int_equal(st_kclass_feature_group(ST_KC_GEMM_TC, fl), ST_KF_FIXED);
+
+    /* V100: 6 MB L2; 80 SMs x 4 rows x 40 KB rows in flight = 12.8 MB > L2,
+     * so the re-reads come from DRAM again: 4 passes x 4 B x rows x cols */
+    st_gpu g;
+    load("v100-pcie-32gb", &g);
+    st_gpu_coef c;
+    only(&c, -1, st_kclass_feature(ST_KC_SOFTMAX, "dram_hbm"));
+    c.cls[ST_KC_SOFTMAX].beta[st_kclass_feature(ST_KC_SOFTMAX, "l2")] = 1;
+    st_kernel k = {0};
+    k.op = ST_KOP_SOFTMAX, k.dtype = ST_FP32, k.rows = 32768, k.cols = 10240;
+    st_kernel_est e;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    double want = 4.0 * 4 * 32768.0 * 10240 / g.mem_bw;
+    assert_true(rel_diff(e.gpu_s, want) < 1e-12);
+    /* a 1024-wide row stays in registers: one read, one write */
+    k.cols = 1024;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(e.gpu_s, 2.0 * 4 * 32768.0 * 1024 / g.mem_bw) < 1e-12);
+}
+
 static void test_tile_names(void **state)
 {
     (void)state;
@@ -224,7 +266,7 @@ static void test_bad_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tile_names),        cmocka_unit_test(test_gemm_waves),
+        cmocka_unit_test(test_overlap),           cmocka_unit_test(test_tile_names),        cmocka_unit_test(test_gemm_waves),
         cmocka_unit_test(test_elementwise_bytes), cmocka_unit_test(test_power_factor),
         cmocka_unit_test(test_errors),            cmocka_unit_test(test_compose_host_bound),
         cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_bad_table),

@@ -24,6 +24,7 @@ typedef struct st_calib_sample {
     int tp;               /* VIDUR: tensor-parallel degree (0 elsewhere) */
     long long tokens;     /* VIDUR: num_tokens */
     char op[24];          /* source op name: "bmm", "add", "mlp_up_proj" ... */
+    int validate_only;    /* measured, but not one kernel the model can fit to */
 } st_calib_sample;
 
 typedef struct st_calib_data {

@@ -1,4 +1,11 @@
-/* st_calibrate: per-class relative least squares over spec-normalised features. */
+/* st_calibrate: per-class relative least squares over spec-normalised features.
+ *
+ * The model is not linear in its coefficients everywhere: a kernel takes
+ * fixed + max(compute, memory), and a sample timed back to back in an eager
+ * framework takes max(dispatch, kernel). The fit alternates: assign every
+ * sample to the branch that is longest under the current coefficients, solve
+ * the weighted least squares of the branches' features (linear), repeat
+ * until the assignment settles; the best objective seen is kept. */
 #include "config.h"
 #include "calib/calib.h"
 
@@ -48,8 +55,14 @@ typedef struct design {
     size_t n, p, nf;
     double *X, *y, *w;
     int *dev;          /* gpu index per row */
+    int *dcol;         /* dispatch column per row, -1: timed without dispatch */
+    int *hcol;         /* harness column per row, -1: timed without harness */
+    double disp_floor[32]; /* per dispatch column: the fastest sample (initial floor, us) */
+    unsigned char *host;   /* per row: within HOST_BAND of its device's floor (host bound) */
     int disp_col[ST_DISP_COUNT]; /* column of each dispatch one-hot, -1 if absent */
+    int harn_col[ST_DISP_COUNT]; /* column of each harness one-hot, -1 if absent */
     int fix_launch;    /* launch not identifiable: held at the prior */
+    int sum;           /* compute and memory add instead of overlapping */
 } design;
 
 static void design_free(design *d)
@@ -58,7 +71,30 @@ static void design_free(design *d)
     free(d->y);
     free(d->w);
     free(d->dev);
+    free(d->dcol);
+    free(d->hcol);
+    free(d->host);
     memset(d, 0, sizeof *d);
+}
+
+/* Each measuring machine has its own host: a sample timed with dispatch
+ * whose time is within HOST_BAND of the fastest sample of its device and
+ * dispatch class is host bound. Such rows fix the dispatch cost and say
+ * nothing about the GPU; the others are fitted as GPU time. */
+#define HOST_BAND 1.5
+static void mark_host_rows(design *d)
+{
+    enum { MAXD = 64, MAXC = 32 };
+    double lo[MAXD][MAXC];
+    for (int a = 0; a < MAXD; a++)
+        for (int b = 0; b < MAXC; b++)
+            lo[a][b] = INFINITY;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->dcol[i] >= 0 && d->dev[i] < MAXD && d->dcol[i] < MAXC && d->y[i] < lo[d->dev[i]][d->dcol[i]])
+            lo[d->dev[i]][d->dcol[i]] = d->y[i];
+    for (size_t i = 0; i < d->n; i++)
+        d->host[i] = d->dcol[i] >= 0 && d->dev[i] < MAXD && d->dcol[i] < MAXC &&
+                     d->y[i] <= HOST_BAND * lo[d->dev[i]][d->dcol[i]];
 }
 
 /* Features of every sample of class cls under coefficients c (tile choice:
@@ -70,11 +106,11 @@ static int build(const st_calib_data *data, const st_gpu_coef *c, st_kclass cls,
     const char *const *names;
     d->nf = (size_t)st_kclass_features(cls, &names);
     for (int j = 0; j < ST_DISP_COUNT; j++)
-        d->disp_col[j] = -1;
+        d->disp_col[j] = d->harn_col[j] = -1;
     size_t cnt = 0, with_disp = 0;
     for (size_t i = 0; i < data->n; i++) {
         const st_calib_sample *s = &data->s[i];
-        if (st_kernel_class(&data->gpus[s->gpu], &s->k) != cls)
+        if (s->validate_only || st_kernel_class(&data->gpus[s->gpu], &s->k) != cls)
             continue;
         cnt++;
         if (s->has_dispatch && s->k.dispatch >= 0 && d->disp_col[s->k.dispatch] < 0)
@@ -83,8 +119,10 @@ static int build(const st_calib_data *data, const st_gpu_coef *c, st_kclass cls,
     }
     size_t p = d->nf;
     for (int j = 0; j < ST_DISP_COUNT; j++)
-        if (d->disp_col[j] >= 0)
+        if (d->disp_col[j] >= 0) {
             d->disp_col[j] = (int)p++;
+            d->harn_col[j] = (int)p++;
+        }
     d->p = p;
     d->fix_launch = cnt > 0 && with_disp == cnt;
     if (!cnt)
@@ -93,14 +131,17 @@ static int build(const st_calib_data *data, const st_gpu_coef *c, st_kclass cls,
     d->y = calloc(cnt, sizeof *d->y);
     d->w = calloc(cnt, sizeof *d->w);
     d->dev = calloc(cnt, sizeof *d->dev);
-    if (!d->X || !d->y || !d->w || !d->dev) {
+    d->dcol = calloc(cnt, sizeof *d->dcol);
+    d->hcol = calloc(cnt, sizeof *d->hcol);
+    d->host = calloc(cnt, sizeof *d->host);
+    if (!d->X || !d->y || !d->w || !d->dev || !d->dcol || !d->hcol || !d->host) {
         design_free(d);
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < data->n; i++) {
         const st_calib_sample *s = &data->s[i];
         const st_gpu *g = &data->gpus[s->gpu];
-        if (st_kernel_class(g, &s->k) != cls)
+        if (s->validate_only || st_kernel_class(g, &s->k) != cls)
             continue;
         st_kernel_est e;
         const st_tile *ft = (use_named && s->named.m > 0) ? &s->named : NULL;
@@ -112,8 +153,16 @@ static int build(const st_calib_data *data, const st_gpu_coef *c, st_kclass cls,
         double *row = d->X + d->n * p;
         for (size_t j = 0; j < d->nf; j++)
             row[j] = e.x[j];
-        if (s->has_dispatch && s->k.dispatch >= 0)
-            row[d->disp_col[s->k.dispatch]] = 1e-6;
+        d->dcol[d->n] = d->hcol[d->n] = -1;
+        if (s->has_dispatch && s->k.dispatch >= 0) {
+            int dc = d->disp_col[s->k.dispatch], hc = d->harn_col[s->k.dispatch];
+            row[dc] = 1e-6;
+            row[hc] = 1e-6;
+            d->dcol[d->n] = dc;
+            d->hcol[d->n] = hc;
+            if (d->disp_floor[dc] == 0 || s->t_s * 1e6 < d->disp_floor[dc])
+                d->disp_floor[dc] = s->t_s * 1e6;
+        }
         d->y[d->n] = s->t_s;
         /* relative error, with kernels under ~WREF weighted down: their time
          * is mostly host floor and launch, and says little about the GPU */
@@ -122,6 +171,7 @@ static int build(const st_calib_data *data, const st_gpu_coef *c, st_kclass cls,
         d->dev[d->n] = s->gpu;
         d->n++;
     }
+    mark_host_rows(d);
     return 0;
 }
 
@@ -203,28 +253,147 @@ out:
     return rc;
 }
 
+/* Prediction of row i under beta; *branch: 0 dispatch floor, 1 compute,
+ * 2 memory (the longer side of the kernel). */
+static double predict_row(const design *d, st_kclass cls, const double *beta, size_t i, int *branch,
+                          int split)
+{
+    const double *row = d->X + i * d->p;
+    double comp, mem;
+    double t = st_kclass_time(cls, beta, row, (int)d->nf, d->sum, &comp, &mem, NULL);
+    if (d->hcol[i] >= 0)
+        t += beta[d->hcol[i]] * 1e-6;
+    int b = comp >= mem ? 1 : 2;
+    if (split) {
+        /* the fit's view: host-bound rows are dispatch, the others GPU */
+        if (d->host[i]) {
+            t = beta[d->dcol[i]] * 1e-6;
+            b = 0;
+        }
+    } else if (d->dcol[i] >= 0) {
+        double disp = beta[d->dcol[i]] * 1e-6;
+        if (disp > t) {
+            t = disp;
+            b = 0;
+        }
+    }
+    if (t < 1e-6)
+        t = 1e-6;
+    if (branch)
+        *branch = b;
+    return t;
+}
+
+#define MAX_BRANCH_ITERS 40
+
+/* The alternating fit (see the top of the file) on rows whose device !=
+ * skip_dev, from the starting coefficients init; beta gets the best. */
+static int fit_max(const design *d, st_kclass cls, int skip_dev, const double *init, double *beta,
+                   st_error *err)
+{
+    size_t p = d->p;
+    double cur[32], best_obj = INFINITY;
+    memcpy(cur, init, p * sizeof *cur);
+    memcpy(beta, init, p * sizeof *beta);
+    double *Xm = malloc(d->n * p * sizeof *Xm);
+    int *br = malloc(d->n * sizeof *br);
+    if (!Xm || !br) {
+        free(Xm);
+        free(br);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < d->n; i++)
+        br[i] = -1;
+    int rc = 0;
+    for (int it = 0; it < MAX_BRANCH_ITERS; it++) {
+        /* objective of cur, and the branch of every row */
+        double obj = 0;
+        int changed = 0;
+        for (size_t i = 0; i < d->n; i++) {
+            int b;
+            double pr = predict_row(d, cls, cur, i, &b, 1);
+            changed |= b != br[i];
+            br[i] = b;
+            if (d->dev[i] != skip_dev)
+                obj += d->w[i] * (pr - d->y[i]) * (pr - d->y[i]);
+        }
+        if (obj < best_obj) {
+            best_obj = obj;
+            memcpy(beta, cur, p * sizeof *beta);
+        }
+        if (!changed)
+            break;
+        /* the branch's features only */
+        int seen[32] = {0};
+        st_kfgroup grp[32];
+        for (size_t j = 0; j < d->nf; j++)
+            grp[j] = st_kclass_feature_group(cls, (int)j);
+        for (size_t i = 0; i < d->n; i++) {
+            const double *row = d->X + i * p;
+            double *m = Xm + i * p;
+            for (size_t j = 0; j < p; j++) {
+                int keep;
+                if ((int)j >= (int)d->nf)
+                    keep = (br[i] == 0 && (int)j == d->dcol[i]) || (br[i] != 0 && (int)j == d->hcol[i]);
+                else {
+                    st_kfgroup g = grp[j];
+                    keep = br[i] != 0 && (d->sum || g == ST_KF_FIXED || (g == ST_KF_COMPUTE && br[i] == 1) ||
+                                          (g == ST_KF_MEMORY && br[i] == 2));
+                }
+                m[j] = keep ? row[j] : 0;
+                if (keep && row[j] != 0 && d->dev[i] != skip_dev)
+                    seen[j] = 1;
+            }
+        }
+        design dm = *d;
+        dm.X = Xm;
+        double next[32];
+        if ((rc = fit(&dm, cls, skip_dev, next, err)))
+            break;
+        /* a coefficient no row's branch uses keeps its value */
+        for (size_t j = 0; j < p; j++)
+            cur[j] = seen[j] ? next[j] : cur[j];
+    }
+    free(Xm);
+    free(br);
+    return rc;
+}
+
+/* Starting coefficients of a class: c's, and each dispatch floor at the
+ * fastest sample that carries it. */
+static void start_beta(const design *d, const st_gpu_coef *c, st_kclass cls, double *beta)
+{
+    for (size_t j = 0; j < d->p; j++)
+        beta[j] = j < d->nf ? c->cls[cls].beta[j] : 0;
+    for (int k = 0; k < ST_DISP_COUNT; k++) {
+        int col = d->disp_col[k];
+        if (col < 0)
+            continue;
+        beta[col] = c->dispatch_s[k] > 0 ? c->dispatch_s[k] * 1e6 : d->disp_floor[col];
+        beta[d->harn_col[k]] = c->harness_s[k] * 1e6;
+    }
+}
+
 static void set_class(st_gpu_coef *c, st_kclass cls, const design *d, const double *beta)
 {
     for (size_t j = 0; j < d->nf; j++)
         c->cls[cls].beta[j] = beta[j];
     for (int k = 0; k < ST_DISP_COUNT; k++)
-        if (d->disp_col[k] >= 0)
+        if (d->disp_col[k] >= 0) {
             c->dispatch_s[k] = beta[d->disp_col[k]] * 1e-6;
+            c->harness_s[k] = beta[d->harn_col[k]] * 1e-6;
+        }
     c->cls[cls].n_fit = (int)d->n;
 }
 
 /* Relative errors of predictions from beta on rows (dev == only, or all). */
-static void score(const design *d, const double *beta, int only, double *sse, double *sum_ape,
-                  double *sum_log2, size_t *cnt)
+static void score(const design *d, st_kclass cls, const double *beta, int only, double *sse,
+                  double *sum_ape, double *sum_log2, size_t *cnt)
 {
     for (size_t i = 0; i < d->n; i++) {
         if (only >= 0 && d->dev[i] != only)
             continue;
-        double pr = 0;
-        for (size_t j = 0; j < d->p; j++)
-            pr += d->X[i * d->p + j] * beta[j];
-        if (pr < 1e-6)
-            pr = 1e-6;
+        double pr = predict_row(d, cls, beta, i, NULL, 0);
         double r = (pr - d->y[i]) / d->y[i];
         *sse += r * r;
         *sum_ape += fabs(r);
@@ -262,17 +431,34 @@ static int fit_all(const st_calib_data *data, st_gpu_coef *c, int use_named, dou
             design_free(&d);
             continue;
         }
-        double beta[32];
-        if ((rc = fit(&d, cls, -1, beta, err))) {
-            design_free(&d);
-            return rc;
+        /* GEMMs: both overlap modes, the lower weighted error wins (a small
+         * GEMM loads its first tiles before its first multiply, so its
+         * sides may add); streaming vector kernels overlap (roofline) */
+        double beta[32], b0[32], bs[32], obj_mode[2] = {0, INFINITY};
+        int gemm = st_kclass_feature(cls, "cta") >= 0;
+        start_beta(&d, &base, cls, b0);
+        for (int mode = 0; mode < (gemm ? 2 : 1); mode++) {
+            d.sum = mode;
+            if ((rc = fit_max(&d, cls, -1, b0, mode ? bs : beta, err))) {
+                design_free(&d);
+                return rc;
+            }
+            obj_mode[mode] = 0;
+            for (size_t i = 0; i < d.n; i++) {
+                double pr = predict_row(&d, cls, mode ? bs : beta, i, NULL, 0);
+                obj_mode[mode] += d.w[i] * (pr - d.y[i]) * (pr - d.y[i]);
+            }
         }
+        d.sum = obj_mode[1] < obj_mode[0];
+        if (d.sum)
+            memcpy(beta, bs, sizeof beta);
+        c->cls[cls].sum = d.sum;
         for (size_t j = 0; j < d.p; j++)
             beta[j] = round6(beta[j]);
         set_class(c, cls, &d, beta);
         double sse = 0, sape = 0, sl2 = 0;
         size_t cnt = 0;
-        score(&d, beta, -1, &sse, &sape, &sl2, &cnt);
+        score(&d, cls, beta, -1, &sse, &sape, &sl2, &cnt);
         total += sse;
         if (final) {
             /* spread: leave-one-device-out residuals where there are several
@@ -290,8 +476,8 @@ static int fit_all(const st_calib_data *data, st_gpu_coef *c, int use_named, dou
             if (nd >= 2) {
                 for (int j = 0; j < nd; j++) {
                     double b2[32];
-                    if (fit(&d, cls, devs[j], b2, err) == 0)
-                        score(&d, b2, devs[j], &lsse, &lape, &ll2, &lcnt);
+                    if (fit_max(&d, cls, devs[j], beta, b2, err) == 0)
+                        score(&d, cls, b2, devs[j], &lsse, &lape, &ll2, &lcnt);
                 }
             }
             double sigma = lcnt ? sqrt(ll2 / (double)lcnt) : sqrt(sl2 / (double)cnt);
@@ -381,22 +567,29 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     st_gpu_coef c;
     initial_coef(&c);
     learn_tiles(data, &c, report);
-    /* the sustained-clock reference: a 1-D grid search (the rest is linear),
+    /* the sustained-clock reference: a 1-D search (the rest is linear) over
      * 0 (no limit) and 4 .. 33.25 W per TFLOP/s in steps of 0.75, a span
      * from below every preset's TDP/peak (L4: 2.4) to above the largest
-     * (P100: 26.9) */
+     * (P100: 26.9): every 4th step first, then the steps around the best */
     double best = INFINITY, best_e = 0;
-    for (int i = 0; i <= 40; i++) {
-        double eref = i == 0 ? 0 : 4.0 + 0.75 * (i - 1); /* 0: no power limit; 4 .. 33.25 W/TFLOP */
-        st_gpu_coef t = c;
-        t.e_ref_w_per_tflop = eref;
-        double obj;
-        int rc = fit_all(data, &t, 1, &obj, NULL, 0, err);
-        if (rc)
-            return rc;
-        if (obj < best * (1 - 1e-12)) {
-            best = obj;
-            best_e = eref;
+    int best_i = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int lo = pass ? best_i - 3 : 0, hi = pass ? best_i + 3 : 40, step = pass ? 1 : 4;
+        for (int i = lo < 0 ? 0 : lo; i <= hi && i <= 40; i += step) {
+            if (pass && (i - 0) % 4 == 0)
+                continue; /* seen in the first pass */
+            double eref = i == 0 ? 0 : 4.0 + 0.75 * (i - 1);
+            st_gpu_coef t = c;
+            t.e_ref_w_per_tflop = eref;
+            double obj;
+            int rc = fit_all(data, &t, 1, &obj, NULL, 0, err);
+            if (rc)
+                return rc;
+            if (obj < best * (1 - 1e-12)) {
+                best = obj;
+                best_e = eref;
+                best_i = i;
+            }
         }
     }
     c.e_ref_w_per_tflop = best_e;

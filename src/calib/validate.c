@@ -3,6 +3,7 @@
 #include "config.h"
 #include "calib/validate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,12 @@ void st_val_result_free(st_val_result *r)
 /* Predict every sample of d (VIDUR: only those with >= min_tokens tokens)
  * and summarise per device x op class (x TP degree for VIDUR) and per
  * device. Frees d. */
-static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, st_val_result *out,
-                 st_error *err)
+static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, FILE *samples,
+                 st_val_result *out, st_error *err)
 {
+    if (samples)
+        fprintf(samples, "device,preset,op,tp,b,m,n,k,rows,cols,tile,split_k,bound,measured_s,"
+                         "predicted_s,ape_pct\n");
     groups per = {0}, dev = {0};
     int rc = 0;
     for (size_t i = 0; i < d->n && !rc; i++) {
@@ -117,6 +121,11 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, s
             break;
         const char *dn = d->dev_names[s->gpu], *pn = d->gpus[s->gpu].id;
         const char *op = s->tp > 0 ? s->op : st_val_op_class(s->op);
+        if (samples)
+            fprintf(samples, "\"%s\",%s,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%dx%d,%d,%s,%.9g,%.9g,%.3f\n",
+                    dn, pn, s->op, s->tp, s->k.b, s->k.m, s->k.n, s->k.k, s->k.rows, s->k.cols,
+                    e.tile.m, e.tile.n, e.split_k, e.bound ? e.bound : "", s->t_s, pred,
+                    100.0 * fabs(pred - s->t_s) / s->t_s);
         if (add_to(&per, dn, pn, op, s->tp, pred, s->t_s) || add_to(&dev, dn, pn, "all", 0, pred, s->t_s))
             rc = st_error_set(err, ST_ENOMEM, "out of memory");
     }
@@ -131,7 +140,8 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, s
 
 int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
 
-int st_validate_neusight(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err)
+int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, st_val_result *out,
+                         st_error *err)
 {
     memset(out, 0, sizeof *out);
     char kdir[700];
@@ -150,7 +160,7 @@ int st_validate_neusight(const char *dir, const st_gpu_coef *c, st_val_result *o
         if (u == 0 || memcmp(&d.s[u - 1], &d.s[i], sizeof d.s[i]) != 0)
             d.s[u++] = d.s[i];
     d.n = u;
-    rc = score(&d, c, 0, out, err);
+    rc = score(&d, c, 0, samples, out, err);
     if (!rc)
         rc = st_validate_models(dir, c, out, err);
     if (rc)
@@ -158,8 +168,8 @@ int st_validate_neusight(const char *dir, const st_gpu_coef *c, st_val_result *o
     return rc;
 }
 
-int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, st_val_result *out,
-                      st_error *err)
+int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, FILE *samples,
+                      st_val_result *out, st_error *err)
 {
     memset(out, 0, sizeof *out);
     st_calib_data d = {0};
@@ -167,7 +177,7 @@ int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_token
     if (rc)
         st_calib_data_free(&d);
     else
-        rc = score(&d, c, min_tokens, out, err);
+        rc = score(&d, c, min_tokens, samples, out, err);
     if (rc)
         st_val_result_free(out);
     return rc;

@@ -5,6 +5,8 @@
 #include "calib/calib.h"
 #include "calib/stats.h"
 
+#include <stdio.h>
+
 typedef struct st_val_row {
     char device[64];  /* as the data names it */
     char preset[64];
@@ -30,9 +32,11 @@ typedef struct st_val_result {
     size_t skipped;
 } st_val_result;
 
-int st_validate_neusight(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
-int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, st_val_result *out,
-                      st_error *err);
+/* samples (may be NULL): one CSV row per measured kernel with its prediction */
+int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, st_val_result *out,
+                         st_error *err);
+int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, FILE *samples,
+                      st_val_result *out, st_error *err);
 void st_val_result_free(st_val_result *r);
 
 /* The op class NeuSight op names are reported under ("add" -> "elementwise"). */

@@ -2,10 +2,12 @@
 #include "config.h"
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Does msg start with "FILE:LINE:COL: "? Such errors are printed as they
  * are, the way compilers print them, so editors can jump to the place. */
@@ -152,4 +154,39 @@ void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o)
     if (w->attn)
         o->attn = strcmp(w->attn, "flash") == 0 ? ST_ATTN_FLASH : ST_ATTN_EAGER;
     o->with_optimizer = !w->no_opt;
+}
+
+int cli_out_open(cli_out *o, const char *path, st_error *err)
+{
+    memset(o, 0, sizeof *o);
+    if (strlen(path) >= sizeof o->path)
+        return st_error_set(err, ST_EINVAL, "output path too long: %.60s...", path);
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid());
+    o->f = fopen(o->tmp, "w");
+    if (!o->f)
+        return st_error_set(err, ST_EIO, "cannot write %s: %s (check the folder exists and is writable)",
+                            path, strerror(errno));
+    return 0;
+}
+
+int cli_out_close(cli_out *o, int ok, st_error *err)
+{
+    if (!o->f)
+        return 0;
+    int bad = ferror(o->f);
+    bad |= fclose(o->f) != 0;
+    o->f = NULL;
+    if (!ok || bad) {
+        remove(o->tmp);
+        if (!ok)
+            return 0;
+        return st_error_set(err, ST_EIO, "writing %s failed (disk full?); nothing written", o->path);
+    }
+    if (rename(o->tmp, o->path) != 0) {
+        int e = errno;
+        remove(o->tmp);
+        return st_error_set(err, ST_EIO, "cannot replace %s: %s", o->path, strerror(e));
+    }
+    return 0;
 }

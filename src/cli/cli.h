@@ -34,6 +34,17 @@ int cli_one_operand(const cli_command *cmd, int argc, char **argv, const char *m
 
 /* The measured-data folder SUB (neusight, vidur): `given` if set, else
  * $STRATA_SHARED/SUB, else ../shared/data/SUB beside the data root. */
+/* An output file written whole or not at all: cli_out_open writes to a
+ * temporary beside path; cli_out_close(ok) renames it over path when ok
+ * and every write succeeded, else removes it. Both return 0 or fail with
+ * a message in err. */
+typedef struct cli_out {
+    FILE *f;
+    char path[1024], tmp[1100];
+} cli_out;
+int cli_out_open(cli_out *o, const char *path, st_error *err);
+int cli_out_close(cli_out *o, int ok, st_error *err);
+
 int cli_shared_dir(const char *given, const char *sub, char *buf, size_t n, st_error *err);
 
 /* Option values. */

@@ -41,7 +41,10 @@ static const char header_fmt[] =
     "# %zu samples; devices:%s\n"
     "# Features are times on the GPU's spec sheet, so a coefficient of 1.25 on\n"
     "# 'compute' means 80%% of peak. dispatch_us is the framework's per-op host\n"
-    "# cost (PyTorch eager), which the compose layer overlaps with GPU time.\n";
+    "# cost (PyTorch eager), which the compose layer overlaps with GPU time.\n"
+    "# harness_us is the per-op overhead of the data's timing harness (scoring\n"
+    "# only). overlap: max means the compute and memory sides overlap, sum\n"
+    "# that they add.\n";
 
 static int run(int argc, char **argv)
 {
@@ -101,24 +104,14 @@ static int run(int argc, char **argv)
     st_calib_data_free(&d);
     if (!out)
         return st_gpu_coef_write(stdout, &coef, header) ? 1 : 0;
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        st_error_set(&err, ST_EIO, "cannot write %s: %m", tmp);
+    cli_out o;
+    if (cli_out_open(&o, out, &err))
         return cli_fail(&err);
-    }
-    rc = st_gpu_coef_write(f, &coef, header);
-    if (fclose(f) != 0 || rc) {
-        remove(tmp);
-        st_error_set(&err, ST_EIO, "writing %s failed (disk full?)", out);
+    rc = st_gpu_coef_write(o.f, &coef, header);
+    if (rc)
+        st_error_set(&err, ST_EIO, "writing %s failed (disk full?); nothing written", out);
+    if (cli_out_close(&o, rc == 0, &err) || rc)
         return cli_fail(&err);
-    }
-    if (rename(tmp, out) != 0) {
-        remove(tmp);
-        st_error_set(&err, ST_EIO, "cannot replace %s: %m", out);
-        return cli_fail(&err);
-    }
     if (rep)
         fprintf(rep, "wrote %s\n", out);
     return 0;

@@ -57,11 +57,11 @@ static void print_models(const st_val_model *m, size_t n)
     }
 }
 
-static int run_neusight(const char *dir, int json, const st_gpu_coef *coef)
+static int run_neusight(const char *dir, int json, const st_gpu_coef *coef, FILE *samples)
 {
     st_error err;
     st_val_result res;
-    int rc = st_validate_neusight(dir, coef, &res, &err);
+    int rc = st_validate_neusight(dir, coef, samples, &res, &err);
     if (rc)
         return cli_fail(&err);
     if (json) {
@@ -115,11 +115,12 @@ static int run_neusight(const char *dir, int json, const st_gpu_coef *coef)
     return 0;
 }
 
-static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long long min_tokens)
+static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long long min_tokens,
+                     FILE *samples)
 {
     st_error err;
     st_val_result res;
-    int rc = st_validate_vidur(dir, coef, min_tokens, &res, &err);
+    int rc = st_validate_vidur(dir, coef, min_tokens, samples, &res, &err);
     if (rc)
         return cli_fail(&err);
     if (json) {
@@ -148,13 +149,14 @@ static int run(int argc, char **argv)
     static const struct option opts[] = {
         {"data", required_argument, NULL, 'd'}, {"coef", required_argument, NULL, 'c'},
         {"min-tokens", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
+        {"samples", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
-    const char *data = NULL, *coefp = NULL;
+    const char *data = NULL, *coefp = NULL, *samples = NULL;
     long long min_tokens = 64;
-    int json = 0, c;
+    int json = 0, c, rc;
     optind = 0;
-    while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:jh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:s:jh", opts)) != -1) {
         switch (c) {
         case 'd': data = optarg; break;
         case 'c': coefp = optarg; break;
@@ -162,6 +164,7 @@ static int run(int argc, char **argv)
             if (cli_parse_ll(&cmd_validate, "--min-tokens", optarg, 1, 1LL << 40, &min_tokens))
                 return 2;
             break;
+        case 's': samples = optarg; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_validate, stdout); return 0;
         default: return 2;
@@ -182,12 +185,18 @@ static int run(int argc, char **argv)
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
         return cli_fail(&err);
-    return is_ns ? run_neusight(dir, json, &coef) : run_vidur(dir, json, &coef, min_tokens);
+    cli_out o = {0};
+    if (samples && cli_out_open(&o, samples, &err))
+        return cli_fail(&err);
+    rc = is_ns ? run_neusight(dir, json, &coef, o.f) : run_vidur(dir, json, &coef, min_tokens, o.f);
+    if (cli_out_close(&o, rc == 0, &err))
+        return cli_fail(&err);
+    return rc;
 }
 
 const cli_command cmd_validate = {
     "validate",
-    "validate neusight|vidur [--data DIR] [--coef FILE] [--min-tokens N] [--json]",
+    "validate neusight|vidur [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv] [--json]",
     "Measure prediction error against measured kernels, operator profiles and whole models.",
     "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
     "                   models (model from models/, device from devices/ and the folder name)\n"
@@ -195,6 +204,8 @@ const cli_command cmd_validate = {
     "  --data DIR       the data folder; default $STRATA_SHARED/neusight or .../vidur\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --min-tokens N   vidur: only rows with num_tokens >= N (default 64)\n"
+    "  --samples FILE   also write every measured kernel with its prediction as CSV\n"
+    "                   (device, op, shape, chosen tile, bound, measured_s, predicted_s)\n"
     "  --json           one JSON object: {\"kernels\":[...],\"models\":[...]} or {\"mlp\":[...]}\n"
     "                   with device, op, n, mape, p90 (percent) per row\n",
     run,

@@ -25,10 +25,11 @@ int st_ridge(const double *X, const double *y, const double *w, size_t n, size_t
         free(b);
         return st_error_set(err, ST_ENOMEM, "least squares: out of memory (%zu x %zu)", rows, p);
     }
+    /* column-major, so LAPACKE need not transpose a copy */
     for (size_t i = 0; i < n; i++) {
         double sw = w ? sqrt(w[i] > 0 ? w[i] : 0) : 1;
         for (size_t j = 0; j < p; j++)
-            A[i * p + j] = sw * X[i * p + j];
+            A[j * rows + i] = sw * X[i * p + j];
         b[i] = sw * y[i];
         if (!isfinite(b[i])) {
             free(A);
@@ -37,17 +38,17 @@ int st_ridge(const double *X, const double *y, const double *w, size_t n, size_t
         }
     }
     for (size_t j = 0; j < p && lambda > 0; j++)
-        A[(n + j) * p + j] = sqrt(lambda);
-    info = LAPACKE_dgels(LAPACK_ROW_MAJOR, 'N', (lapack_int)rows, (lapack_int)p, 1, A,
-                         (lapack_int)p, b, 1);
+        A[j * rows + n + j] = sqrt(lambda);
+    info = LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', (lapack_int)rows, (lapack_int)p, 1, A,
+                         (lapack_int)rows, b, (lapack_int)rows);
     if (info == 0) {
         /* dgels flags only an exactly zero pivot; a pivot tiny next to the
          * largest one (R's diagonal, now in A) means dependent features too */
         double rmax = 0;
         for (size_t j = 0; j < p; j++)
-            rmax = fmax(rmax, fabs(A[j * p + j]));
+            rmax = fmax(rmax, fabs(A[j * rows + j]));
         for (size_t j = 0; j < p; j++)
-            if (fabs(A[j * p + j]) <= 1e-10 * rmax)
+            if (fabs(A[j * rows + j]) <= 1e-10 * rmax)
                 info = (lapack_int)j + 1;
     }
     if (info != 0) {

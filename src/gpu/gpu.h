@@ -6,8 +6,10 @@
  * physical mechanism would take on this GPU at its spec-sheet peak (the
  * FLOPs of the padded tiles one SM runs, at the sustained per-SM rate; the
  * compulsory DRAM bytes at peak bandwidth; a per-CTA prologue counted in
- * cycles; ...). The kernel time is the coefficient-weighted sum of those
- * features: a coefficient of 1.25 on the compute feature means "80% of peak".
+ * cycles; ...). The kernel time is the fixed costs plus the longer of the
+ * compute and memory sides, each a coefficient-weighted sum of its features
+ * (st_kclass_time): a coefficient of 1.25 on the compute feature means
+ * "80% of peak".
  * Because the features carry all the device dependence, a GPU with no
  * measurements is predicted from its preset alone.
  *
@@ -23,7 +25,8 @@
  * e_ref (W per FP32 TFLOP/s at boost) fitted in calibration.
  *
  * Host dispatch (the framework's per-operator CPU cost) is a separate term
- * (st_kernel_est.dispatch_s): the compose layer overlaps it with GPU time.
+ * (st_kernel_est.dispatch_s): the compose layer overlaps it with GPU time,
+ * so an op issued back to back costs max(dispatch, kernel).
  */
 #ifndef STRATA_GPU_H
 #define STRATA_GPU_H
@@ -79,6 +82,7 @@ typedef struct st_kernel {
     int dispatch;
 } st_kernel;
 
+
 /* Framework dispatch classes: the per-op host cost differs between them. */
 typedef enum st_dispatch {
     ST_DISP_BMM = 0, ST_DISP_LINEAR, ST_DISP_CONV, ST_DISP_ELEMENTWISE, ST_DISP_NORM,
@@ -100,9 +104,15 @@ typedef struct st_gpu_coef {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];
         double sigma;          /* log-space sd of residuals (spread) */
+        int sum;               /* 1: compute and memory add (no overlap), 0: the longer counts */
         int n_fit;             /* samples it was fitted on */
     } cls[ST_KC_COUNT];
     double dispatch_s[ST_DISP_COUNT]; /* framework per-op host cost, eager mode */
+    /* per-op overhead of a timing harness that synchronises around every op
+     * (NeuSight's kernel sweeps): measured = max(dispatch, harness + kernel).
+     * A property of how the calibration data was taken, not of the GPU:
+     * used to score against such data, never in a model step. */
+    double harness_s[ST_DISP_COUNT];
     /* tiles the library ships, per architecture family (learned from names) */
     struct {
         char arch[16];
@@ -117,6 +127,19 @@ typedef struct st_gpu_coef {
 int st_kclass_features(st_kclass c, const char *const **names);
 /* Index of a feature of a class by name ("launch", "compute", ...), -1 if absent. */
 int st_kclass_feature(st_kclass c, const char *name);
+
+/* How a feature enters the kernel time: fixed costs add (launch, per-CTA
+ * prologue, main-loop overhead); the compute side (math, operand staging,
+ * vector ALU, row passes) and the memory side (DRAM, L2) overlap, so the
+ * longer of the two counts: t = sum(fixed) + max(sum(compute), sum(memory)). */
+typedef enum st_kfgroup { ST_KF_FIXED = 0, ST_KF_COMPUTE, ST_KF_MEMORY } st_kfgroup;
+st_kfgroup st_kclass_feature_group(st_kclass c, int f);
+/* The time of features x under coefficients beta (nx features of class c);
+ * compute, memory, fixed (may be NULL) get the coefficient-weighted parts.
+ * sum: the class's sides add instead of overlapping (the fit picks, per
+ * class, whichever describes its data better: see calib/fit.c). */
+double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, int sum,
+                      double *compute, double *memory, double *fixed);
 
 typedef struct st_kernel_est {
     double gpu_s;      /* kernel time on the GPU */

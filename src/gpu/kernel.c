@@ -47,9 +47,17 @@ enum { GF_COMPUTE, GF_OPERAND, GF_DRAM, GF_CTA, GF_KLOOP, GF_LAUNCH, GF_N };
 static const char *const gemm_features[GF_N] = {
     "compute", "operand", "dram", "cta", "kloop", "launch",
 };
-enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, VF_ROWS, VF_N };
+/* vector kernels share the first five; norms and softmax add a row term.
+ * 'rocm' is the
+ * extra per-byte cost of the ROCm builds of the same framework kernels on
+ * AMD GPUs (a software stack, shared by every AMD preset). */
+enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, VF_ROWS, VF_ROCM, VF_N };
+enum { EF_ROCM = VF_ROWS, EF_N };
 static const char *const vec_features[VF_N] = {
-    "dram_hbm", "dram_other", "l2", "alu", "launch", "rows",
+    "dram_hbm", "dram_other", "l2", "alu", "launch", "rows", "rocm",
+};
+static const char *const ew_features[EF_N] = {
+    "dram_hbm", "dram_other", "l2", "alu", "launch", "rocm",
 };
 
 int st_kclass_features(st_kclass c, const char *const **names)
@@ -61,8 +69,8 @@ int st_kclass_features(st_kclass c, const char *const **names)
         *names = gemm_features;
         return GF_N;
     case ST_KC_ELEMENTWISE:
-        *names = vec_features;
-        return VF_N - 1; /* no row term */
+        *names = ew_features;
+        return EF_N;
     case ST_KC_NORM:
     case ST_KC_SOFTMAX:
         *names = vec_features;
@@ -81,6 +89,54 @@ int st_kclass_feature(st_kclass c, const char *name)
         if (strcmp(names[i], name) == 0)
             return i;
     return -1;
+}
+
+static const st_kfgroup gemm_groups[GF_N] = {
+    [GF_COMPUTE] = ST_KF_COMPUTE, [GF_OPERAND] = ST_KF_COMPUTE, [GF_DRAM] = ST_KF_MEMORY,
+    [GF_CTA] = ST_KF_FIXED,       [GF_KLOOP] = ST_KF_FIXED,     [GF_LAUNCH] = ST_KF_FIXED,
+};
+static const st_kfgroup vec_groups[VF_N] = {
+    [VF_DRAM_HBM] = ST_KF_MEMORY, [VF_DRAM_OTHER] = ST_KF_MEMORY, [VF_L2] = ST_KF_MEMORY,
+    [VF_ALU] = ST_KF_COMPUTE,     [VF_LAUNCH] = ST_KF_FIXED,      [VF_ROWS] = ST_KF_COMPUTE,
+    [VF_ROCM] = ST_KF_MEMORY,
+};
+static const st_kfgroup ew_groups[EF_N] = {
+    [VF_DRAM_HBM] = ST_KF_MEMORY, [VF_DRAM_OTHER] = ST_KF_MEMORY, [VF_L2] = ST_KF_MEMORY,
+    [VF_ALU] = ST_KF_COMPUTE,     [VF_LAUNCH] = ST_KF_FIXED,      [EF_ROCM] = ST_KF_MEMORY,
+};
+static const st_kfgroup *class_groups(st_kclass c)
+{
+    if (c == ST_KC_GEMM_SIMT || c == ST_KC_GEMM_TC || c == ST_KC_CONV)
+        return gemm_groups;
+    return c == ST_KC_ELEMENTWISE ? ew_groups : vec_groups;
+}
+
+st_kfgroup st_kclass_feature_group(st_kclass c, int f)
+{
+    const char *const *names;
+    int n = st_kclass_features(c, &names);
+    if (f < 0 || f >= n)
+        return ST_KF_FIXED;
+    return class_groups(c)[f];
+}
+
+double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, int sum,
+                      double *compute, double *memory, double *fixed)
+{
+    double part[3] = {0, 0, 0};
+    const st_kfgroup *grp = class_groups(c);
+    for (int i = 0; i < nx; i++)
+        part[grp[i]] += beta[i] * x[i];
+    if (compute)
+        *compute = part[ST_KF_COMPUTE];
+    if (memory)
+        *memory = part[ST_KF_MEMORY];
+    if (fixed)
+        *fixed = part[ST_KF_FIXED];
+    if (sum)
+        return part[ST_KF_FIXED] + part[ST_KF_COMPUTE] + part[ST_KF_MEMORY];
+    return part[ST_KF_FIXED] + (part[ST_KF_COMPUTE] > part[ST_KF_MEMORY] ? part[ST_KF_COMPUTE]
+                                                                          : part[ST_KF_MEMORY]);
 }
 
 /* ---- hardware helpers ----------------------------------------------------- */
@@ -250,18 +306,16 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
     *tiles_out = tiles;
 }
 
-static double dot(const double *a, const double *b, int n)
-{
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s += a[i] * b[i];
-    return s;
-}
-
 static void finish(const st_gpu_coef *c, st_kernel_est *e)
 {
     const double z90 = 1.6448536269514722;
-    double t = dot(c->cls[e->cls].beta, e->x, e->nx);
+    double fixed;
+    double t = st_kclass_time(e->cls, c->cls[e->cls].beta, e->x, e->nx, c->cls[e->cls].sum, &e->compute_s, &e->memory_s,
+                              &fixed);
+    if (fixed > e->compute_s && fixed > e->memory_s)
+        e->bound = "latency";
+    else
+        e->bound = e->compute_s >= e->memory_s ? "compute" : "memory";
     /* a kernel cannot beat its own launch: keep at least the launch term */
     if (t < 1e-6)
         t = 1e-6;
@@ -311,7 +365,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         for (int j = 0; j < ns; j++) {
             double x[GF_N], w, waves, tl;
             gemm_features_for(g, peak, pf, s, t, splits[j], x, &w, &waves, &tl);
-            double tt = dot(beta, x, GF_N);
+            double tt = st_kclass_time(cls, beta, x, GF_N, c->cls[cls].sum, NULL, NULL, NULL);
             /* prefer the larger tile on ties (fewer CTAs, better reuse) */
             if (tt < best * (1 - 1e-9)) {
                 best = tt;
@@ -329,21 +383,13 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
     e->power_factor = pf;
     e->flops = s->flops;
     e->bytes = s->bytes;
-    e->compute_s = beta[GF_COMPUTE] * e->x[GF_COMPUTE] + beta[GF_OPERAND] * e->x[GF_OPERAND];
-    e->memory_s = beta[GF_DRAM] * e->x[GF_DRAM];
-    double fixed = beta[GF_CTA] * e->x[GF_CTA] + beta[GF_KLOOP] * e->x[GF_KLOOP] +
-                   beta[GF_LAUNCH] * e->x[GF_LAUNCH];
-    if (fixed > e->compute_s && fixed > e->memory_s)
-        e->bound = "latency";
-    else
-        e->bound = e->compute_s >= e->memory_s ? "compute" : "memory";
     finish(c, e);
     return 0;
 }
 
 /* Vector kernels: bytes and ALU work; norms and softmax also a per-row term. */
-static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double bytes, double alu_flops, double rows, double cols,
-                           st_kernel_est *e)
+static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double bytes, double alu_flops, double rows, double cols, double reread,
+                           double row_bytes, st_kernel_est *e)
 {
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
     double l2 = g->l2_bytes + g->llc_bytes;
@@ -358,27 +404,30 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
     e->x[VF_L2] = inl2 / bw;
     e->x[VF_ALU] = vec > 0 ? alu_flops / vec : 0;
     e->x[VF_LAUNCH] = 1e-6;
-    int nx = VF_N - 1;
+    int nx;
     if (cls != ST_KC_ELEMENTWISE) {
         /* one row per CTA, ROWS_PER_SM resident per SM: the rows an SM runs
          * in turn, each cols/32 cycles of a warp-wide (32-lane) pass */
         e->x[VF_ROWS] = ceil(rows / (sm * ROWS_PER_SM)) * (cols / 32.0) / clk;
         nx = VF_N;
+        if (g->vendor == ST_VENDOR_AMD)
+            e->x[VF_ROCM] = bytes / bw;
+        /* passes after the first over each row: served by L2 when the rows in
+         * flight (ROWS_PER_SM per SM) fit there, else by DRAM again, at the
+         * same per-byte cost as the first pass */
+        if (reread > 0)
+            e->x[sm * ROWS_PER_SM * row_bytes <= l2 ? VF_L2 : (is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER)] +=
+                reread / bw;
+    } else {
+        nx = EF_N;
+        if (g->vendor == ST_VENDOR_AMD)
+            e->x[EF_ROCM] = bytes / bw;
     }
     e->nx = nx;
     e->cls = cls;
     e->power_factor = pf;
     e->flops = alu_flops;
     e->bytes = bytes;
-    const double *b = c->cls[cls].beta;
-    e->memory_s = b[VF_DRAM_HBM] * e->x[VF_DRAM_HBM] + b[VF_DRAM_OTHER] * e->x[VF_DRAM_OTHER] +
-                  b[VF_L2] * e->x[VF_L2];
-    e->compute_s = b[VF_ALU] * e->x[VF_ALU] + (nx == VF_N ? b[VF_ROWS] * e->x[VF_ROWS] : 0);
-    double fixed = b[VF_LAUNCH] * e->x[VF_LAUNCH];
-    if (fixed > e->memory_s && fixed > e->compute_s)
-        e->bound = "latency";
-    else
-        e->bound = e->memory_s >= e->compute_s ? "memory" : "compute";
     finish(c, e);
     return 0;
 }
@@ -522,12 +571,22 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
                 fpe = 8; /* mean, variance, normalise, scale, shift */
         }
         double bytes = es * elems * (nin + nout);
+        /* extra passes over the input: PyTorch's softmax keeps a row of up
+         * to 1024 in registers (persistent warp softmax) and otherwise reads
+         * it three times (max, sum, write); layer norm and RMS norm read it
+         * twice (statistics, then normalise) */
+        double passes = 0;
+        if (k->op == ST_KOP_SOFTMAX)
+            passes = k->cols > 1024 ? 2 : 0;
+        else if (k->op == ST_KOP_NORM)
+            passes = 1;
+        double reread = passes * es * elems, row_bytes = es * (double)k->cols;
         if (k->op == ST_KOP_NORM)
             bytes += 2.0 * es * (double)k->cols; /* gamma, beta */
         if (k->bytes_total > 0)
             bytes = k->bytes_total;
         return vector_estimate(g, c, cls, bytes, elems * fpe, (double)k->rows,
-                               (double)k->cols, e);
+                               (double)k->cols, reread, row_bytes, e);
     }
     default:
         break;

@@ -27,6 +27,7 @@ static int read_classes(const fctx *c, const st_ynode *map, st_gpu_coef *out)
             {"beta", 1, "list of coefficients"},
             {"sigma", 1, "log-space spread"},
             {"n_fit", 0, "samples fitted"},
+            {"overlap", 0, "max (compute and memory overlap) or sum"},
             {"train_mape", 0, "fit MAPE, percent"},
         };
         if (f_check_map(c, v, keys, sizeof keys / sizeof keys[0]))
@@ -53,6 +54,13 @@ static int read_classes(const fctx *c, const st_ynode *map, st_gpu_coef *out)
             return ST_EINVAL;
         if (f_int32(c, v, "n_fit", 0, 1000000000, &out->cls[cls].n_fit))
             return ST_EINVAL;
+        const st_ynode *ov = f_get(v, "overlap");
+        out->cls[cls].sum = 0;
+        if (ov) {
+            if (ov->kind != ST_Y_SCALAR || (strcmp(ov->scalar, "max") != 0 && strcmp(ov->scalar, "sum") != 0))
+                return f_error(c, ov, "class %s: 'overlap' must be max or sum", key->scalar);
+            out->cls[cls].sum = strcmp(ov->scalar, "sum") == 0;
+        }
         out->cls[cls].n = nf;
         seen[cls] = 1;
     }
@@ -92,6 +100,29 @@ static int read_tiles(const fctx *c, const st_ynode *map, st_gpu_coef *out)
     return 0;
 }
 
+/* A map of dispatch class -> microseconds into v (seconds); d may be NULL. */
+static int read_disp(fctx *c, const st_ynode *d, const char *key, double *v)
+{
+    if (!d)
+        return 0;
+    if (d->kind != ST_Y_MAP)
+        return f_error(c, d, "'%s' must map a dispatch class to microseconds", key);
+    for (size_t i = 0; i < d->n; i++) {
+        int k = -1;
+        for (int j = 0; j < ST_DISP_COUNT; j++)
+            if (strcmp(d->keys[i]->scalar, st_dispatch_name((st_dispatch)j)) == 0)
+                k = j;
+        if (k < 0)
+            return f_error(c, d->keys[i], "unknown dispatch class '%s' (known: bmm, linear, conv, "
+                                          "elementwise, norm, softmax, other)", d->keys[i]->scalar);
+        double us;
+        if (f_node_number(c, d->items[i], d->keys[i]->scalar, 0, 1e6, &us))
+            return ST_EINVAL;
+        v[k] = us * 1e-6;
+    }
+    return 0;
+}
+
 int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
 {
     char buf[600];
@@ -114,6 +145,7 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"e_ref_w_per_tflop", 1, "W per FP32 TFLOP/s a GPU needs to hold boost clock"},
         {"tc_energy_ratio", 1, "tensor / SIMT energy per FLOP"},
         {"dispatch_us", 1, "framework per-op host cost by class"},
+        {"harness_us", 0, "per-op overhead of the calibration data's timing harness by class"},
         {"classes", 1, "coefficients per kernel class"},
         {"tiles", 0, "library tiles per architecture"},
         {"source", 0, "what it was fitted on"},
@@ -136,26 +168,9 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
     if (f_number(&c, doc.root, "e_ref_w_per_tflop", 0, 1000, 1, "W/TFLOP/s", &out->e_ref_w_per_tflop) ||
         f_number(&c, doc.root, "tc_energy_ratio", 0, 1, 1, "", &out->tc_energy_ratio))
         goto done;
-    const st_ynode *d = f_get(doc.root, "dispatch_us");
-    if (d->kind != ST_Y_MAP) {
-        f_error(&c, d, "'dispatch_us' must map a dispatch class to microseconds");
+    if (read_disp(&c, f_get(doc.root, "dispatch_us"), "dispatch_us", out->dispatch_s) ||
+        read_disp(&c, f_get(doc.root, "harness_us"), "harness_us", out->harness_s))
         goto done;
-    }
-    for (size_t i = 0; i < d->n; i++) {
-        int k = -1;
-        for (int j = 0; j < ST_DISP_COUNT; j++)
-            if (strcmp(d->keys[i]->scalar, st_dispatch_name((st_dispatch)j)) == 0)
-                k = j;
-        if (k < 0) {
-            f_error(&c, d->keys[i], "unknown dispatch class '%s' (known: bmm, linear, conv, "
-                                    "elementwise, norm, softmax, other)", d->keys[i]->scalar);
-            goto done;
-        }
-        double us;
-        if (f_node_number(&c, d->items[i], d->keys[i]->scalar, 0, 1e6, &us))
-            goto done;
-        out->dispatch_s[k] = us * 1e-6;
-    }
     if (read_classes(&c, f_get(doc.root, "classes"), out))
         goto done;
     const st_ynode *t = f_get(doc.root, "tiles");
@@ -178,6 +193,9 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
     fprintf(f, "dispatch_us:\n");
     for (int i = 0; i < ST_DISP_COUNT; i++)
         fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->dispatch_s[i] * 1e6);
+    fprintf(f, "harness_us:\n");
+    for (int i = 0; i < ST_DISP_COUNT; i++)
+        fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->harness_s[i] * 1e6);
     fprintf(f, "classes:\n");
     for (int k = 0; k < ST_KC_COUNT; k++) {
         const char *const *names;
@@ -188,7 +206,8 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
         fprintf(f, "]\n    beta: [");
         for (int i = 0; i < nf; i++)
             fprintf(f, "%s%.17g", i ? ", " : "", c->cls[k].beta[i]);
-        fprintf(f, "]\n    sigma: %.17g\n    n_fit: %d\n", c->cls[k].sigma, c->cls[k].n_fit);
+        fprintf(f, "]\n    overlap: %s\n    sigma: %.17g\n    n_fit: %d\n", c->cls[k].sum ? "sum" : "max",
+                c->cls[k].sigma, c->cls[k].n_fit);
     }
     if (c->n_tile_sets) {
         fprintf(f, "tiles:\n");
