@@ -571,10 +571,12 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
                 fpe = 8; /* mean, variance, normalise, scale, shift */
         }
         double bytes = es * elems * (nin + nout);
-        /* extra passes over the input: PyTorch's softmax keeps a row of up
-         * to 1024 in registers (persistent warp softmax) and otherwise reads
-         * it three times (max, sum, write); layer norm and RMS norm read it
-         * twice (statistics, then normalise) */
+        /* extra passes over the input (PyTorch aten/src/ATen/native/cuda:
+         * SoftMax.cu dispatches rows of up to 1024 elements to the
+         * persistent warp softmax, which holds the row in registers, and
+         * longer rows to cunn_SoftMaxForward, which reads it for the max, the
+         * sum and the write; layer_norm_kernel.cu reads a row for its Welford
+         * statistics and again to normalise) */
         double passes = 0;
         if (k->op == ST_KOP_SOFTMAX)
             passes = k->cols > 1024 ? 2 : 0;
