@@ -208,16 +208,45 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
         jq -e '(.mlp | length) > 10 and (.mlp | all(.device and .op and .tp >= 1 and .n > 0 and .mape >= 0 and .p90 >= 0))' "$tmp/vv.json"
     check "validate vidur: A100 projection GEMMs MAPE <= 10% per op x TP (num_tokens >= 64; bar)" \
         jq -e '[.mlp[] | select(.device == "a100" and (.op | test("proj$")))] | length > 0 and all(.mape <= 10)' "$tmp/vv.json"
+    check "validate vidur --json: collectives[] rows for a100_dgx all-reduce and send/recv" \
+        jq -e '(.collectives | length) == 9 and (.collectives | all(.cluster == "a100_dgx" and .n > 800 and .floor_measured_s > 0))' "$tmp/vv.json"
+    check "validate vidur: intra-node all-reduce, 4 and 8 GPUs (held out), MAPE <= 15% for >= 1 MiB (bar)" \
+        jq -e '[.collectives[] | select(.collective == "allreduce" and .gpus == .per_node and .gpus > 2)] | length == 2 and all(.mape <= 15)' "$tmp/vv.json"
+    check "validate vidur: every collective row MAPE <= 70% (regression guard; 16 GPUs on 2 nodes is the worst)" \
+        jq -e '.collectives | all(.mape <= 70)' "$tmp/vv.json"
     OPENBLAS_NUM_THREADS=1 "$S" calibrate --quiet --neusight "$SH/neusight" --vidur "$SH/vidur" > "$tmp/coef.yaml" 2> "$tmp/err"
     check "calibrate reproduces calibration/gpu-kernels.yaml bit-for-bit" \
         cmp "$tmp/coef.yaml" "$srcdir/calibration/gpu-kernels.yaml"
 else
     for t in "validate neusight --json keys" "kernels-test guard" "elementwise guard" "model guard" \
         "samples rows" "samples write error" "model band coverage" \
-        "validate vidur --json keys" "vidur GEMM bar" "calibrate reproduces the table"; do
+        "validate vidur --json keys" "vidur GEMM bar" "collectives rows" "collectives intra-node bar" \
+        "collectives guard" "calibrate reproduces the table"; do
         skip_test "$t" "../shared/data is absent"
     done
 fi
+
+# ---- collectives (issue 5) -----------------------------------------------------
+"$S" coll allreduce --bytes 4GiB --cluster ib-a100 --json > "$tmp/c.json" 2> "$tmp/err"
+# nccl-tests on one DGX A100 (NVIDIA/nccl-tests #175): 232.5 GB/s bus bandwidth at large sizes
+check "coll allreduce 4 GiB on a DGX A100: bus bandwidth within 2% of nccl-tests' 232.5 GB/s" \
+    jq -e '(.busbw / 232.5e9 - 1 | fabs) < 0.02 and .algo == "ring" and .gpus == 8 and .nodes == 1' "$tmp/c.json"
+"$S" coll reducescatter --bytes 4GiB --cluster ib-a100 --json > "$tmp/rs.json" 2> "$tmp/err"
+check "coll: ring reduce-scatter takes half an all-reduce (large messages)" \
+    jq -e --slurpfile a "$tmp/c.json" '(.time_s / $a[0].time_s - 0.5 | fabs) < 0.01' "$tmp/rs.json"
+"$S" coll allreduce --bytes 256MiB --cluster ib-a100 --sim --json > "$tmp/s1.json" 2> "$tmp/err"
+"$S" coll allreduce --bytes 256MiB --cluster ib-a100 --concurrent 2 --json > "$tmp/s2.json" 2> "$tmp/err"
+check "coll --concurrent 2: two all-reduces on the same GPUs take about twice one" \
+    jq -e --slurpfile a "$tmp/s1.json" '(.sim.all_done_s / $a[0].sim.time_s - 2 | fabs) < 0.2' "$tmp/s2.json"
+check "coll --sweep shows the latency floor: 1 KiB and 2 KiB take about the same time" \
+    jq -e '.sweep[0].bytes == 1024 and (.sweep[1].time_s / .sweep[0].time_s) < 1.05' \
+    <("$S" coll allreduce --bytes 1MiB --sweep --json)
+"$S" coll sendrecv --gpus 3 --bytes 1MiB > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "between 2 GPUs" "$tmp/err"; then ok "coll sendrecv --gpus 3: error naming the rule"; else not_ok "coll sendrecv --gpus 3: error naming the rule" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" coll allreduce --bytes 12Q > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "64MiB" "$tmp/err"; then ok "coll --bytes 12Q: usage error with examples"; else not_ok "coll --bytes 12Q: usage error with examples" "rc=$rc"; fi
+"$S" coll allreduce --bytes 1MiB --gpus 12 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "multiple of 8" "$tmp/err"; then ok "coll --gpus 12 on 8-GPU nodes: error with the fix"; else not_ok "coll --gpus 12 on 8-GPU nodes: error with the fix" "rc=$rc $(cat "$tmp/err")"; fi
 
 # ---- accelerator layer (issue 4) ---------------------------------------------
 # hand count: ResNet-50 conv1 is 64 x 3 x 7 x 7 x 112 x 112 = 118,013,952 MACs

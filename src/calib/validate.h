@@ -4,6 +4,7 @@
 
 #include "calib/calib.h"
 #include "calib/stats.h"
+#include "net/net.h"
 
 #include <stdio.h>
 
@@ -38,6 +39,25 @@ int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, s
 int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, FILE *samples,
                       st_val_result *out, st_error *err);
 void st_val_result_free(st_val_result *r);
+
+/* Collectives: one row per measured machine x collective x (GPUs, GPUs per
+ * node), error over sizes >= min_bytes; the smallest size's measured and
+ * predicted time show the latency floor. */
+typedef struct st_val_coll {
+    char cluster[32];  /* VIDUR's folder name, e.g. "a100_dgx" */
+    char preset[64];   /* the cluster preset that describes it */
+    st_coll coll;
+    int gpus, per_node;
+    int characterised; /* 2-GPU rows: their 64 MiB point set the preset's link figures */
+    st_apes a;         /* internal */
+    st_ape_summary s;
+    double floor_bytes, floor_meas_s, floor_pred_s;
+} st_val_coll;
+
+/* skipped: network folders in the data that have no preset. The rows are
+ * malloc'd (free them). No network folder: 0 rows, not an error. */
+int st_validate_collectives(const char *vidur_dir, double min_bytes, FILE *samples, st_val_coll **out,
+                            size_t *n_out, size_t *skipped, st_error *err);
 
 /* The op class NeuSight op names are reported under ("add" -> "elementwise"). */
 const char *st_val_op_class(const char *op);

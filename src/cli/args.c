@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -189,4 +190,25 @@ int cli_out_close(cli_out *o, int ok, st_error *err)
         return st_error_set(err, ST_EIO, "cannot replace %s: %s", o->path, strerror(e));
     }
     return 0;
+}
+
+int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, double *out)
+{
+    static const struct {
+        const char *suffix;
+        double scale;
+    } units[] = {{"", 1},      {"B", 1},       {"K", 1024},  {"KiB", 1024}, {"KB", 1e3},
+                 {"M", 1 << 20}, {"MiB", 1 << 20}, {"MB", 1e6}, {"G", 1 << 30},  {"GiB", 1 << 30},
+                 {"GB", 1e9},  {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12}};
+    char *end;
+    double v = strtod(text, &end);
+    if (end != text && v >= 0 && isfinite(v) && *text >= '0' && *text <= '9')
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (!strcmp(end, units[i].suffix) && v * units[i].scale <= 1e18) {
+                *out = v * units[i].scale;
+                return 0;
+            }
+    cli_usage_error(cmd, "%s: expected a size such as 1048576, 64MiB, 64M (= MiB), 100MB or 1GiB, got '%s'",
+                    opt, text);
+    return -1;
 }

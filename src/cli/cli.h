@@ -22,6 +22,7 @@ extern const cli_command cmd_kernel;
 extern const cli_command cmd_eval;
 extern const cli_command cmd_map;
 extern const cli_command cmd_accel;
+extern const cli_command cmd_coll;
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */
 int cli_fail(const st_error *err);
@@ -50,6 +51,10 @@ int cli_shared_dir(const char *given, const char *sub, char *buf, size_t n, st_e
 /* Option values. */
 int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long long min,
                  long long max, long long *out);
+
+/* A size in bytes: a number with an optional unit B, KiB/MiB/GiB/TiB (or
+ * K/M/G/T, binary, as nccl-tests reads them), KB/MB/GB/TB (decimal). */
+int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, double *out);
 
 /* getopt_long wrapper: reports unknown options with a did-you-mean. Returns
  * the option's value char, -1 at the end, or '?' after printing an error. */

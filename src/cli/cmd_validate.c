@@ -10,6 +10,8 @@
 #include <string.h>
 
 
+#define COLL_MIN_BYTES 1048576.0
+
 static void print_rows(const char *title, const st_val_row *r, size_t n)
 {
     printf("%s\n  %-24s %-16s %-26s %3s %6s %7s %7s %7s %7s\n", title, "DEVICE", "PRESET", "OP", "TP", "N",
@@ -115,6 +117,71 @@ static int run_neusight(const char *dir, int json, const st_gpu_coef *coef, FILE
     return 0;
 }
 
+/* Pooled MAPE over rows (held_out: only those not used to characterise). */
+static double pooled(const st_val_coll *r, size_t n, int held_out, size_t *count)
+{
+    double sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!held_out || !r[i].characterised)
+            sum += r[i].s.mape * r[i].s.n, k += r[i].s.n;
+    *count = k;
+    return k ? sum / k : 0;
+}
+
+static void json_coll(st_json *j, const st_val_coll *r, size_t n)
+{
+    size_t k;
+    st_json_begin_array(j, "collectives");
+    for (size_t i = 0; i < n; i++) {
+        st_json_begin_object(j, NULL);
+        st_json_string(j, "cluster", r[i].cluster);
+        st_json_string(j, "preset", r[i].preset);
+        st_json_string(j, "collective", st_coll_name(r[i].coll));
+        st_json_int(j, "gpus", r[i].gpus);
+        st_json_int(j, "per_node", r[i].per_node);
+        st_json_bool(j, "characterised", r[i].characterised);
+        st_json_int(j, "n", (long long)r[i].s.n);
+        st_json_number(j, "mape", r[i].s.mape);
+        st_json_number(j, "median", r[i].s.median);
+        st_json_number(j, "p90", r[i].s.p90);
+        st_json_number(j, "max", r[i].s.max);
+        st_json_number(j, "floor_bytes", r[i].floor_bytes);
+        st_json_number(j, "floor_measured_s", r[i].floor_meas_s);
+        st_json_number(j, "floor_predicted_s", r[i].floor_pred_s);
+        st_json_end_object(j);
+    }
+    st_json_end_array(j);
+    st_json_begin_object(j, "collectives_summary");
+    st_json_number(j, "min_bytes", COLL_MIN_BYTES);
+    st_json_number(j, "mape", pooled(r, n, 0, &k));
+    st_json_int(j, "n", (long long)k);
+    st_json_number(j, "held_out_mape", pooled(r, n, 1, &k));
+    st_json_int(j, "held_out_n", (long long)k);
+    st_json_end_object(j);
+}
+
+static void print_coll(const st_val_coll *r, size_t n, size_t skipped)
+{
+    size_t k;
+    printf("\nNCCL collectives, messages >= 1 MiB (per machine x collective x GPUs)\n");
+    printf("  %-9s %-15s %-10s %4s %5s %5s %7s %7s %7s %7s  %-22s\n", "DATA", "PRESET", "COLL", "GPUS", "/NODE",
+           "N", "MAPE%", "MED%", "P90%", "MAX%", "FLOOR (2 KiB) MEAS/PRED");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-9s %-15s %-10s %4d %5d %5zu %7.2f %7.2f %7.2f %7.2f  %6.1f / %5.1f us%s\n", r[i].cluster,
+               r[i].preset, st_coll_name(r[i].coll), r[i].gpus, r[i].per_node, r[i].s.n, r[i].s.mape,
+               r[i].s.median, r[i].s.p90, r[i].s.max, r[i].floor_meas_s * 1e6, r[i].floor_pred_s * 1e6,
+               r[i].characterised ? "  (2 GPUs: characterised the preset)" : "");
+    double all = pooled(r, n, 0, &k);
+    printf("  all rows: MAPE %.2f%% over %zu sizes;", all, k);
+    all = pooled(r, n, 1, &k);
+    printf(" held out (4+ GPUs): MAPE %.2f%% over %zu sizes\n", all, k);
+    printf("  The floor: below ~1 MiB time stops falling with size; NCCL's base latency, one\n"
+           "  link latency per algorithm step and the kernel launch dominate (see net.h).\n");
+    if (skipped)
+        printf("  (%zu network folders skipped: no preset describes those machines)\n", skipped);
+}
+
 static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long long min_tokens,
                      FILE *samples)
 {
@@ -123,12 +190,19 @@ static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long lo
     int rc = st_validate_vidur(dir, coef, min_tokens, samples, &res, &err);
     if (rc)
         return cli_fail(&err);
+    st_val_coll *coll = NULL;
+    size_t n_coll = 0, skipped = 0;
+    if (st_validate_collectives(dir, COLL_MIN_BYTES, NULL, &coll, &n_coll, &skipped, &err)) {
+        st_val_result_free(&res);
+        return cli_fail(&err);
+    }
     if (json) {
         st_json j;
         st_json_init(&j, stdout, 1);
         st_json_begin_object(&j, NULL);
         json_rows(&j, "mlp", res.rows, res.n_rows);
         json_rows(&j, "devices", res.dev_rows, res.n_dev_rows);
+        json_coll(&j, coll, n_coll);
         st_json_int(&j, "min_tokens", min_tokens);
         st_json_string(&j, "coefficients", coef->source);
         st_json_end_object(&j);
@@ -139,7 +213,10 @@ static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long lo
         snprintf(t, sizeof t, "VIDUR operator profiles, num_tokens >= %lld (per GPU x op x TP)", min_tokens);
         print_rows(t, res.rows, res.n_rows);
         print_rows("\nper GPU, all ops", res.dev_rows, res.n_dev_rows);
+        if (n_coll)
+            print_coll(coll, n_coll, skipped);
     }
+    free(coll);
     st_val_result_free(&res);
     return 0;
 }

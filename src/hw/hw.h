@@ -158,6 +158,10 @@ typedef struct st_link {
     double bw;        /* bytes/s per GPU per direction */
     double latency_s; /* one-hop latency */
     double oversubscription; /* >= 1 */
+    /* Fraction of bw that NCCL collectives reach on large messages (ring
+     * bus bandwidth / link bandwidth), and the same for point-to-point
+     * send/recv; 1 when the preset does not say. See net/net.h. */
+    double efficiency, p2p_efficiency;
     char name[32];
 } st_link;
 
@@ -173,6 +177,7 @@ typedef struct st_node {
     int nics;
     double nic_bw;
     char cpu[ST_NAME_MAX];
+    double coll_base_s; /* fixed cost of one collective (NCCL baseLat by default) */
 } st_node;
 
 #define ST_NET_MAX_DIMS 4

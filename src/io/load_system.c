@@ -14,6 +14,7 @@ static const fkey node_keys[] = {
     {"nics", 1, "scale-out NICs"},
     {"nic_bw_gbs", 1, "GB/s per NIC per direction"},
     {"cpu", 0, "host CPU"},
+    {"coll_latency_us", 0, "fixed cost of one collective, us (default 8.4, NCCL's base latency)"},
 };
 
 /* A reference to another preset: an id, or a path, taken relative to the
@@ -38,17 +39,25 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l
                                      {"topology", 1, "nvswitch, fat_tree, ..."},
                                      {"bw_gbs", 1, "GB/s per GPU per direction"},
                                      {"latency_us", 1, "microseconds"},
-                                     {"oversubscription", 0, ">= 1"}};
+                                     {"oversubscription", 0, ">= 1"},
+                                     {"efficiency", 0, "collective bus bandwidth / bw, (0, 1]"},
+                                     {"p2p_efficiency", 0, "send/recv bandwidth / bw, (0, 1]"}};
     int rc, topo = 0;
     memset(l, 0, sizeof *l);
     l->oversubscription = 1;
-    if ((rc = f_check_map(c, v, link_keys, 5)) ||
+    l->efficiency = 1;
+    l->p2p_efficiency = -1;
+    if ((rc = f_check_map(c, v, link_keys, 7)) ||
         (rc = f_string(c, v, "name", l->name, sizeof l->name)) ||
         (rc = f_enum(c, v, "topology", topo_names, ST_TOPO_COUNT, &topo)) ||
         (rc = f_number(c, v, "bw_gbs", 1e-6, 1e7, GBS, "GB/s", &l->bw)) ||
         (rc = f_number(c, v, "latency_us", 0, 1e6, US, "us", &l->latency_s)) ||
-        (rc = f_number(c, v, "oversubscription", 1, 1e3, 1, "", &l->oversubscription)))
+        (rc = f_number(c, v, "oversubscription", 1, 1e3, 1, "", &l->oversubscription)) ||
+        (rc = f_number(c, v, "efficiency", 0.01, 1, 1, "", &l->efficiency)) ||
+        (rc = f_number(c, v, "p2p_efficiency", 0.01, 1, 1, "", &l->p2p_efficiency)))
         return rc;
+    if (l->p2p_efficiency < 0)
+        l->p2p_efficiency = l->efficiency;
     if (need_name && !l->name[0])
         return f_error(c, v, "%s: a network dimension needs `name:`", c->what);
     l->topology = (st_topology)topo;
@@ -71,6 +80,9 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
         (rc = f_int32(c, root, "nics", 0, 4096, &n->nics)) ||
         (rc = f_number(c, root, "nic_bw_gbs", 0, 1e6, GBS, "GB/s", &n->nic_bw)) ||
         (rc = f_string(c, root, "cpu", n->cpu, sizeof n->cpu)))
+        return rc;
+    n->coll_base_s = 8.4e-6; /* NCCL src/graph/tuning.cc baseLat, Ring/Simple */
+    if ((rc = f_number(c, root, "coll_latency_us", 0, 1e6, US, "us", &n->coll_base_s)))
         return rc;
     sc.what = "intra";
     if ((rc = read_link(&sc, f_get(root, "intra"), 0, &n->intra)))

@@ -612,6 +612,79 @@ void st_vidur_set_free(st_vidur_set *s)
     memset(s, 0, sizeof *s);
 }
 
+int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
+{
+    static const char *const cols[4] = {"collective", "size", "num_workers", "devices_per_node"};
+    csv c;
+    char **header;
+    size_t n0 = out->n;
+    int nh, rc, idx[5];
+    if ((rc = csv_open(&c, path, &header, &nh, err)))
+        return rc;
+    for (int i = 0; i < 4; i++)
+        if ((idx[i] = find_col(header, nh, cols[i])) < 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected a VIDUR network profile "
+                              "(collective, size, num_workers, devices_per_node, time_stats.*.median)",
+                              path, cols[i]);
+            csv_close(&c, header, nh);
+            return rc;
+        }
+    idx[4] = -1;
+    for (int i = 0; i < nh; i++) {
+        size_t l = strlen(header[i]);
+        if (!strncmp(header[i], "time_stats.", 11) && l > 18 && !strcmp(header[i] + l - 7, ".median"))
+            idx[4] = i;
+    }
+    if (idx[4] < 0) {
+        rc = st_error_set(err, ST_EINVAL, "%s:1:1: no 'time_stats.COLLECTIVE.median' column", path);
+        csv_close(&c, header, nh);
+        return rc;
+    }
+    while ((rc = next_record(&c, err)) == 1) {
+        st_net_sample s;
+        long long w, pn;
+        double ms;
+        rc = 0;
+        if (c.n == 1 && c.field[0][0] == '\0')
+            continue;
+        if (c.n != nh) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: the row has %d columns, the header has %d", path,
+                              c.line, c.n, nh);
+            break;
+        }
+        memset(&s, 0, sizeof s);
+        snprintf(s.collective, sizeof s.collective, "%s", c.field[idx[0]]);
+        if ((rc = field_number(&c, idx[1], "size", &s.bytes, err)) ||
+            (rc = field_int(&c, idx[2], "num_workers", 1 << 20, &w, err)) ||
+            (rc = field_int(&c, idx[3], "devices_per_node", 1 << 20, &pn, err)) ||
+            (rc = field_number(&c, idx[4], header[idx[4]], &ms, err)))
+            break;
+        if (w < 1 || pn < 1 || ms < 0 || s.bytes < 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: num_workers and devices_per_node must be >= 1, "
+                              "size and time >= 0", path, c.line);
+            break;
+        }
+        s.workers = (int)w, s.per_node = (int)pn, s.median_s = ms / 1e3, s.line = c.line;
+        if (grow((void **)&out->items, &out->cap, out->n, sizeof *out->items)) {
+            rc = st_error_set(err, ST_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        out->items[out->n++] = s;
+    }
+    csv_close(&c, header, nh);
+    if (rc < 0) {
+        out->n = n0;
+        return rc;
+    }
+    return 0;
+}
+
+void st_net_set_free(st_net_set *s)
+{
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
 int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer, st_error *err)
 {
     st_ydoc doc;

@@ -79,6 +79,25 @@ typedef struct st_vidur_set {
 int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err);
 void st_vidur_set_free(st_vidur_set *s);
 
+/* One row of a VIDUR network profile (profiling/network/CLUSTER/
+ * {all_reduce,send_recv}.csv): one collective at one size. */
+typedef struct st_net_sample {
+    char collective[16]; /* "all_reduce", "send_recv" (the `collective` column) */
+    double bytes;        /* `size` */
+    int workers;         /* `num_workers` */
+    int per_node;        /* `devices_per_node` */
+    double median_s;
+    int line;
+} st_net_sample;
+
+typedef struct st_net_set {
+    size_t n, cap;
+    st_net_sample *items;
+} st_net_set;
+
+int st_read_vidur_network(const char *path, st_net_set *out, st_error *err);
+void st_net_set_free(st_net_set *s);
+
 /* A NeuSight label (labels/DEVICE/MODEL-MODE-SEQ-BATCH[-fusion].json): the
  * measured whole-model latency in seconds, and its num_layer. */
 int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer, st_error *err);

@@ -1,0 +1,268 @@
+/* strata coll: one collective on a cluster, by the alpha-beta model and the
+ * chunk-level simulation. */
+#include "config.h"
+#include "cli/cli.h"
+#include "net/net.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void json_est(st_json *j, const char *key, const st_coll_est *e)
+{
+    st_json_begin_object(j, key);
+    st_json_string(j, "algo", st_algo_name(e->algo));
+    st_json_number(j, "time_s", e->time_s);
+    st_json_number(j, "algbw", e->algbw);
+    st_json_number(j, "busbw", e->busbw);
+    st_json_number(j, "latency_s", e->latency_s);
+    st_json_number(j, "transfer_s", e->transfer_s);
+    st_json_int(j, "steps", e->steps);
+    st_json_end_object(j);
+}
+
+static void fmt_time(char *b, size_t n, double s)
+{
+    if (s < 1e-3)
+        snprintf(b, n, "%.1f us", s * 1e6);
+    else if (s < 1)
+        snprintf(b, n, "%.3f ms", s * 1e3);
+    else
+        snprintf(b, n, "%.3f s", s);
+}
+
+static int run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"cluster", required_argument, NULL, 'c'}, {"gpus", required_argument, NULL, 'n'},
+        {"per-node", required_argument, NULL, 'p'}, {"bytes", required_argument, NULL, 'b'},
+        {"algo", required_argument, NULL, 'a'},    {"sim", no_argument, NULL, 's'},
+        {"concurrent", required_argument, NULL, 'k'}, {"chunk", required_argument, NULL, 'C'},
+        {"sweep", no_argument, NULL, 'w'},         {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    const char *cluster = "ib-a100", *algo_s = "auto";
+    long long gpus = 0, per_node = 0, conc = 1;
+    double bytes = -1, chunk = 0;
+    int sim = 0, sweep = 0, json = 0, c, rc;
+    optind = 0;
+    while ((c = cli_getopt(&cmd_coll, argc, argv, "c:n:p:b:a:sk:C:wjh", opts)) != -1) {
+        switch (c) {
+        case 'c': cluster = optarg; break;
+        case 'n':
+            if (cli_parse_ll(&cmd_coll, "--gpus", optarg, 1, 1 << 24, &gpus))
+                return 2;
+            break;
+        case 'p':
+            if (cli_parse_ll(&cmd_coll, "--per-node", optarg, 1, 4096, &per_node))
+                return 2;
+            break;
+        case 'b':
+            if (cli_parse_bytes(&cmd_coll, "--bytes", optarg, &bytes))
+                return 2;
+            break;
+        case 'a': algo_s = optarg; break;
+        case 's': sim = 1; break;
+        case 'k':
+            if (cli_parse_ll(&cmd_coll, "--concurrent", optarg, 1, 64, &conc))
+                return 2;
+            sim = 1;
+            break;
+        case 'C':
+            if (cli_parse_bytes(&cmd_coll, "--chunk", optarg, &chunk) || chunk < 1) {
+                if (chunk < 1 && chunk >= 0)
+                    cli_usage_error(&cmd_coll, "--chunk: must be at least 1 byte");
+                return 2;
+            }
+            break;
+        case 'w': sweep = 1; break;
+        case 'j': json = 1; break;
+        case 'h': cli_print_help(&cmd_coll, stdout); return 0;
+        default: return 2;
+        }
+    }
+    if ((rc = cli_one_operand(&cmd_coll, argc, argv,
+                              "which collective? allreduce, allgather, reducescatter, alltoall, broadcast or sendrecv")))
+        return rc;
+    st_coll coll;
+    st_algo algo;
+    if (st_coll_parse(argv[optind], &coll))
+        return cli_usage_error(&cmd_coll, "unknown collective '%s': expected allreduce, allgather, reducescatter, "
+                               "alltoall, broadcast or sendrecv", argv[optind]);
+    if (st_algo_parse(algo_s, &algo))
+        return cli_usage_error(&cmd_coll, "--algo: expected auto, ring, tree, direct, halving_doubling or "
+                               "hierarchical, got '%s'", algo_s);
+    if (bytes < 0)
+        return cli_usage_error(&cmd_coll, "--bytes SIZE is required (e.g. --bytes 64MiB)");
+    st_error err;
+    st_cluster cl;
+    if (st_load_cluster(cluster, &cl, &err))
+        return cli_fail(&err);
+    if (!gpus)
+        gpus = coll == ST_COLL_SENDRECV ? 2 : cl.node.gpus;
+    st_net_group g;
+    if (st_net_group_init(&cl, (int)gpus, (int)per_node, &g, &err))
+        return cli_fail(&err);
+    st_coll_est e;
+    if (st_coll_estimate(&g, coll, algo, bytes, &e, &err))
+        return cli_fail(&err);
+    st_coll_est all[ST_ALGO_COUNT];
+    int ok[ST_ALGO_COUNT] = {0};
+    for (int a = ST_ALGO_RING; a < ST_ALGO_COUNT; a++)
+        ok[a] = st_coll_estimate(&g, coll, (st_algo)a, bytes, &all[a], NULL) == 0;
+    st_flow_result *sr = NULL;
+    if (sim) {
+        st_flow *fl = calloc((size_t)conc, sizeof *fl);
+        sr = calloc((size_t)conc, sizeof *sr);
+        if (!fl || !sr) {
+            free(fl), free(sr);
+            st_error_set(&err, ST_ENOMEM, "out of memory");
+            return cli_fail(&err);
+        }
+        for (int i = 0; i < conc; i++)
+            fl[i] = (st_flow){coll, algo, bytes, 0, 0, 1, (int)gpus};
+        /* GPUs are numbered node-major: a group on whole nodes is contiguous,
+         * one GPU per node is strided by the node size */
+        if (g.nodes > 1 && g.per_node != cl.node.gpus && g.per_node != 1) {
+            free(fl), free(sr);
+            st_error_set(&err, ST_EINVAL, "--sim places a group on whole nodes or one GPU per node "
+                         "(--per-node %d or 1), not %d per node", cl.node.gpus, g.per_node);
+            return cli_fail(&err);
+        }
+        if (g.nodes > 1 && g.per_node == 1)
+            for (int i = 0; i < conc; i++)
+                fl[i].stride = cl.node.gpus;
+        rc = st_net_simulate(&cl, fl, (size_t)conc, chunk, sr, &err);
+        free(fl);
+        if (rc) {
+            free(sr);
+            return cli_fail(&err);
+        }
+    }
+    if (json) {
+        st_json j;
+        st_json_init(&j, stdout, 1);
+        st_json_begin_object(&j, NULL);
+        st_json_string(&j, "collective", st_coll_name(coll));
+        st_json_string(&j, "cluster", cl.id);
+        st_json_int(&j, "gpus", g.n);
+        st_json_int(&j, "per_node", g.per_node);
+        st_json_int(&j, "nodes", g.nodes);
+        st_json_number(&j, "bytes", bytes);
+        st_json_string(&j, "algo", st_algo_name(e.algo));
+        st_json_number(&j, "time_s", e.time_s);
+        st_json_number(&j, "algbw", e.algbw);
+        st_json_number(&j, "busbw", e.busbw);
+        st_json_number(&j, "latency_s", e.latency_s);
+        st_json_number(&j, "transfer_s", e.transfer_s);
+        st_json_begin_array(&j, "algorithms");
+        for (int a = ST_ALGO_RING; a < ST_ALGO_COUNT; a++)
+            if (ok[a])
+                json_est(&j, NULL, &all[a]);
+        st_json_end_array(&j);
+        if (sim) {
+            st_json_begin_object(&j, "sim");
+            st_json_string(&j, "algo", st_algo_name(sr[0].algo));
+            st_json_int(&j, "concurrent", conc);
+            st_json_number(&j, "time_s", sr[0].time_s);
+            double last = 0;
+            for (int i = 0; i < conc; i++)
+                last = sr[i].end_s > last ? sr[i].end_s : last;
+            st_json_number(&j, "all_done_s", last);
+            st_json_number(&j, "busbw", sr[0].time_s > 0 ? bytes / sr[0].time_s * st_coll_bus_factor(coll, g.n) : 0);
+            st_json_int(&j, "transfers", sr[0].transfers);
+            st_json_end_object(&j);
+        }
+        if (sweep) {
+            st_json_begin_array(&j, "sweep");
+            for (double s = 1024; s <= bytes * 1.0000001 || s == 1024; s *= 2) {
+                st_coll_est w;
+                if (st_coll_estimate(&g, coll, algo, s, &w, NULL))
+                    break;
+                st_json_begin_object(&j, NULL);
+                st_json_number(&j, "bytes", s);
+                st_json_string(&j, "algo", st_algo_name(w.algo));
+                st_json_number(&j, "time_s", w.time_s);
+                st_json_number(&j, "busbw", w.busbw);
+                st_json_end_object(&j);
+            }
+            st_json_end_array(&j);
+        }
+        st_json_end_object(&j);
+        st_json_finish(&j);
+        free(sr);
+        return 0;
+    }
+    char b[32], t[32];
+    cli_bytes(b, sizeof b, bytes);
+    printf("%s of %s on %d GPUs (%d node%s x %d) of %s (%s)\n", st_coll_name(coll), b, g.n, g.nodes,
+           g.nodes == 1 ? "" : "s", g.per_node, cl.name, cl.id);
+    printf("  links: intra %.0f GB/s x%.2f, %.1f us/step", cl.node.intra.bw * 1e-9, cl.node.intra.efficiency,
+           cl.node.intra.latency_s * 1e6);
+    if (g.nodes > 1)
+        printf("; NIC %.1f GB/s effective x %d per node, %.1f us/step", g.bw_nic * 1e-9, g.nics_per_node,
+               g.lat_net * 1e6);
+    printf("\n\n  %-17s %11s %12s %12s %11s %11s\n", "algorithm", "time", "algbw GB/s", "busbw GB/s", "latency",
+           "transfer");
+    for (int a = ST_ALGO_RING; a < ST_ALGO_COUNT; a++) {
+        if (!ok[a])
+            continue;
+        char l[32], x[32];
+        fmt_time(t, sizeof t, all[a].time_s);
+        fmt_time(l, sizeof l, all[a].latency_s);
+        fmt_time(x, sizeof x, all[a].transfer_s);
+        printf("  %-17s %11s %12.1f %12.1f %11s %11s%s\n", st_algo_name((st_algo)a), t, all[a].algbw * 1e-9,
+               all[a].busbw * 1e-9, l, x, a == (int)e.algo ? "  <-" : "");
+    }
+    fmt_time(t, sizeof t, e.time_s);
+    printf("\n  %s: %s, bus bandwidth %.1f GB/s\n", algo == ST_ALGO_AUTO ? "fastest" : "chosen", t, e.busbw * 1e-9);
+    if (sim) {
+        fmt_time(t, sizeof t, sr[0].time_s);
+        printf("  simulated (%s, chunk-level, %lld transfers): %s", st_algo_name(sr[0].algo), sr[0].transfers, t);
+        if (conc > 1) {
+            double last = 0;
+            for (int i = 0; i < conc; i++)
+                last = sr[i].end_s > last ? sr[i].end_s : last;
+            fmt_time(t, sizeof t, last);
+            printf("; %lld at once on the same GPUs: all done at %s", conc, t);
+        }
+        printf("\n");
+    }
+    if (sweep) {
+        printf("\n  %12s  %-17s %11s %12s\n", "bytes", "algorithm", "time", "busbw GB/s");
+        for (double s = 1024; s <= bytes * 1.0000001 || s == 1024; s *= 2) {
+            st_coll_est w;
+            if (st_coll_estimate(&g, coll, algo, s, &w, NULL))
+                break;
+            cli_bytes(b, sizeof b, s);
+            fmt_time(t, sizeof t, w.time_s);
+            printf("  %12s  %-17s %11s %12.2f\n", b, st_algo_name(w.algo), t, w.busbw * 1e-9);
+        }
+    }
+    free(sr);
+    return 0;
+}
+
+const cli_command cmd_coll = {
+    "coll",
+    "coll allreduce|allgather|reducescatter|alltoall|broadcast|sendrecv --bytes SIZE [--cluster PRESET]\n"
+    "                   [--gpus N] [--per-node G] [--algo A] [--sim] [--concurrent K] [--sweep] [--json]",
+    "Time one collective on a cluster: every algorithm, the fastest, and a chunk-level simulation.",
+    "  --bytes SIZE     nccl-tests sizes: the whole buffer (64MiB, 64M, 100MB, 1GiB, 1048576)\n"
+    "  --cluster P      cluster preset (default ib-a100)\n"
+    "  --gpus N         GPUs in the group (default one node; 2 for sendrecv)\n"
+    "  --per-node G     GPUs of the group on each node (default as many as fit); sendrecv\n"
+    "                   --gpus 2 --per-node 1 crosses the network\n"
+    "  --algo A         auto (fastest), ring, tree, direct, halving_doubling, hierarchical\n"
+    "  --sim            also run the chunk-level discrete-event simulation\n"
+    "  --concurrent K   simulate K copies at once on the same GPUs (link contention)\n"
+    "  --chunk SIZE     simulation chunk size (default 1MiB)\n"
+    "  --sweep          also print time and bus bandwidth from 1 KiB up to SIZE (the\n"
+    "                   small-message latency floor)\n"
+    "  --json           one object: collective, cluster, gpus, per_node, nodes, bytes, algo,\n"
+    "                   time_s, algbw, busbw (bytes/s), latency_s, transfer_s, algorithms[],\n"
+    "                   sim{}, sweep[]\n",
+    run,
+};

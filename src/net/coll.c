@@ -1,0 +1,290 @@
+/* The alpha-beta collective model (see net.h for the algorithms). */
+#include "config.h"
+#include "net/net.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const coll_names[ST_COLL_COUNT] = {"allreduce", "allgather", "reducescatter",
+                                                      "alltoall",  "broadcast", "sendrecv"};
+static const char *const coll_alt[ST_COLL_COUNT] = {"all_reduce", "all_gather", "reduce_scatter",
+                                                    "all_to_all", "bcast",      "send_recv"};
+static const char *const algo_names[ST_ALGO_COUNT] = {"auto",   "ring",             "tree",
+                                                      "direct", "halving_doubling", "hierarchical"};
+
+const char *st_coll_name(st_coll c) { return (unsigned)c < ST_COLL_COUNT ? coll_names[c] : "?"; }
+const char *st_algo_name(st_algo a) { return (unsigned)a < ST_ALGO_COUNT ? algo_names[a] : "?"; }
+
+int st_coll_parse(const char *s, st_coll *out)
+{
+    for (int i = 0; i < ST_COLL_COUNT; i++)
+        if (!strcmp(s, coll_names[i]) || !strcmp(s, coll_alt[i])) {
+            *out = (st_coll)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}
+
+int st_algo_parse(const char *s, st_algo *out)
+{
+    for (int i = 0; i < ST_ALGO_COUNT; i++)
+        if (!strcmp(s, algo_names[i]) || (i == ST_ALGO_HD && !strcmp(s, "hd")) ||
+            (i == ST_ALGO_HIER && !strcmp(s, "hier"))) {
+            *out = (st_algo)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}
+
+double st_coll_bus_factor(st_coll c, int n)
+{
+    if (n <= 1)
+        return 0;
+    switch (c) {
+    case ST_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case ST_COLL_ALLGATHER:
+    case ST_COLL_REDUCESCATTER:
+    case ST_COLL_ALLTOALL: return (double)(n - 1) / n;
+    default: return 1;
+    }
+}
+
+int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g, st_error *err)
+{
+    int G = c->node.gpus;
+    memset(g, 0, sizeof *g);
+    if (n < 1)
+        return st_error_set(err, ST_EINVAL, "a group needs at least 1 GPU, got %d", n);
+    if (per_node <= 0)
+        per_node = n < G ? n : G;
+    if (per_node > G)
+        return st_error_set(err, ST_EINVAL, "%d GPUs per node asked, but a %s node has %d", per_node,
+                            c->node.id, G);
+    if (n % per_node)
+        return st_error_set(err, ST_EINVAL, "%d GPUs do not split evenly into nodes of %d; give a "
+                            "GPU count that is a multiple of %d", n, per_node, per_node);
+    g->n = n;
+    g->per_node = per_node;
+    g->nodes = n / per_node;
+    if (g->nodes > c->nodes)
+        return st_error_set(err, ST_EINVAL, "%d GPUs at %d per node need %d nodes; cluster %s has %d",
+                            n, per_node, g->nodes, c->id, c->nodes);
+    g->bw_intra = c->node.intra.bw * c->node.intra.efficiency;
+    g->p2p_intra = c->node.intra.bw * c->node.intra.p2p_efficiency;
+    g->lat_intra = c->node.intra.latency_s;
+    g->base_s = c->node.coll_base_s;
+    /* a direct NVLink mesh splits a GPU's links over its peers: one pair
+     * (send/recv) gets 1/(G-1) of them; collectives use all at once */
+    if (c->node.intra.topology == ST_TOPO_NVLINK_MESH && G > 1)
+        g->p2p_intra /= G - 1;
+    if (g->nodes > 1) {
+        if (c->n_dims < 1 || c->node.nics < 1)
+            return st_error_set(err, ST_EINVAL, "cluster %s has no scale-out network (network: or nics:)",
+                                c->id);
+        const st_link *l = &c->net[0];
+        double bw = l->bw;
+        if (c->node.nic_bw > 0 && c->node.nic_bw < bw)
+            bw = c->node.nic_bw;
+        /* A rail-optimized fabric keeps same-rail traffic under one leaf;
+         * other topologies cross the spine, oversubscribed. */
+        double over = l->topology == ST_TOPO_RAIL_OPTIMIZED ? 1 : l->oversubscription;
+        g->bw_nic = bw * l->efficiency / over;
+        g->p2p_nic = bw * l->p2p_efficiency / over;
+        g->lat_net = l->latency_s;
+        g->nics_per_node = c->node.nics;
+    }
+    return 0;
+}
+
+static int is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+static int log2_ceil(int n)
+{
+    int s = 0;
+    while ((1 << s) < n)
+        s++;
+    return s;
+}
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+int st_coll_algo_valid(const st_net_group *g, st_coll c, st_algo a, st_error *err)
+{
+    const char *why = NULL;
+    if (c == ST_COLL_SENDRECV && g->n != 2)
+        why = "send/recv is between 2 GPUs (--gpus 2; --per-node 1 puts them on two nodes)";
+    else if (c == ST_COLL_SENDRECV && a != ST_ALGO_AUTO && a != ST_ALGO_DIRECT)
+        why = "send/recv is one direct transfer (algorithm auto or direct)";
+    else if (a == ST_ALGO_TREE && c != ST_COLL_ALLREDUCE && c != ST_COLL_BROADCAST)
+        why = "the tree algorithm does all-reduce and broadcast only";
+    else if (c == ST_COLL_ALLTOALL && a != ST_ALGO_AUTO && a != ST_ALGO_DIRECT)
+        why = "all-to-all is direct (every rank to every rank), as NCCL does it";
+    else if (a == ST_ALGO_HD && !is_pow2(g->n))
+        why = "halving-doubling needs a power-of-two GPU count";
+    else if (a == ST_ALGO_HIER && c == ST_COLL_BROADCAST)
+        why = "hierarchical is defined for all-reduce, all-gather and reduce-scatter";
+    if (why)
+        return st_error_set(err, ST_EINVAL, "%s with %s on %d GPUs: %s", st_coll_name(c), st_algo_name(a),
+                            g->n, why);
+    return 0;
+}
+
+/* Off-node share of one GPU's NIC bandwidth (NICs shared when fewer). */
+static double nic_share(const st_net_group *g)
+{
+    if (g->nics_per_node >= g->per_node)
+        return g->bw_nic;
+    return g->bw_nic * g->nics_per_node / g->per_node;
+}
+
+/* The flat ring's rate: intra links, and R = min(g, nics) rings leaving
+ * each node through distinct NICs. */
+static double ring_rate(const st_net_group *g)
+{
+    if (g->nodes <= 1)
+        return g->bw_intra;
+    int rings = g->per_node < g->nics_per_node ? g->per_node : g->nics_per_node;
+    double across = rings * g->bw_nic;
+    return g->per_node > 1 ? dmin(g->bw_intra, across) : across;
+}
+
+/* One direct exchange phase in which each rank sends `per_peer` bytes to
+ * every other rank: on-node bytes over NVLink, off-node over its NIC share. */
+static double direct_phase(const st_net_group *g, double per_peer)
+{
+    double on = (g->per_node - 1) * per_peer, off = (g->n - g->per_node) * per_peer;
+    double t = on > 0 ? on / g->bw_intra : 0;
+    if (off > 0)
+        t = dmax(t, off / nic_share(g));
+    return t;
+}
+
+/* Recursive halving or doubling: the bytes and latency of its log2 n steps. */
+static void hd_pass(const st_net_group *g, double bytes, int doubling_vector, double *xfer, double *lat)
+{
+    int steps = log2_ceil(g->n);
+    for (int j = 0; j < steps; j++) {
+        int dist = g->n >> (j + 1);
+        double b = doubling_vector ? bytes : bytes / (double)(2LL << j);
+        int cross = dist >= g->per_node;
+        *xfer += b / (cross ? g->bw_nic : g->bw_intra);
+        *lat += cross ? g->lat_net : g->lat_intra;
+    }
+}
+
+static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *lat, double *xfer, int *steps)
+{
+    int n = g->n, pn = g->per_node, k = g->nodes;
+    /* a flat algorithm's step latency: of a ring's n hops, k cross nodes
+     * (NCCL tuning.cc weighs intra and network latency the same way) */
+    double a_step = k > 1 ? ((double)(n - k) * g->lat_intra + (double)k * g->lat_net) / n : g->lat_intra;
+    double fn = (double)(n - 1) / n;
+    *lat = *xfer = 0;
+    *steps = 0;
+    switch (a) {
+    case ST_ALGO_RING:
+        if (c == ST_COLL_ALLREDUCE)
+            *steps = 2 * (n - 1), *xfer = 2 * fn * S / ring_rate(g);
+        else if (c == ST_COLL_BROADCAST)
+            *steps = n - 1, *xfer = S / ring_rate(g); /* pipelined chain */
+        else
+            *steps = n - 1, *xfer = fn * S / ring_rate(g);
+        *lat = *steps * a_step;
+        break;
+    case ST_ALGO_TREE: {
+        /* NCCL's tree: a chain inside each node, a double binary tree
+         * among nodes; its bandwidth is 0.92 of the ring's (tuning.cc) */
+        int depth = (pn - 1) + log2_ceil(k);
+        *steps = (c == ST_COLL_ALLREDUCE ? 2 : 1) * depth;
+        *xfer = (c == ST_COLL_ALLREDUCE ? 2 * fn : 1) * S / (0.92 * ring_rate(g));
+        *lat = (c == ST_COLL_ALLREDUCE ? 2 : 1) * ((pn - 1) * g->lat_intra + log2_ceil(k) * g->lat_net);
+        break;
+    }
+    case ST_ALGO_DIRECT:
+        if (c == ST_COLL_SENDRECV) {
+            *steps = 1;
+            *xfer = S / (k > 1 ? g->p2p_nic : g->p2p_intra);
+        } else if (c == ST_COLL_BROADCAST) {
+            /* the root sends the whole buffer to every other rank */
+            double on = (pn - 1) * S, off = (n - pn) * S;
+            *steps = 1;
+            *xfer = dmax(on > 0 ? on / g->bw_intra : 0, off > 0 ? off / nic_share(g) : 0);
+        } else {
+            /* one message per peer per pass, each with its own latency */
+            int passes = c == ST_COLL_ALLREDUCE ? 2 : 1;
+            *steps = passes * (n - 1);
+            *xfer = passes * direct_phase(g, S / n);
+            *lat = passes * ((pn - 1) * g->lat_intra + (n - pn) * g->lat_net);
+            break;
+        }
+        *lat = *steps * a_step;
+        break;
+    case ST_ALGO_HD:
+        if (c == ST_COLL_BROADCAST) {
+            hd_pass(g, S, 1, xfer, lat); /* binomial tree: whole buffer each step */
+        } else {
+            hd_pass(g, S, 0, xfer, lat);
+            if (c == ST_COLL_ALLREDUCE)
+                hd_pass(g, S, 0, xfer, lat);
+        }
+        *steps = (c == ST_COLL_ALLREDUCE ? 2 : 1) * log2_ceil(n);
+        break;
+    case ST_ALGO_HIER: {
+        int passes = c == ST_COLL_ALLREDUCE ? 2 : 1;
+        double fg = (double)(pn - 1) / pn, fk = (double)(k - 1) / k;
+        /* intra-node pass(es) over the whole buffer */
+        *xfer += passes * fg * S / g->bw_intra * (pn > 1);
+        *lat += passes * (pn - 1) * g->lat_intra;
+        /* among nodes, each GPU on its 1/g shard through its NIC share */
+        if (k > 1) {
+            *xfer += passes * fk * (S / pn) / nic_share(g);
+            *lat += passes * (k - 1) * g->lat_net;
+        }
+        *steps = passes * (pn - 1 + k - 1);
+        break;
+    }
+    default: break;
+    }
+    *lat += c == ST_COLL_SENDRECV ? ST_NET_BASE_LATENCY : g->base_s;
+}
+
+int st_coll_estimate(const st_net_group *g, st_coll c, st_algo a, double bytes, st_coll_est *out,
+                     st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->coll = c;
+    out->bytes = bytes;
+    if (!(bytes >= 0) || !isfinite(bytes))
+        return st_error_set(err, ST_EINVAL, "message size must be a finite number of bytes >= 0");
+    int rc = st_coll_algo_valid(g, c, a, err);
+    if (rc)
+        return rc;
+    if (g->n <= 1 || bytes == 0) {
+        out->algo = a == ST_ALGO_AUTO ? ST_ALGO_RING : a;
+        return 0;
+    }
+    int lo = (int)a, hi = (int)a;
+    if (a == ST_ALGO_AUTO)
+        lo = ST_ALGO_RING, hi = ST_ALGO_DIRECT;
+    out->time_s = INFINITY;
+    for (int i = lo; i <= hi; i++) {
+        if (st_coll_algo_valid(g, c, (st_algo)i, NULL))
+            continue;
+        /* auto chooses among NCCL's algorithms: ring and tree, direct only
+         * where NCCL has nothing else (all-to-all, send/recv) */
+        if (a == ST_ALGO_AUTO && i == ST_ALGO_DIRECT && c != ST_COLL_ALLTOALL && c != ST_COLL_SENDRECV)
+            continue;
+        double lat, xfer;
+        int steps;
+        cost(g, c, (st_algo)i, bytes, &lat, &xfer, &steps);
+        if (lat + xfer < out->time_s) {
+            out->algo = (st_algo)i;
+            out->time_s = lat + xfer;
+            out->latency_s = lat;
+            out->transfer_s = xfer;
+            out->steps = steps;
+        }
+    }
+    out->algbw = bytes / out->time_s;
+    out->busbw = out->algbw * st_coll_bus_factor(c, g->n);
+    return 0;
+}

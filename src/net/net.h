@@ -1,0 +1,157 @@
+/*
+ * net: collective communication on a cluster, in seconds and bus bandwidth.
+ *
+ * A group of n ranks sits on a cluster preset, per_node of them on each
+ * node (ranks 0..per_node-1 on the first node, and so on, as NCCL and
+ * torchrun number them). Two link levels carry its traffic:
+ *   intra  the node's GPU fabric (NVSwitch, NVLink mesh, PCIe): bandwidth
+ *          B_i per GPU per direction, per-step latency a_i;
+ *   net    the scale-out fabric (cluster network[0]): one NIC per GPU on a
+ *          rail (or nics/per_node of one when NICs are fewer than GPUs),
+ *          bandwidth B_e per NIC, per-step latency a_e. A fat tree with
+ *          oversubscription s gives each NIC B_e/s across the spine.
+ * Effective bandwidth = link bandwidth x the link's `efficiency` (NCCL's
+ * bus bandwidth on large messages over the wire rate, from nccl-tests; see
+ * the presets) or `p2p_efficiency` for send/recv.
+ *
+ * alpha-beta model. A collective is a sequence of steps; each step costs
+ * the latency of the slowest link it crosses, and the bytes each rank sends
+ * cost bytes / rate of the link they cross:
+ *     t = base + steps x a + sum over phases of bytes_per_rank / rate
+ * base = the node's coll_latency_us (default 8.4 us, NCCL's base latency for
+ * the ring/Simple protocol, src/graph/tuning.cc baseLat; send/recv always
+ * 8.4 us); a_i, a_e from the presets (NCCL's hwLat).
+ * Sizes follow nccl-tests: `bytes` is the whole buffer (all-reduce: the
+ * vector; all-gather/reduce-scatter: the gathered vector; all-to-all: one
+ * rank's send buffer; send/recv: the message). Bus bandwidth =
+ * algorithm bandwidth (bytes / t) x the bus factor: 2(n-1)/n for
+ * all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for
+ * broadcast and send/recv.
+ *
+ * Algorithms (n ranks, g per node, k nodes):
+ *   ring          n-1 steps per pass (all-reduce: a reduce-scatter pass and
+ *                 an all-gather pass). Across nodes NCCL runs one ring per
+ *                 NIC, so the rate is min(B_i, R x B_e) with R = min(g, nics).
+ *   tree          NCCL's Tree: a chain through the GPUs of a node and a
+ *                 double binary tree among nodes, 2((g-1) + ceil(log2 k))
+ *                 steps for all-reduce (half for broadcast); the ring's
+ *                 bytes at 0.92 of its rate (NCCL tuning.cc); all-reduce and
+ *                 broadcast only.
+ *   direct        every rank sends to every other (n-1 messages per pass,
+ *                 each with its own latency): intra bytes over B_i and
+ *                 off-node bytes over the rank's NIC share, whichever is
+ *                 slower.
+ *   halving_doubling  recursive halving then doubling (Rabenseifner):
+ *                 step j exchanges bytes/2^(j+1) with the rank n/2^(j+1)
+ *                 away; the step crosses nodes when that distance >= g.
+ *                 n must be a power of two.
+ *   hierarchical  intra-node reduce-scatter, then the collective among the
+ *                 k nodes on each GPU's 1/g shard (ring over NICs), then
+ *                 intra-node all-gather (all-reduce; for all-gather and
+ *                 reduce-scatter the matching half).
+ *   auto          the fastest of NCCL's own algorithms that apply: ring or
+ *                 tree; direct for all-to-all and send/recv (NCCL's tuner
+ *                 does the same with its model). The simulation's auto
+ *                 takes ring where the model picks tree.
+ *
+ * The discrete-event simulation (st_net_simulate) runs the same algorithms
+ * as chunk transfers through per-GPU ports (NVLink out/in, NIC out/in; an
+ * NVSwitch is non-blocking, so only the ends of a transfer contend), so
+ * several collectives that share GPUs or NICs slow each other down as they
+ * would on the machine: TP and DP collectives on one node, all-to-all
+ * across nodes. Each chunk waits for its ports (first come, first served)
+ * and for the chunk it forwards; a chunk takes bytes/rate on both ports and
+ * arrives one link latency later.
+ */
+#ifndef STRATA_NET_H
+#define STRATA_NET_H
+
+#include "hw/hw.h"
+
+typedef enum st_coll {
+    ST_COLL_ALLREDUCE = 0,
+    ST_COLL_ALLGATHER,
+    ST_COLL_REDUCESCATTER,
+    ST_COLL_ALLTOALL,
+    ST_COLL_BROADCAST,
+    ST_COLL_SENDRECV,
+    ST_COLL_COUNT
+} st_coll;
+const char *st_coll_name(st_coll c); /* "allreduce", ... */
+int st_coll_parse(const char *s, st_coll *out); /* also accepts all_reduce, send_recv */
+
+typedef enum st_algo {
+    ST_ALGO_AUTO = 0,
+    ST_ALGO_RING,
+    ST_ALGO_TREE,
+    ST_ALGO_DIRECT,
+    ST_ALGO_HD,
+    ST_ALGO_HIER,
+    ST_ALGO_COUNT
+} st_algo;
+const char *st_algo_name(st_algo a); /* "auto", "ring", "tree", "direct", "halving_doubling", "hierarchical" */
+int st_algo_parse(const char *s, st_algo *out);
+
+/* NCCL's base latency per collective (ring, Simple protocol), seconds. */
+#define ST_NET_BASE_LATENCY 8.4e-6
+
+/* The bus factor of a collective over n ranks (see above). */
+double st_coll_bus_factor(st_coll c, int n);
+
+/* Where a group sits and what its links give it. */
+typedef struct st_net_group {
+    int n, per_node, nodes;
+    double bw_intra, lat_intra;  /* effective, per GPU per direction */
+    double bw_nic, lat_net;      /* effective, per NIC (0 when one node) */
+    int nics_per_node;
+    double p2p_intra, p2p_nic;   /* send/recv rates */
+    double base_s;               /* fixed cost per collective (node preset) */
+} st_net_group;
+
+/* per_node <= 0: as many as fit (min(n, GPUs per node)). Fails when the
+ * group does not fit the cluster or per_node does not divide n. */
+int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g, st_error *err);
+
+typedef struct st_coll_est {
+    st_coll coll;
+    st_algo algo;     /* the algorithm used (auto resolved) */
+    double bytes;
+    double time_s;
+    double latency_s; /* base + steps x latency */
+    double transfer_s;/* the bandwidth terms */
+    double algbw, busbw; /* bytes/s */
+    int steps;
+} st_coll_est;
+
+/* Is algorithm a defined for collective c on group g? 0 yes, else ST_EINVAL
+ * with the reason in err. */
+int st_coll_algo_valid(const st_net_group *g, st_coll c, st_algo a, st_error *err);
+
+/* The alpha-beta estimate. bytes >= 0; algo AUTO picks the fastest. */
+int st_coll_estimate(const st_net_group *g, st_coll c, st_algo a, double bytes, st_coll_est *out,
+                     st_error *err);
+
+/* ---- discrete-event simulation -------------------------------------------- */
+typedef struct st_flow {
+    st_coll coll;
+    st_algo algo;      /* AUTO: the analytical model's choice */
+    double bytes;
+    double start_s;
+    int first_rank;    /* the group is ranks first_rank .. first_rank + n*stride - 1 */
+    int stride;        /* 1: contiguous; g: one rank per node-slot (DP across TP groups) */
+    int n;
+} st_flow;
+
+typedef struct st_flow_result {
+    st_algo algo;
+    double end_s;      /* completion time */
+    double time_s;     /* end_s - start_s */
+    long long transfers;
+} st_flow_result;
+
+/* Simulate flows together on cluster c (GPUs numbered node-major: GPU r is
+ * on node r / GPUs-per-node). chunk_bytes <= 0: 1 MiB. Results in order. */
+int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, double chunk_bytes,
+                    st_flow_result *out, st_error *err);
+
+#endif

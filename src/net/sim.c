@@ -1,0 +1,530 @@
+/* Chunk-level discrete-event simulation of collectives sharing a cluster's
+ * links (see net.h). Each collective becomes a DAG of chunk transfers; a
+ * transfer is ready when the transfers it waits on have arrived, takes its
+ * source's out-port and its destination's in-port for bytes/rate (first
+ * come, first served, ties broken by creation order so results do not
+ * depend on anything but the input), and arrives one link latency later. */
+#include "config.h"
+#include "net/net.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TRANSFERS 4000000
+#define MAX_CHUNKS 16
+
+typedef struct xfer {
+    int src, dst;     /* global GPU ranks */
+    int flow;
+    int waits;        /* transfers still to arrive before this one is ready */
+    int join;         /* a zero-time join point: no ports, no latency */
+    double bytes;
+    double ready;
+    int first_dep, n_dep; /* dependents, in the CSR array */
+} xfer;
+
+typedef struct dag {
+    xfer *x;
+    size_t n, cap;
+    int *edge_from, *edge_to; /* "to waits on from" */
+    size_t n_edges, cap_edges;
+    int *deps;                /* CSR of dependents */
+} dag;
+
+typedef struct sim {
+    const st_cluster *c;
+    st_net_group g;       /* rates and latencies (per flow group shape) */
+    dag d;
+    int failed;
+    st_error *err;
+} sim;
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 1024;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, nc * size);
+    if (!q)
+        return ST_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+/* Add a transfer; returns its index or -1 (sim failed). */
+static int add_x(sim *s, int flow, int src, int dst, double bytes, double ready)
+{
+    if (s->failed)
+        return -1;
+    if (s->d.n >= MAX_TRANSFERS) {
+        st_error_set(s->err, ST_EINVAL, "simulation too large (over %d chunk transfers); use a larger "
+                     "chunk size or the analytical model", MAX_TRANSFERS);
+        s->failed = 1;
+        return -1;
+    }
+    if (grow((void **)&s->d.x, &s->d.cap, s->d.n + 1, sizeof(xfer))) {
+        st_error_set(s->err, ST_ENOMEM, "out of memory in the network simulation");
+        s->failed = 1;
+        return -1;
+    }
+    xfer *x = &s->d.x[s->d.n];
+    memset(x, 0, sizeof *x);
+    x->src = src, x->dst = dst, x->flow = flow, x->bytes = bytes, x->ready = ready;
+    return (int)s->d.n++;
+}
+
+static int add_join(sim *s, int flow, double ready)
+{
+    int x = add_x(s, flow, 0, 0, 0, ready);
+    if (x >= 0)
+        s->d.x[x].join = 1;
+    return x;
+}
+
+/* `to` waits for `from` to arrive. */
+static void dep(sim *s, int from, int to)
+{
+    if (s->failed || from < 0 || to < 0)
+        return;
+    size_t c1 = s->d.cap_edges;
+    if (grow((void **)&s->d.edge_from, &c1, s->d.n_edges + 1, sizeof(int)) ||
+        grow((void **)&s->d.edge_to, &s->d.cap_edges, s->d.n_edges + 1, sizeof(int))) {
+        st_error_set(s->err, ST_ENOMEM, "out of memory in the network simulation");
+        s->failed = 1;
+        return;
+    }
+    s->d.edge_from[s->d.n_edges] = from;
+    s->d.edge_to[s->d.n_edges] = to;
+    s->d.n_edges++;
+    s->d.x[to].waits++;
+}
+
+/* ---- generators: one per algorithm ------------------------------------------ */
+typedef struct gen {
+    sim *s;
+    int flow;
+    const int *rank; /* group index -> global GPU */
+    int n, per_node, nodes, chunks;
+    double t0;
+} gen;
+
+/* A ring pass over `order` (m members) with T steps moving `block` bytes
+ * per step per member, in `chunks` pipelined chunks. in[i*chunks+c] holds
+ * the transfer member i waits on before its first step (or -1); on return
+ * out[i*chunks+c] holds the last transfer into member i. */
+static void ring_pass(gen *q, const int *order, int m, int T, double block, const int *in, int *out)
+{
+    int C = q->chunks;
+    int *prev = malloc((size_t)m * C * sizeof(int)), *cur = malloc((size_t)m * C * sizeof(int));
+    if (!prev || !cur) {
+        free(prev), free(cur);
+        st_error_set(q->s->err, ST_ENOMEM, "out of memory in the network simulation");
+        q->s->failed = 1;
+        return;
+    }
+    for (int i = 0; i < m * C; i++)
+        prev[i] = in ? in[i] : -1; /* prev[i]: last arrival into member i */
+    for (int t = 0; t < T && !q->s->failed; t++) {
+        for (int i = 0; i < m; i++)
+            for (int c = 0; c < C; c++) {
+                int j = (i + 1) % m;
+                int x = add_x(q->s, q->flow, order[i], order[j], block / C, q->t0);
+                dep(q->s, prev[i * C + c], x);
+                cur[j * C + c] = x;
+            }
+        memcpy(prev, cur, (size_t)m * C * sizeof(int));
+    }
+    if (out)
+        memcpy(out, prev, (size_t)m * C * sizeof(int));
+    free(prev), free(cur);
+}
+
+/* NCCL-style rings: R rings, ring r enters each node at local GPU r, so
+ * each ring leaves a node through a different GPU and NIC. */
+static void gen_ring(gen *q, st_coll c, double S)
+{
+    int rings = 1, g = q->per_node;
+    if (q->nodes > 1) {
+        int nics = q->s->g.nics_per_node;
+        rings = g < nics ? g : nics;
+    }
+    int *order = malloc((size_t)q->n * sizeof(int));
+    if (!order) {
+        st_error_set(q->s->err, ST_ENOMEM, "out of memory in the network simulation");
+        q->s->failed = 1;
+        return;
+    }
+    for (int r = 0; r < rings; r++) {
+        for (int a = 0; a < q->nodes; a++)
+            for (int l = 0; l < g; l++)
+                order[a * g + l] = q->rank[a * g + (l + r) % g];
+        if (c == ST_COLL_BROADCAST) {
+            /* pipelined chain from member 0 */
+            for (int ch = 0; ch < q->chunks; ch++) {
+                int prev = -1;
+                for (int i = 0; i + 1 < q->n; i++) {
+                    int x = add_x(q->s, q->flow, order[i], order[i + 1], S / rings / q->chunks, q->t0);
+                    dep(q->s, prev, x);
+                    prev = x;
+                }
+            }
+        } else {
+            int T = c == ST_COLL_ALLREDUCE ? 2 * (q->n - 1) : q->n - 1;
+            ring_pass(q, order, q->n, T, S / rings / q->n, NULL, NULL);
+        }
+    }
+    free(order);
+}
+
+/* Every rank sends per_peer bytes to every other, peers staggered as NCCL's
+ * p2p schedule does. join (may be NULL): per rank, a transfer the rank's
+ * sends wait on. into (may be NULL): per rank, a join that waits for
+ * everything this phase sends to the rank. */
+static void gen_direct_phase(gen *q, double per_peer, const int *join, int *into)
+{
+    int C = q->chunks, n = q->n;
+    if (into)
+        for (int j = 0; j < n; j++)
+            into[j] = add_join(q->s, q->flow, q->t0);
+    /* round k: every rank i sends to i + k, a permutation, so the rounds
+     * keep every port busy (NCCL's p2p schedule does the same) */
+    for (int c = 0; c < C; c++)
+        for (int k = 1; k < n; k++)
+            for (int i = 0; i < n; i++) {
+                int j = (i + k) % n;
+                int x = add_x(q->s, q->flow, q->rank[i], q->rank[j], per_peer / C, q->t0);
+                if (join)
+                    dep(q->s, join[i], x);
+                if (into)
+                    dep(q->s, x, into[j]);
+            }
+}
+
+static void gen_direct(gen *q, st_coll c, double S)
+{
+    if (c == ST_COLL_SENDRECV) {
+        for (int ch = 0; ch < q->chunks; ch++)
+            add_x(q->s, q->flow, q->rank[0], q->rank[1], S / q->chunks, q->t0);
+        return;
+    }
+    if (c == ST_COLL_BROADCAST) {
+        for (int j = 1; j < q->n; j++)
+            for (int ch = 0; ch < q->chunks; ch++)
+                add_x(q->s, q->flow, q->rank[0], q->rank[j], S / q->chunks, q->t0);
+        return;
+    }
+    if (c != ST_COLL_ALLREDUCE) {
+        gen_direct_phase(q, S / q->n, NULL, NULL);
+        return;
+    }
+    int *mid = malloc((size_t)q->n * sizeof(int));
+    if (!mid) {
+        st_error_set(q->s->err, ST_ENOMEM, "out of memory in the network simulation");
+        q->s->failed = 1;
+        return;
+    }
+    gen_direct_phase(q, S / q->n, NULL, mid); /* reduce-scatter */
+    gen_direct_phase(q, S / q->n, mid, NULL); /* all-gather of the reduced shards */
+    free(mid);
+}
+
+/* Recursive halving (reduce-scatter) and/or doubling (all-gather). */
+static void gen_hd(gen *q, st_coll c, double S)
+{
+    int n = q->n, steps = 0, C = q->chunks;
+    while ((1 << steps) < n)
+        steps++;
+    int *last = malloc((size_t)n * C * sizeof(int)), *cur = malloc((size_t)n * C * sizeof(int));
+    if (!last || !cur) {
+        free(last), free(cur);
+        st_error_set(q->s->err, ST_ENOMEM, "out of memory in the network simulation");
+        q->s->failed = 1;
+        return;
+    }
+    for (int i = 0; i < n * C; i++)
+        last[i] = -1;
+    int passes = c == ST_COLL_ALLREDUCE ? 2 : 1;
+    for (int p = 0; p < passes; p++)
+        for (int j = 0; j < steps; j++) {
+            int halving = (c == ST_COLL_ALLREDUCE && p == 0) || c == ST_COLL_REDUCESCATTER;
+            int jj = halving ? j : steps - 1 - j; /* doubling: short distances first */
+            int dist = n >> (jj + 1);
+            double b = c == ST_COLL_BROADCAST ? S : S / (double)(2LL << jj);
+            if (c == ST_COLL_BROADCAST)
+                dist = n >> (j + 1);
+            for (int i = 0; i < n; i++) {
+                int partner = i ^ dist;
+                if (c == ST_COLL_BROADCAST && (i % (2 * dist)) != 0)
+                    continue; /* binomial tree: only holders send */
+                for (int ch = 0; ch < C; ch++) {
+                    int x = add_x(q->s, q->flow, q->rank[i], q->rank[partner], b / C, q->t0);
+                    dep(q->s, last[i * C + ch], x);
+                    cur[partner * C + ch] = x;
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                int partner = i ^ dist;
+                if (c == ST_COLL_BROADCAST && (i % (2 * dist)) != 0)
+                    continue;
+                memcpy(&last[partner * C], &cur[partner * C], (size_t)C * sizeof(int));
+            }
+        }
+    free(last), free(cur);
+}
+
+/* Intra-node ring pass, rings among nodes on each local GPU's shard, and
+ * the intra-node pass back. */
+static void gen_hier(gen *q, st_coll c, double S)
+{
+    int g = q->per_node, k = q->nodes, C = q->chunks, n = q->n;
+    int *arr = malloc((size_t)n * C * sizeof(int)), *order = malloc((size_t)(g > k ? g : k) * sizeof(int));
+    int *in = malloc((size_t)(g > k ? g : k) * C * sizeof(int)), *out = malloc((size_t)(g > k ? g : k) * C * sizeof(int));
+    if (!arr || !order || !in || !out) {
+        free(arr), free(order), free(in), free(out);
+        st_error_set(q->s->err, ST_ENOMEM, "out of memory in the network simulation");
+        q->s->failed = 1;
+        return;
+    }
+    for (int i = 0; i < n * C; i++)
+        arr[i] = -1;
+    int intra_first = c != ST_COLL_ALLGATHER; /* RS/AR start inside the node */
+    int phases[3], np = 0;
+    if (c == ST_COLL_ALLREDUCE)
+        phases[np++] = 0, phases[np++] = 1, phases[np++] = 2;
+    else if (intra_first)
+        phases[np++] = 0, phases[np++] = 1;
+    else
+        phases[np++] = 1, phases[np++] = 2;
+    for (int ph = 0; ph < np; ph++) {
+        if (phases[ph] == 1) { /* among nodes, per local index */
+            if (k < 2)
+                continue;
+            int T = c == ST_COLL_ALLREDUCE ? 2 * (k - 1) : k - 1;
+            for (int l = 0; l < g; l++) {
+                for (int a = 0; a < k; a++) {
+                    order[a] = q->rank[a * g + l];
+                    memcpy(&in[a * C], &arr[(a * g + l) * C], (size_t)C * sizeof(int));
+                }
+                ring_pass(q, order, k, T, S / g / k, in, out);
+                for (int a = 0; a < k; a++)
+                    memcpy(&arr[(a * g + l) * C], &out[a * C], (size_t)C * sizeof(int));
+            }
+        } else { /* inside each node */
+            if (g < 2)
+                continue;
+            for (int a = 0; a < k; a++) {
+                for (int l = 0; l < g; l++) {
+                    order[l] = q->rank[a * g + l];
+                    memcpy(&in[l * C], &arr[(a * g + l) * C], (size_t)C * sizeof(int));
+                }
+                ring_pass(q, order, g, g - 1, S / g, in, out);
+                for (int l = 0; l < g; l++)
+                    memcpy(&arr[(a * g + l) * C], &out[l * C], (size_t)C * sizeof(int));
+            }
+        }
+    }
+    free(arr), free(order), free(in), free(out);
+}
+
+/* ---- the event loop ---------------------------------------------------------- */
+typedef struct heap {
+    int *a;
+    size_t n;
+    const xfer *x;
+} heap;
+
+static int before(const heap *h, int i, int j)
+{
+    double ri = h->x[i].ready, rj = h->x[j].ready;
+    return ri < rj || (ri == rj && i < j);
+}
+
+static void push(heap *h, int v)
+{
+    size_t i = h->n++;
+    h->a[i] = v;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!before(h, h->a[i], h->a[p]))
+            break;
+        int t = h->a[i];
+        h->a[i] = h->a[p], h->a[p] = t;
+        i = p;
+    }
+}
+
+static int pop(heap *h)
+{
+    int top = h->a[0];
+    h->a[0] = h->a[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && before(h, h->a[l], h->a[m]))
+            m = l;
+        if (r < h->n && before(h, h->a[r], h->a[m]))
+            m = r;
+        if (m == i)
+            break;
+        int t = h->a[i];
+        h->a[i] = h->a[m], h->a[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* Run transfer x through its two ports; returns its arrival time. */
+static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, int G, int total, int nics,
+                    double *port)
+{
+    int sn = x->src / G, dn = x->dst / G;
+    size_t po, pi;
+    double rate, lat;
+    int p2p = flows[x->flow].coll == ST_COLL_SENDRECV;
+    if (sn == dn) {
+        po = (size_t)x->src * 2, pi = (size_t)x->dst * 2 + 1;
+        rate = p2p ? g->p2p_intra : g->bw_intra;
+        lat = g->lat_intra;
+    } else { /* NIC ports: GPU l of a node uses NIC l * nics / G */
+        int sl = (x->src % G) * nics / G, dl = (x->dst % G) * nics / G;
+        po = (size_t)total * 2 + ((size_t)sn * nics + sl) * 2;
+        pi = (size_t)total * 2 + ((size_t)dn * nics + dl) * 2 + 1;
+        rate = p2p ? g->p2p_nic : g->bw_nic;
+        lat = g->lat_net;
+    }
+    double start = x->ready;
+    if (port[po] > start)
+        start = port[po];
+    if (port[pi] > start)
+        start = port[pi];
+    double end = start + x->bytes / rate;
+    port[po] = port[pi] = end;
+    return end + lat;
+}
+
+int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, double chunk_bytes,
+                    st_flow_result *out, st_error *err)
+{
+    int G = c->node.gpus, total = G * c->nodes, rc = 0;
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.c = c;
+    s.err = err;
+    if (!(chunk_bytes > 0))
+        chunk_bytes = 1 << 20;
+    st_net_group *groups = calloc(n_flows ? n_flows : 1, sizeof *groups);
+    if (!groups)
+        return st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
+    for (size_t f = 0; f < n_flows && !rc; f++) {
+        const st_flow *fl = &flows[f];
+        memset(&out[f], 0, sizeof out[f]);
+        int stride = fl->stride > 0 ? fl->stride : 1;
+        if (fl->n < 1 || fl->first_rank < 0 || fl->first_rank + (long long)(fl->n - 1) * stride >= total) {
+            rc = st_error_set(err, ST_EINVAL, "flow %zu: GPUs %d..%lld are outside cluster %s (%d GPUs)", f + 1,
+                              fl->first_rank, fl->first_rank + (long long)(fl->n - 1) * stride, c->id, total);
+            break;
+        }
+        int *rank = malloc((size_t)fl->n * sizeof(int));
+        if (!rank) {
+            rc = st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
+            break;
+        }
+        for (int i = 0; i < fl->n; i++)
+            rank[i] = fl->first_rank + i * stride;
+        /* ranks per node: count members on the first member's node */
+        int pn = 0;
+        for (int i = 0; i < fl->n; i++)
+            pn += rank[i] / G == rank[0] / G;
+        rc = st_net_group_init(c, fl->n, pn, &groups[f], err);
+        st_algo a = fl->algo;
+        if (!rc && a == ST_ALGO_AUTO) {
+            st_coll_est e;
+            rc = st_coll_estimate(&groups[f], fl->coll, ST_ALGO_AUTO, fl->bytes, &e, err);
+            a = e.algo == ST_ALGO_TREE ? ST_ALGO_RING : e.algo;
+        }
+        if (!rc)
+            rc = st_coll_algo_valid(&groups[f], fl->coll, a, err);
+        if (!rc && a == ST_ALGO_TREE)
+            rc = st_error_set(err, ST_EINVAL, "flow %zu: the tree algorithm has no chunk-level simulation here; "
+                              "use ring, direct, halving_doubling or hierarchical", f + 1);
+        out[f].algo = a;
+        if (!rc && fl->n > 1 && fl->bytes > 0) {
+            s.g = groups[f];
+            /* chunk count from the bytes one step moves per member */
+            double per = fl->bytes / fl->n;
+            int chunks = (int)ceil(per / chunk_bytes);
+            chunks = chunks < 1 ? 1 : chunks > MAX_CHUNKS ? MAX_CHUNKS : chunks;
+            gen q = {&s, (int)f, rank, fl->n, pn, fl->n / pn, chunks, fl->start_s + (fl->coll == ST_COLL_SENDRECV ? ST_NET_BASE_LATENCY : groups[f].base_s)};
+            switch (a) {
+            case ST_ALGO_RING: gen_ring(&q, fl->coll, fl->bytes); break;
+            case ST_ALGO_DIRECT: gen_direct(&q, fl->coll, fl->bytes); break;
+            case ST_ALGO_HD: gen_hd(&q, fl->coll, fl->bytes); break;
+            case ST_ALGO_HIER: gen_hier(&q, fl->coll, fl->bytes); break;
+            default: break;
+            }
+            if (s.failed)
+                rc = err ? err->code : ST_EINVAL;
+        }
+        free(rank);
+    }
+    /* CSR of dependents */
+    if (!rc && s.d.n) {
+        s.d.deps = malloc((s.d.n_edges ? s.d.n_edges : 1) * sizeof(int));
+        if (!s.d.deps)
+            rc = st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
+        else {
+            for (size_t e = 0; e < s.d.n_edges; e++)
+                s.d.x[s.d.edge_from[e]].n_dep++;
+            int acc = 0;
+            for (size_t i = 0; i < s.d.n; i++) {
+                s.d.x[i].first_dep = acc;
+                acc += s.d.x[i].n_dep;
+                s.d.x[i].n_dep = 0;
+            }
+            for (size_t e = 0; e < s.d.n_edges; e++) {
+                xfer *x = &s.d.x[s.d.edge_from[e]];
+                s.d.deps[x->first_dep + x->n_dep++] = s.d.edge_to[e];
+            }
+        }
+    }
+    if (!rc) {
+        int nics = c->node.nics > 0 ? c->node.nics : 1;
+        size_t nports = (size_t)total * 2 + (size_t)c->nodes * nics * 2;
+        double *port = calloc(nports, sizeof(double));
+        heap h = {malloc((s.d.n ? s.d.n : 1) * sizeof(int)), 0, s.d.x};
+        if (!port || !h.a)
+            rc = st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
+        for (size_t i = 0; !rc && i < s.d.n; i++)
+            if (s.d.x[i].waits == 0)
+                push(&h, (int)i);
+        for (size_t f = 0; f < n_flows; f++)
+            out[f].end_s = flows[f].start_s;
+        while (!rc && h.n) {
+            int i = pop(&h);
+            xfer *x = &s.d.x[i];
+            double arrive = x->join ? x->ready : serve(x, &groups[x->flow], flows, G, total, nics, port);
+            if (!x->join) {
+                if (arrive > out[x->flow].end_s)
+                    out[x->flow].end_s = arrive;
+                out[x->flow].transfers++;
+            }
+            for (int k = 0; k < x->n_dep; k++) {
+                xfer *y = &s.d.x[s.d.deps[x->first_dep + k]];
+                if (arrive > y->ready)
+                    y->ready = arrive;
+                if (--y->waits == 0)
+                    push(&h, s.d.deps[x->first_dep + k]);
+            }
+        }
+        free(port);
+        free(h.a);
+    }
+    for (size_t f = 0; !rc && f < n_flows; f++)
+        out[f].time_s = out[f].end_s - flows[f].start_s;
+    free(s.d.x), free(s.d.edge_from), free(s.d.edge_to), free(s.d.deps), free(groups);
+    return rc;
+}

@@ -1,0 +1,177 @@
+/* The collective model: hand-computed alpha-beta times, the identities a
+ * collective model must keep (reduce-scatter + all-gather = all-reduce, the
+ * bus factors, all-to-all scaling) and the simulation against both. */
+#include "config.h"
+#include "io/io.h"
+#include "net/net.h"
+#include "testutil.h"
+
+#include <math.h>
+
+static st_cluster load(const char *id)
+{
+    st_cluster c;
+    st_error err;
+    int rc = st_load_cluster(id, &c, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    return c;
+}
+
+static double est(const st_cluster *c, int n, int pn, st_coll coll, st_algo a, double bytes)
+{
+    st_net_group g;
+    st_coll_est e;
+    st_error err;
+    assert_int_equal(st_net_group_init(c, n, pn, &g, &err), 0);
+    int rc = st_coll_estimate(&g, coll, a, bytes, &e, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    return e.time_s;
+}
+
+/* Ring all-reduce of 1 GiB on one DGX A100, by hand: 2 (n-1)/n S / (300 GB/s
+ * x 0.775) + 8.4 us + 14 steps x 3.4 us. */
+static void test_ring_by_hand(void **state)
+{
+    (void)state;
+    st_cluster c = load("ib-a100");
+    double S = 1073741824.0;
+    double want = 2.0 * 7 / 8 * S / (300e9 * 0.775) + 8.4e-6 + 14 * 3.4e-6;
+    assert_true(rel_diff(est(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S), want) < 1e-9);
+    /* two nodes, 16 GPUs: 8 rings leave each node through 8 NICs of 25 GB/s
+     * x 0.96 = 192 GB/s < 232.5 GB/s NVLink; steps weigh 14 of 16 hops at
+     * 3.4 us and 2 at 14 us */
+    double rate = 8 * 25e9 * 0.96;
+    want = 2.0 * 15 / 16 * S / rate + 8.4e-6 + 30 * (14 * 3.4e-6 + 2 * 14e-6) / 16;
+    assert_true(rel_diff(est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S), want) < 1e-9);
+}
+
+/* Bandwidth identities of ring collectives on large messages. */
+static void test_identities(void **state)
+{
+    (void)state;
+    st_cluster c = load("ib-h100");
+    double S = 4.0 * 1073741824.0;
+    for (int n = 2; n <= 8; n *= 2) {
+        double ar = est(&c, n, n, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
+        double rs = est(&c, n, n, ST_COLL_REDUCESCATTER, ST_ALGO_RING, S);
+        double ag = est(&c, n, n, ST_COLL_ALLGATHER, ST_ALGO_RING, S);
+        assert_true(fabs(rs / ar - 0.5) < 0.01);
+        assert_true(rel_diff(rs + ag, ar) < 0.01);
+        /* bus bandwidth -> the link's effective rate, 450 GB/s x 0.82 */
+        st_net_group g;
+        st_coll_est e;
+        assert_int_equal(st_net_group_init(&c, n, n, &g, NULL), 0);
+        assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLREDUCE, ST_ALGO_RING, S, &e, NULL), 0);
+        assert_true(rel_diff(e.busbw, 450e9 * 0.82) < 0.01);
+        assert_true(rel_diff(e.busbw / e.algbw, 2.0 * (n - 1) / n) < 1e-12);
+    }
+    assert_true(rel_diff(st_coll_bus_factor(ST_COLL_ALLREDUCE, 8), 1.75) < 1e-12);
+    assert_true(rel_diff(st_coll_bus_factor(ST_COLL_ALLGATHER, 4), 0.75) < 1e-12);
+    assert_true(st_coll_bus_factor(ST_COLL_ALLREDUCE, 1) == 0);
+}
+
+/* All-to-all: inside a node it is bandwidth bound on NVLink; across nodes
+ * the off-node share (n - g)/n of each rank's buffer goes through its NIC. */
+static void test_alltoall(void **state)
+{
+    (void)state;
+    st_cluster c = load("ib-a100");
+    double S = 1073741824.0;
+    double t1 = est(&c, 8, 8, ST_COLL_ALLTOALL, ST_ALGO_AUTO, S);
+    double t2 = est(&c, 8, 8, ST_COLL_ALLTOALL, ST_ALGO_AUTO, 2 * S);
+    assert_true(fabs(t2 / t1 - 2) < 0.01);
+    /* 32 GPUs on 4 nodes: 24/32 of S per rank over 24 GB/s per NIC */
+    double want = 24.0 / 32 * S / (25e9 * 0.96);
+    double got = est(&c, 32, 8, ST_COLL_ALLTOALL, ST_ALGO_AUTO, S);
+    assert_true(got > want && rel_diff(got, want) < 0.02); /* + latency */
+    /* doubling the nodes at a fixed per-rank buffer costs more off-node bytes */
+    assert_true(est(&c, 64, 8, ST_COLL_ALLTOALL, ST_ALGO_AUTO, S) > got);
+}
+
+/* Algorithm choices follow the latency/bandwidth trade-off. */
+static void test_algorithms(void **state)
+{
+    (void)state;
+    st_cluster c = load("ib-h100");
+    st_net_group g;
+    st_coll_est e;
+    st_error err;
+    /* 128 GPUs, 4 KiB: tree's log-depth latency beats the ring's 254 steps */
+    assert_int_equal(st_net_group_init(&c, 128, 8, &g, &err), 0);
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, 4096, &e, &err), 0);
+    assert_int_equal(e.algo, ST_ALGO_TREE);
+    /* hierarchical moves 1/g of the buffer across nodes: it wins where the
+     * network is slow next to NVLink (VIDUR's 7.8 GB/s per GPU), and loses
+     * on a full-rate rail fabric where rings use all NICs at once */
+    st_cluster v = load("vidur-a100-dgx");
+    assert_true(est(&v, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_HIER, 1e9) <
+                est(&v, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, 1e9));
+    assert_true(est(&c, 128, 8, ST_COLL_ALLREDUCE, ST_ALGO_HIER, 1e9) >
+                est(&c, 128, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, 1e9));
+    /* invalid combinations say why */
+    assert_int_equal(st_net_group_init(&c, 6, 6, &g, &err), 0);
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLREDUCE, ST_ALGO_HD, 1e6, &e, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "power-of-two"));
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_SENDRECV, ST_ALGO_AUTO, 1e6, &e, &err), ST_EINVAL);
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLTOALL, ST_ALGO_RING, 1e6, &e, &err), ST_EINVAL);
+    assert_int_equal(st_net_group_init(&c, 12, 8, &g, &err), ST_EINVAL);
+    assert_int_equal(st_net_group_init(&c, 8 * 33, 8, &g, &err), ST_EINVAL); /* 33 nodes > 32 */
+    assert_int_equal(st_net_group_init(&c, 8, 8, &g, &err), 0);
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLREDUCE, ST_ALGO_RING, NAN, &e, &err), ST_EINVAL);
+}
+
+/* The simulation: one flow agrees with the model; flows sharing GPUs slow
+ * each other down; flows on different nodes do not. */
+static void test_simulation(void **state)
+{
+    (void)state;
+    st_cluster c = load("ib-a100");
+    double S = 256.0 * 1048576;
+    st_error err;
+    st_flow f[2] = {{ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 8}, {ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 8}};
+    st_flow_result r[2];
+    assert_int_equal(st_net_simulate(&c, f, 1, 0, r, &err), 0);
+    double model = est(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
+    assert_true(rel_diff(r[0].time_s, model) < 0.10);
+    /* the same GPUs: both finish at about twice the time */
+    assert_int_equal(st_net_simulate(&c, f, 2, 0, r, &err), 0);
+    double both = r[0].end_s > r[1].end_s ? r[0].end_s : r[1].end_s;
+    assert_true(fabs(both / model - 2) < 0.2);
+    /* node 1 for the second flow: no contention */
+    f[1].first_rank = 8;
+    assert_int_equal(st_net_simulate(&c, f, 2, 0, r, &err), 0);
+    assert_true(rel_diff(r[1].time_s, r[0].time_s) < 1e-12);
+    assert_true(rel_diff(r[0].time_s, model) < 0.10);
+    /* every simulable algorithm of an 8-GPU all-reduce lands near the model */
+    st_algo algos[] = {ST_ALGO_DIRECT, ST_ALGO_HD, ST_ALGO_HIER};
+    for (size_t i = 0; i < 3; i++) {
+        f[0].algo = algos[i];
+        assert_int_equal(st_net_simulate(&c, f, 1, 0, r, &err), 0);
+        assert_true(rel_diff(r[0].time_s, est(&c, 8, 8, ST_COLL_ALLREDUCE, algos[i], S)) < 0.15);
+    }
+    /* all-to-all across 2 nodes: NIC bound as the model says */
+    st_flow a2a = {ST_COLL_ALLTOALL, ST_ALGO_AUTO, S, 0, 0, 1, 16};
+    assert_int_equal(st_net_simulate(&c, &a2a, 1, 0, r, &err), 0);
+    assert_true(rel_diff(r[0].time_s, est(&c, 16, 8, ST_COLL_ALLTOALL, ST_ALGO_AUTO, S)) < 0.15);
+    /* deterministic */
+    st_flow_result again;
+    assert_int_equal(st_net_simulate(&c, &a2a, 1, 0, &again, &err), 0);
+    assert_true(again.time_s == r[0].time_s);
+    /* outside the cluster */
+    a2a.first_rank = 160 - 8;
+    assert_int_equal(st_net_simulate(&c, &a2a, 1, 0, r, &err), ST_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_by_hand), cmocka_unit_test(test_identities),
+        cmocka_unit_test(test_alltoall),     cmocka_unit_test(test_algorithms),
+        cmocka_unit_test(test_simulation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
