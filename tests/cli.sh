@@ -248,6 +248,27 @@ if [ $rc = 2 ] && grep -q "64MiB" "$tmp/err"; then ok "coll --bytes 12Q: usage e
 "$S" coll allreduce --bytes 1MiB --gpus 12 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "multiple of 8" "$tmp/err"; then ok "coll --gpus 12 on 8-GPU nodes: error with the fix"; else not_ok "coll --gpus 12 on 8-GPU nodes: error with the fix" "rc=$rc $(cat "$tmp/err")"; fi
 
+# ---- training (issue 5) --------------------------------------------------------
+"$S" train gpt2-large --cluster hgx-a100-4gpu --gpus 4 --pp 4 --global-batch 16 --seq 1024 --dtype fp32 \
+    --trace "$tmp/trace.json" --json > "$tmp/t.json" 2> "$tmp/err"
+check "train --json: iteration_s, lo_s, hi_s, mfu, tokens_per_s, memory_per_gpu_bytes, bubble_fraction, comm_s" \
+    jq -e '.iteration_s > 0 and .lo_s < .iteration_s and .hi_s > .iteration_s and .mfu > 0 and .mfu < 1 and .tokens_per_s > 0 and .memory_per_gpu_bytes > 0 and .bubble_fraction > 0 and .comm_s > 0' "$tmp/t.json"
+check "train: tokens/s = global batch x seq / iteration" \
+    jq -e '(.tokens_per_s * .iteration_s / (16 * 1024) - 1 | fabs) < 1e-9' "$tmp/t.json"
+check "train --trace: a Chrome trace with a forward and a backward per microbatch per stage" \
+    jq -e '[.traceEvents[] | select(.ph == "X" and (.cat == "forward" or .cat == "backward"))] | length == 4 * 16 * 2' "$tmp/trace.json"
+"$S" train gpt2-large --cluster hgx-a100-4gpu --tp 3 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "multiple of tp" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" train gpt2-large --cluster hgx-a100-4gpu --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "FP8" "$tmp/err"; then ok "train --dtype fp8 on A100: error naming the reason"; else not_ok "train --dtype fp8 on A100: error naming the reason" "rc=$rc"; fi
+"$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && [ ! -e "$tmp/nodir/t.json" ]; then ok "train --trace into a missing folder: error, nothing written"; else not_ok "train --trace into a missing folder" "rc=$rc"; fi
+"$S" plan gpt2-large --cluster hgx-a100-4gpu --global-batch 8 --seq 1024 --threads 1 --top 1000 --json > "$tmp/p1.json" 2> "$tmp/err"
+"$S" plan gpt2-large --cluster hgx-a100-4gpu --global-batch 8 --seq 1024 --threads 4 --top 1000 --json > "$tmp/p4.json" 2> "$tmp/err"
+check "plan: identical output on 1 and 4 threads" cmp "$tmp/p1.json" "$tmp/p4.json"
+check "plan --json: plans sorted by time, a non-empty Pareto set" \
+    jq -e '(.plans | length) > 10 and ([.plans[] | select(.oom | not) | .iteration_s] as $t | $t == ($t | sort)) and (.pareto | length) >= 1' "$tmp/p1.json"
+
 # ---- accelerator layer (issue 4) ---------------------------------------------
 # hand count: ResNet-50 conv1 is 64 x 3 x 7 x 7 x 112 x 112 = 118,013,952 MACs
 check "map --layer resnet50:conv1: 118,013,952 MACs, a valid constrained mapping" \

@@ -23,6 +23,11 @@ extern const cli_command cmd_eval;
 extern const cli_command cmd_map;
 extern const cli_command cmd_accel;
 extern const cli_command cmd_coll;
+extern const cli_command cmd_train;
+extern const cli_command cmd_plan;
+
+/* A cluster preset, or a node preset taken as a one-node cluster. */
+int cli_load_cluster(const char *name, st_cluster *out, st_error *err);
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */
 int cli_fail(const st_error *err);

@@ -1,0 +1,418 @@
+/* strata train: one training iteration under a parallel configuration;
+ * strata plan: search the configurations. */
+#include "config.h"
+#include "cli/cli.h"
+#include "train/train.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Options shared by train and plan. */
+typedef struct topts {
+    const char *cluster, *dtype, *coef, *trace, *sched, *recompute;
+    long long gpus, dp, tp, pp, cp, ep, mbs, zero, gb, seq, lora, chunks, threads, max_tp, max_pp;
+    double imbalance;
+    int sp, flash, fused, json, top;
+} topts;
+
+static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *help)
+{
+    static const struct option opts[] = {
+        {"cluster", required_argument, NULL, 'c'},   {"gpus", required_argument, NULL, 'n'},
+        {"dp", required_argument, NULL, 'D'},        {"tp", required_argument, NULL, 'T'},
+        {"pp", required_argument, NULL, 'P'},        {"cp", required_argument, NULL, 'C'},
+        {"ep", required_argument, NULL, 'E'},        {"sp", no_argument, NULL, 'S'},
+        {"microbatches", required_argument, NULL, 'M'}, {"zero", required_argument, NULL, 'Z'},
+        {"recompute", required_argument, NULL, 'R'}, {"global-batch", required_argument, NULL, 'B'},
+        {"seq", required_argument, NULL, 's'},       {"dtype", required_argument, NULL, 'd'},
+        {"lora", required_argument, NULL, 'L'},      {"trace", required_argument, NULL, 't'},
+        {"schedule", required_argument, NULL, 'H'},  {"chunks", required_argument, NULL, 'V'},
+        {"moe-imbalance", required_argument, NULL, 'I'}, {"flash", no_argument, NULL, 'F'},
+        {"fused", no_argument, NULL, 'U'},           {"coef", required_argument, NULL, 'x'},
+        {"threads", required_argument, NULL, 'j'},   {"max-tp", required_argument, NULL, 'a'},
+        {"max-pp", required_argument, NULL, 'b'},    {"top", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, 'J'},            {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    optind = 0;
+    while ((c = cli_getopt(cmd, argc, argv, "c:n:h", opts)) != -1) {
+        long long *dst = NULL, lo = 1, hi = 1 << 24;
+        const char *nm = NULL;
+        switch (c) {
+        case 'c': t->cluster = optarg; break;
+        case 'n': dst = &t->gpus, nm = "--gpus"; break;
+        case 'D': dst = &t->dp, nm = "--dp"; break;
+        case 'T': dst = &t->tp, nm = "--tp"; break;
+        case 'P': dst = &t->pp, nm = "--pp"; break;
+        case 'C': dst = &t->cp, nm = "--cp"; break;
+        case 'E': dst = &t->ep, nm = "--ep"; break;
+        case 'S': t->sp = 1; break;
+        case 'M': dst = &t->mbs, nm = "--microbatches", hi = 1LL << 30; break;
+        case 'Z': dst = &t->zero, nm = "--zero", lo = 0, hi = 3; break;
+        case 'R': t->recompute = optarg; break;
+        case 'B': dst = &t->gb, nm = "--global-batch", hi = 1LL << 30; break;
+        case 's': dst = &t->seq, nm = "--seq", hi = 1LL << 30; break;
+        case 'd': t->dtype = optarg; break;
+        case 'L': dst = &t->lora, nm = "--lora", hi = 65536; break;
+        case 't': t->trace = optarg; break;
+        case 'H': t->sched = optarg; break;
+        case 'V': dst = &t->chunks, nm = "--chunks", hi = 1024; break;
+        case 'I': {
+            char *end;
+            t->imbalance = strtod(optarg, &end);
+            if (end == optarg || *end || !(t->imbalance >= 1 && t->imbalance <= 64)) {
+                cli_usage_error(cmd, "--moe-imbalance: expected a number in [1, 64], got '%s'", optarg);
+                return 2;
+            }
+            break;
+        }
+        case 'F': t->flash = 1; break;
+        case 'U': t->fused = 1; break;
+        case 'x': t->coef = optarg; break;
+        case 'j': dst = &t->threads, nm = "--threads", hi = 256; break;
+        case 'a': dst = &t->max_tp, nm = "--max-tp", hi = 4096; break;
+        case 'b': dst = &t->max_pp, nm = "--max-pp", hi = 4096; break;
+        case 'o': {
+            long long v;
+            if (cli_parse_ll(cmd, "--top", optarg, 1, 100000, &v))
+                return 2;
+            t->top = (int)v;
+            break;
+        }
+        case 'J': t->json = 1; break;
+        case 'h': *help = 1; return 0;
+        default: return 2;
+        }
+        if (dst && cli_parse_ll(cmd, nm, optarg, lo, hi, dst))
+            return 2;
+    }
+    return cli_one_operand(cmd, argc, argv, "which model? e.g. gpt2-large (strata list --kind model)");
+}
+
+typedef struct setup {
+    st_model m;
+    st_cluster cl;
+    st_gpu_coef coef;
+    st_dtype dtype;
+} setup;
+
+static int load(const cli_command *cmd, const topts *t, const char *model, setup *s)
+{
+    st_error err;
+    if (cli_load_cluster(t->cluster, &s->cl, &err))
+        return cli_fail(&err);
+    if (st_gpu_coef_load(t->coef, &s->coef, &err))
+        return cli_fail(&err);
+    if (st_load_model(model, &s->m, &err))
+        return cli_fail(&err);
+    s->dtype = s->m.dtype;
+    if (t->dtype && st_dtype_parse(t->dtype, &s->dtype)) {
+        st_model_free(&s->m);
+        return cli_usage_error(cmd, "--dtype: expected one of %s, got '%s'", st_dtype_choices(), t->dtype);
+    }
+    return 0;
+}
+
+static void json_result(st_json *j, const st_train_cfg *k, const st_train_result *r)
+{
+    st_json_number(j, "iteration_s", r->iteration_s);
+    st_json_number(j, "lo_s", r->lo_s);
+    st_json_number(j, "hi_s", r->hi_s);
+    st_json_number(j, "mfu", r->mfu);
+    st_json_number(j, "tokens_per_s", r->tokens_per_s);
+    st_json_number(j, "memory_per_gpu_bytes", r->memory_per_gpu_bytes);
+    st_json_number(j, "bubble_fraction", r->bubble_fraction);
+    st_json_number(j, "comm_s", r->comm_s);
+    st_json_bool(j, "oom", r->mem.oom);
+    st_json_begin_object(j, "config");
+    st_json_int(j, "gpus", r->gpus);
+    st_json_int(j, "dp", k->dp);
+    st_json_int(j, "tp", k->tp);
+    st_json_int(j, "pp", k->pp);
+    st_json_int(j, "cp", k->cp);
+    st_json_int(j, "ep", k->ep);
+    st_json_bool(j, "sp", k->sp);
+    st_json_int(j, "zero", k->zero);
+    st_json_string(j, "recompute", st_recompute_name(k->recompute));
+    st_json_string(j, "schedule", st_pp_sched_name(k->sched));
+    st_json_int(j, "microbatches", k->microbatches);
+    st_json_int(j, "micro_batch", r->micro_batch);
+    st_json_int(j, "global_batch", k->global_batch);
+    st_json_int(j, "seq", k->seq);
+    st_json_string(j, "dtype", st_dtype_name(k->dtype));
+    st_json_int(j, "lora_rank", k->lora_rank);
+    st_json_end_object(j);
+    st_json_begin_object(j, "breakdown");
+    st_json_number(j, "forward_microbatch_s", r->fwd_s);
+    st_json_number(j, "backward_microbatch_s", r->bwd_s);
+    st_json_number(j, "pipeline_s", r->pipeline_s);
+    st_json_number(j, "tp_comm_s", r->tp_s);
+    st_json_number(j, "cp_comm_s", r->cp_s);
+    st_json_number(j, "ep_comm_s", r->ep_s);
+    st_json_number(j, "pp_comm_s", r->pp_s);
+    st_json_number(j, "dp_comm_s", r->dp_s);
+    st_json_number(j, "dp_exposed_s", r->dp_exposed_s);
+    st_json_number(j, "dp_contention", r->dp_contention);
+    st_json_number(j, "zero_gather_s", r->zero_s);
+    st_json_number(j, "optimizer_s", r->optimizer_s);
+    st_json_number(j, "comm_total_s", r->comm_total_s);
+    st_json_number(j, "model_flops", r->model_flops);
+    st_json_end_object(j);
+    st_json_begin_object(j, "memory");
+    st_json_number(j, "weights", r->mem.weights);
+    st_json_number(j, "grads", r->mem.grads);
+    st_json_number(j, "optimizer", r->mem.optimizer);
+    st_json_number(j, "activations", r->mem.activations);
+    st_json_number(j, "logits", r->mem.logits);
+    st_json_number(j, "buffers", r->mem.buffers);
+    st_json_number(j, "capacity", r->mem.capacity);
+    st_json_number(j, "microbatches_in_flight", r->mem.inflight);
+    st_json_end_object(j);
+}
+
+static void fmt_s(char *b, size_t n, double s)
+{
+    if (s < 1e-3)
+        snprintf(b, n, "%.1f us", s * 1e6);
+    else if (s < 1)
+        snprintf(b, n, "%.2f ms", s * 1e3);
+    else
+        snprintf(b, n, "%.3f s", s);
+}
+
+static int run_train(int argc, char **argv)
+{
+    topts t = {0};
+    int help = 0, rc;
+    t.cluster = "ib-a100";
+    if ((rc = parse(&cmd_train, argc, argv, &t, &help)) || help) {
+        if (help)
+            cli_print_help(&cmd_train, stdout);
+        return help ? 0 : rc;
+    }
+    setup s;
+    if ((rc = load(&cmd_train, &t, argv[optind], &s)))
+        return rc;
+    st_train_cfg k;
+    long long gpus = t.gpus ? t.gpus : (long long)s.cl.node.gpus;
+    st_train_cfg_default(&k, &s.m, (int)gpus);
+    k.tp = t.tp ? (int)t.tp : 1;
+    k.pp = t.pp ? (int)t.pp : 1;
+    k.cp = t.cp ? (int)t.cp : 1;
+    k.ep = t.ep ? (int)t.ep : 1;
+    if (gpus % ((long long)k.tp * k.pp * k.cp)) {
+        st_model_free(&s.m);
+        return cli_usage_error(&cmd_train, "--gpus %lld is not a multiple of tp x pp x cp = %d", gpus, k.tp * k.pp * k.cp);
+    }
+    k.dp = t.dp ? (int)t.dp : (int)(gpus / ((long long)k.tp * k.pp * k.cp));
+    if ((long long)k.dp * k.tp * k.pp * k.cp != gpus) {
+        st_model_free(&s.m);
+        return cli_usage_error(&cmd_train, "dp x tp x pp x cp = %d, but --gpus is %lld", k.dp * k.tp * k.pp * k.cp, gpus);
+    }
+    k.sp = t.sp;
+    k.zero = (int)t.zero;
+    /* default: no gradient accumulation without PP; with PP, microbatches
+     * of one sequence (or 4 x PP of them when no batch is given) */
+    k.microbatches = t.mbs ? t.mbs : k.pp == 1 ? 1 : t.gb && t.gb % k.dp == 0 ? t.gb / k.dp : 4LL * k.pp;
+    k.global_batch = t.gb ? t.gb : (long long)k.dp * k.microbatches;
+    if (t.seq)
+        k.seq = t.seq;
+    k.dtype = s.dtype;
+    k.lora_rank = (int)t.lora;
+    k.chunks = t.chunks ? (int)t.chunks : 2;
+    k.flash = t.flash;
+    k.fused = t.fused;
+    if (t.imbalance >= 1)
+        k.moe_imbalance = t.imbalance;
+    if (t.sched && st_pp_sched_parse(t.sched, &k.sched)) {
+        st_model_free(&s.m);
+        return cli_usage_error(&cmd_train, "--schedule: expected 1f1b, gpipe or interleaved, got '%s'", t.sched);
+    }
+    if (k.sched != ST_PP_INTERLEAVED)
+        k.chunks = 1;
+    if (t.recompute && st_recompute_parse(t.recompute, &k.recompute)) {
+        st_model_free(&s.m);
+        return cli_usage_error(&cmd_train, "--recompute: expected none, selective or full, got '%s'", t.recompute);
+    }
+    st_error err;
+    st_train_result r;
+    cli_out tr = {0};
+    if (t.trace && cli_out_open(&tr, t.trace, &err)) {
+        st_model_free(&s.m);
+        return cli_fail(&err);
+    }
+    rc = st_train_eval(&s.m, &s.cl, &s.coef, &k, &r, tr.f, &err);
+    if (cli_out_close(&tr, rc == 0, rc ? NULL : &err) && rc == 0)
+        rc = ST_EIO;
+    if (rc) {
+        st_model_free(&s.m);
+        return cli_fail(&err);
+    }
+    if (t.json) {
+        st_json j;
+        st_json_init(&j, stdout, 1);
+        st_json_begin_object(&j, NULL);
+        st_json_string(&j, "model", s.m.id);
+        st_json_string(&j, "cluster", s.cl.id);
+        st_json_string(&j, "gpu", s.cl.node.gpu.id);
+        json_result(&j, &k, &r);
+        st_json_end_object(&j);
+        st_json_finish(&j);
+    } else {
+        char a[32], b[32], c2[32], m1[32], m2[32];
+        printf("%s on %d x %s (%s), %s\n", s.m.name, r.gpus, s.cl.node.gpu.name, s.cl.id, st_dtype_name(k.dtype));
+        printf("  DP %d  TP %d%s  PP %d (%s%s, %lld microbatches of %lld)  CP %d  EP %d  ZeRO %d  recompute %s%s\n",
+               k.dp, k.tp, k.sp ? "+SP" : "", k.pp, st_pp_sched_name(k.sched), k.sched == ST_PP_INTERLEAVED ? "" : "",
+               k.microbatches, r.micro_batch, k.cp, k.ep, k.zero, st_recompute_name(k.recompute),
+               k.lora_rank ? " LoRA" : "");
+        fmt_s(a, sizeof a, r.iteration_s);
+        fmt_s(b, sizeof b, r.lo_s);
+        fmt_s(c2, sizeof c2, r.hi_s);
+        printf("\n  iteration    %s  (90%% band %s .. %s)\n", a, b, c2);
+        printf("  throughput   %.0f tokens/s   MFU %.1f%%\n", r.tokens_per_s, 100 * r.mfu);
+        printf("  bubble       %.1f%% of the pipeline\n", 100 * r.bubble_fraction);
+        fmt_s(a, sizeof a, r.comm_s);
+        fmt_s(b, sizeof b, r.comm_total_s);
+        printf("  comm         %s exposed of %s\n", a, b);
+        fmt_s(a, sizeof a, r.fwd_s);
+        fmt_s(b, sizeof b, r.bwd_s);
+        printf("  microbatch   forward %s, backward %s (busiest stage, comm included)\n", a, b);
+        fmt_s(a, sizeof a, r.tp_s);
+        fmt_s(b, sizeof b, r.pp_s);
+        fmt_s(c2, sizeof c2, r.dp_exposed_s);
+        printf("  parts        TP %s, PP %s, DP exposed %s", a, b, c2);
+        fmt_s(a, sizeof a, r.optimizer_s);
+        printf(", optimizer %s\n", a);
+        cli_bytes(m1, sizeof m1, r.memory_per_gpu_bytes);
+        cli_bytes(m2, sizeof m2, r.mem.capacity);
+        printf("\n  memory/GPU   %s of %s%s\n", m1, m2, r.mem.oom ? "  OUT OF MEMORY" : "");
+        const char *names[] = {"weights", "grads", "optimizer", "activations", "logits", "buffers"};
+        double vals[] = {r.mem.weights, r.mem.grads, r.mem.optimizer, r.mem.activations, r.mem.logits, r.mem.buffers};
+        for (int i = 0; i < 6; i++) {
+            cli_bytes(m1, sizeof m1, vals[i]);
+            printf("    %-12s %s\n", names[i], m1);
+        }
+        if (t.trace)
+            printf("\n  trace written to %s (open in ui.perfetto.dev or chrome://tracing)\n", t.trace);
+    }
+    st_model_free(&s.m);
+    return 0;
+}
+
+static int run_plan(int argc, char **argv)
+{
+    topts t = {0};
+    int help = 0, rc;
+    t.cluster = "ib-a100";
+    if ((rc = parse(&cmd_plan, argc, argv, &t, &help)) || help) {
+        if (help)
+            cli_print_help(&cmd_plan, stdout);
+        return help ? 0 : rc;
+    }
+    setup s;
+    if ((rc = load(&cmd_plan, &t, argv[optind], &s)))
+        return rc;
+    st_plan_opts o;
+    memset(&o, 0, sizeof o);
+    o.gpus = t.gpus ? (int)t.gpus : s.cl.node.gpus;
+    o.global_batch = t.gb ? t.gb : o.gpus;
+    o.seq = t.seq ? t.seq : (s.m.tf.max_seq < 2048 ? s.m.tf.max_seq : 2048);
+    o.dtype = s.dtype;
+    o.flash = t.flash;
+    o.lora_rank = (int)t.lora;
+    o.threads = t.threads ? (int)t.threads : 2;
+    o.max_tp = (int)t.max_tp;
+    o.max_pp = (int)t.max_pp;
+    st_error err;
+    st_plan_point *p;
+    size_t n;
+    if (st_plan(&s.m, &s.cl, &s.coef, &o, &p, &n, &err)) {
+        st_model_free(&s.m);
+        return cli_fail(&err);
+    }
+    size_t top = t.top ? (size_t)t.top : 10;
+    if (t.json) {
+        st_json j;
+        st_json_init(&j, stdout, 1);
+        st_json_begin_object(&j, NULL);
+        st_json_string(&j, "model", s.m.id);
+        st_json_string(&j, "cluster", s.cl.id);
+        st_json_int(&j, "evaluated", (long long)n);
+        st_json_begin_array(&j, "plans");
+        for (size_t i = 0; i < n && i < top; i++) {
+            st_json_begin_object(&j, NULL);
+            json_result(&j, &p[i].cfg, &p[i].r);
+            st_json_bool(&j, "pareto", p[i].pareto);
+            st_json_end_object(&j);
+        }
+        st_json_end_array(&j);
+        st_json_begin_array(&j, "pareto");
+        for (size_t i = 0; i < n; i++)
+            if (p[i].pareto) {
+                st_json_begin_object(&j, NULL);
+                json_result(&j, &p[i].cfg, &p[i].r);
+                st_json_end_object(&j);
+            }
+        st_json_end_array(&j);
+        st_json_end_object(&j);
+        st_json_finish(&j);
+    } else {
+        printf("%s on %d x %s (%s): %zu configurations evaluated, fastest first (* = time-memory Pareto front)\n\n",
+               s.m.name, o.gpus, s.cl.node.gpu.name, s.cl.id, n);
+        printf("  %3s %3s %3s %3s %3s %4s %4s %-9s %4s %11s %7s %9s %6s %s\n", "DP", "TP", "PP", "CP", "EP", "MB", "ZeRO",
+               "RECOMP", "SP", "ITERATION", "MFU%", "MEM GiB", "BUBBLE", "");
+        for (size_t i = 0; i < n && i < top; i++) {
+            const st_plan_point *q = &p[i];
+            char a[32];
+            fmt_s(a, sizeof a, q->r.iteration_s);
+            printf("  %3d %3d %3d %3d %3d %4lld %4d %-9s %4s %11s %7.1f %9.1f %5.1f%% %s%s\n", q->cfg.dp, q->cfg.tp,
+                   q->cfg.pp, q->cfg.cp, q->cfg.ep, q->r.micro_batch, q->cfg.zero, st_recompute_name(q->cfg.recompute),
+                   q->cfg.sp ? "yes" : "no", a, 100 * q->r.mfu, q->r.memory_per_gpu_bytes / 1073741824.0,
+                   100 * q->r.bubble_fraction, q->pareto ? "*" : "", q->r.mem.oom ? " OOM" : "");
+        }
+    }
+    free(p);
+    st_model_free(&s.m);
+    return 0;
+}
+
+const cli_command cmd_train = {
+    "train",
+    "train MODEL [--cluster PRESET] [--gpus N] [--dp D --tp T --pp P --sp --cp C --ep E]\n"
+    "                   [--microbatches M] [--zero Z] [--recompute none|selective|full] [--global-batch B]\n"
+    "                   [--seq S] [--dtype D] [--lora RANK] [--schedule 1f1b|gpipe|interleaved] [--chunks V]\n"
+    "                   [--flash] [--fused] [--moe-imbalance X] [--trace FILE] [--json]",
+    "Predict one training iteration: time with its band, MFU, tokens/s, memory per GPU, bubble, communication.",
+    "  --cluster P      cluster preset, or a node preset as a one-node cluster (default ib-a100)\n"
+    "  --gpus N         GPUs (default one node); dp defaults to N / (tp x pp x cp)\n"
+    "  --sp             Megatron sequence parallelism (TP >= 2)\n"
+    "  --microbatches M microbatches per iteration per pipeline (default 1 without PP; with PP\n"
+    "                   global-batch / dp, i.e. microbatches of one sequence, or 4 x PP)\n"
+    "  --global-batch B sequences per iteration (default dp x microbatches)\n"
+    "  --zero Z         ZeRO stage 0-3 (3 = FSDP full sharding)\n"
+    "  --dtype D        fp32, tf32, fp16, bf16 or fp8 (default the model's)\n"
+    "  --lora RANK      LoRA adapters of this rank on every linear layer; base frozen\n"
+    "  --flash          FlashAttention (default eager attention, as plain PyTorch)\n"
+    "  --fused          compiled / fused kernels (the compose layer's fused mode)\n"
+    "  --moe-imbalance  busiest expert's tokens over the mean (default 1)\n"
+    "  --trace FILE     write a Chrome/Perfetto trace of the iteration\n"
+    "  --json           iteration_s, lo_s, hi_s, mfu, tokens_per_s, memory_per_gpu_bytes,\n"
+    "                   bubble_fraction, comm_s, oom, config{}, breakdown{}, memory{}\n",
+    run_train,
+};
+
+const cli_command cmd_plan = {
+    "plan",
+    "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash]\n"
+    "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--json]",
+    "Search parallel configurations: rank by iteration time, memory as the constraint, time-memory Pareto set.",
+    "  enumerates DP x TP x PP x CP (x EP for MoE) = N, microbatch sizes 1-16, recompute\n"
+    "  none/selective/full, ZeRO 0-3, SP with TP; 1F1B schedule\n"
+    "  --threads N      evaluate on N threads (default 2; results do not depend on N)\n"
+    "  --top K          rows to print (default 10)\n"
+    "  --json           {\"plans\":[...], \"pareto\":[...]} with the train command's keys\n",
+    run_plan,
+};

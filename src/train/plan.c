@@ -1,0 +1,149 @@
+/* Plan search: enumerate parallel configurations, evaluate them on a thread
+ * pool (each point written to its own slot, so any thread count gives the
+ * same result), sort by time with memory as the constraint, mark the
+ * time-memory Pareto front. */
+#include "config.h"
+#include "train/train.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct job {
+    const st_model *m;
+    const st_cluster *c;
+    const st_gpu_coef *coef;
+    st_plan_point *pts;
+    int *ok;
+    size_t n;
+    int stride, first;
+} job;
+
+static void *worker(void *arg)
+{
+    job *j = arg;
+    for (size_t i = (size_t)j->first; i < j->n; i += (size_t)j->stride)
+        j->ok[i] = st_train_eval(j->m, j->c, j->coef, &j->pts[i].cfg, &j->pts[i].r, NULL, NULL) == 0;
+    return NULL;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+    const st_plan_point *x = a, *y = b;
+    if (x->r.mem.oom != y->r.mem.oom)
+        return x->r.mem.oom - y->r.mem.oom;
+    if (x->r.iteration_s != y->r.iteration_s)
+        return x->r.iteration_s < y->r.iteration_s ? -1 : 1;
+    return x->r.memory_per_gpu_bytes < y->r.memory_per_gpu_bytes ? -1 : x->r.memory_per_gpu_bytes > y->r.memory_per_gpu_bytes;
+}
+
+int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_plan_opts *o,
+            st_plan_point **out, size_t *n_out, st_error *err)
+{
+    *out = NULL, *n_out = 0;
+    if (o->gpus < 1)
+        return st_error_set(err, ST_EINVAL, "plan needs at least 1 GPU");
+    size_t cap = 256, n = 0;
+    st_plan_point *pts = malloc(cap * sizeof *pts);
+    if (!pts)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    static const int mbs[] = {1, 2, 4, 8, 16};
+    int G = c->node.gpus;
+    for (int tp = 1; tp <= G && tp <= o->gpus; tp *= 2) {
+        if (o->max_tp && tp > o->max_tp)
+            break;
+        for (int pp = 1; pp <= o->gpus / tp; pp++) {
+            if (o->gpus % (tp * pp) || (o->max_pp && pp > o->max_pp))
+                continue;
+            for (int cp = 1; cp <= o->gpus / (tp * pp); cp *= 2) {
+                if (o->gpus % (tp * pp * cp))
+                    continue;
+                int dp = o->gpus / (tp * pp * cp);
+                int ep_max = m->tf.experts ? dp * cp : 1;
+                for (int ep = 1; ep <= ep_max; ep *= 2)
+                    for (size_t b = 0; b < sizeof mbs / sizeof mbs[0]; b++)
+                        for (int rec = 0; rec < 3; rec++)
+                            for (int zero = 0; zero <= (dp > 1 ? 3 : 0); zero++) {
+                                st_train_cfg k;
+                                st_train_cfg_default(&k, m, o->gpus);
+                                k.dp = dp, k.tp = tp, k.pp = pp, k.cp = cp, k.ep = ep;
+                                k.sp = tp > 1;
+                                k.zero = zero;
+                                k.recompute = (st_recompute)rec;
+                                k.global_batch = o->global_batch;
+                                k.seq = o->seq;
+                                k.dtype = o->dtype;
+                                k.flash = o->flash;
+                                k.lora_rank = o->lora_rank;
+                                if (o->global_batch % ((long long)dp * mbs[b]))
+                                    continue;
+                                k.microbatches = o->global_batch / ((long long)dp * mbs[b]);
+                                if (st_train_check(m, c, &k, NULL))
+                                    continue;
+                                if (n == cap) {
+                                    st_plan_point *p = realloc(pts, 2 * cap * sizeof *p);
+                                    if (!p) {
+                                        free(pts);
+                                        return st_error_set(err, ST_ENOMEM, "out of memory");
+                                    }
+                                    pts = p, cap *= 2;
+                                }
+                                memset(&pts[n], 0, sizeof pts[n]);
+                                pts[n++].cfg = k;
+                            }
+            }
+        }
+    }
+    if (!n) {
+        free(pts);
+        return st_error_set(err, ST_EINVAL, "no valid configuration of %s on %d GPUs with global batch %lld and "
+                            "sequence %lld (check that the batch splits over data-parallel ranks)",
+                            m->id, o->gpus, o->global_batch, o->seq);
+    }
+    int *ok = calloc(n, sizeof *ok);
+    int T = o->threads > 0 ? o->threads : 1;
+    pthread_t *th = calloc((size_t)T, sizeof *th);
+    job *jobs = calloc((size_t)T, sizeof *jobs);
+    if (!ok || !th || !jobs) {
+        free(ok), free(th), free(jobs), free(pts);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    int started = 0;
+    for (int t = 0; t < T; t++) {
+        jobs[t] = (job){m, c, coef, pts, ok, n, T, t};
+        if (t > 0 && pthread_create(&th[t], NULL, worker, &jobs[t]) == 0)
+            started++;
+        else if (t > 0)
+            jobs[t].stride = -1; /* not started: done below */
+    }
+    worker(&jobs[0]);
+    for (int t = 1; t < T; t++) {
+        if (jobs[t].stride < 0) {
+            jobs[t].stride = T;
+            worker(&jobs[t]);
+        } else {
+            pthread_join(th[t], NULL);
+        }
+    }
+    (void)started;
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ok[i])
+            pts[w++] = pts[i];
+    n = w;
+    free(ok), free(th), free(jobs);
+    qsort(pts, n, sizeof *pts, cmp_point);
+    /* Pareto front of (time, memory) among those that fit: sorted by time,
+     * a point is on it when it uses less memory than every faster point */
+    double best_mem = 1e300;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].r.mem.oom)
+            break;
+        if (pts[i].r.memory_per_gpu_bytes < best_mem) {
+            pts[i].pareto = 1;
+            best_mem = pts[i].r.memory_per_gpu_bytes;
+        }
+    }
+    *out = pts, *n_out = n;
+    return 0;
+}

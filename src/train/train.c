@@ -1,0 +1,855 @@
+/* One training iteration under a parallel configuration (see train.h). */
+#include "config.h"
+#include "train/train.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB 1048576.0
+/* Relative error of exposed communication in the band: the collective
+ * model's held-out error on VIDUR's intra-node all-reduce (validate vidur:
+ * 8.5% and 13.8% MAPE on 4 and 8 GPUs), rounded up. */
+#define COMM_SPREAD 0.15
+
+static const char *const sched_names[] = {"1f1b", "gpipe", "interleaved"};
+static const char *const recomp_names[] = {"none", "selective", "full"};
+
+const char *st_pp_sched_name(st_pp_sched s) { return (unsigned)s < 3 ? sched_names[s] : "?"; }
+const char *st_recompute_name(st_recompute r) { return (unsigned)r < 3 ? recomp_names[r] : "?"; }
+
+int st_pp_sched_parse(const char *s, st_pp_sched *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, sched_names[i])) {
+            *out = (st_pp_sched)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}
+
+int st_recompute_parse(const char *s, st_recompute *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, recomp_names[i])) {
+            *out = (st_recompute)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}
+
+void st_train_cfg_default(st_train_cfg *c, const st_model *m, int gpus)
+{
+    memset(c, 0, sizeof *c);
+    c->dp = gpus > 0 ? gpus : 1;
+    c->tp = c->pp = c->cp = c->ep = 1;
+    c->chunks = 1;
+    c->microbatches = 1;
+    c->global_batch = c->dp;
+    c->seq = m && m->kind == ST_MODEL_TRANSFORMER ? (m->tf.max_seq < 2048 ? m->tf.max_seq : 2048) : 1;
+    c->dtype = m ? m->dtype : ST_BF16;
+    c->moe_imbalance = 1;
+    c->bucket_bytes = 25 * MIB; /* PyTorch DDP bucket_cap_mb default */
+}
+
+int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k, st_error *err)
+{
+    if (m->kind != ST_MODEL_TRANSFORMER)
+        return st_error_set(err, ST_EINVAL, "%s is not a transformer; the training layer models transformers", m->id);
+    const st_transformer *tf = &m->tf;
+    int G = c->node.gpus;
+    long long gpus = (long long)k->dp * k->tp * k->pp * k->cp;
+    if (k->dp < 1 || k->tp < 1 || k->pp < 1 || k->cp < 1 || k->ep < 1)
+        return st_error_set(err, ST_EINVAL, "parallel degrees must be >= 1");
+    if (gpus > (long long)G * c->nodes)
+        return st_error_set(err, ST_EINVAL, "dp x tp x pp x cp = %lld GPUs; cluster %s has %d", gpus, c->id,
+                            G * c->nodes);
+    if (k->tp > G)
+        return st_error_set(err, ST_EINVAL, "TP %d spans more than one %d-GPU node; keep TP inside a node", k->tp, G);
+    if (G % k->tp || (k->tp * k->cp <= G && G % (k->tp * k->cp)))
+        return st_error_set(err, ST_EINVAL, "TP %d x CP %d must divide the %d GPUs of a node", k->tp, k->cp, G);
+    if (tf->heads % k->tp)
+        return st_error_set(err, ST_EINVAL, "TP %d must divide the %lld attention heads of %s", k->tp, tf->heads, m->id);
+    if (tf->kv_heads % k->tp && k->tp % tf->kv_heads)
+        return st_error_set(err, ST_EINVAL, "TP %d and the %lld KV heads of %s: one must divide the other", k->tp,
+                            tf->kv_heads, m->id);
+    if (k->sp && k->tp < 2)
+        return st_error_set(err, ST_EINVAL, "sequence parallelism needs TP >= 2");
+    long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
+    long long L = tf->layers + tf->encoder_layers;
+    if (L % V)
+        return st_error_set(err, ST_EINVAL, "%lld layers do not split into %lld pipeline stages%s; choose PP%s dividing %lld",
+                            L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
+                            k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L);
+    if (k->sched == ST_PP_INTERLEAVED && (k->chunks < 2 || k->pp < 2 || k->microbatches % k->pp))
+        return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs PP >= 2, --chunks >= 2 and microbatches a "
+                            "multiple of PP (Megatron-LM's rule)");
+    if (k->global_batch < 1 || k->microbatches < 1 || k->global_batch % ((long long)k->dp * k->microbatches))
+        return st_error_set(err, ST_EINVAL, "global batch %lld must split into DP %d x %lld microbatches of "
+                            "whole sequences", k->global_batch, k->dp, k->microbatches);
+    if (k->seq < 1 || k->seq > tf->max_seq)
+        return st_error_set(err, ST_EINVAL, "sequence length %lld is outside 1..%lld (max_seq of %s)", k->seq,
+                            tf->max_seq, m->id);
+    if (k->seq % k->cp)
+        return st_error_set(err, ST_EINVAL, "CP %d must divide the sequence length %lld", k->cp, k->seq);
+    if (k->sp && (k->seq / k->cp) % k->tp)
+        return st_error_set(err, ST_EINVAL, "sequence parallelism: TP %d must divide the %lld tokens per rank",
+                            k->tp, k->seq / k->cp);
+    if (k->ep > 1 && (!tf->experts || tf->experts % k->ep || ((long long)k->dp * k->cp) % k->ep))
+        return st_error_set(err, ST_EINVAL, "EP %d needs an MoE model whose experts it divides, inside DP x CP", k->ep);
+    if (k->zero < 0 || k->zero > 3)
+        return st_error_set(err, ST_EINVAL, "ZeRO stage must be 0, 1, 2 or 3");
+    if (k->zero == 3 && k->pp > 1)
+        return st_error_set(err, ST_EINVAL, "ZeRO-3 with pipeline parallelism is not supported (DeepSpeed and "
+                            "FSDP do not combine them); use ZeRO 1 or 2 with PP");
+    if (k->lora_rank < 0 || k->lora_rank > 65536)
+        return st_error_set(err, ST_EINVAL, "LoRA rank must be in 1..65536");
+    if (!(k->moe_imbalance >= 1) || k->moe_imbalance > 64)
+        return st_error_set(err, ST_EINVAL, "MoE load imbalance must be in [1, 64]");
+    if (k->dtype == ST_FP8 && !(c->node.gpu.matrix[ST_FP8].dense > 0))
+        return st_error_set(err, ST_EINVAL, "%s has no FP8 tensor cores; FP8 training needs Hopper or later",
+                            c->node.gpu.id);
+    if (k->dtype != ST_FP32 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8 && k->dtype != ST_TF32)
+        return st_error_set(err, ST_EINVAL, "training dtype must be fp32, tf32, fp16, bf16 or fp8");
+    return 0;
+}
+
+/* ---- the sharded per-GPU operator lists ------------------------------------- */
+static int is_block(const char *layer) { return strstr(layer, "block") != NULL; }
+
+typedef struct lists {
+    st_oplist fwd, bwd, core; /* forward, backward, attention core (selective recompute) */
+    long long blocks;         /* blocks generated (all of one stage's share: L / V) */
+} lists;
+
+static void lists_free(lists *l)
+{
+    st_oplist_free(&l->fwd);
+    st_oplist_free(&l->bwd);
+    st_oplist_free(&l->core);
+}
+
+static int push_lora(st_oplist *l, const st_op *base, int r, st_error *err)
+{
+    st_op a = *base, b = *base;
+    snprintf(a.name, sizeof a.name, "%.50s.lora_a", base->name);
+    snprintf(b.name, sizeof b.name, "%.50s.lora_b", base->name);
+    a.n = r;
+    b.k = r;
+    a.batch = b.batch = base->batch;
+    st_op_cost(&a);
+    st_op_cost(&b);
+    int rc = st_oplist_push(l, &a, err);
+    return rc ? rc : st_oplist_push(l, &b, err);
+}
+
+static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *out, st_error *err)
+{
+    st_model ms = *m; /* shallow: a transformer holds no pointers we free */
+    st_transformer *tf = &ms.tf;
+    long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
+    long long L = m->tf.layers + m->tf.encoder_layers;
+    memset(out, 0, sizeof *out);
+    tf->heads /= k->tp;
+    tf->kv_heads = tf->kv_heads >= k->tp ? tf->kv_heads / k->tp : 1;
+    tf->ffn_hidden = (tf->ffn_hidden + k->tp - 1) / k->tp;
+    tf->expert_ffn_hidden = (tf->expert_ffn_hidden + k->tp - 1) / k->tp;
+    tf->vocab = (tf->vocab + k->tp - 1) / k->tp;
+    if (tf->experts)
+        tf->experts /= k->ep;
+    /* one stage's blocks; an encoder-decoder keeps its proportions */
+    long long per = L / V;
+    if (m->tf.encoder_layers) {
+        tf->encoder_layers = per * m->tf.encoder_layers / L;
+        tf->layers = per - tf->encoder_layers;
+    } else {
+        tf->layers = per;
+    }
+    out->blocks = per;
+    st_gen_opts o;
+    st_gen_opts_default(&o, &ms);
+    o.phase = ST_PHASE_TRAIN;
+    o.batch = mb;
+    o.seq = k->seq / k->cp;
+    o.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
+    o.attn = k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+    o.with_optimizer = 0;
+    int rc = st_transformer_ops(&ms, &o, &out->fwd, err);
+    if (rc) {
+        lists_free(out);
+        return rc;
+    }
+    size_t n0 = out->fwd.n;
+    for (size_t i = 0; i < n0 && !rc; i++) {
+        st_op *op = &out->fwd.ops[i];
+        int blk = is_block(op->layer);
+        /* CP: every query of this rank meets all S keys (ring attention) */
+        if (k->cp > 1 && blk) {
+            if (op->kind == ST_OP_ATTENTION)
+                op->kv_len *= k->cp;
+            else if (op->kind == ST_OP_SOFTMAX && strstr(op->name, "attn"))
+                op->cols *= k->cp;
+            else if (op->kind == ST_OP_BMM && strstr(op->name, "score"))
+                op->n *= k->cp;
+            else if (op->kind == ST_OP_BMM && strstr(op->name, "value"))
+                op->k *= k->cp;
+        }
+        /* SP: norms, residual adds and dropouts on S/tp tokens */
+        if (k->sp && (op->kind == ST_OP_LAYERNORM || op->kind == ST_OP_RMSNORM ||
+                      (op->kind == ST_OP_ELEMENTWISE && strstr(op->name, "residual"))))
+            op->rows = (op->rows + k->tp - 1) / k->tp;
+        /* MoE: the busiest expert sets the grouped GEMM's pace */
+        if (op->kind == ST_OP_MOE_EXPERTS && k->moe_imbalance > 1)
+            op->m = (long long)ceil(op->m * k->moe_imbalance);
+        /* FP8: block GEMMs in FP8 */
+        if (k->dtype == ST_FP8 && blk && (op->kind == ST_OP_GEMM || op->kind == ST_OP_MOE_EXPERTS))
+            op->dtype = ST_FP8;
+        st_op_cost(op);
+        if (k->dtype == ST_FP8 && blk && (op->kind == ST_OP_GEMM || op->kind == ST_OP_MOE_EXPERTS)) {
+            /* cast the BF16 input to FP8 (read 2 bytes, write 1 per element) */
+            st_op cast = *op;
+            memset(&cast.batch, 0, sizeof cast - offsetof(st_op, batch));
+            snprintf(cast.name, sizeof cast.name, "%.55s.cast", op->name);
+            cast.kind = ST_OP_ELEMENTWISE;
+            cast.dtype = ST_BF16;
+            cast.rows = op->m * (op->batch > 0 ? op->batch : 1);
+            cast.cols = op->k;
+            cast.arity = 1;
+            cast.ew_flops = 2;
+            st_op_cost(&cast);
+            cast.bytes_written /= 2;
+            rc = st_oplist_push(&out->fwd, &cast, err);
+            op = &out->fwd.ops[i];
+        }
+        if (!rc && k->lora_rank && blk && op->kind == ST_OP_GEMM)
+            rc = push_lora(&out->fwd, op, k->lora_rank, err);
+    }
+    /* LoRA: nothing below the adapters needs the input gradient at the first
+     * block's input either, but every GEMM still passes dgrad on */
+    if (!rc) {
+        st_oplist all = {0};
+        for (size_t i = 0; i < out->fwd.n && !rc; i++)
+            rc = st_oplist_push(&all, &out->fwd.ops[i], err);
+        if (!rc)
+            rc = st_ops_add_backward(&all, out->fwd.n, err);
+        for (size_t i = out->fwd.n; i < all.n && !rc; i++) {
+            const st_op *b = &all.ops[i];
+            int frozen = k->lora_rank && b->grad == ST_GRAD_WEIGHT && !strstr(b->name, ".lora_");
+            if (!frozen)
+                rc = st_oplist_push(&out->bwd, b, err);
+        }
+        st_oplist_free(&all);
+    }
+    for (size_t i = 0; i < out->fwd.n && !rc; i++) {
+        const st_op *op = &out->fwd.ops[i];
+        if (is_block(op->layer) &&
+            (op->kind == ST_OP_BMM || op->kind == ST_OP_SOFTMAX || op->kind == ST_OP_ATTENTION))
+            rc = st_oplist_push(&out->core, op, err);
+    }
+    if (rc)
+        lists_free(out);
+    return rc;
+}
+
+typedef struct parts {
+    double blk, embed, head; /* seconds: one block, the embedding, final norm + head */
+    double lo_rel, hi_rel;   /* the step's correlated band, relative */
+    double flops;
+} parts;
+
+static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_oplist *ops, long long blocks,
+                         int fused, parts *p, st_error *err)
+{
+    st_compose_opts o;
+    st_compose_opts_default(&o);
+    o.fused = fused;
+    memset(p, 0, sizeof *p);
+    if (!ops->n)
+        return 0;
+    st_step *s = malloc(sizeof *s);
+    if (!s)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    int rc = st_compose(g, coef, ops, &o, s, err);
+    if (!rc) {
+        double b = 0;
+        for (size_t i = 0; i < s->n_layers; i++) {
+            const st_layer_time *l = &s->layers[i];
+            if (is_block(l->layer))
+                b += l->time_s;
+            else if (!strcmp(l->layer, "embed"))
+                p->embed += l->time_s;
+            else
+                p->head += l->time_s;
+        }
+        p->blk = blocks ? b / blocks : 0;
+        p->lo_rel = s->total_s > 0 ? s->lo_s / s->total_s : 1;
+        p->hi_rel = s->total_s > 0 ? s->hi_s / s->total_s : 1;
+        p->flops = s->flops;
+    }
+    free(s);
+    return rc;
+}
+
+/* ---- communication -------------------------------------------------------------- */
+static double coll_time(const st_cluster *c, st_coll coll, int n, int per_node, double bytes, st_error *err, int *rc)
+{
+    st_net_group g;
+    st_coll_est e;
+    if (*rc || n <= 1 || bytes <= 0)
+        return 0;
+    if ((*rc = st_net_group_init(c, n, per_node, &g, err)) || (*rc = st_coll_estimate(&g, coll, ST_ALGO_AUTO, bytes, &e, err)))
+        return 0;
+    return e.time_s;
+}
+
+static int per_node_of(int G, int stride, int n)
+{
+    if (stride >= G)
+        return 1;
+    int fit = G / stride;
+    return n < fit ? n : fit;
+}
+
+/* ---- the pipeline schedule -------------------------------------------------------- */
+typedef struct task {
+    int fwd;       /* 1 forward, 0 backward */
+    int vs;        /* virtual stage */
+    long long mb;
+    double start, end;
+} task;
+
+typedef struct sched {
+    task **t;      /* per device, in order */
+    int *n;
+    double *busy;
+    double *inflight; /* max microbatch-blocks in flight, in units of one stage's blocks */
+} sched;
+
+static void sched_free(sched *s, int pp)
+{
+    if (s->t)
+        for (int d = 0; d < pp; d++)
+            free(s->t[d]);
+    free(s->t), free(s->n), free(s->busy), free(s->inflight);
+}
+
+/* The order each device runs its tasks in. */
+static int order(const st_train_cfg *k, int d, task *out)
+{
+    int pp = k->pp, v = k->sched == ST_PP_INTERLEAVED ? k->chunks : 1;
+    long long M = k->microbatches, total = M * v, n = 0;
+    if (k->sched == ST_PP_GPIPE) {
+        for (long long m = 0; m < M; m++)
+            out[n++] = (task){1, d, m, 0, 0};
+        for (long long m = 0; m < M; m++)
+            out[n++] = (task){0, d, m, 0, 0};
+        return (int)n;
+    }
+    /* 1F1B, and Megatron's interleaved order for v > 1: forward k-th task
+     * is microbatch (k / (pp v)) pp + k % pp of chunk (k / pp) % v; backward
+     * the same with the chunks reversed */
+    long long warm = v == 1 ? pp - d - 1 : (long long)(pp - d - 1) * 2 + (long long)(v - 1) * pp;
+    if (warm > total)
+        warm = total;
+    long long f = 0, b = 0;
+#define FW(kk) (task){1, (int)(((kk) / pp) % v) * pp + d, ((kk) / ((long long)pp * v)) * pp + (kk) % pp, 0, 0}
+#define BW(kk) (task){0, (int)(v - 1 - ((kk) / pp) % v) * pp + d, ((kk) / ((long long)pp * v)) * pp + (kk) % pp, 0, 0}
+    for (; f < warm; f++)
+        out[n++] = FW(f);
+    while (f < total) {
+        out[n++] = FW(f);
+        f++;
+        out[n++] = BW(b);
+        b++;
+    }
+    while (b < total) {
+        out[n++] = BW(b);
+        b++;
+    }
+#undef FW
+#undef BW
+    return (int)n;
+}
+
+/* Run the schedule: F(vs, m) after F(vs-1, m) has arrived, B(vs, m) after
+ * B(vs+1, m) (the last virtual stage: after its own F). */
+static int simulate(const st_train_cfg *k, const double *F, const double *B, double p2p, sched *s, st_error *err)
+{
+    int pp = k->pp, v = k->sched == ST_PP_INTERLEAVED ? k->chunks : 1, V = pp * v;
+    long long M = k->microbatches;
+    memset(s, 0, sizeof *s);
+    s->t = calloc((size_t)pp, sizeof *s->t);
+    s->n = calloc((size_t)pp, sizeof *s->n);
+    s->busy = calloc((size_t)pp, sizeof *s->busy);
+    s->inflight = calloc((size_t)pp, sizeof *s->inflight);
+    double *fdone = malloc((size_t)V * M * sizeof(double)), *bdone = malloc((size_t)V * M * sizeof(double));
+    int *next = calloc((size_t)pp, sizeof(int));
+    double *free_at = calloc((size_t)pp, sizeof(double));
+    int rc = 0;
+    if (!s->t || !s->n || !s->busy || !s->inflight || !fdone || !bdone || !next || !free_at)
+        rc = st_error_set(err, ST_ENOMEM, "out of memory");
+    for (int d = 0; d < pp && !rc; d++) {
+        s->t[d] = malloc((size_t)(2 * M * v) * sizeof(task));
+        if (!s->t[d])
+            rc = st_error_set(err, ST_ENOMEM, "out of memory");
+        else
+            s->n[d] = order(k, d, s->t[d]);
+    }
+    for (long long i = 0; !rc && i < (long long)V * M; i++)
+        fdone[i] = bdone[i] = -1;
+    long long left = 0;
+    for (int d = 0; d < pp && !rc; d++)
+        left += s->n[d];
+    while (!rc && left > 0) {
+        int progressed = 0;
+        for (int d = 0; d < pp; d++) {
+            while (next[d] < s->n[d]) {
+                task *t = &s->t[d][next[d]];
+                double ready;
+                if (t->fwd)
+                    ready = t->vs == 0 ? 0 : fdone[(long long)(t->vs - 1) * M + t->mb];
+                else
+                    ready = t->vs == V - 1 ? fdone[(long long)t->vs * M + t->mb] : bdone[(long long)(t->vs + 1) * M + t->mb];
+                if (ready < 0)
+                    break;
+                if (t->vs > 0 && t->fwd)
+                    ready += p2p;
+                if (!t->fwd && t->vs < V - 1)
+                    ready += p2p;
+                t->start = ready > free_at[d] ? ready : free_at[d];
+                double dur = t->fwd ? F[t->vs] : B[t->vs];
+                t->end = t->start + dur;
+                free_at[d] = t->end;
+                s->busy[d] += dur;
+                (t->fwd ? fdone : bdone)[(long long)t->vs * M + t->mb] = t->end;
+                next[d]++;
+                left--;
+                progressed = 1;
+            }
+        }
+        if (!progressed && left > 0)
+            rc = st_error_set(err, ST_EINVAL, "pipeline schedule deadlocked (internal error)");
+    }
+    /* microbatch-chunks in flight (forward done, backward not yet) */
+    for (int d = 0; d < pp && !rc; d++) {
+        double cur = 0, mx = 0;
+        for (int i = 0; i < s->n[d]; i++) {
+            cur += s->t[d][i].fwd ? 1.0 / v : -1.0 / v;
+            mx = cur > mx ? cur : mx;
+        }
+        s->inflight[d] = mx;
+    }
+    free(fdone), free(bdone), free(next), free(free_at);
+    if (rc)
+        sched_free(s, pp);
+    return rc;
+}
+
+int st_pipeline_sim(const st_train_cfg *k, double f, double b, double p2p, double *bubble, double *inflight,
+                    st_error *err)
+{
+    int v = k->sched == ST_PP_INTERLEAVED ? k->chunks : 1, V = k->pp * v;
+    if (k->pp < 1 || v < 1 || k->microbatches < 1 || (v > 1 && k->microbatches % k->pp))
+        return st_error_set(err, ST_EINVAL, "pipeline: PP, chunks and microbatches must be >= 1 (interleaved: "
+                            "microbatches a multiple of PP)");
+    double *F = malloc((size_t)V * sizeof(double)), *B = malloc((size_t)V * sizeof(double));
+    if (!F || !B) {
+        free(F), free(B);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < V; i++)
+        F[i] = f / v, B[i] = b / v;
+    sched S;
+    int rc = simulate(k, F, B, p2p, &S, err);
+    if (!rc) {
+        double end = 0, busy = 0, fl = 0;
+        for (int d = 0; d < k->pp; d++) {
+            double e = S.t[d][S.n[d] - 1].end;
+            end = e > end ? e : end;
+            busy = S.busy[d] > busy ? S.busy[d] : busy;
+            fl = S.inflight[d] > fl ? S.inflight[d] : fl;
+        }
+        *bubble = end > 0 ? 1 - busy / end : 0;
+        *inflight = fl;
+        sched_free(&S, k->pp);
+    }
+    free(F), free(B);
+    return rc;
+}
+
+/* ---- parameters --------------------------------------------------------------------- */
+static double block_params(const st_transformer *tf, int moe)
+{
+    double h = (double)tf->hidden, q = (double)(tf->heads * tf->head_dim), kv = (double)(tf->kv_heads * tf->head_dim);
+    double attn = h * (q + 2 * kv) + q * h + (tf->bias ? q + 2 * kv + h : 0);
+    double norms = 2 * (tf->norm == ST_NORM_RMSNORM ? 1 : 2) * h;
+    double mats = tf->gated_mlp ? 3 : 2;
+    double f = moe ? (double)tf->expert_ffn_hidden : (double)tf->ffn_hidden;
+    double mlp = mats * h * f + (tf->bias ? (tf->gated_mlp ? 2 : 1) * f + h : 0);
+    if (moe)
+        mlp = mlp * (double)tf->experts + h * (double)tf->experts;
+    return attn + norms + mlp;
+}
+
+/* LoRA adapter parameters of one block (rank r on every linear layer). */
+static double lora_params(const st_transformer *tf, int r, int tp)
+{
+    double h = (double)tf->hidden, q = (double)(tf->heads * tf->head_dim), kv = (double)(tf->kv_heads * tf->head_dim);
+    double f = (double)tf->ffn_hidden;
+    double mats = r * ((h + q + 2 * kv) + (q + h) + (tf->gated_mlp ? 2 : 1) * (h + f) + (f + h));
+    return mats / tp;
+}
+
+/* ---- the evaluation -------------------------------------------------------------------- */
+typedef struct ev {
+    int pid, tid;
+    const char *name;
+    long long mb;
+    double ts, dur;
+} ev;
+
+static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const double *dp_start, const double *dp_end,
+                        double pipe_end, double opt_s, double zero_s)
+{
+    st_json j;
+    st_json_init(&j, f, 0);
+    st_json_begin_object(&j, NULL);
+    st_json_string(&j, "displayTimeUnit", "ms");
+    st_json_begin_array(&j, "traceEvents");
+    for (int d = 0; d < k->pp; d++) {
+        char nm[48];
+        st_json_begin_object(&j, NULL);
+        st_json_string(&j, "name", "process_name");
+        st_json_string(&j, "ph", "M");
+        st_json_int(&j, "pid", d);
+        st_json_begin_object(&j, "args");
+        snprintf(nm, sizeof nm, "pipeline stage %d (GPU 0 of its %d)", d, k->dp * k->tp * k->cp);
+        st_json_string(&j, "name", nm);
+        st_json_end_object(&j);
+        st_json_end_object(&j);
+        for (int i = 0; i < s->n[d]; i++) {
+            const task *t = &s->t[d][i];
+            snprintf(nm, sizeof nm, "%s mb%lld", t->fwd ? "F" : "B", t->mb);
+            if (k->sched == ST_PP_INTERLEAVED)
+                snprintf(nm, sizeof nm, "%s mb%lld chunk%d", t->fwd ? "F" : "B", t->mb, t->vs / k->pp);
+            st_json_begin_object(&j, NULL);
+            st_json_string(&j, "name", nm);
+            st_json_string(&j, "cat", t->fwd ? "forward" : "backward");
+            st_json_string(&j, "ph", "X");
+            st_json_int(&j, "pid", d);
+            st_json_int(&j, "tid", 0);
+            st_json_number(&j, "ts", t->start * 1e6);
+            st_json_number(&j, "dur", (t->end - t->start) * 1e6);
+            st_json_end_object(&j);
+        }
+        if (dp_end[d] > dp_start[d]) {
+            st_json_begin_object(&j, NULL);
+            st_json_string(&j, "name", k->zero >= 1 ? "DP reduce-scatter (buckets)" : "DP all-reduce (buckets)");
+            st_json_string(&j, "cat", "comm");
+            st_json_string(&j, "ph", "X");
+            st_json_int(&j, "pid", d);
+            st_json_int(&j, "tid", 1);
+            st_json_number(&j, "ts", dp_start[d] * 1e6);
+            st_json_number(&j, "dur", (dp_end[d] - dp_start[d]) * 1e6);
+            st_json_end_object(&j);
+        }
+        st_json_begin_object(&j, NULL);
+        st_json_string(&j, "name", "optimizer step");
+        st_json_string(&j, "cat", "optimizer");
+        st_json_string(&j, "ph", "X");
+        st_json_int(&j, "pid", d);
+        st_json_int(&j, "tid", 0);
+        st_json_number(&j, "ts", pipe_end * 1e6);
+        st_json_number(&j, "dur", opt_s * 1e6);
+        st_json_end_object(&j);
+        if (zero_s > 0) {
+            st_json_begin_object(&j, NULL);
+            st_json_string(&j, "name", "ZeRO all-gather of weights");
+            st_json_string(&j, "cat", "comm");
+            st_json_string(&j, "ph", "X");
+            st_json_int(&j, "pid", d);
+            st_json_int(&j, "tid", 1);
+            st_json_number(&j, "ts", (pipe_end + opt_s) * 1e6);
+            st_json_number(&j, "dur", zero_s * 1e6);
+            st_json_end_object(&j);
+        }
+    }
+    st_json_end_array(&j);
+    st_json_end_object(&j);
+    st_json_finish(&j);
+}
+
+int st_train_eval(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_train_cfg *k,
+                  st_train_result *r, FILE *trace, st_error *err)
+{
+    int rc = st_train_check(m, c, k, err);
+    memset(r, 0, sizeof *r);
+    if (rc)
+        return rc;
+    const st_transformer *tf = &m->tf;
+    const st_gpu *gpu = &c->node.gpu;
+    int G = c->node.gpus, pp = k->pp, v = k->sched == ST_PP_INTERLEAVED ? k->chunks : 1, V = pp * v;
+    long long mb = k->global_batch / ((long long)k->dp * k->microbatches);
+    double e = st_dtype_bytes(k->dtype == ST_FP8 ? ST_BF16 : k->dtype);
+    long long s_loc = k->seq / k->cp;
+    r->micro_batch = mb;
+    r->gpus = k->dp * k->tp * k->pp * k->cp;
+
+    lists L;
+    if ((rc = build(m, k, mb, &L, err)))
+        return rc;
+    parts pf, pb, pc;
+    if ((rc = compose_parts(gpu, coef, &L.fwd, L.blocks, k->fused, &pf, err)) ||
+        (rc = compose_parts(gpu, coef, &L.bwd, L.blocks, k->fused, &pb, err)) ||
+        (rc = compose_parts(gpu, coef, &L.core, L.blocks, k->fused, &pc, err))) {
+        lists_free(&L);
+        return rc;
+    }
+    lists_free(&L);
+    if (k->recompute == ST_RECOMP_FULL)
+        pb.blk += pf.blk;
+    else if (k->recompute == ST_RECOMP_SELECTIVE)
+        pb.blk += pc.blk;
+
+    /* communication per block and microbatch */
+    double act = (double)mb * s_loc * tf->hidden * e;
+    int tp_pn = per_node_of(G, 1, k->tp);
+    double tp_ar = coll_time(c, ST_COLL_ALLREDUCE, k->tp, tp_pn, act, err, &rc);
+    double tp_blk_f = 2 * tp_ar, tp_blk_b = 2 * tp_ar;
+    double cp_blk_f = 0, cp_blk_b = 0;
+    if (k->cp > 1) {
+        double kv = 2.0 * mb * s_loc * (double)(tf->kv_heads >= k->tp ? tf->kv_heads / k->tp : 1) * tf->head_dim * e;
+        int pn = per_node_of(G, k->tp, k->cp);
+        double step = coll_time(c, ST_COLL_SENDRECV, 2, pn >= 2 ? 2 : 1, kv, err, &rc);
+        double ring = (k->cp - 1) * step;
+        cp_blk_f = ring > pc.blk ? ring - pc.blk : 0;         /* hidden behind attention */
+        cp_blk_b = 2 * ring > 2 * pc.blk ? 2 * ring - 2 * pc.blk : 0;
+    }
+    double ep_blk_f = 0, ep_blk_b = 0;
+    long long moe_blocks = tf->experts ? (L.blocks / tf->moe_every) : 0;
+    if (k->ep > 1 && moe_blocks) {
+        double bytes = (double)mb * s_loc * tf->top_k * tf->hidden * e;
+        double a2a = coll_time(c, ST_COLL_ALLTOALL, k->ep, per_node_of(G, k->tp, k->ep), bytes, err, &rc);
+        double share = (double)moe_blocks / L.blocks; /* per average block */
+        ep_blk_f = 2 * a2a * share;
+        ep_blk_b = 2 * a2a * share;
+    }
+    /* parameters on the largest stage (the first: embedding; or the last: head) */
+    double blk_p = 0;
+    {
+        long long n_moe = tf->experts ? (tf->layers + tf->encoder_layers) / tf->moe_every : 0;
+        long long n_all = tf->layers + tf->encoder_layers;
+        double dense = block_params(tf, 0), moe = tf->experts ? block_params(tf, 1) : 0;
+        double ep_div = k->ep > 1 ? k->ep : 1;
+        double avg = ((double)(n_all - n_moe) * dense + (double)n_moe * (moe > 0 ? (moe - (double)tf->hidden * tf->experts) / ep_div + (double)tf->hidden * tf->experts : 0)) / (double)n_all;
+        blk_p = avg / k->tp;
+    }
+    double emb_p = (double)tf->vocab * tf->hidden / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0);
+    double head_p = tf->lm_head && !tf->tied_embeddings ? (double)tf->vocab * tf->hidden / k->tp : 0;
+    double stage_blocks = (double)L.blocks * v;
+    double stage_p0 = stage_blocks * blk_p + emb_p + (pp == 1 ? head_p : 0);
+    double stage_pl = stage_blocks * blk_p + (pp == 1 ? emb_p : 0) + head_p + (pp > 1 && tf->tied_embeddings ? emb_p : 0);
+    double stage_p = stage_p0 > stage_pl ? stage_p0 : stage_pl;
+    double train_p = k->lora_rank ? stage_blocks * lora_params(tf, k->lora_rank, k->tp) : stage_p;
+
+    /* ZeRO-3: each block's weights gathered forward and backward, gradients
+     * reduce-scattered, prefetched behind the block's compute */
+    int dp_pn = per_node_of(G, k->tp * k->cp, k->dp);
+    double z3_f = 0, z3_b = 0;
+    if (k->zero == 3 && k->dp > 1) {
+        double ag = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, blk_p * e, err, &rc);
+        double rs = coll_time(c, ST_COLL_REDUCESCATTER, k->dp, dp_pn, blk_p * e, err, &rc);
+        z3_f = ag > pf.blk ? ag - pf.blk : 0;
+        z3_b = ag + rs > pb.blk ? ag + rs - pb.blk : 0;
+    }
+    double f_blk = pf.blk + tp_blk_f + cp_blk_f + ep_blk_f + z3_f;
+    double b_blk = pb.blk + tp_blk_b + cp_blk_b + ep_blk_b + z3_b;
+    double *F = calloc((size_t)V, sizeof(double)), *B = calloc((size_t)V, sizeof(double));
+    if (!F || !B) {
+        free(F), free(B);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    for (int vs = 0; vs < V; vs++) {
+        F[vs] = L.blocks * f_blk + (vs == 0 ? pf.embed : 0) + (vs == V - 1 ? pf.head : 0);
+        B[vs] = L.blocks * b_blk + (vs == 0 ? pb.embed : 0) + (vs == V - 1 ? pb.head : 0);
+    }
+    /* pipeline send/recv of one microbatch's activations */
+    double p2p = 0;
+    if (pp > 1) {
+        int stride = k->tp * k->cp * k->dp;
+        double bytes = k->sp ? act / k->tp : act;
+        p2p = coll_time(c, ST_COLL_SENDRECV, 2, stride < G ? 2 : 1, bytes, err, &rc);
+    }
+    sched S;
+    if (!rc)
+        rc = simulate(k, F, B, p2p, &S, err);
+    if (rc) {
+        free(F), free(B);
+        return rc;
+    }
+    /* DP gradient buckets during each device's last backward */
+    double grad_bytes = train_p * e;
+    double dp_one = 0, contention = 1;
+    int nb = 0;
+    if (k->dp > 1 || k->cp > 1) {
+        int n = k->dp * k->cp;
+        int pn = per_node_of(G, k->tp, n);
+        nb = (int)ceil(grad_bytes / k->bucket_bytes);
+        if (nb < 1)
+            nb = 1;
+        double bucket = grad_bytes / nb;
+        dp_one = coll_time(c, k->zero >= 1 ? ST_COLL_REDUCESCATTER : ST_COLL_ALLREDUCE, n, pn, bucket, err, &rc);
+        /* concurrent TP all-reduce on the same GPUs: simulated slow-down */
+        if (!rc && k->tp > 1 && tp_ar > 0 && n * k->tp <= G * c->nodes) {
+            st_flow fl[2] = {{k->zero >= 1 ? ST_COLL_REDUCESCATTER : ST_COLL_ALLREDUCE, ST_ALGO_AUTO, bucket, 0, 0,
+                              k->tp, n},
+                             {ST_COLL_ALLREDUCE, ST_ALGO_AUTO, act, 0, 0, 1, k->tp}};
+            st_flow_result fr[2];
+            int ok_shape = pn == n || pn == 1 || pn * k->tp == G;
+            if (ok_shape && st_net_simulate(c, fl, 1, 0, fr, NULL) == 0) {
+                double alone = fr[0].time_s;
+                if (st_net_simulate(c, fl, 2, 0, fr, NULL) == 0 && alone > 0)
+                    contention = fr[0].time_s / alone;
+            }
+        }
+        dp_one *= contention;
+    }
+    r->dp_contention = contention;
+    double *dps = calloc((size_t)pp, sizeof(double)), *dpe = calloc((size_t)pp, sizeof(double));
+    double pipe_end = 0, end_all = 0, dp_exposed = 0;
+    for (int d = 0; d < pp && dps && dpe; d++) {
+        const task *last = &S.t[d][S.n[d] - 1];
+        double t_end = last->end, bdur = last->end - last->start;
+        double chain = t_end - bdur;
+        for (int i = 0; i < nb; i++) {
+            double ready = t_end - bdur + bdur * (i + 1) / nb;
+            chain = (chain > ready ? chain : ready) + dp_one;
+        }
+        dps[d] = t_end - bdur;
+        dpe[d] = nb ? chain : dps[d];
+        double fin = nb && chain > t_end ? chain : t_end;
+        if (t_end > pipe_end)
+            pipe_end = t_end;
+        if (fin > end_all) {
+            end_all = fin;
+            dp_exposed = fin - t_end;
+        }
+    }
+    /* optimizer step over this GPU's share of the trainable parameters */
+    double opt_s = 0, zero_ag = 0;
+    {
+        st_oplist ol = {0};
+        st_op o;
+        memset(&o, 0, sizeof o);
+        snprintf(o.name, sizeof o.name, "optimizer.adamw");
+        snprintf(o.layer, sizeof o.layer, "optimizer");
+        o.kind = ST_OP_OPTIMIZER;
+        o.pass = ST_PASS_OPT;
+        o.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
+        o.repeat = 1;
+        o.rows = (long long)ceil(train_p / (k->zero >= 1 ? k->dp : 1));
+        o.cols = 1;
+        st_op_cost(&o);
+        if (!rc)
+            rc = st_oplist_push(&ol, &o, err);
+        parts po;
+        if (!rc && o.rows > 0)
+            rc = compose_parts(gpu, coef, &ol, 0, k->fused, &po, err);
+        if (!rc && o.rows > 0)
+            opt_s = po.head;
+        st_oplist_free(&ol);
+        if (k->zero >= 1 && k->zero <= 2 && k->dp > 1)
+            zero_ag = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, train_p * e, err, &rc);
+    }
+    if (!rc) {
+        /* memory on the busiest stage */
+        st_train_mem *M = &r->mem;
+        double wb = k->dtype == ST_FP8 ? 3 : e; /* FP8: BF16 weights + FP8 copy */
+        double shard_w = k->zero == 3 ? k->dp : 1, shard_g = k->zero >= 2 ? k->dp : 1, shard_o = k->zero >= 1 ? k->dp : 1;
+        double opt_bytes = k->dtype == ST_FP32 ? 8 : 12; /* m, v (+ fp32 master) */
+        double grad_b = k->dtype == ST_FP32 ? 4 : 2;
+        M->weights = stage_p * wb / shard_w + (k->lora_rank ? train_p * e : 0);
+        M->grads = train_p * grad_b / shard_g;
+        M->optimizer = train_p * opt_bytes / shard_o;
+        double sbh = (double)mb * s_loc * tf->hidden;
+        double as2b = (double)mb * (tf->heads) * s_loc * (double)k->seq; /* CP: local queries x all keys */
+        double per_blk;
+        if (k->recompute == ST_RECOMP_FULL)
+            per_blk = e * sbh / (k->sp ? k->tp : 1);
+        else {
+            double split = k->sp ? (16 * e + 2) / k->tp : (4 * e + 2) + 12 * e / k->tp;
+            if (k->tp == 1)
+                split = 16 * e + 2;
+            per_blk = sbh * split;
+            if (k->recompute == ST_RECOMP_NONE && !k->flash)
+                per_blk += as2b * (2 * e + 1) / k->tp;
+        }
+        double inflight = 0;
+        for (int d = 0; d < pp; d++)
+            inflight = S.inflight[d] > inflight ? S.inflight[d] : inflight;
+        M->inflight = inflight;
+        M->activations = per_blk * stage_blocks * inflight;
+        M->logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
+        M->buffers = k->dp > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
+        M->total = M->weights + M->grads + M->optimizer + M->activations + M->logits + M->buffers;
+        M->capacity = gpu->mem_bytes;
+        M->oom = M->total > M->capacity;
+        r->memory_per_gpu_bytes = M->total;
+
+        /* the iteration */
+        r->pipeline_s = pipe_end;
+        r->dp_exposed_s = dp_exposed;
+        r->dp_s = nb * dp_one;
+        r->optimizer_s = opt_s;
+        r->zero_s = zero_ag;
+        r->iteration_s = end_all + opt_s + zero_ag;
+        double busy = 0;
+        for (int d = 0; d < pp; d++)
+            busy = S.busy[d] > busy ? S.busy[d] : busy;
+        r->bubble_fraction = pipe_end > 0 ? 1 - busy / pipe_end : 0;
+        long long nmb = k->microbatches;
+        double blocks = stage_blocks;
+        r->tp_s = nmb * blocks * (tp_blk_f + tp_blk_b);
+        r->cp_s = nmb * blocks * (cp_blk_f + cp_blk_b);
+        r->ep_s = nmb * blocks * (ep_blk_f + ep_blk_b);
+        r->pp_s = pp > 1 ? 2.0 * nmb * v * p2p : 0;
+        r->comm_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + dp_exposed + zero_ag + nmb * blocks * (z3_f + z3_b);
+        r->comm_total_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + r->dp_s + zero_ag;
+        r->fwd_s = F[0] > F[V - 1] ? F[0] : F[V - 1];
+        r->bwd_s = B[0] > B[V - 1] ? B[0] : B[V - 1];
+        /* model FLOPs: the unsharded model's forward x 3 (x 2 for LoRA's
+         * frozen base: no weight gradients), no recompute */
+        st_model full = *m;
+        st_gen_opts go;
+        st_gen_opts_default(&go, &full);
+        go.phase = ST_PHASE_PREFILL;
+        go.batch = k->global_batch;
+        go.seq = k->seq;
+        go.attn = k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+        go.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
+        st_oplist fo = {0};
+        if (st_transformer_ops(&full, &go, &fo, NULL) == 0)
+            r->model_flops = (k->lora_rank ? 2 : 3) * st_oplist_total_flops(&fo);
+        st_oplist_free(&fo);
+        st_dtype pk = k->dtype == ST_FP8 ? ST_FP8 : k->dtype;
+        double peak = st_gpu_peak(gpu, pk, 0);
+        if (!(peak > 0))
+            peak = gpu->vector[ST_FP32];
+        r->mfu = r->iteration_s > 0 && peak > 0 ? r->model_flops / (r->iteration_s * r->gpus * peak) : 0;
+        r->tokens_per_s = r->iteration_s > 0 ? (double)k->global_batch * k->seq / r->iteration_s : 0;
+        /* band: compute by the compose layer's correlated band, exposed
+         * communication by COMM_SPREAD */
+        double comp = r->iteration_s - r->comm_s;
+        if (comp < 0)
+            comp = 0;
+        double lo_rel = (pf.lo_rel + pb.lo_rel) / 2, hi_rel = (pf.hi_rel + pb.hi_rel) / 2;
+        r->lo_s = comp * lo_rel + r->comm_s * (1 - COMM_SPREAD);
+        r->hi_s = comp * hi_rel + r->comm_s * (1 + COMM_SPREAD);
+        if (trace)
+            write_trace(trace, &S, k, dps, dpe, end_all, opt_s, zero_ag);
+    }
+    free(dps), free(dpe), free(F), free(B);
+    sched_free(&S, pp);
+    return rc;
+}

@@ -1,0 +1,155 @@
+/*
+ * train: one training iteration of a transformer on a cluster under a
+ * parallel configuration: time with its band, MFU, tokens/s, memory per GPU.
+ *
+ * Per-GPU work. The model is sharded the way Megatron-LM shards it: TP
+ * splits heads, KV heads, the MLP's hidden size and the vocabulary (column
+ * then row parallel linears); SP also splits the norms, residual adds and
+ * dropouts along the sequence; CP splits the sequence (ring attention: each
+ * rank attends its S/cp queries to all S keys); EP splits the experts; PP
+ * gives each stage layers/pp blocks (the first also the embedding, the last
+ * also the final norm and LM head). The sharded operator list of one
+ * microbatch goes through the compose layer (gpu + dispatch), forward and
+ * backward separately, so every kernel is a calibrated estimate.
+ *
+ * Communication, where Megatron-LM / DeepSpeed put it (net layer):
+ *   TP     2 all-reduces per block forward and 2 backward of the block's
+ *          activations (with SP: all-gather + reduce-scatter, same bytes),
+ *          on the critical path;
+ *   CP     ring attention passes K and V around the CP group, cp-1 steps,
+ *          hidden behind the block's attention compute where it fits;
+ *   EP     all-to-all dispatch and combine per MoE block, forward and
+ *          backward; expert GEMMs scaled by the load-imbalance factor;
+ *   PP     send/recv of one microbatch's activations per stage boundary;
+ *   DP     gradient all-reduce (ZeRO 1-2: reduce-scatter, then all-gather of
+ *          the updated weights) in 25 MiB buckets (PyTorch DDP's default
+ *          bucket_cap_mb) that start as the last microbatch's backward
+ *          produces their gradients, so most of it hides behind compute; the
+ *          chunk-level simulation measures how much a concurrent TP
+ *          all-reduce slows it where both share NVLink;
+ *   ZeRO-3 all-gathers each block's weights in forward and backward,
+ *          prefetched behind the previous block's compute.
+ * The pipeline is simulated, not taken from the closed form: each stage runs
+ * its schedule's order of forward and backward microbatches (GPipe; 1F1B;
+ * interleaved 1F1B with v model chunks per stage), each waits for its
+ * input from the neighbouring stage plus the send/recv time, and the bubble
+ * is the idle share of the busiest stage.
+ *
+ * Memory per GPU (bytes, the largest stage): weights, gradients and
+ * optimizer states (AdamW; 16-bit training: 2 + 2 + 12 bytes per parameter
+ * as in the ZeRO paper, fp32: 4 + 4 + 8), divided over DP by ZeRO stage;
+ * activations per block after Korthikanti et al. 2022 ("Reducing Activation
+ * Recomputation in Large Transformer Models", Table 2), with e bytes per
+ * element: s b h (16e + 2) + a s^2 b (2e + 1) without parallelism; TP
+ * splits all but s b h (4e + 2); SP splits that too; selective recompute
+ * and FlashAttention drop the s^2 terms; full recompute keeps e s b h per
+ * block; times the microbatches in flight on the stage, counted in the
+ * simulated schedule; the last stage's logits (e + 4 bytes per element for
+ * the fp32 loss); DP bucket buffers. Out of memory when over the GPU's HBM.
+ *
+ * LoRA: the base weights are frozen (no weight gradients, no optimizer
+ * state), adapters of rank r on every linear layer of every block, with
+ * their own GEMMs forward and backward and AdamW state for the adapters only.
+ * FP8: GEMMs (not the LM head) run in FP8 with a cast of each GEMM input;
+ * attention, norms, elementwise ops and the optimizer stay in BF16/FP32;
+ * weights are kept in BF16 plus an FP8 copy.
+ */
+#ifndef STRATA_TRAIN_H
+#define STRATA_TRAIN_H
+
+#include "compose/compose.h"
+#include "net/net.h"
+#include "workload/workload.h"
+
+typedef enum st_pp_sched { ST_PP_1F1B = 0, ST_PP_GPIPE, ST_PP_INTERLEAVED } st_pp_sched;
+typedef enum st_recompute { ST_RECOMP_NONE = 0, ST_RECOMP_SELECTIVE, ST_RECOMP_FULL } st_recompute;
+const char *st_pp_sched_name(st_pp_sched s);
+int st_pp_sched_parse(const char *s, st_pp_sched *out);
+const char *st_recompute_name(st_recompute r);
+int st_recompute_parse(const char *s, st_recompute *out);
+
+typedef struct st_train_cfg {
+    int dp, tp, pp, cp, ep;  /* dp * tp * pp * cp = GPUs; ep divides dp * cp */
+    int sp;                  /* Megatron sequence parallelism (needs tp > 1) */
+    int zero;                /* 0..3 (3 = FSDP full sharding) */
+    st_pp_sched sched;
+    int chunks;              /* interleaved: model chunks per stage (v) */
+    long long microbatches;  /* per iteration per pipeline (gradient accumulation) */
+    long long global_batch;  /* sequences per iteration */
+    long long seq;
+    st_dtype dtype;
+    st_recompute recompute;
+    int lora_rank;           /* 0: full fine-tuning / pre-training */
+    double moe_imbalance;    /* busiest expert's load over the mean (>= 1) */
+    int flash;               /* FlashAttention instead of eager attention */
+    int fused;               /* compiled / fused kernels (compose fused mode) */
+    double bucket_bytes;     /* DP gradient bucket (default 25 MiB) */
+} st_train_cfg;
+
+/* dp = GPUs, everything else 1, 1F1B, 1 microbatch, the model's dtype. */
+void st_train_cfg_default(st_train_cfg *c, const st_model *m, int gpus);
+
+typedef struct st_train_mem {
+    double weights, grads, optimizer, activations, logits, buffers, total, capacity;
+    int oom;
+    double inflight; /* microbatches in flight on the stage (simulated) */
+} st_train_mem;
+
+typedef struct st_train_result {
+    double iteration_s, lo_s, hi_s;
+    double mfu, tokens_per_s;
+    double memory_per_gpu_bytes;
+    double bubble_fraction;
+    double comm_s;       /* communication on the critical path (exposed) */
+    double comm_total_s; /* all communication one GPU takes part in */
+    /* parts */
+    double fwd_s, bwd_s;          /* one microbatch, the busiest stage, comm included */
+    double tp_s, cp_s, ep_s, pp_s;/* per iteration, exposed, busiest stage */
+    double dp_s, dp_exposed_s;    /* gradient reduction: total and exposed */
+    double zero_s;                /* ZeRO weight gathers, exposed */
+    double optimizer_s;
+    double pipeline_s;            /* end of the last backward */
+    double model_flops;           /* per iteration, all GPUs (no recompute) */
+    double dp_contention;         /* DP comm slow-down from concurrent TP (simulated) */
+    long long micro_batch;        /* sequences per microbatch */
+    st_train_mem mem;
+    int gpus;
+} st_train_result;
+
+/* Check a configuration against model and cluster: 0, or ST_EINVAL with
+ * the rule it breaks and how to fix it. */
+int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *cfg, st_error *err);
+
+/* Evaluate one iteration. trace (may be NULL): a Chrome/Perfetto trace of
+ * the iteration is written there. */
+int st_train_eval(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_train_cfg *cfg,
+                  st_train_result *r, FILE *trace, st_error *err);
+
+/* The schedule alone, for stages of equal forward time f and backward time
+ * b with p2p seconds between stages: the bubble (idle share of the busiest
+ * stage) and the most microbatches in flight on any stage. */
+int st_pipeline_sim(const st_train_cfg *cfg, double f, double b, double p2p, double *bubble, double *inflight,
+                    st_error *err);
+
+/* ---- plan search ---------------------------------------------------------- */
+typedef struct st_plan_point {
+    st_train_cfg cfg;
+    st_train_result r;
+    int pareto; /* on the time-memory front (among those that fit) */
+} st_plan_point;
+
+typedef struct st_plan_opts {
+    int gpus;
+    long long global_batch, seq;
+    st_dtype dtype;
+    int flash, lora_rank, threads;
+    int max_tp, max_pp;     /* 0: no limit */
+} st_plan_opts;
+
+/* Enumerate valid (DP, TP, PP, SP, CP, EP, microbatch size, recompute, ZeRO)
+ * configurations, evaluate them on `threads` threads (results identical for
+ * any count), sort by iteration time (those that fit first). */
+int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_plan_opts *o,
+            st_plan_point **out, size_t *n, st_error *err);
+
+#endif

@@ -1,0 +1,202 @@
+/* The training layer: the simulated pipeline against the closed forms, the
+ * memory terms against hand arithmetic, communication identities, and the
+ * configuration rules. */
+#include "config.h"
+#include "io/io.h"
+#include "train/train.h"
+#include "testutil.h"
+
+#include <math.h>
+
+static void test_pipeline(void **state)
+{
+    (void)state;
+    st_train_cfg k;
+    st_train_cfg_default(&k, NULL, 1);
+    double bubble, inflight;
+    k.pp = 4, k.microbatches = 8;
+    /* 1F1B and GPipe: bubble (p-1)/(m+p-1) (Narayanan et al. 2021) */
+    for (int s = 0; s < 2; s++) {
+        k.sched = s ? ST_PP_GPIPE : ST_PP_1F1B;
+        assert_int_equal(st_pipeline_sim(&k, 1, 2, 0, &bubble, &inflight, NULL), 0);
+        assert_true(fabs(bubble - 3.0 / 11) < 1e-9);
+        /* 1F1B holds p microbatches on the first stage, GPipe all m */
+        assert_true(fabs(inflight - (s ? 8 : 4)) < 1e-9);
+    }
+    /* interleaved with v chunks: the bubble shrinks by v, (p-1)/v over m */
+    k.sched = ST_PP_INTERLEAVED, k.chunks = 2;
+    assert_int_equal(st_pipeline_sim(&k, 1, 2, 0, &bubble, &inflight, NULL), 0);
+    double want = (3.0 / 2) / (8 + 3.0 / 2);
+    assert_true(fabs(bubble - want) < 0.02);
+    /* a send/recv between stages lengthens the ramp */
+    k.sched = ST_PP_1F1B;
+    double b2;
+    assert_int_equal(st_pipeline_sim(&k, 1, 2, 0.1, &b2, &inflight, NULL), 0);
+    assert_true(b2 > 3.0 / 11);
+    k.microbatches = 1, k.pp = 1;
+    assert_int_equal(st_pipeline_sim(&k, 1, 2, 0, &bubble, &inflight, NULL), 0);
+    assert_true(bubble == 0);
+}
+
+typedef struct fx {
+    st_model m;
+    st_cluster c;
+    st_gpu_coef coef;
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    st_error err;
+    if (!f || st_load_model("gpt2-large", &f->m, &err) || st_gpu_coef_load(NULL, &f->coef, &err))
+        return -1;
+    st_node n;
+    if (st_load_node("hgx-a100-4gpu", &n, &err))
+        return -1;
+    f->c.node = n;
+    f->c.nodes = 1;
+    snprintf(f->c.id, sizeof f->c.id, "%s", n.id);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    st_model_free(&f->m);
+    free(f);
+    return 0;
+}
+
+static void test_memory(void **state)
+{
+    fx *f = *state;
+    st_train_cfg k;
+    st_train_result r, z;
+    st_error err;
+    st_train_cfg_default(&k, &f->m, 4);
+    k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    /* 16-bit AdamW: 2 + 2 + 12 bytes per parameter (ZeRO paper) */
+    double P = r.mem.weights / 2;
+    assert_true(rel_diff(P, st_model_params(&f->m)) < 0.01);
+    assert_true(rel_diff(r.mem.grads, 2 * P) < 1e-9 && rel_diff(r.mem.optimizer, 12 * P) < 1e-9);
+    /* activations with FlashAttention: s b h (16e + 2) per block, 36 blocks,
+     * one microbatch of one sequence */
+    double sbh = 1024.0 * 1280;
+    assert_true(rel_diff(r.mem.activations, 36 * sbh * 34) < 1e-9);
+    /* ZeRO-1 shards the optimizer over DP 4, ZeRO-3 everything */
+    k.zero = 1;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(rel_diff(z.mem.optimizer, r.mem.optimizer / 4) < 1e-9 && rel_diff(z.mem.grads, r.mem.grads) < 1e-9);
+    k.zero = 3;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(rel_diff(z.mem.weights, r.mem.weights / 4) < 1e-9);
+    /* full recompute keeps e s b h per block */
+    k.zero = 0, k.recompute = ST_RECOMP_FULL;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(rel_diff(z.mem.activations, 36 * sbh * 2) < 1e-9);
+    assert_true(z.iteration_s > r.iteration_s); /* and it costs a forward */
+    /* LoRA: no optimizer state for the frozen base; at 16 sequences per
+     * microbatch skipping the base's weight gradients outweighs the adapter
+     * GEMMs (at 1 sequence their launches dominate, as in eager PEFT) */
+    k.recompute = ST_RECOMP_NONE, k.lora_rank = 16;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(z.mem.optimizer < r.mem.optimizer / 50);
+    k.global_batch = 64, k.lora_rank = 0;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    k.lora_rank = 16;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(z.iteration_s < r.iteration_s);
+}
+
+static void test_comm(void **state)
+{
+    fx *f = *state;
+    st_train_cfg k;
+    st_train_result r;
+    st_error err;
+    st_train_cfg_default(&k, &f->m, 4);
+    k.global_batch = 16, k.seq = 1024, k.dtype = ST_FP32;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    /* DP: a 4-GPU ring all-reduce of every gradient, mostly hidden */
+    assert_true(r.dp_s > 0 && r.dp_exposed_s < r.dp_s);
+    assert_true(r.comm_s < 0.05 * r.iteration_s);
+    assert_true(r.bubble_fraction == 0);
+    assert_true(r.mfu > 0 && r.mfu < 1);
+    assert_true(rel_diff(r.tokens_per_s, 16.0 * 1024 / r.iteration_s) < 1e-12);
+    assert_true(r.lo_s < r.iteration_s && r.hi_s > r.iteration_s);
+    /* TP 4: 4 all-reduces of b s h per block per microbatch, on the critical path */
+    k.dp = 1, k.tp = 4;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    st_net_group g;
+    st_coll_est e;
+    assert_int_equal(st_net_group_init(&f->c, 4, 4, &g, &err), 0);
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, 16.0 * 1024 * 1280 * 4, &e, &err), 0);
+    assert_true(rel_diff(r.tp_s, 36 * 4 * e.time_s) < 1e-9);
+    /* PP 4 over 16 microbatches: bubble near 3/19, plus the send/recvs */
+    k.tp = 1, k.pp = 4, k.microbatches = 16;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    assert_true(r.bubble_fraction > 0.08 && r.bubble_fraction < 0.25);
+    assert_true(r.pp_s > 0);
+}
+
+static void test_rules(void **state)
+{
+    fx *f = *state;
+    st_train_cfg k;
+    st_error err;
+    st_train_cfg_default(&k, &f->m, 4);
+    k.global_batch = 4, k.seq = 1024;
+    k.dp = 1, k.tp = 3;
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+    k.tp = 1, k.pp = 4, k.dp = 1, k.zero = 3, k.microbatches = 4;
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "ZeRO-3"));
+    k.zero = 0, k.pp = 1, k.dp = 4, k.microbatches = 1, k.global_batch = 6;
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+    k.global_batch = 4, k.seq = 4096;
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+    k.seq = 1024, k.dtype = ST_FP8; /* an A100 has no FP8 */
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+    k.dtype = ST_BF16, k.dp = 8;
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+}
+
+static void test_plan(void **state)
+{
+    fx *f = *state;
+    st_plan_opts o;
+    memset(&o, 0, sizeof o);
+    o.gpus = 4, o.global_batch = 8, o.seq = 1024, o.dtype = ST_BF16, o.flash = 1;
+    st_plan_point *a, *b;
+    size_t na, nb;
+    st_error err;
+    o.threads = 1;
+    assert_int_equal(st_plan(&f->m, &f->c, &f->coef, &o, &a, &na, &err), 0);
+    o.threads = 3;
+    assert_int_equal(st_plan(&f->m, &f->c, &f->coef, &o, &b, &nb, &err), 0);
+    assert_true(na == nb && na > 20);
+    for (size_t i = 0; i < na; i++)
+        assert_true(a[i].r.iteration_s == b[i].r.iteration_s && a[i].pareto == b[i].pareto);
+    /* sorted; the front is non-dominated */
+    for (size_t i = 1; i < na; i++)
+        assert_true(a[i].r.mem.oom > a[i - 1].r.mem.oom || a[i].r.iteration_s >= a[i - 1].r.iteration_s);
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < na && a[i].pareto; j++)
+            assert_false(!a[j].r.mem.oom && a[j].r.iteration_s < a[i].r.iteration_s &&
+                         a[j].r.memory_per_gpu_bytes < a[i].r.memory_per_gpu_bytes);
+    free(a), free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pipeline),
+        cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_comm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
