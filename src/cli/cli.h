@@ -94,6 +94,7 @@ void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o);
 /* Human formatting: "29.3 T" style with a unit. */
 void cli_si(char *buf, size_t n, double v, const char *unit);
 void cli_bytes(char *buf, size_t n, double v); /* binary units: GiB, MiB */
+void cli_secs(char *buf, size_t n, double s);  /* "12.3 us", "4.56 ms", "1.234 s" */
 
 /* Printers shared by show and the summary (text and JSON). */
 void cli_print_gpu(const st_gpu *g, FILE *out);

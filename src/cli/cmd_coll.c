@@ -23,16 +23,6 @@ static void json_est(st_json *j, const char *key, const st_coll_est *e)
     st_json_end_object(j);
 }
 
-static void fmt_time(char *b, size_t n, double s)
-{
-    if (s < 1e-3)
-        snprintf(b, n, "%.1f us", s * 1e6);
-    else if (s < 1)
-        snprintf(b, n, "%.3f ms", s * 1e3);
-    else
-        snprintf(b, n, "%.3f s", s);
-}
-
 static int run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -210,22 +200,22 @@ static int run(int argc, char **argv)
         if (!ok[a])
             continue;
         char l[32], x[32];
-        fmt_time(t, sizeof t, all[a].time_s);
-        fmt_time(l, sizeof l, all[a].latency_s);
-        fmt_time(x, sizeof x, all[a].transfer_s);
+        cli_secs(t, sizeof t, all[a].time_s);
+        cli_secs(l, sizeof l, all[a].latency_s);
+        cli_secs(x, sizeof x, all[a].transfer_s);
         printf("  %-17s %11s %12.1f %12.1f %11s %11s%s\n", st_algo_name((st_algo)a), t, all[a].algbw * 1e-9,
                all[a].busbw * 1e-9, l, x, a == (int)e.algo ? "  <-" : "");
     }
-    fmt_time(t, sizeof t, e.time_s);
+    cli_secs(t, sizeof t, e.time_s);
     printf("\n  %s: %s, bus bandwidth %.1f GB/s\n", algo == ST_ALGO_AUTO ? "fastest" : "chosen", t, e.busbw * 1e-9);
     if (sim) {
-        fmt_time(t, sizeof t, sr[0].time_s);
+        cli_secs(t, sizeof t, sr[0].time_s);
         printf("  simulated (%s, chunk-level, %lld transfers): %s", st_algo_name(sr[0].algo), sr[0].transfers, t);
         if (conc > 1) {
             double last = 0;
             for (int i = 0; i < conc; i++)
                 last = sr[i].end_s > last ? sr[i].end_s : last;
-            fmt_time(t, sizeof t, last);
+            cli_secs(t, sizeof t, last);
             printf("; %lld at once on the same GPUs: all done at %s", conc, t);
         }
         printf("\n");
@@ -237,7 +227,7 @@ static int run(int argc, char **argv)
             if (st_coll_estimate(&g, coll, algo, s, &w, NULL))
                 break;
             cli_bytes(b, sizeof b, s);
-            fmt_time(t, sizeof t, w.time_s);
+            cli_secs(t, sizeof t, w.time_s);
             printf("  %12s  %-17s %11s %12.2f\n", b, st_algo_name(w.algo), t, w.busbw * 1e-9);
         }
     }

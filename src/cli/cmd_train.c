@@ -173,16 +173,6 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_end_object(j);
 }
 
-static void fmt_s(char *b, size_t n, double s)
-{
-    if (s < 1e-3)
-        snprintf(b, n, "%.1f us", s * 1e6);
-    else if (s < 1)
-        snprintf(b, n, "%.2f ms", s * 1e3);
-    else
-        snprintf(b, n, "%.3f s", s);
-}
-
 static int run_train(int argc, char **argv)
 {
     topts t = {0};
@@ -268,23 +258,23 @@ static int run_train(int argc, char **argv)
                k.dp, k.tp, k.sp ? "+SP" : "", k.pp, st_pp_sched_name(k.sched), k.sched == ST_PP_INTERLEAVED ? "" : "",
                k.microbatches, r.micro_batch, k.cp, k.ep, k.zero, st_recompute_name(k.recompute),
                k.lora_rank ? " LoRA" : "");
-        fmt_s(a, sizeof a, r.iteration_s);
-        fmt_s(b, sizeof b, r.lo_s);
-        fmt_s(c2, sizeof c2, r.hi_s);
+        cli_secs(a, sizeof a, r.iteration_s);
+        cli_secs(b, sizeof b, r.lo_s);
+        cli_secs(c2, sizeof c2, r.hi_s);
         printf("\n  iteration    %s  (90%% band %s .. %s)\n", a, b, c2);
         printf("  throughput   %.0f tokens/s   MFU %.1f%%\n", r.tokens_per_s, 100 * r.mfu);
         printf("  bubble       %.1f%% of the pipeline\n", 100 * r.bubble_fraction);
-        fmt_s(a, sizeof a, r.comm_s);
-        fmt_s(b, sizeof b, r.comm_total_s);
+        cli_secs(a, sizeof a, r.comm_s);
+        cli_secs(b, sizeof b, r.comm_total_s);
         printf("  comm         %s exposed of %s\n", a, b);
-        fmt_s(a, sizeof a, r.fwd_s);
-        fmt_s(b, sizeof b, r.bwd_s);
+        cli_secs(a, sizeof a, r.fwd_s);
+        cli_secs(b, sizeof b, r.bwd_s);
         printf("  microbatch   forward %s, backward %s (busiest stage, comm included)\n", a, b);
-        fmt_s(a, sizeof a, r.tp_s);
-        fmt_s(b, sizeof b, r.pp_s);
-        fmt_s(c2, sizeof c2, r.dp_exposed_s);
+        cli_secs(a, sizeof a, r.tp_s);
+        cli_secs(b, sizeof b, r.pp_s);
+        cli_secs(c2, sizeof c2, r.dp_exposed_s);
         printf("  parts        TP %s, PP %s, DP exposed %s", a, b, c2);
-        fmt_s(a, sizeof a, r.optimizer_s);
+        cli_secs(a, sizeof a, r.optimizer_s);
         printf(", optimizer %s\n", a);
         cli_bytes(m1, sizeof m1, r.memory_per_gpu_bytes);
         cli_bytes(m2, sizeof m2, r.mem.capacity);
@@ -367,7 +357,7 @@ static int run_plan(int argc, char **argv)
         for (size_t i = 0; i < n && i < top; i++) {
             const st_plan_point *q = &p[i];
             char a[32];
-            fmt_s(a, sizeof a, q->r.iteration_s);
+            cli_secs(a, sizeof a, q->r.iteration_s);
             printf("  %3d %3d %3d %3d %3d %4lld %4d %-9s %4s %11s %7.1f %9.1f %5.1f%% %s%s\n", q->cfg.dp, q->cfg.tp,
                    q->cfg.pp, q->cfg.cp, q->cfg.ep, q->r.micro_batch, q->cfg.zero, st_recompute_name(q->cfg.recompute),
                    q->cfg.sp ? "yes" : "no", a, 100 * q->r.mfu, q->r.memory_per_gpu_bytes / 1073741824.0,

@@ -33,6 +33,16 @@ void cli_si(char *buf, size_t n, double v, const char *unit)
     snprintf(buf, n, "%.3g %s%s", v, prefix[i], unit);
 }
 
+void cli_secs(char *buf, size_t n, double s)
+{
+    if (s < 1e-3)
+        snprintf(buf, n, "%.1f us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, n, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, n, "%.3f s", s);
+}
+
 void cli_bytes(char *buf, size_t n, double v)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

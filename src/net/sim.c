@@ -27,7 +27,9 @@ typedef struct xfer {
 typedef struct dag {
     xfer *x;
     size_t n, cap;
-    int *edge_from, *edge_to; /* "to waits on from" */
+    struct edge {
+        int from, to; /* "to waits on from" */
+    } *edges;
     size_t n_edges, cap_edges;
     int *deps;                /* CSR of dependents */
 } dag;
@@ -90,16 +92,12 @@ static void dep(sim *s, int from, int to)
 {
     if (s->failed || from < 0 || to < 0)
         return;
-    size_t c1 = s->d.cap_edges;
-    if (grow((void **)&s->d.edge_from, &c1, s->d.n_edges + 1, sizeof(int)) ||
-        grow((void **)&s->d.edge_to, &s->d.cap_edges, s->d.n_edges + 1, sizeof(int))) {
+    if (grow((void **)&s->d.edges, &s->d.cap_edges, s->d.n_edges + 1, sizeof *s->d.edges)) {
         st_error_set(s->err, ST_ENOMEM, "out of memory in the network simulation");
         s->failed = 1;
         return;
     }
-    s->d.edge_from[s->d.n_edges] = from;
-    s->d.edge_to[s->d.n_edges] = to;
-    s->d.n_edges++;
+    s->d.edges[s->d.n_edges++] = (struct edge){from, to};
     s->d.x[to].waits++;
 }
 
@@ -478,7 +476,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
             rc = st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
         else {
             for (size_t e = 0; e < s.d.n_edges; e++)
-                s.d.x[s.d.edge_from[e]].n_dep++;
+                s.d.x[s.d.edges[e].from].n_dep++;
             int acc = 0;
             for (size_t i = 0; i < s.d.n; i++) {
                 s.d.x[i].first_dep = acc;
@@ -486,8 +484,8 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
                 s.d.x[i].n_dep = 0;
             }
             for (size_t e = 0; e < s.d.n_edges; e++) {
-                xfer *x = &s.d.x[s.d.edge_from[e]];
-                s.d.deps[x->first_dep + x->n_dep++] = s.d.edge_to[e];
+                xfer *x = &s.d.x[s.d.edges[e].from];
+                s.d.deps[x->first_dep + x->n_dep++] = s.d.edges[e].to;
             }
         }
     }
@@ -525,6 +523,6 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
     }
     for (size_t f = 0; !rc && f < n_flows; f++)
         out[f].time_s = out[f].end_s - flows[f].start_s;
-    free(s.d.x), free(s.d.edge_from), free(s.d.edge_to), free(s.d.deps), free(groups);
+    free(s.d.x), free(s.d.edges), free(s.d.deps), free(groups);
     return rc;
 }
