@@ -102,6 +102,19 @@ int st_amap_check_constraints(const st_accel *a, const st_amap *m, st_error *err
 /* Print the mapping as a loop nest, outermost first, Timeloop style. */
 void st_amap_print(const st_accel *a, const st_amap *m, FILE *out);
 
+/* Energy of an evaluated mapping by component class: DRAM, global buffers
+ * (SRAM), scratchpads (register files), MACs, NoC. */
+enum { ST_AC_DRAM = 0, ST_AC_GLB, ST_AC_SPAD, ST_AC_MAC, ST_AC_NOC, ST_AC_COUNT };
+const char *st_acomp_name(int c); /* "dram", "global_buffer", ... */
+void st_astats_components(const st_accel *a, const st_astats *s, double *c);
+
+/* ---- design changes (sweeps) -------------------------------------------- */
+/* A pe_x x pe_y PE array: levels spanning the old array span the new one. */
+int st_accel_resize_pe(st_accel *a, int pe_x, int pe_y, st_error *err);
+/* Level i holds `depth` rows; per-access energy scales with sqrt(capacity),
+ * leakage linearly (first-order CACTI). */
+int st_accel_scale_level(st_accel *a, int i, double depth, st_error *err);
+
 /* ---- mapper ---------------------------------------------------------------- */
 typedef enum st_aobj { ST_AOBJ_EDP = 0, ST_AOBJ_ENERGY, ST_AOBJ_DELAY } st_aobj;
 int st_aobj_parse(const char *s, st_aobj *out);

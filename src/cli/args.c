@@ -215,17 +215,5 @@ int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, d
 
 int cli_load_cluster(const char *name, st_cluster *out, st_error *err)
 {
-    st_error e2;
-    if (st_load_cluster(name, out, err) == 0)
-        return 0;
-    st_node node;
-    if (st_load_node(name, &node, &e2) != 0)
-        return err->code; /* the cluster loader's message */
-    memset(out, 0, sizeof *out);
-    snprintf(out->id, sizeof out->id, "%s", node.id);
-    snprintf(out->name, sizeof out->name, "%s", node.name);
-    snprintf(out->node_id, sizeof out->node_id, "%s", node.id);
-    out->node = node;
-    out->nodes = 1;
-    return 0;
+    return st_load_cluster_or_node(name, out, err);
 }

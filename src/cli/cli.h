@@ -25,6 +25,7 @@ extern const cli_command cmd_accel;
 extern const cli_command cmd_coll;
 extern const cli_command cmd_train;
 extern const cli_command cmd_plan;
+extern const cli_command cmd_sweep;
 
 /* A cluster preset, or a node preset taken as a one-node cluster. */
 int cli_load_cluster(const char *name, st_cluster *out, st_error *err);

@@ -8,26 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_DRAM = 0, C_GLB, C_SPAD, C_MAC, C_NOC, C_COUNT };
-static const char *const comp_names[C_COUNT] = {"dram", "global_buffer", "scratchpads", "mac",
-                                                "noc"};
-
-/* Energy of one mapped layer by component class. */
-static void by_component(const st_accel *a, const st_astats *s, double *c)
-{
-    memset(c, 0, C_COUNT * sizeof *c);
-    c[C_MAC] = s->e_mac;
-    c[C_NOC] = s->e_noc;
-    for (int i = 0; i < s->n; i++) {
-        switch (a->level[i].cls) {
-        case ST_MEM_DRAM: c[C_DRAM] += s->lv[i].energy_total; break;
-        case ST_MEM_SRAM: c[C_GLB] += s->lv[i].energy_total; break;
-        case ST_MEM_REGFILE: c[C_SPAD] += s->lv[i].energy_total; break;
-        case ST_MEM_FANOUT: break;
-        }
-    }
-}
-
 typedef struct row {
     const st_op *op;
     st_aprob p;
@@ -156,16 +136,16 @@ static int run(int argc, char **argv)
         st_model_free(&m);
         return cli_fail(&err);
     }
-    double tot_e = 0, tot_c = 0, tot_m = 0, comp_tot[C_COUNT] = {0}, ten_tot[ST_TENSOR_COUNT] = {0};
+    double tot_e = 0, tot_c = 0, tot_m = 0, comp_tot[ST_AC_COUNT] = {0}, ten_tot[ST_TENSOR_COUNT] = {0};
     long long evals = 0;
     for (size_t k = 0; k < nr; k++) {
         const st_astats *s = &rows[k].r->stats;
-        double rep = (double)(rows[k].op->repeat > 0 ? rows[k].op->repeat : 1), cc[C_COUNT];
-        by_component(&a, s, cc);
+        double rep = (double)(rows[k].op->repeat > 0 ? rows[k].op->repeat : 1), cc[ST_AC_COUNT];
+        st_astats_components(&a, s, cc);
         tot_e += rep * s->energy;
         tot_c += rep * s->cycles;
         tot_m += rep * s->macs;
-        for (int q = 0; q < C_COUNT; q++)
+        for (int q = 0; q < ST_AC_COUNT; q++)
             comp_tot[q] += rep * cc[q];
         for (int t = 0; t < ST_TENSOR_COUNT; t++)
             ten_tot[t] += rep * s->e_tensor[t];
@@ -184,9 +164,9 @@ static int run(int argc, char **argv)
         for (size_t k = 0; k < nr; k++) {
             const st_astats *s = &rows[k].r->stats;
             const st_aprob *p = &rows[k].p;
-            double cc[C_COUNT];
+            double cc[ST_AC_COUNT];
             char shape[160];
-            by_component(&a, s, cc);
+            st_astats_components(&a, s, cc);
             snprintf(shape, sizeof shape, "G%lld N%lld M%lld C%lld P%lld Q%lld R%lld S%lld /%d",
                      p->d[0], p->d[1], p->d[2], p->d[3], p->d[4], p->d[5], p->d[6], p->d[7],
                      p->wstride);
@@ -200,8 +180,8 @@ static int run(int argc, char **argv)
             st_json_number(&j, "utilization", s->utilization);
             st_json_number(&j, "edp", s->edp);
             st_json_begin_object(&j, "energy_breakdown");
-            for (int q = 0; q < C_COUNT; q++)
-                st_json_number(&j, comp_names[q], cc[q]);
+            for (int q = 0; q < ST_AC_COUNT; q++)
+                st_json_number(&j, st_acomp_name(q), cc[q]);
             st_json_end_object(&j);
             st_json_begin_object(&j, "energy_by_tensor");
             for (int t = 0; t < ST_TENSOR_COUNT; t++)
@@ -218,8 +198,8 @@ static int run(int argc, char **argv)
         st_json_number(&j, "seconds", tot_c / a.clock_hz);
         st_json_number(&j, "utilization", util);
         st_json_begin_object(&j, "energy_breakdown");
-        for (int q = 0; q < C_COUNT; q++)
-            st_json_number(&j, comp_names[q], comp_tot[q]);
+        for (int q = 0; q < ST_AC_COUNT; q++)
+            st_json_number(&j, st_acomp_name(q), comp_tot[q]);
         st_json_end_object(&j);
         st_json_begin_object(&j, "energy_by_tensor");
         for (int t = 0; t < ST_TENSOR_COUNT; t++)
@@ -236,21 +216,21 @@ static int run(int argc, char **argv)
                "kcycles", "util%", "DRAM%", "GLB%", "spad%", "MAC%");
         for (size_t k = 0; k < nr; k++) {
             const st_astats *s = &rows[k].r->stats;
-            double cc[C_COUNT];
-            by_component(&a, s, cc);
+            double cc[ST_AC_COUNT];
+            st_astats_components(&a, s, cc);
             printf("  %-26.26s %5lld %9.2f %10.3f %9.1f %6.1f %8.1f %8.1f %8.1f %8.1f\n",
                    rows[k].op->name, rows[k].op->repeat > 0 ? rows[k].op->repeat : 1,
                    s->macs * 1e-6, s->energy * 1e6, s->cycles * 1e-3, 100 * s->utilization,
-                   100 * cc[C_DRAM] / s->energy, 100 * cc[C_GLB] / s->energy,
-                   100 * cc[C_SPAD] / s->energy, 100 * cc[C_MAC] / s->energy);
+                   100 * cc[ST_AC_DRAM] / s->energy, 100 * cc[ST_AC_GLB] / s->energy,
+                   100 * cc[ST_AC_SPAD] / s->energy, 100 * cc[ST_AC_MAC] / s->energy);
         }
         printf("  total: %.4g GMAC, %.4g mJ (%.1f fJ/MAC), %.4g Mcycles = %.4g ms at %.0f MHz, "
                "utilization %.1f%%\n",
                tot_m * 1e-9, tot_e * 1e3, tot_e / tot_m * 1e15, tot_c * 1e-6,
                tot_c / a.clock_hz * 1e3, a.clock_hz * 1e-6, 100 * util);
         printf("  energy by component:");
-        for (int q = 0; q < C_COUNT; q++)
-            printf(" %s %.1f%%", comp_names[q], 100 * comp_tot[q] / tot_e);
+        for (int q = 0; q < ST_AC_COUNT; q++)
+            printf(" %s %.1f%%", st_acomp_name(q), 100 * comp_tot[q] / tot_e);
         printf("\n  energy by tensor:");
         for (int t = 0; t < ST_TENSOR_COUNT; t++)
             printf(" %s %.1f%%", st_tensor_name((st_tensor)t), 100 * ten_tot[t] / tot_e);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary, &cmd_kernel, &cmd_eval, &cmd_calibrate, &cmd_validate, &cmd_map, &cmd_accel, &cmd_coll, &cmd_train, &cmd_plan};
+static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary, &cmd_kernel, &cmd_eval, &cmd_calibrate, &cmd_validate, &cmd_map, &cmd_accel, &cmd_coll, &cmd_train, &cmd_plan, &cmd_sweep};
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void print_usage(FILE *out)

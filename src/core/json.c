@@ -17,12 +17,19 @@ void st_format_double(char *buf, size_t n, double v)
         return;
     }
     /* The shortest %.Ng that reads back exactly: stable across platforms
-     * with correctly rounded printf/strtod (glibc). */
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
+     * with correctly rounded printf/strtod (glibc). More digits never read
+     * back worse, so the shortest is found by bisection (sweeps export
+     * millions of numbers). */
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(buf, n, "%.*g", mid, v);
         if (strtod(buf, NULL) == v)
-            return;
+            hi = mid;
+        else
+            lo = mid + 1;
     }
+    snprintf(buf, n, "%.*g", lo, v);
 }
 
 static void indent(st_json *j)

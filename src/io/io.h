@@ -18,6 +18,7 @@
 
 #include "hw/hw.h"
 #include "workload/workload.h"
+#include "explore/explore.h"
 
 typedef enum st_file_kind {
     ST_FILE_GPU = 0,
@@ -40,6 +41,20 @@ typedef struct st_loaded {
     st_cluster cluster;
     st_model model;
 } st_loaded;
+
+/* A cluster preset, or a node preset as a one-node cluster. */
+int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err);
+
+/* Sweep files (strata-sweep(5)). Every preset and workload named is loaded;
+ * parameters the file leaves out get the evaluator's defaults; the point
+ * count is set. Nothing is kept on error. */
+int st_load_sweep(const char *path, st_sweep *out, st_error *err);
+int st_load_sweep_buffer(const char *label, const char *buf, size_t len, st_sweep *out, st_error *err);
+/* One value of parameter p as text (loads a named preset into s's tables). */
+int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *out, st_error *err);
+int st_sweep_parse_constraint(const char *text, st_constraint *out, st_error *err);
+/* Defaults, coefficient table and point count, after building s by hand. */
+int st_sweep_complete(st_sweep *s, st_error *err);
 
 /* Load a preset or workload by name or path. */
 int st_load(const char *name_or_path, st_loaded *out, st_error *err);

@@ -1,0 +1,248 @@
+/* strata sweep: run a sweep file headless on the pool, progress on stderr,
+ * points and front to files, the front to stdout. */
+#include "config.h"
+#include "cli/cli.h"
+#include "explore/explore.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void progress_line(const st_sweep *s, const st_sweep_progress *p, int tty, int final)
+{
+    char eta[32] = "";
+    if (!final && isfinite(p->eta_s))
+        snprintf(eta, sizeof eta, "  ETA %.0f s", p->eta_s);
+    fprintf(stderr, "%ssweep %s: %lld/%lld points (%.1f%%)  %.0f points/s%s  front %lld%s", tty ? "\r" : "",
+            s->name, p->done, p->total, p->total ? 100.0 * (double)p->done / (double)p->total : 100.0, p->rate,
+            eta, p->front, tty && !final ? "   " : "\n");
+    fflush(stderr);
+}
+
+/* A..B (inclusive-exclusive point range) */
+static int parse_range(const char *t, long long *a, long long *b)
+{
+    char *end;
+    errno = 0;
+    *a = strtoll(t, &end, 10);
+    if (end == t || *end != ':' || errno)
+        return -1;
+    const char *u = end + 1;
+    *b = strtoll(u, &end, 10);
+    if (end == u || *end || errno || *a < 0 || *b < *a)
+        return -1;
+    return 0;
+}
+
+static int write_file(const char *dir, const char *name, const st_sweep *s, const st_sweep_run *r, int front,
+                      int json, st_error *err)
+{
+    char path[1024];
+    cli_out o;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int rc = cli_out_open(&o, path, err);
+    if (rc)
+        return rc;
+    rc = json ? st_sweep_write_json(s, r, front, o.f) : st_sweep_write_csv(s, r, front, o.f);
+    return cli_out_close(&o, rc == 0, err) ? ST_EIO : rc;
+}
+
+static void print_front(const st_sweep *s, const st_sweep_run *r)
+{
+    const st_pareto *f = st_sweep_front(r);
+    long long first;
+    const st_point *pts = st_sweep_points(r, &first, NULL);
+    long long *idx = malloc((f->n ? f->n : 1) * sizeof *idx);
+    if (!idx)
+        return;
+    st_pareto_sorted(f, idx);
+    printf("Pareto front (%zu points; objectives:", f->n);
+    for (int i = 0; i < s->n_obj; i++)
+        printf(" %s %s%s", st_metric_maximize(s->obj[i]) ? "max" : "min", st_metric_name(s->obj[i]),
+               i + 1 < s->n_obj ? "," : ")\n");
+    printf("  %8s", "index");
+    for (int i = 0; i < s->n_obj; i++)
+        printf(" %16s", st_metric_key(s->obj[i]));
+    printf("  point\n");
+    for (size_t k = 0; k < f->n; k++) {
+        const st_point *p = &pts[idx[k] - first];
+        char label[256];
+        st_sweep_point_label(s, idx[k], label, sizeof label);
+        printf("  %8lld", idx[k]);
+        for (int i = 0; i < s->n_obj; i++)
+            printf(" %16.6g", p->m[s->obj[i]]);
+        printf("  %s\n", label);
+    }
+    free(idx);
+}
+
+static int run(int argc, char **argv)
+{
+    int rc_arg;
+    static const struct option opts[] = {
+        {"threads", required_argument, NULL, 't'}, {"out", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, 'j'},          {"range", required_argument, NULL, 'r'},
+        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL, *range = NULL;
+    long long threads = 0;
+    int json = 0, quiet = 0, c;
+    optind = 0;
+    while ((c = cli_getopt(&cmd_sweep, argc, argv, "t:o:jr:qh", opts)) != -1) {
+        switch (c) {
+        case 't':
+            if (cli_parse_ll(&cmd_sweep, "--threads", optarg, 1, 1024, &threads))
+                return 2;
+            break;
+        case 'o': out = optarg; break;
+        case 'j': json = 1; break;
+        case 'r': range = optarg; break;
+        case 'q': quiet = 1; break;
+        case 'h': cli_print_help(&cmd_sweep, stdout); return 0;
+        default: return 2;
+        }
+    }
+    if ((rc_arg = cli_one_operand(&cmd_sweep, argc, argv, "which sweep file? e.g. workloads/sweeps/gpu-batch-dtype.yaml")))
+        return rc_arg;
+    st_error err;
+    st_sweep *s = malloc(sizeof *s);
+    if (!s) {
+        st_error_set(&err, ST_ENOMEM, "out of memory");
+        return cli_fail(&err);
+    }
+    if (st_load_sweep(argv[optind], s, &err)) {
+        free(s);
+        return cli_fail(&err);
+    }
+    long long first = 0, count = s->points;
+    if (range) {
+        long long b;
+        if (parse_range(range, &first, &b) || b > s->points) {
+            long long pts = s->points;
+            st_sweep_free(s);
+            free(s);
+            return cli_usage_error(&cmd_sweep, "--range: expected FIRST:END within 0:%lld, got '%s'", pts, range);
+        }
+        count = b - first;
+    }
+    if (out && mkdir(out, 0777) && errno != EEXIST) {
+        st_error_set(&err, ST_EIO, "cannot create %s: %s", out, strerror(errno));
+        st_sweep_free(s);
+        free(s);
+        return cli_fail(&err);
+    }
+    st_sweep_run *r;
+    double t0 = mono_s();
+    if (st_sweep_start(s, (int)threads, first, count, &r, &err)) {
+        st_sweep_free(s);
+        free(s);
+        return cli_fail(&err);
+    }
+    int tty = isatty(2);
+    double last = t0;
+    st_sweep_progress p;
+    int rc = 0;
+    for (;;) {
+        struct pollfd pfd = {st_sweep_notify_fd(r), POLLIN, 0};
+        poll(&pfd, 1, 200);
+        if (st_sweep_drain(r) < 0) {
+            st_error_set(&err, ST_ENOMEM, "out of memory for the front");
+            rc = 1;
+            break;
+        }
+        st_sweep_get_progress(r, &p);
+        if (p.finished)
+            break;
+        double now = mono_s();
+        if (!quiet && now - last >= (tty ? 0.2 : 2.0)) {
+            progress_line(s, &p, tty, 0);
+            last = now;
+        }
+    }
+    if (!rc && st_sweep_wait(r)) {
+        const st_error *e = st_sweep_run_error(r);
+        err = e ? *e : err;
+        rc = 1;
+    }
+    st_sweep_get_progress(r, &p);
+    if (!quiet)
+        progress_line(s, &p, tty, 1);
+    if (!rc && out) {
+        static const struct { const char *name; int front, json; } files[] = {
+            {"points.csv", 0, 0}, {"front.csv", 1, 0}, {"points.json", 0, 1}, {"front.json", 1, 1},
+        };
+        for (size_t i = 0; i < 4 && !rc; i++)
+            if (write_file(out, files[i].name, s, r, files[i].front, files[i].json, &err))
+                rc = 1;
+    }
+    if (!rc) {
+        if (json) {
+            st_json j;
+            const st_pareto *f = st_sweep_front(r);
+            long long pfirst, *idx = malloc((f->n ? f->n : 1) * sizeof *idx);
+            const st_point *pts = st_sweep_points(r, &pfirst, NULL);
+            if (!idx) {
+                st_error_set(&err, ST_ENOMEM, "out of memory");
+                rc = 1;
+            } else {
+                st_pareto_sorted(f, idx);
+                st_json_init(&j, stdout, 1);
+                st_json_begin_object(&j, NULL);
+                st_sweep_json_header(s, &j);
+                st_json_int(&j, "first", first);
+                st_json_int(&j, "count", count);
+                st_json_int(&j, "evaluated", p.done);
+                st_json_int(&j, "valid", p.valid);
+                st_json_int(&j, "feasible", p.feasible);
+                st_json_number(&j, "seconds", p.elapsed_s);
+                st_json_number(&j, "points_per_s", p.rate);
+                st_json_begin_array(&j, "front");
+                for (size_t k = 0; k < f->n; k++)
+                    st_sweep_json_point(s, idx[k], &pts[idx[k] - pfirst], &j);
+                st_json_end_array(&j);
+                st_json_end_object(&j);
+                st_json_finish(&j);
+                free(idx);
+            }
+        } else {
+            printf("sweep %s (evaluate: %s): %lld points, %lld valid, %lld feasible, %.3g s (%.0f points/s)\n",
+                   s->name, st_sweep_kind_name(s->kind), p.done, p.valid, p.feasible, p.elapsed_s, p.rate);
+            print_front(s, r);
+            if (out)
+                printf("wrote %s/points.csv, front.csv, points.json, front.json\n", out);
+        }
+    }
+    st_sweep_run_free(r);
+    st_sweep_free(s);
+    free(s);
+    return rc ? cli_fail(&err) : 0;
+}
+
+const cli_command cmd_sweep = {
+    "sweep",
+    "sweep FILE.yaml [--threads N] [--out DIR] [--range FIRST:END] [--json] [--quiet]",
+    "Run a design-space sweep headless: every point through its layer, the Pareto front.",
+    "  FILE.yaml        a sweep file (strata-sweep(5)); examples in workloads/sweeps/\n"
+    "  --threads N      worker threads (default: the cores); results are identical for any N\n"
+    "  --out DIR        write DIR/points.csv, front.csv, points.json, front.json (made if absent)\n"
+    "  --range A:B      evaluate points A..B-1 only (split a sweep across processes; merge the\n"
+    "                   fronts by sweeping their union or with any non-dominated filter)\n"
+    "  --json           the front and counts as one JSON object on stdout\n"
+    "  --quiet          no progress line on stderr\n",
+    run,
+};

@@ -1,0 +1,145 @@
+/* The gpu evaluator: one step of a workload on one GPU (gpu + compose layers),
+ * on a preset optionally rescaled (SMs, clock, bandwidth, capacity). */
+#include "config.h"
+#include "explore/evaluators.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double st_explore_gpu_energy(double tdp_w, double total_s, double busy_s)
+{
+    if (!(tdp_w > 0))
+        return NAN;
+    double idle = ST_GPU_IDLE_FRACTION * tdp_w;
+    if (busy_s > total_s)
+        busy_s = total_s;
+    return idle * total_s + (tdp_w - idle) * busy_s;
+}
+
+/* Peaks scale with SMs x clock: both are per-SM-per-cycle rates times those. */
+static void scale_peaks(st_gpu *g, double f)
+{
+    for (int t = 0; t < ST_DTYPE_COUNT; t++) {
+        g->matrix[t].dense *= f;
+        g->matrix[t].sparse *= f;
+        g->vector[t] *= f;
+    }
+}
+
+static void apply_hw(st_gpu *g, const st_pvalue *const *v)
+{
+    if (v[ST_P_SMS] && g->sm_count > 0) {
+        scale_peaks(g, v[ST_P_SMS]->num / g->sm_count);
+        g->sm_count = (int)v[ST_P_SMS]->num;
+    }
+    if (v[ST_P_CLOCK_SCALE]) {
+        double c = v[ST_P_CLOCK_SCALE]->num;
+        scale_peaks(g, c);
+        g->boost_clock_hz *= c;
+        g->base_clock_hz *= c;
+    }
+    if (v[ST_P_BW_SCALE])
+        g->mem_bw *= v[ST_P_BW_SCALE]->num;
+    if (v[ST_P_MEM_SCALE])
+        g->mem_bytes *= v[ST_P_MEM_SCALE]->num;
+}
+
+/* Bytes the step keeps resident: weights, the KV cache (decoders), and the
+ * activations (training: every forward output is saved for the backward;
+ * inference: the largest op's input and output live at once). Training adds
+ * gradients and Adam states, 2+12 bytes per parameter in mixed precision, 4+8
+ * in FP32 (ZeRO paper, section 3.1). */
+static double step_memory(const st_model *m, const st_gen_opts *o, const st_oplist *ops)
+{
+    double params = st_model_params(m), e = st_dtype_bytes(o->dtype);
+    double mem = params * e;
+    if (o->phase == ST_PHASE_TRAIN) {
+        mem += params * (o->dtype == ST_FP32 ? 4 + 8 : 2 + 12);
+        for (size_t i = 0; i < ops->n; i++)
+            if (ops->ops[i].pass == ST_PASS_FWD)
+                mem += ops->ops[i].bytes_written * (double)(ops->ops[i].repeat > 0 ? ops->ops[i].repeat : 1);
+        return mem;
+    }
+    if (m->kind == ST_MODEL_TRANSFORMER && m->tf.causal) {
+        const st_transformer *tf = &m->tf;
+        double ctx = o->phase == ST_PHASE_DECODE ? (double)o->kv_len + 1 : (double)o->seq;
+        mem += 2.0 * (double)tf->layers * (double)tf->kv_heads * (double)tf->head_dim * (double)o->batch * ctx * e;
+    }
+    double peak = 0;
+    for (size_t i = 0; i < ops->n; i++) {
+        const st_op *op = &ops->ops[i];
+        double live = op->bytes_written + (op->kind == ST_OP_GEMM ? 0 : op->bytes_read);
+        peak = live > peak ? live : peak;
+    }
+    return mem + peak;
+}
+
+int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
+                        st_error *err)
+{
+    st_gpu g = s->gpus[v[ST_P_GPU]->obj];
+    const st_model *m = &s->models[v[ST_P_WORKLOAD]->obj];
+    apply_hw(&g, v);
+    st_gen_opts o;
+    st_gen_opts_default(&o, m);
+    if (v[ST_P_PHASE])
+        o.phase = (st_phase)v[ST_P_PHASE]->num;
+    if (v[ST_P_BATCH])
+        o.batch = (long long)v[ST_P_BATCH]->num;
+    if (v[ST_P_SEQ])
+        o.seq = (long long)v[ST_P_SEQ]->num;
+    if (v[ST_P_DTYPE])
+        o.dtype = (st_dtype)v[ST_P_DTYPE]->num;
+    if (v[ST_P_ATTN])
+        o.attn = (st_attn_impl)v[ST_P_ATTN]->num;
+    if (v[ST_P_KV])
+        o.kv_len = (long long)v[ST_P_KV]->num;
+    else if (o.phase == ST_PHASE_DECODE)
+        o.kv_len = o.seq - 1;
+    if (!st_gpu_supports(&g, o.dtype))
+        return st_error_set(err, ST_EINVAL, "%s has no %s throughput", g.id, st_dtype_name(o.dtype));
+    st_oplist ops = {0, 0, NULL};
+    int rc = st_model_ops(m, &o, &ops, err);
+    if (rc)
+        return rc;
+    st_compose_opts co;
+    st_compose_opts_default(&co);
+    co.fused = v[ST_P_FUSED] ? (int)v[ST_P_FUSED]->num : 0;
+    st_step step_local, *step = d ? &d->step : &step_local;
+    /* st_step is a few KiB: fine on a worker's stack */
+    rc = st_compose(&g, &s->coef, &ops, &co, step, err);
+    double mem = rc ? 0 : step_memory(m, &o, &ops);
+    st_oplist_free(&ops);
+    if (rc)
+        return rc;
+    double tokens = (double)o.batch;
+    if (m->kind == ST_MODEL_TRANSFORMER && o.phase != ST_PHASE_DECODE)
+        tokens *= (double)o.seq;
+    double t = step->total_s, peak = st_gpu_peak(&g, o.dtype, 0);
+    pt->m[ST_M_LATENCY] = t;
+    pt->lo_s = step->lo_s;
+    pt->hi_s = step->hi_s;
+    pt->m[ST_M_ENERGY] = st_explore_gpu_energy(g.tdp_w, t, step->kernel_s);
+    pt->m[ST_M_EDP] = pt->m[ST_M_ENERGY] * t;
+    pt->m[ST_M_THROUGHPUT] = tokens / t;
+    pt->m[ST_M_MEMORY] = mem;
+    pt->m[ST_M_COST] = t / tokens * 1000; /* GPU-seconds per 1000 tokens (or samples) */
+    pt->m[ST_M_MFU] = peak > 0 ? step->flops / t / peak : NAN;
+    pt->fits = mem <= g.mem_bytes;
+    if (d) {
+        d->n_layers = step->n_layers < ST_DETAIL_MAX_LAYERS ? step->n_layers : ST_DETAIL_MAX_LAYERS;
+        for (size_t i = 0; i < d->n_layers; i++) {
+            st_detail_layer *l = &d->layers[i];
+            snprintf(l->name, sizeof l->name, "%s", step->layers[i].layer);
+            l->time_s = step->layers[i].time_s;
+            l->sd_s = step->layers[i].sd_s;
+            l->err_share = step->layers[i].err_share;
+            l->count = (double)step->layers[i].kernels;
+        }
+        snprintf(d->note, sizeof d->note, "%s on %s, %s batch %lld seq %lld %s", m->id, g.id,
+                 st_phase_name(o.phase), o.batch, o.phase == ST_PHASE_DECODE ? o.kv_len : o.seq,
+                 st_dtype_name(o.dtype));
+    }
+    return 0;
+}

@@ -1,0 +1,23 @@
+/* Private to explore/: the evaluators behind the sweep table. Each reads the
+ * point's parameter values (NULL: not given, use the default), fills the
+ * point's metrics and, when asked, the detail. A return of ST_EINVAL marks the
+ * point invalid with the reason in err. */
+#ifndef STRATA_EXPLORE_EVALUATORS_H
+#define STRATA_EXPLORE_EVALUATORS_H
+
+#include "explore/explore.h"
+
+int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
+                        st_error *err);
+int st_explore_eval_accel(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
+                          st_error *err);
+int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
+                          st_error *err);
+
+/* GPU board energy over a step of total_s seconds of which busy_s keep the
+ * GPU computing: idle draw all the time plus (TDP - idle) while busy. The
+ * idle draw is ST_GPU_IDLE_FRACTION of TDP. NAN without a TDP. */
+#define ST_GPU_IDLE_FRACTION 0.15
+double st_explore_gpu_energy(double tdp_w, double total_s, double busy_s);
+
+#endif

@@ -1,0 +1,543 @@
+/* Sweep files (strata-sweep(5)): evaluator, fixed parameters, axes,
+ * objectives, constraints and sampling; every preset and workload named is
+ * loaded once and referenced by index. */
+#include "config.h"
+#include "io/fields.h"
+#include "io/io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_AXIS_VALUES 100000
+
+int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err)
+{
+    st_error e2;
+    if (st_load_cluster(name, out, err) == 0)
+        return 0;
+    st_node node;
+    if (st_load_node(name, &node, &e2) != 0)
+        return err->code; /* the cluster loader's message */
+    memset(out, 0, sizeof *out);
+    snprintf(out->id, sizeof out->id, "%s", node.id);
+    snprintf(out->name, sizeof out->name, "%s", node.name);
+    snprintf(out->node_id, sizeof out->node_id, "%s", node.id);
+    out->node = node;
+    out->nodes = 1;
+    return 0;
+}
+
+/* Defaults for the objects an evaluator needs: H100 + Llama-2-7B for the GPU,
+ * the Eyeriss-like design + ResNet-50 for the accelerator, a 4 x H100 node +
+ * GPT-3 XL for training (scenario suite). */
+static const char *default_ref(st_sweep_kind k, st_param p)
+{
+    switch (k) {
+    case ST_SWEEP_GPU: return p == ST_P_GPU ? "h100-sxm" : p == ST_P_WORKLOAD ? "llama2-7b" : NULL;
+    case ST_SWEEP_ACCEL: return p == ST_P_ARCH ? "eyeriss-like" : p == ST_P_WORKLOAD ? "resnet50" : NULL;
+    case ST_SWEEP_TRAIN: return p == ST_P_CLUSTER ? "hgx-h100-4gpu" : p == ST_P_WORKLOAD ? "gpt3-xl" : NULL;
+    default: return NULL;
+    }
+}
+
+/* Append obj to a table unless an entry of that id is there; *idx: its slot. */
+#define TABLE_ADD(arr, n, type, value, idx)                                                        \
+    do {                                                                                           \
+        size_t k_;                                                                                 \
+        for (k_ = 0; k_ < (n); k_++)                                                               \
+            if (strcmp((arr)[k_].id, (value).id) == 0)                                             \
+                break;                                                                             \
+        if (k_ == (n)) {                                                                           \
+            type *g_ = realloc((arr), ((n) + 1) * sizeof *g_);                                     \
+            if (!g_)                                                                               \
+                return st_error_set(err, ST_ENOMEM, "out of memory");                              \
+            (arr) = g_;                                                                            \
+            (arr)[(n)++] = (value);                                                                \
+            claimed = 1;                                                                           \
+        }                                                                                          \
+        *(idx) = (int)k_;                                                                          \
+    } while (0)
+
+static int load_ref(st_sweep *s, st_pkind kind, const char *text, int *idx, st_error *err)
+{
+    int rc, claimed = 0;
+    switch (kind) {
+    case ST_PK_GPU: {
+        st_gpu g;
+        if ((rc = st_load_gpu(text, &g, err)))
+            return rc;
+        TABLE_ADD(s->gpus, s->n_gpus, st_gpu, g, idx);
+        return 0;
+    }
+    case ST_PK_ARCH: {
+        st_accel *a = malloc(sizeof *a);
+        if (!a)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        if ((rc = st_load_accel(text, a, err))) {
+            free(a);
+            return rc;
+        }
+        TABLE_ADD(s->accels, s->n_accels, st_accel, *a, idx);
+        free(a);
+        return 0;
+    }
+    case ST_PK_CLUSTER: {
+        st_cluster *c = malloc(sizeof *c);
+        if (!c)
+            return st_error_set(err, ST_ENOMEM, "out of memory");
+        if ((rc = st_load_cluster_or_node(text, c, err))) {
+            free(c);
+            return rc;
+        }
+        TABLE_ADD(s->clusters, s->n_clusters, st_cluster, *c, idx);
+        free(c);
+        return 0;
+    }
+    case ST_PK_WORKLOAD: {
+        st_model m;
+        if ((rc = st_load_model(text, &m, err)))
+            return rc;
+        TABLE_ADD(s->models, s->n_models, st_model, m, idx);
+        if (!claimed)
+            st_model_free(&m);
+        return 0;
+    }
+    default: return st_error_set(err, ST_EINVAL, "not a preset parameter");
+    }
+}
+
+static int parse_number(const char *text, double *v)
+{
+    char *end;
+    if (!text || !*text)
+        return -1;
+    *v = strtod(text, &end);
+    return *end || !isfinite(*v) ? -1 : 0;
+}
+
+int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *out, st_error *err)
+{
+    const st_param_info *pi = st_param_info_of(p);
+    memset(out, 0, sizeof *out);
+    if (strlen(text) >= sizeof out->text)
+        return st_error_set(err, ST_EINVAL, "%s: value '%.40s...' is too long", pi->name, text);
+    snprintf(out->text, sizeof out->text, "%s", text);
+    double v;
+    int e = 0;
+    switch (pi->kind) {
+    case ST_PK_INT:
+    case ST_PK_NUM:
+        if (parse_number(text, &v) || (pi->kind == ST_PK_INT && v != floor(v)))
+            return st_error_set(err, ST_EINVAL, "%s: expected %s, got '%s'", pi->name,
+                                pi->kind == ST_PK_INT ? "an integer" : "a number", text);
+        if (v < pi->min || v > pi->max)
+            return st_error_set(err, ST_EINVAL, "%s: %s is out of range [%g, %g]", pi->name, text, pi->min,
+                                pi->max);
+        out->num = v;
+        return 0;
+    case ST_PK_BOOL:
+        if (!strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "on") || !strcmp(text, "1"))
+            out->num = 1;
+        else if (!strcmp(text, "false") || !strcmp(text, "no") || !strcmp(text, "off") || !strcmp(text, "0"))
+            out->num = 0;
+        else
+            return st_error_set(err, ST_EINVAL, "%s: expected true or false, got '%s'", pi->name, text);
+        return 0;
+    case ST_PK_DTYPE: {
+        st_dtype d;
+        if (st_dtype_parse(text, &d))
+            return st_error_set(err, ST_EINVAL, "%s: unknown datatype '%s' (one of %s)", pi->name, text,
+                                st_dtype_choices());
+        out->num = d;
+        return 0;
+    }
+    case ST_PK_PHASE: {
+        st_phase ph;
+        e = st_phase_parse(text, &ph);
+        out->num = ph;
+        if (e)
+            return st_error_set(err, ST_EINVAL, "%s: expected prefill, decode or train, got '%s'", pi->name, text);
+        return 0;
+    }
+    case ST_PK_ATTN:
+        if (strcmp(text, "eager") && strcmp(text, "flash"))
+            return st_error_set(err, ST_EINVAL, "%s: expected eager or flash, got '%s'", pi->name, text);
+        out->num = strcmp(text, "flash") == 0 ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+        return 0;
+    case ST_PK_RECOMPUTE: {
+        st_recompute r;
+        if (st_recompute_parse(text, &r))
+            return st_error_set(err, ST_EINVAL, "%s: expected none, selective or full, got '%s'", pi->name,
+                                text);
+        out->num = r;
+        return 0;
+    }
+    case ST_PK_SCHEDULE: {
+        st_pp_sched q;
+        if (st_pp_sched_parse(text, &q))
+            return st_error_set(err, ST_EINVAL, "%s: expected 1f1b, gpipe or interleaved, got '%s'", pi->name,
+                                text);
+        out->num = q;
+        return 0;
+    }
+    case ST_PK_AOBJ: {
+        st_aobj o;
+        if (st_aobj_parse(text, &o))
+            return st_error_set(err, ST_EINVAL, "%s: expected edp, energy or delay, got '%s'", pi->name, text);
+        out->num = o;
+        return 0;
+    }
+    default:
+        return load_ref(s, pi->kind, text, &out->obj, err);
+    }
+}
+
+/* ---- the file ----------------------------------------------------------------- */
+static int param_at(const fctx *c, const st_sweep *s, const st_ynode *key, st_param *p)
+{
+    if (st_param_parse(key->scalar, p) == 0 && st_sweep_kind_takes(s->kind, *p))
+        return 0;
+    const char *names[ST_PARAM_COUNT];
+    char list[600] = "";
+    size_t n = 0;
+    for (int i = 0; i < ST_PARAM_COUNT; i++)
+        if (st_sweep_kind_takes(s->kind, (st_param)i)) {
+            names[n++] = st_param_info_of((st_param)i)->name;
+            size_t u = strlen(list);
+            snprintf(list + u, sizeof list - u, "%s%s", u ? ", " : "", names[n - 1]);
+        }
+    const char *sug = st_suggest(key->scalar, names, n);
+    if (sug)
+        return f_error(c, key, "'%s' is not a parameter of evaluate: %s; did you mean '%s'?", key->scalar,
+                       st_sweep_kind_name(s->kind), sug);
+    return f_error(c, key, "'%s' is not a parameter of evaluate: %s (it takes %s)", key->scalar,
+                   st_sweep_kind_name(s->kind), list);
+}
+
+static int value_at(const fctx *c, st_sweep *s, st_param p, const st_ynode *n, const char *text, st_pvalue *out)
+{
+    st_error e;
+    int rc = st_sweep_parse_value(s, p, text, out, &e);
+    if (rc == ST_ENOMEM)
+        return st_error_set(c->err, rc, "%s", e.msg);
+    if (rc)
+        return f_error(c, n, "%s", e.msg);
+    return 0;
+}
+
+static int push_value(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_ynode *n, const char *text)
+{
+    if (ax->n >= MAX_AXIS_VALUES)
+        return f_error(c, n, "axis %s has more than %d values", st_param_info_of(ax->param)->name,
+                       MAX_AXIS_VALUES);
+    st_pvalue *v = realloc(ax->v, (ax->n + 1) * sizeof *v);
+    if (!v)
+        return st_error_set(c->err, ST_ENOMEM, "out of memory");
+    ax->v = v;
+    int rc = value_at(c, s, ax->param, n, text, &ax->v[ax->n]);
+    if (!rc)
+        ax->n++;
+    return rc;
+}
+
+/* {from: A, to: B, step: D} | {from, to, factor: F} | {from, to, steps: N} |
+ * {from, to, scale: log2} (= factor 2) */
+static int range_axis(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_ynode *n)
+{
+    static const fkey keys[] = {
+        {"from", 1, "first value"}, {"to", 1, "last value"}, {"step", 0, "arithmetic step"},
+        {"factor", 0, "geometric factor"}, {"steps", 0, "number of evenly spaced values"},
+        {"scale", 0, "log2: powers of two from `from`"},
+    };
+    int rc = f_check_map(c, n, keys, sizeof keys / sizeof *keys);
+    if (rc)
+        return rc;
+    st_pkind k = st_param_info_of(ax->param)->kind;
+    if (k != ST_PK_INT && k != ST_PK_NUM)
+        return f_error(c, n, "a range needs a numeric parameter; %s takes names: list them",
+                       st_param_info_of(ax->param)->name);
+    double from = 0, to = 0, step = 0, factor = 0;
+    long long steps = 0;
+    char scale[16] = "";
+    if ((rc = f_number(c, n, "from", -1e300, 1e300, 1, "", &from)) ||
+        (rc = f_number(c, n, "to", -1e300, 1e300, 1, "", &to)) ||
+        (rc = f_number(c, n, "step", 0, 1e300, 1, "", &step)) ||
+        (rc = f_number(c, n, "factor", 0, 1e300, 1, "", &factor)) ||
+        (rc = f_int(c, n, "steps", 1, MAX_AXIS_VALUES, &steps)) ||
+        (rc = f_string(c, n, "scale", scale, sizeof scale)))
+        return rc;
+    if (scale[0]) {
+        if (strcmp(scale, "log2"))
+            return f_error(c, f_get(n, "scale"), "scale: expected log2, got '%s'", scale);
+        factor = 2;
+    }
+    int ways = (step > 0) + (factor > 0) + (steps > 0);
+    if (ways != 1)
+        return f_error(c, n, "a range takes exactly one of step, factor, steps or scale: log2");
+    if (to < from)
+        return f_error(c, n, "range: to (%g) is below from (%g)", to, from);
+    if (factor > 0 && (factor <= 1 || from <= 0))
+        return f_error(c, n, "a geometric range needs factor > 1 and from > 0");
+    char buf[64];
+    for (long long i = 0;; i++) {
+        double v;
+        if (steps > 0) {
+            if (i >= steps)
+                break;
+            v = steps == 1 ? from : from + (to - from) * (double)i / (double)(steps - 1);
+        } else if (step > 0) {
+            v = from + step * (double)i;
+        } else {
+            v = from * pow(factor, (double)i);
+        }
+        if (v > to * (1 + 1e-12))
+            break;
+        if (k == ST_PK_INT)
+            snprintf(buf, sizeof buf, "%lld", (long long)llround(v));
+        else
+            st_format_double(buf, sizeof buf, v);
+        if ((rc = push_value(c, s, ax, n, buf)))
+            return rc;
+    }
+    return 0;
+}
+
+static int read_axes(const fctx *c, st_sweep *s, const st_ynode *axes)
+{
+    if (axes->kind != ST_Y_MAP)
+        return f_error(c, axes, "axes: expected a mapping of `parameter: [values]` lines");
+    if (axes->n > ST_SWEEP_MAX_AXES)
+        return f_error(c, axes, "axes: at most %d axes", ST_SWEEP_MAX_AXES);
+    for (size_t i = 0; i < axes->n; i++) {
+        st_param p;
+        int rc = param_at(c, s, axes->keys[i], &p);
+        if (rc)
+            return rc;
+        for (size_t j = 0; j < s->n_axes; j++)
+            if (s->axes[j].param == p)
+                return f_error(c, axes->keys[i], "axis %s is given twice", axes->keys[i]->scalar);
+        st_sweep_axis *ax = &s->axes[s->n_axes++];
+        memset(ax, 0, sizeof *ax);
+        ax->param = p;
+        ax->line = axes->keys[i]->line;
+        ax->col = axes->keys[i]->col;
+        const st_ynode *v = axes->items[i];
+        if (v->kind == ST_Y_MAP) {
+            rc = range_axis(c, s, ax, v);
+        } else if (v->kind == ST_Y_SEQ) {
+            if (v->n == 0)
+                return f_error(c, v, "axis %s: the list is empty", axes->keys[i]->scalar);
+            for (size_t k = 0; k < v->n && !rc; k++) {
+                if (v->items[k]->kind != ST_Y_SCALAR)
+                    return f_error(c, v->items[k], "axis %s: expected a value, found a %s",
+                                   axes->keys[i]->scalar, st_ykind_name(v->items[k]->kind));
+                rc = push_value(c, s, ax, v->items[k], v->items[k]->scalar);
+            }
+        } else {
+            rc = push_value(c, s, ax, v, v->scalar); /* one value: an axis of one */
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int read_fixed(const fctx *c, st_sweep *s, const st_ynode *fixed)
+{
+    if (fixed->kind != ST_Y_MAP)
+        return f_error(c, fixed, "fixed: expected a mapping of `parameter: value` lines");
+    for (size_t i = 0; i < fixed->n; i++) {
+        st_param p;
+        int rc = param_at(c, s, fixed->keys[i], &p);
+        if (rc)
+            return rc;
+        if (fixed->items[i]->kind != ST_Y_SCALAR)
+            return f_error(c, fixed->items[i], "fixed %s: expected one value (put lists under axes:)",
+                           fixed->keys[i]->scalar);
+        if ((rc = value_at(c, s, p, fixed->items[i], fixed->items[i]->scalar, &s->base[p])))
+            return rc;
+        s->base_set[p] = 1;
+    }
+    return 0;
+}
+
+static int read_objectives(const fctx *c, st_sweep *s, const st_ynode *o)
+{
+    if (o->kind != ST_Y_SEQ || o->n < 1 || o->n > ST_SWEEP_MAX_OBJ)
+        return f_error(c, o, "objectives: expected a list of 1 to %d metrics (latency, energy, edp, "
+                             "throughput, memory, cost, mfu)", ST_SWEEP_MAX_OBJ);
+    s->n_obj = (int)o->n;
+    for (size_t i = 0; i < o->n; i++) {
+        const st_ynode *x = o->items[i];
+        if (x->kind != ST_Y_SCALAR || st_metric_parse(x->scalar, &s->obj[i]))
+            return f_error(c, x, "objectives: unknown metric '%s' (latency, energy, edp, throughput, memory, "
+                                 "cost or mfu)", x->kind == ST_Y_SCALAR ? x->scalar : "?");
+        for (size_t j = 0; j < i; j++)
+            if (s->obj[j] == s->obj[i])
+                return f_error(c, x, "objectives: %s is listed twice", x->scalar);
+    }
+    return 0;
+}
+
+int st_sweep_parse_constraint(const char *text, st_constraint *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->text, sizeof out->text, "%s", text);
+    if (strcmp(text, "fits") == 0) {
+        out->fits = 1;
+        return 0;
+    }
+    char name[32];
+    const char *op = strpbrk(text, "<>");
+    if (!op || (op[1] != '=') || (size_t)(op - text) >= sizeof name)
+        return st_error_set(err, ST_EINVAL, "constraint '%s': expected fits, or METRIC <= VALUE / METRIC >= "
+                                            "VALUE (e.g. latency <= 0.05)", text);
+    size_t len = (size_t)(op - text);
+    memcpy(name, text, len);
+    while (len && name[len - 1] == ' ')
+        len--;
+    name[len] = 0;
+    const char *nm = name;
+    while (*nm == ' ')
+        nm++;
+    if (st_metric_parse(nm, &out->m))
+        return st_error_set(err, ST_EINVAL, "constraint '%s': unknown metric '%s'", text, nm);
+    out->cmp = op[0] == '<' ? ST_CMP_LE : ST_CMP_GE;
+    const char *v = op + 2;
+    while (*v == ' ')
+        v++;
+    if (parse_number(v, &out->bound))
+        return st_error_set(err, ST_EINVAL, "constraint '%s': expected a number after %c=, got '%s'", text,
+                            op[0], v);
+    return 0;
+}
+
+static int read_constraints(const fctx *c, st_sweep *s, const st_ynode *o)
+{
+    if (o->kind != ST_Y_SEQ || o->n > ST_SWEEP_MAX_CON)
+        return f_error(c, o, "constraints: expected a list of up to %d items (fits, \"latency <= 0.05\")",
+                       ST_SWEEP_MAX_CON);
+    for (size_t i = 0; i < o->n; i++) {
+        st_error e;
+        if (o->items[i]->kind != ST_Y_SCALAR)
+            return f_error(c, o->items[i], "constraints: expected a string such as \"memory <= 80e9\"");
+        if (st_sweep_parse_constraint(o->items[i]->scalar, &s->con[s->n_con], &e))
+            return f_error(c, o->items[i], "%s", e.msg);
+        s->n_con++;
+    }
+    return 0;
+}
+
+static int read_sampling(const fctx *c, st_sweep *s, const st_ynode *o)
+{
+    if (o->kind == ST_Y_SCALAR && strcmp(o->scalar, "grid") == 0)
+        return 0;
+    static const fkey keys[] = {{"random", 1, "number of points"}, {"seed", 0, "PRNG seed"}};
+    if (o->kind != ST_Y_MAP)
+        return f_error(c, o, "sampling: expected grid or {random: N, seed: S}");
+    int rc = f_check_map(c, o, keys, 2);
+    long long seed = 1;
+    if (rc || (rc = f_int(c, o, "random", 1, 1LL << 40, &s->samples)) ||
+        (rc = f_int(c, o, "seed", 0, 1LL << 62, &seed)))
+        return rc;
+    s->random = 1;
+    s->seed = (unsigned long long)seed;
+    return 0;
+}
+
+static int read_sweep(const fctx *c, const st_ydoc *doc, st_sweep *s)
+{
+    static const fkey keys[] = {
+        {"sweep", 0, "a name"}, {"evaluate", 1, "gpu, accel or train"}, {"description", 0, "free text"},
+        {"fixed", 0, "parameters held fixed"}, {"axes", 1, "parameters swept and their values"},
+        {"objectives", 0, "1 to 3 metrics"}, {"constraints", 0, "fits, METRIC <= VALUE"},
+        {"sampling", 0, "grid or {random: N, seed: S}"},
+    };
+    const st_ynode *root = doc->root;
+    int rc = f_check_map(c, root, keys, sizeof keys / sizeof *keys);
+    if (rc)
+        return rc;
+    char kind[16] = "";
+    if ((rc = f_string(c, root, "evaluate", kind, sizeof kind)))
+        return rc;
+    st_sweep_kind k;
+    if (st_sweep_kind_parse(kind, &k))
+        return f_error(c, f_get(root, "evaluate"), "evaluate: expected gpu, accel or train, got '%s'", kind);
+    st_sweep_init(s, k);
+    snprintf(s->path, sizeof s->path, "%s", doc->path);
+    const char *stem = strrchr(doc->path, '/');
+    stem = stem ? stem + 1 : doc->path;
+    snprintf(s->name, sizeof s->name, "%.*s", (int)strcspn(stem, "."), stem);
+    if ((rc = f_string(c, root, "sweep", s->name, sizeof s->name)))
+        return rc;
+    const st_ynode *n;
+    if ((n = f_get(root, "fixed")) && (rc = read_fixed(c, s, n)))
+        return rc;
+    if ((rc = read_axes(c, s, f_get(root, "axes"))))
+        return rc;
+    if ((n = f_get(root, "objectives")) && (rc = read_objectives(c, s, n)))
+        return rc;
+    if ((n = f_get(root, "constraints")) && (rc = read_constraints(c, s, n)))
+        return rc;
+    if ((n = f_get(root, "sampling")) && (rc = read_sampling(c, s, n)))
+        return rc;
+    return 0;
+}
+
+/* Fill the objects the evaluator needs and nobody named; check and count. */
+int st_sweep_complete(st_sweep *s, st_error *err)
+{
+    for (int p = 0; p < ST_PARAM_COUNT; p++) {
+        const char *d = default_ref(s->kind, (st_param)p);
+        int on_axis = 0;
+        for (size_t a = 0; a < s->n_axes; a++)
+            on_axis |= s->axes[a].param == (st_param)p;
+        if (!d || s->base_set[p] || on_axis)
+            continue;
+        int rc = st_sweep_parse_value(s, (st_param)p, d, &s->base[p], err);
+        if (rc)
+            return rc;
+        s->base_set[p] = 1;
+    }
+    if (!s->coef.source[0]) {
+        int rc = st_gpu_coef_load(NULL, &s->coef, err);
+        if (rc)
+            return rc;
+    }
+    return st_sweep_finish(s, err);
+}
+
+static int finish_load(st_ydoc *doc, st_sweep *out, st_error *err)
+{
+    fctx c = {doc->path, "sweep", err};
+    int rc;
+    if (!doc->root)
+        rc = st_error_set(err, ST_EINVAL, "%s: the file is empty; a sweep needs evaluate: and axes:", doc->path);
+    else if (!(rc = read_sweep(&c, doc, out)) && (rc = st_sweep_complete(out, err)))
+        st_error_prefix(err, "%s", doc->path);
+    st_ydoc_free(doc);
+    if (rc)
+        st_sweep_free(out);
+    return rc;
+}
+
+int st_load_sweep(const char *path, st_sweep *out, st_error *err)
+{
+    st_ydoc doc;
+    memset(out, 0, sizeof *out);
+    int rc = st_ydoc_load_file(&doc, path, err);
+    if (rc)
+        return rc;
+    return finish_load(&doc, out, err);
+}
+
+int st_load_sweep_buffer(const char *label, const char *buf, size_t len, st_sweep *out, st_error *err)
+{
+    st_ydoc doc;
+    memset(out, 0, sizeof *out);
+    int rc = st_ydoc_load_buffer(&doc, label, buf, len, err);
+    if (rc)
+        return rc;
+    return finish_load(&doc, out, err);
+}
