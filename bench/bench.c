@@ -1,11 +1,14 @@
 /* make bench: throughput of the GPU kernel model and of one whole-step estimate.
- * Prints kernel estimates per second on one core (bar: >= 1 M) and the time of
+ * Prints kernel estimates per second on one core (bar: >= 1 M), the time of
  * one Llama-2-70B train-step estimate, all layers forward and backward (bar:
- * < 1 ms). Timed with CLOCK_MONOTONIC over repeated runs; reports the median. */
+ * < 1 ms), the accelerator mapper's rate, sweep throughput on 2 threads for
+ * the shipped GPU and accelerator sweeps, and the TUI's frame time while a
+ * 100k-point sweep runs. Timed with CLOCK_MONOTONIC. */
 #include "config.h"
 #include "accel/accel.h"
 #include "compose/compose.h"
 #include "io/io.h"
+#include "ui/ui.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +26,64 @@ static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Points per second of a shipped sweep on `threads` threads (whole sweep). */
+static int bench_sweep(const char *file, int threads, double *rate, long long *points)
+{
+    char path[1024];
+    const char *root = getenv("STRATA_DATA");
+    snprintf(path, sizeof path, "%s/workloads/sweeps/%s", root ? root : ".", file);
+    st_error err;
+    st_sweep *s = malloc(sizeof *s);
+    st_sweep_run *r;
+    if (!s || st_load_sweep(path, s, &err)) {
+        fprintf(stderr, "bench: %s\n", s ? err.msg : "out of memory");
+        free(s);
+        return 1;
+    }
+    if (st_sweep_start(s, threads, 0, s->points, &r, &err) || st_sweep_wait(r)) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        st_sweep_free(s);
+        free(s);
+        return 1;
+    }
+    st_sweep_progress p;
+    st_sweep_get_progress(r, &p);
+    *rate = p.rate;
+    *points = p.done;
+    st_sweep_run_free(r);
+    st_sweep_free(s);
+    free(s);
+    return 0;
+}
+
+static int bench_explorer(void)
+{
+    double rate;
+    long long n;
+    if (bench_sweep("gpu-design-100k.yaml", 2, &rate, &n))
+        return 1;
+    printf("sweep throughput, GPU (gpu-design-100k: Llama-2-7B on a rescaled H100, 2 threads): %lld points "
+           "in %.2f s = %.0f points/s\n", n, n / rate, rate);
+    if (bench_sweep("accel-pe-buffer.yaml", 2, &rate, &n))
+        return 1;
+    printf("sweep throughput, accelerator (accel-pe-buffer: ResNet-50, every conv layer mapped with 2000 "
+           "mappings, 2 threads): %lld points in %.2f s = %.1f points/s\n", n, n / rate, rate);
+    double mean, worst, sweep_s;
+    long long frames;
+    st_error err;
+    char path[1024];
+    const char *root = getenv("STRATA_DATA");
+    snprintf(path, sizeof path, "%s/workloads/sweeps/gpu-design-100k.yaml", root ? root : ".");
+    if (ui_bench_frames(path, 0, &mean, &worst, &frames, &sweep_s, &err)) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    printf("TUI frame time while the 100k-point sweep runs (160x50, results screen, drain + plot + draw): "
+           "mean %.2f ms, worst %.2f ms over %lld frames; sweep %.2f s under the UI\n", mean * 1e3, worst * 1e3,
+           frames, sweep_s);
+    return 0;
 }
 
 int main(void)
@@ -140,5 +201,7 @@ int main(void)
     printf("  (the mapper's own rate there, moves + checks included: %.3g /s; best EDP %.4g "
            "J*cycle)\n", mr->evals_per_s, mr->stats.edp);
     free(mr);
+    if (bench_explorer())
+        return 1;
     return sink > 0 ? 0 : 1;
 }

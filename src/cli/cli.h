@@ -26,6 +26,7 @@ extern const cli_command cmd_coll;
 extern const cli_command cmd_train;
 extern const cli_command cmd_plan;
 extern const cli_command cmd_sweep;
+extern const cli_command cmd_ui;
 
 /* A cluster preset, or a node preset taken as a one-node cluster. */
 int cli_load_cluster(const char *name, st_cluster *out, st_error *err);

@@ -48,16 +48,15 @@ static int parse_range(const char *t, long long *a, long long *b)
     return 0;
 }
 
-static int write_file(const char *dir, const char *name, const st_sweep *s, const st_sweep_run *r, int front,
-                      int json, st_error *err)
+static int write_file(const char *dir, int which, const st_sweep *s, const st_sweep_run *r, st_error *err)
 {
     char path[1024];
     cli_out o;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, st_sweep_exports[which].name);
     int rc = cli_out_open(&o, path, err);
     if (rc)
         return rc;
-    rc = json ? st_sweep_write_json(s, r, front, o.f) : st_sweep_write_csv(s, r, front, o.f);
+    rc = st_sweep_write_export(s, r, which, o.f);
     return cli_out_close(&o, rc == 0, err) ? ST_EIO : rc;
 }
 
@@ -183,11 +182,8 @@ static int run(int argc, char **argv)
     if (!quiet)
         progress_line(s, &p, tty, 1);
     if (!rc && out) {
-        static const struct { const char *name; int front, json; } files[] = {
-            {"points.csv", 0, 0}, {"front.csv", 1, 0}, {"points.json", 0, 1}, {"front.json", 1, 1},
-        };
-        for (size_t i = 0; i < 4 && !rc; i++)
-            if (write_file(out, files[i].name, s, r, files[i].front, files[i].json, &err))
+        for (int i = 0; i < ST_SWEEP_EXPORTS && !rc; i++)
+            if (write_file(out, i, s, r, &err))
                 rc = 1;
     }
     if (!rc) {

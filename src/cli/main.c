@@ -4,8 +4,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary, &cmd_kernel, &cmd_eval, &cmd_calibrate, &cmd_validate, &cmd_map, &cmd_accel, &cmd_coll, &cmd_train, &cmd_plan, &cmd_sweep};
+static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary, &cmd_kernel, &cmd_eval, &cmd_calibrate, &cmd_validate, &cmd_map, &cmd_accel, &cmd_coll, &cmd_train, &cmd_plan, &cmd_sweep, &cmd_ui};
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void print_usage(FILE *out)
@@ -14,20 +15,21 @@ static void print_usage(FILE *out)
             "usage: strata [--version] [--help] <command> [options]\n"
             "\n"
             "strata predicts how fast, and at what energy, ML workloads run on GPUs,\n"
-            "accelerators and clusters. With no command it summarises the default\n"
-            "set-up (H100 SXM + Llama-2-7B).\n"
+            "accelerators and clusters. With no command it opens the terminal explorer\n"
+            "on the default set-up (H100 SXM + Llama-2-7B); without a terminal it prints\n"
+            "that set-up's summary.\n"
             "\n"
             "commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out, "  %-10s %s\n", "help", "show a command's options: strata help show");
-    fprintf(out, "\nSee strata(1), strata-presets(5) and strata-workloads(5).\n");
+    fprintf(out, "\nSee strata(1), strata-presets(5), strata-workloads(5) and strata-sweep(5).\n");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return cmd_summary.run(argc, argv);
+    if (argc < 2) /* a terminal gets the explorer; a pipe the summary */
+        return isatty(0) && isatty(1) ? cmd_ui.run(argc, argv) : cmd_summary.run(argc, argv);
     const char *name = argv[1];
     if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
         printf("strata %s\n", ST_VERSION);

@@ -247,6 +247,14 @@ void st_sweep_point_label(const st_sweep *s, long long idx, char *buf, size_t n)
  * count, points: [{index, params, status, feasible, front, metrics...}]}. */
 int st_sweep_write_csv(const st_sweep *s, const st_sweep_run *r, int front_only, FILE *f);
 int st_sweep_write_json(const st_sweep *s, const st_sweep_run *r, int front_only, FILE *f);
+/* The four export files (--out DIR, the explorer's e key). */
+#define ST_SWEEP_EXPORTS 4
+typedef struct st_sweep_export {
+    const char *name; /* "points.csv", "front.csv", "points.json", "front.json" */
+    int front, json;
+} st_sweep_export;
+extern const st_sweep_export st_sweep_exports[ST_SWEEP_EXPORTS];
+int st_sweep_write_export(const st_sweep *s, const st_sweep_run *r, int which, FILE *f);
 void st_sweep_json_header(const st_sweep *s, st_json *j);
 void st_sweep_json_point(const st_sweep *s, long long idx, const st_point *p, st_json *j);
 

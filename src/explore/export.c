@@ -164,3 +164,13 @@ int st_sweep_write_json(const st_sweep *s, const st_sweep_run *r, int front_only
     st_json_finish(&j);
     return ferror(f) ? ST_EIO : 0;
 }
+
+const st_sweep_export st_sweep_exports[ST_SWEEP_EXPORTS] = {
+    {"points.csv", 0, 0}, {"front.csv", 1, 0}, {"points.json", 0, 1}, {"front.json", 1, 1},
+};
+
+int st_sweep_write_export(const st_sweep *s, const st_sweep_run *r, int which, FILE *f)
+{
+    const st_sweep_export *e = &st_sweep_exports[which];
+    return e->json ? st_sweep_write_json(s, r, e->front, f) : st_sweep_write_csv(s, r, e->front, f);
+}

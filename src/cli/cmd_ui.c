@@ -1,0 +1,42 @@
+/* strata ui: the terminal explorer (also what `strata` with no arguments
+ * opens on a terminal). */
+#include "config.h"
+#include "cli/cli.h"
+#include "ui/ui.h"
+
+#include <getopt.h>
+#include <unistd.h>
+
+static int run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"sweep", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    ui_opts o = {NULL};
+    int c;
+    optind = 0;
+    while ((c = cli_getopt(&cmd_ui, argc, argv, "s:h", opts)) != -1) {
+        switch (c) {
+        case 's': o.sweep_path = optarg; break;
+        case 'h': cli_print_help(&cmd_ui, stdout); return 0;
+        default: return 2;
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error(&cmd_ui, "unexpected argument '%s' (a sweep file goes after --sweep)", argv[optind]);
+    if (!isatty(0) || !isatty(1))
+        return cli_usage_error(&cmd_ui, "the explorer needs a terminal; for scripts use strata sweep FILE.yaml");
+    return ui_run(&o);
+}
+
+const cli_command cmd_ui = {
+    "ui",
+    "ui [--sweep FILE.yaml]",
+    "Open the terminal explorer (the default when strata runs on a terminal without arguments).",
+    "  --sweep FILE     start with this sweep running (default: H100 SXM + Llama-2-7B,\n"
+    "                   batch x sequence x dtype)\n"
+    "  Keys: ? in the explorer; screens 1-6; q quits. See strata(1).\n",
+    run,
+};

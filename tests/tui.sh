@@ -1,0 +1,163 @@
+#!/bin/sh
+# TUI tests: drive the real binary in a detached tmux server (send-keys,
+# capture-pane) and check what the screen shows. Each test polls the pane
+# until the expected text appears (or a deadline passes): no fixed sleeps
+# that would make the suite slow or flaky under sanitizers.
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+. "$srcdir/tests/tap.sh"
+S=${STRATA_BIN:-$srcdir/strata}
+tmp=$(mktemp -d)
+sock="$tmp/tmux.sock"
+T="tmux -S $sock"
+trap '$T kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "Bail out! tmux is needed for the TUI tests (apt-get install tmux)"
+    exit 1
+fi
+# generous under AddressSanitizer on 2 cores
+DEADLINE=${STRATA_TUI_DEADLINE:-60}
+
+# start NAME CMD...: a fresh 140x40 session running CMD, then a marker line
+start() {
+    name=$1; shift
+    $T kill-session -t "$name" >/dev/null 2>&1
+    $T new-session -d -s "$name" -x 140 -y 40 \
+        "env LANG=C.UTF-8 $* ; echo STRATA-EXIT=\$?; sleep 600"
+}
+screen() { $T capture-pane -p -t "$1"; }
+# wait_for NAME REGEX: 0 once the pane matches (grep -E), 1 at the deadline
+wait_for() {
+    i=0
+    while [ $i -lt $((DEADLINE * 10)) ]; do
+        if screen "$1" | grep -Eq -- "$2"; then return 0; fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+# expect NAME REGEX TITLE
+expect() {
+    if wait_for "$1" "$2"; then ok "$3"; else not_ok "$3" "$(screen "$1")"; fi
+}
+keys() { n=$1; shift; $T send-keys -t "$n" "$@"; }
+
+# --- start-up: H100 + Llama-2-7B, the default sweep runs to a front -------------
+start main "$S"
+expect main "h100-llama2-7b" "start-up opens on the default sweep (H100 + Llama-2-7B)"
+expect main "100\.0% [0-9]+/[0-9]+ points.*done  front [1-9]" "the default sweep finishes and shows a front"
+expect main "Front, by latency \([1-9][0-9]*\)" "the results screen lists the front"
+# the plot: braille dots and labelled axes with units
+if screen main | grep -q "throughput (up) vs latency (right)" && screen main | grep -Eq '[0-9.]+ (ms|s)' \
+    && screen main | LC_ALL=C grep -q "$(printf '\342')[$(printf '\240-\243')]"; then ok "the Pareto scatter has braille dots and axes with units"
+else not_ok "the Pareto scatter has braille dots and axes with units" "$(screen main)"; fi
+
+# --- every screen ---------------------------------------------------------------------
+keys main 1
+expect main "NVIDIA H100 SXM5 80GB  \(h100-sxm, gpu\)" "screen 1: presets with the H100's spec sheet"
+keys main 2
+expect main "Llama 2 7B: 6.74 B parameters" "screen 2: workloads with the operator table"
+expect main "block\.attn\.qkv +gemm" "screen 2: the operator table lists the QKV GEMM"
+keys main 3
+expect main "Sweep set-up: h100-llama2-7b" "screen 3: the sweep set-up form"
+expect main "gpu-design-100k\.yaml" "screen 3: the example sweep files"
+keys main 4 Enter
+expect main "Breakdown \(Esc: back to results\)" "Enter on a front point opens its breakdown"
+expect main "total .* 90% band .* \(errors correlated: the default\)" "the breakdown shows the total with both bands"
+expect main "block +[0-9.]+ m?s .*%" "the breakdown lists per-layer time, spread and error share"
+keys main Escape
+expect main "Front, by latency" "Esc goes back to the results"
+keys main 6
+expect main "Parallelism \(training\)" "screen 6: parallelism"
+expect main "DP 8 +TP 1 +PP 1" "screen 6: starts at DP 8 on a DGX H100"
+keys main T
+expect main "DP 4 +TP 2 +PP 1" "T doubles TP and DP follows"
+expect main "iteration +[0-9.]+ (ms|s)" "the iteration time updates"
+keys main '?'
+expect main "Help \(any key closes\)" "? opens the help overlay"
+keys main x
+if wait_for main "Parallelism" && ! screen main | grep -q "Help (any"; then ok "any key closes the help"
+else not_ok "any key closes the help" "$(screen main)"; fi
+
+# --- a filter ---------------------------------------------------------------------------
+keys main 2 / l l a m a Enter
+expect main "/llama/ [0-9]+ of 22" "/ filters the workload list with a regex"
+if screen main | grep -q "gpt2-small"; then not_ok "the filter hides non-matching workloads" "$(screen main)"
+else ok "the filter hides non-matching workloads"; fi
+keys main / '(' Enter
+expect main "Error" "a bad regex opens the error panel"
+keys main x
+expect main "/llama/" "after the error panel the old filter stays"
+
+# --- resize -------------------------------------------------------------------------------
+$T resize-window -t main -x 100 -y 30
+sleep 0.3
+keys main 4
+if wait_for main "Front, by latency" && [ "$(screen main | LC_ALL=C.UTF-8 wc -L)" -le 100 ] \
+    && [ "$(screen main | wc -l)" -le 30 ] && screen main | grep -q "Selected point"; then ok "a resize redraws at the new size"
+else not_ok "a resize redraws at the new size" "$(screen main)"; fi
+
+# --- quit restores the terminal ----------------------------------------------------------
+keys main q
+expect main "STRATA-EXIT=0" "q quits with status 0"
+if screen main | grep -q "Front, by"; then not_ok "the terminal is restored (no UI left on screen)" "$(screen main)"
+else ok "the terminal is restored (no UI left on screen)"; fi
+
+# --- Ctrl-C quits as well --------------------------------------------------------------------
+start ctrlc "$S"
+wait_for ctrlc "h100-llama2-7b" >/dev/null
+keys ctrlc C-c
+expect ctrlc "STRATA-EXIT=0" "Ctrl-C quits and restores the terminal"
+
+# --- a broken preset: the error panel, and the UI keeps running ------------------------------
+data="$tmp/data"
+mkdir -p "$data/presets/gpu"
+for d in "$STRATA_DATA"/presets/*; do
+    [ "$(basename "$d")" = gpu ] || ln -s "$d" "$data/presets/$(basename "$d")"
+done
+for f in "$STRATA_DATA"/presets/gpu/*.yaml; do ln -s "$f" "$data/presets/gpu/"; done
+ln -s "$STRATA_DATA/workloads" "$data/workloads"
+ln -s "$STRATA_DATA/calibration" "$data/calibration"
+printf 'kind: gpu\nname: Broken GPU\nsm_count: many\n' > "$data/presets/gpu/broken.yaml"
+start broken env STRATA_DATA="$data" "$S"
+wait_for broken "h100-llama2-7b" >/dev/null
+keys broken 1 / b r o k e n Enter Enter
+expect broken "broken\.yaml:[0-9]+:[0-9]+" "a broken preset opens the error panel with FILE:LINE:COL"
+keys broken x 2
+expect broken "Workloads \(22\)" "after the error the UI keeps running"
+keys broken q
+expect broken "STRATA-EXIT=0" "and quits cleanly"
+
+# --- a broken sweep file from the set-up screen -------------------------------------------
+printf 'evaluate: gpu\naxes:\n  batch: [1, lots]\n' > "$tmp/bad.yaml"
+start badsweep "$S"
+wait_for badsweep "h100-llama2-7b" >/dev/null
+keys badsweep 3 o "$tmp/bad.yaml" Enter
+expect badsweep "bad\.yaml:3:14: batch: expected an integer, got 'lots'" "a broken sweep file shows FILE:LINE:COL in the panel"
+keys badsweep q q
+expect badsweep "STRATA-EXIT=0" "and the UI still quits cleanly"
+
+# --- 100,000 points: keys answered during the sweep, same front as headless -----------------
+big="$srcdir/workloads/sweeps/gpu-design-100k.yaml"
+start big "$S" ui --sweep "$big"
+wait_for big "gpu-design-100k" >/dev/null
+keys big 1
+if wait_for big "Hardware presets" && ! screen big | grep -q "done  front"; then
+    ok "the UI answers keys while a 100k-point sweep runs"
+elif screen big | grep -q "done  front"; then
+    skip_test "the UI answers keys while a 100k-point sweep runs" "the sweep finished before the key"
+else not_ok "the UI answers keys while a 100k-point sweep runs" "$(screen big)"; fi
+wait_for big "102400/102400 points.*done" >/dev/null
+keys big 4 e C-u "$tmp/tui-out" Enter
+expect big "wrote $tmp/tui-out/points.csv" "the TUI exports the points and the front"
+keys big q
+"$S" sweep "$big" --quiet --out "$tmp/cli-out" >/dev/null 2>&1
+if [ -s "$tmp/cli-out/front.csv" ] && cmp -s "$tmp/cli-out/front.csv" "$tmp/tui-out/front.csv"; then
+    ok "a 100k-point sweep gives the same front headless and in the TUI ($(($(wc -l < "$tmp/cli-out/front.csv") - 1)) points)"
+else not_ok "a 100k-point sweep gives the same front headless and in the TUI" \
+    "$(diff "$tmp/cli-out/front.csv" "$tmp/tui-out/front.csv" 2>&1 | head -5)"; fi
+
+# --- without a terminal, strata prints the summary instead ----------------------------------
+check "strata without a terminal prints the default summary" sh -c "'$S' </dev/null | grep -q 'H100'"
+
+tap_done

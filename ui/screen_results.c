@@ -1,0 +1,121 @@
+/* Screen 4, live results: the Pareto scatter (braille), the front as a list
+ * and the selected point's parameters and metrics. */
+#include "config.h"
+#include "ui/ui.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const st_point *selected(ui_app *a, long long *idx)
+{
+    size_t k = ui_list_current(&a->front_list);
+    if (!a->run || k == (size_t)-1 || (long long)k >= a->n_front)
+        return NULL;
+    long long first;
+    const st_point *pts = st_sweep_points(a->run, &first, NULL);
+    *idx = a->front[k];
+    return &pts[*idx - first];
+}
+
+void ui_results_draw(ui_app *a, ui_rect r)
+{
+    if (!a->sweep) {
+        ui_text(r.y + 1, r.x + 2, r.w - 4, UI_BOLD, "No sweep yet: go to the Sweep screen (3), pick a file or "
+                "edit the form, press r.");
+        return;
+    }
+    int pw = r.w * 3 / 5, dh = 9;
+    ui_rect plot = {r.y, r.x, r.h, pw};
+    char title[160];
+    st_metric mx = a->sweep->obj[a->plot_x], my = a->sweep->obj[a->plot_y];
+    snprintf(title, sizeof title, "%s: %s (up) vs %s (right), evaluate: %s", a->sweep->name, st_metric_name(my),
+             st_metric_name(mx), st_sweep_kind_name(a->sweep->kind));
+    ui_box(plot, title, 0);
+    long long idx = -1;
+    const st_point *sel = selected(a, &idx);
+    ui_plot p = {a->px, a->py, a->phi, a->pn, NAN, NAN, mx, my};
+    if (sel) {
+        p.mark_x = sel->m[p.mx];
+        p.mark_y = sel->m[p.my];
+    }
+    ui_plot_draw(&p, (ui_rect){plot.y + 1, plot.x + 1, plot.h - 2, plot.w - 2});
+    ui_text(plot.y + plot.h - 1, plot.x + 2, plot.w - 4, ui_attr(UI_C_DIM),
+            " %s front  %s other feasible points  x/y: change axes ", ui_utf8 ? "\u28ff" : "*", ui_utf8 ? "\u2801" : ".");
+    ui_rect list = {r.y, r.x + pw, r.h - dh, r.w - pw};
+    char head[128];
+    snprintf(head, sizeof head, "Front, by %s", st_metric_name(a->sweep->obj[0]));
+    ui_list_draw(&a->front_list, list, head, 1);
+    ui_rect det = {r.y + r.h - dh, r.x + pw, dh, r.w - pw};
+    ui_box(det, "Selected point (Enter: breakdown)", 0);
+    if (!sel)
+        return;
+    char lab[256], v[32];
+    st_sweep_point_label(a->sweep, idx, lab, sizeof lab);
+    ui_text(det.y + 1, det.x + 2, det.w - 4, UI_BOLD, "#%lld %s", idx, lab);
+    int row = 2, col = 0;
+    for (int m = 0; m < ST_METRIC_COUNT; m++) {
+        ui_fmt_metric(v, sizeof v, (st_metric)m, sel->m[m]);
+        ui_text(det.y + row, det.x + 2 + col, det.w / 2 - 2, UI_NORMAL, "%-10s %s", st_metric_name((st_metric)m), v);
+        if (col) {
+            col = 0;
+            row++;
+        } else {
+            col = det.w / 2;
+        }
+    }
+    char lo[32], hi[32];
+    ui_fmt_metric(lo, sizeof lo, ST_M_LATENCY, sel->lo_s);
+    ui_fmt_metric(hi, sizeof hi, ST_M_LATENCY, sel->hi_s);
+    ui_text(det.y + dh - 2, det.x + 2, det.w - 4, ui_attr(UI_C_DIM), "latency 90%% band %s .. %s", lo, hi);
+}
+
+int ui_results_key(ui_app *a, int key)
+{
+    if (ui_list_key(&a->front_list, key, LINES / 2))
+        return 1;
+    switch (key) {
+    case 'x':
+    case 'y':
+        if (a->sweep && a->sweep->n_obj > 1) {
+            int *slot = key == 'x' ? &a->plot_x : &a->plot_y;
+            *slot = (*slot + 1) % a->sweep->n_obj;
+            ui_poll_sweep(a);
+            ui_replot(a);
+        }
+        return 1;
+    case '\n':
+    case KEY_ENTER:
+        if (a->n_front) {
+            a->screen = UI_S_BREAKDOWN;
+            a->pane = 0;
+        }
+        return 1;
+    case 'c':
+        if (a->run) {
+            st_sweep_cancel(a->run);
+            ui_status(a, "sweep cancelled; the front holds the points finished so far");
+        }
+        return 1;
+    case 'r': {
+        st_error err;
+        st_sweep *s = malloc(sizeof *s);
+        if (!s)
+            return 1;
+        if (ui_form_build(&a->form, s, &err)) {
+            free(s);
+            ui_error(a, "%s", err.msg);
+        } else {
+            ui_start_sweep(a, s);
+        }
+        return 1;
+    }
+    case 'e': {
+        char dir[128];
+        snprintf(dir, sizeof dir, "strata-%s", a->sweep ? a->sweep->name : "sweep");
+        ui_prompt_open(a, UI_P_EXPORT, "export to folder: ", dir);
+        return 1;
+    }
+    default: return 0;
+    }
+}

@@ -1,0 +1,485 @@
+/* Screen 3, sweep set-up: the example sweep files, and a form with one row per
+ * parameter of the evaluator. A row holds a value (fixed), a list "a, b, c"
+ * or a range "A..B x2" / "A..B +S" / "A..B nN" (an axis), or nothing (the
+ * default). r builds the sweep through the same YAML loader as the CLI. */
+#include "config.h"
+#include "ui/ui.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROW_EVALUATE = 0, ROW_FIRST_PARAM };
+
+/* Rows: evaluate, the evaluator's parameters, objectives, constraints, sampling. */
+static int row_params(const ui_form *f, st_param *out)
+{
+    int n = 0;
+    for (int p = 0; p < ST_PARAM_COUNT; p++)
+        if (st_sweep_kind_takes(f->kind, (st_param)p))
+            out[n++] = (st_param)p;
+    return n;
+}
+
+static size_t n_rows(const ui_form *f)
+{
+    st_param ps[ST_PARAM_COUNT];
+    return (size_t)(1 + row_params(f, ps) + 3);
+}
+
+/* The text of row i and its label. */
+static char *row_text(ui_form *f, size_t i, const char **label)
+{
+    st_param ps[ST_PARAM_COUNT];
+    size_t np = (size_t)row_params(f, ps);
+    if (i == ROW_EVALUATE) {
+        *label = "evaluate";
+        return NULL;
+    }
+    if (i - 1 < np) {
+        *label = st_param_info_of(ps[i - 1])->name;
+        return f->value[ps[i - 1]];
+    }
+    i -= 1 + np;
+    *label = i == 0 ? "objectives" : i == 1 ? "constraints" : "sampling";
+    return i == 0 ? f->objectives : i == 1 ? f->constraints : f->sampling;
+}
+
+static const char *form_label(void *ctx, size_t i, char *buf, size_t n)
+{
+    ui_app *a = ctx;
+    const char *label;
+    char *t = row_text(&a->form, i, &label);
+    const char *kind = "";
+    st_param ps[ST_PARAM_COUNT];
+    if (t && i > ROW_EVALUATE && i < ROW_FIRST_PARAM + (size_t)row_params(&a->form, ps)) {
+        if (strstr(t, "..") || strchr(t, ','))
+            kind = "axis ";
+        else if (*t)
+            kind = "fixed";
+    }
+    snprintf(buf, n, "%-13s %-5s %s", label, kind, t ? (*t ? t : "(default)") : st_sweep_kind_name(a->form.kind));
+    return buf;
+}
+
+static const char *file_label(void *ctx, size_t i, char *buf, size_t n)
+{
+    ui_app *a = ctx;
+    const char *s = strrchr(a->files[i], '/');
+    snprintf(buf, n, "%s", s ? s + 1 : a->files[i]);
+    return buf;
+}
+
+static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+void ui_sweep_files_scan(ui_app *a)
+{
+    char root[512], dir[600];
+    st_error err;
+    if (st_data_root(root, sizeof root, &err))
+        return;
+    snprintf(dir, sizeof dir, "%s/workloads/sweeps", root);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 6 || strcmp(e->d_name + l - 5, ".yaml"))
+            continue;
+        char **nf = realloc(a->files, (a->n_files + 1) * sizeof *nf);
+        if (!nf)
+            break;
+        a->files = nf;
+        size_t need = strlen(dir) + l + 2;
+        if (!(a->files[a->n_files] = malloc(need)))
+            break;
+        snprintf(a->files[a->n_files], need, "%s/%s", dir, e->d_name);
+        a->n_files++;
+    }
+    closedir(d);
+    qsort(a->files, a->n_files, sizeof *a->files, cmp_str);
+    ui_list_set(&a->file_list, a->n_files, file_label, a, &err);
+}
+
+void ui_form_default(ui_form *f, st_sweep_kind k)
+{
+    memset(f, 0, sizeof *f);
+    f->kind = k;
+    snprintf(f->name, sizeof f->name, "%s-sweep", st_sweep_kind_name(k));
+    snprintf(f->constraints, sizeof f->constraints, "fits");
+    snprintf(f->sampling, sizeof f->sampling, "grid");
+    switch (k) {
+    case ST_SWEEP_GPU: /* the default: H100 + Llama-2-7B */
+        snprintf(f->name, sizeof f->name, "h100-llama2-7b");
+        snprintf(f->value[ST_P_GPU], 256, "h100-sxm");
+        snprintf(f->value[ST_P_WORKLOAD], 256, "llama2-7b");
+        snprintf(f->value[ST_P_PHASE], 256, "prefill");
+        snprintf(f->value[ST_P_SEQ], 256, "128..4096 x2");
+        snprintf(f->value[ST_P_BATCH], 256, "1..64 x2");
+        snprintf(f->value[ST_P_DTYPE], 256, "fp16, bf16, fp8");
+        snprintf(f->value[ST_P_ATTN], 256, "flash");
+        snprintf(f->objectives, sizeof f->objectives, "latency, throughput");
+        break;
+    case ST_SWEEP_ACCEL:
+        snprintf(f->value[ST_P_ARCH], 256, "eyeriss-like");
+        snprintf(f->value[ST_P_WORKLOAD], 256, "resnet50");
+        snprintf(f->value[ST_P_PE_X], 256, "8, 14, 16");
+        snprintf(f->value[ST_P_PE_Y], 256, "8, 12, 16");
+        snprintf(f->value[ST_P_GLB_KIB], 256, "64, 128, 256");
+        snprintf(f->value[ST_P_MAPPER_EVALS], 256, "2000");
+        snprintf(f->objectives, sizeof f->objectives, "latency, energy");
+        f->constraints[0] = 0;
+        break;
+    case ST_SWEEP_TRAIN:
+        snprintf(f->value[ST_P_CLUSTER], 256, "dgx-h100");
+        snprintf(f->value[ST_P_WORKLOAD], 256, "llama2-7b");
+        snprintf(f->value[ST_P_GLOBAL_BATCH], 256, "32");
+        snprintf(f->value[ST_P_SEQ], 256, "4096");
+        snprintf(f->value[ST_P_DTYPE], 256, "bf16");
+        snprintf(f->value[ST_P_FLASH], 256, "true");
+        snprintf(f->value[ST_P_TP], 256, "1, 2, 4, 8");
+        snprintf(f->value[ST_P_PP], 256, "1, 2, 4");
+        snprintf(f->value[ST_P_MICROBATCHES], 256, "1, 4, 8");
+        snprintf(f->value[ST_P_ZERO], 256, "0, 1, 3");
+        snprintf(f->objectives, sizeof f->objectives, "latency, memory");
+        break;
+    default: break;
+    }
+}
+
+/* An axis as form text: the list, or a range when the list is too long. */
+static void axis_text(const st_sweep_axis *ax, char *out, size_t n)
+{
+    size_t u = 0;
+    out[0] = 0;
+    int fits = 1;
+    for (size_t i = 0; i < ax->n; i++) {
+        int w = snprintf(out + u, n - u, "%s%s", i ? ", " : "", ax->v[i].text);
+        if (w < 0 || (size_t)w >= n - u) {
+            fits = 0;
+            break;
+        }
+        u += (size_t)w;
+    }
+    if (ax->n == 1 && fits) { /* one value must stay an axis: "v," would read as a list */
+        snprintf(out + u, n - u, ",");
+        return;
+    }
+    if (fits)
+        return;
+    double a = ax->v[0].num, b = ax->v[1].num, z = ax->v[ax->n - 1].num;
+    if (a > 0 && fabs(b / a * ax->v[ax->n - 2].num - z) < 1e-9 * fabs(z) && b / a > 1)
+        snprintf(out, n, "%s..%s x%g", ax->v[0].text, ax->v[ax->n - 1].text, b / a);
+    else
+        snprintf(out, n, "%s..%s n%zu", ax->v[0].text, ax->v[ax->n - 1].text, ax->n);
+}
+
+void ui_form_from_sweep(ui_form *f, const st_sweep *s)
+{
+    memset(f, 0, sizeof *f);
+    f->kind = s->kind;
+    snprintf(f->name, sizeof f->name, "%s", s->name);
+    for (int p = 0; p < ST_PARAM_COUNT; p++)
+        if (s->base_set[p])
+            snprintf(f->value[p], sizeof f->value[p], "%s", s->base[p].text);
+    for (size_t i = 0; i < s->n_axes; i++)
+        axis_text(&s->axes[i], f->value[s->axes[i].param], sizeof f->value[0]);
+    size_t u = 0;
+    for (int i = 0; i < s->n_obj; i++)
+        u += (size_t)snprintf(f->objectives + u, sizeof f->objectives - u, "%s%s", i ? ", " : "",
+                              st_metric_name(s->obj[i]));
+    u = 0;
+    for (int i = 0; i < s->n_con && u < sizeof f->constraints; i++)
+        u += (size_t)snprintf(f->constraints + u, sizeof f->constraints - u, "%s%s", i ? ", " : "", s->con[i].text);
+    if (s->random)
+        snprintf(f->sampling, sizeof f->sampling, "random %lld seed %llu", s->samples, s->seed);
+    else
+        snprintf(f->sampling, sizeof f->sampling, "grid");
+}
+
+/* Append to a growing buffer. */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+    int bad;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int w = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (w < 0) {
+            b->bad = 1;
+            return;
+        }
+        if (b->s && b->n + (size_t)w < b->cap) {
+            b->n += (size_t)w;
+            return;
+        }
+        size_t cap = (b->cap + (size_t)w + 1) * 2;
+        char *ns = realloc(b->s, cap);
+        if (!ns) {
+            b->bad = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+}
+
+static void put_quoted(sbuf *b, const char *t, size_t len)
+{
+    put(b, "\"");
+    for (size_t i = 0; i < len; i++)
+        put(b, "%s%c", t[i] == '"' || t[i] == '\\' ? "\\" : "", t[i]);
+    put(b, "\"");
+}
+
+static const char *trim(const char *s, size_t *len)
+{
+    while (*s == ' ')
+        s++;
+    size_t n = strlen(s);
+    while (n && s[n - 1] == ' ')
+        n--;
+    *len = n;
+    return s;
+}
+
+/* "A..B x2" | "A..B +S" | "A..B nN" | "A..B" as a range map. */
+static int put_range(sbuf *b, const char *t)
+{
+    char from[64], to[64], how[64] = "";
+    const char *dots = strstr(t, "..");
+    size_t fl;
+    const char *f0 = trim(t, &fl);
+    fl = (size_t)(dots - f0);
+    if (fl == 0 || fl >= sizeof from)
+        return -1;
+    memcpy(from, f0, fl);
+    from[fl] = 0;
+    if (sscanf(dots + 2, " %63s %63s", to, how) < 1)
+        return -1;
+    put(b, "{from: ");
+    put_quoted(b, from, strlen(from));
+    put(b, ", to: ");
+    put_quoted(b, to, strlen(to));
+    if (how[0] == 'x')
+        put(b, ", factor: \"%s\"}", how + 1);
+    else if (how[0] == '+')
+        put(b, ", step: \"%s\"}", how + 1);
+    else if (how[0] == 'n')
+        put(b, ", steps: \"%s\"}", how + 1);
+    else if (!how[0])
+        put(b, ", step: 1}");
+    else
+        return -1;
+    return 0;
+}
+
+static void put_list(sbuf *b, const char *t)
+{
+    put(b, "[");
+    int first = 1;
+    while (*t) {
+        size_t n = strcspn(t, ","), len;
+        char item[256];
+        snprintf(item, sizeof item, "%.*s", (int)n, t);
+        const char *it = trim(item, &len);
+        if (len) {
+            put(b, "%s", first ? "" : ", ");
+            put_quoted(b, it, len);
+            first = 0;
+        }
+        t += n + (t[n] == ',');
+    }
+    put(b, "]");
+}
+
+int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
+{
+    sbuf b = {0};
+    st_param ps[ST_PARAM_COUNT];
+    int np = row_params(f, ps), n_fixed = 0, n_axes = 0;
+    put(&b, "sweep: ");
+    put_quoted(&b, f->name[0] ? f->name : "ui", strlen(f->name[0] ? f->name : "ui"));
+    put(&b, "\nevaluate: %s\nfixed:\n", st_sweep_kind_name(f->kind));
+    for (int i = 0; i < np; i++) {
+        const char *t = f->value[ps[i]];
+        size_t len;
+        t = trim(t, &len);
+        if (!len || strstr(t, "..") || strchr(t, ','))
+            continue;
+        put(&b, "  %s: ", st_param_info_of(ps[i])->name);
+        put_quoted(&b, t, len);
+        put(&b, "\n");
+        n_fixed++;
+    }
+    if (!n_fixed)
+        put(&b, "  {}\n");
+    put(&b, "axes:\n");
+    for (int i = 0; i < np; i++) {
+        const char *t = f->value[ps[i]];
+        size_t len;
+        t = trim(t, &len);
+        if (!len || !(strstr(t, "..") || strchr(t, ',')))
+            continue;
+        put(&b, "  %s: ", st_param_info_of(ps[i])->name);
+        if (strstr(t, "..")) {
+            if (put_range(&b, t)) {
+                free(b.s);
+                return st_error_set(err, ST_EINVAL, "%s: '%s' is not a range; write A..B x2 (geometric), "
+                                    "A..B +S (step S), A..B nN (N values) or a list a, b, c",
+                                    st_param_info_of(ps[i])->name, t);
+            }
+        } else {
+            put_list(&b, t);
+        }
+        put(&b, "\n");
+        n_axes++;
+    }
+    if (!n_axes)
+        put(&b, "  {}\n");
+    put(&b, "objectives: [%s]\n", f->objectives);
+    put(&b, "constraints: [");
+    const char *c = f->constraints;
+    int first = 1;
+    while (*c) {
+        size_t n = strcspn(c, ","), len;
+        char item[96];
+        snprintf(item, sizeof item, "%.*s", (int)n, c);
+        const char *it = trim(item, &len);
+        if (len) {
+            put(&b, "%s", first ? "" : ", ");
+            put_quoted(&b, it, len);
+            first = 0;
+        }
+        c += n + (c[n] == ',');
+    }
+    put(&b, "]\n");
+    long long nrand;
+    unsigned long long seed = 1;
+    if (sscanf(f->sampling, "random %lld seed %llu", &nrand, &seed) >= 1)
+        put(&b, "sampling: {random: %lld, seed: %llu}\n", nrand, seed);
+    if (b.bad) {
+        free(b.s);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    /* "fixed:\n  {}" is a mapping under a mapping key: write it inline instead */
+    char *fx = strstr(b.s, "fixed:\n  {}\n");
+    if (fx)
+        memcpy(fx, "fixed: {}  \n", 12);
+    char *ax = strstr(b.s, "axes:\n  {}\n");
+    if (ax)
+        memcpy(ax, "axes: {}  \n", 11);
+    int rc = st_load_sweep_buffer("sweep set-up", b.s, b.n, out, err);
+    free(b.s);
+    return rc;
+}
+
+/* ---- the screen ----------------------------------------------------------------- */
+void ui_sweep_draw(ui_app *a, ui_rect r)
+{
+    int lw = r.w / 4 < 36 ? r.w / 4 : 36;
+    ui_list_draw(&a->file_list, (ui_rect){r.y, r.x, r.h - 7, lw}, "Sweep files", a->pane == 0);
+    ui_text(r.y + r.h - 6, r.x + 1, lw - 1, ui_attr(UI_C_DIM), "Enter  load and run");
+    ui_text(r.y + r.h - 5, r.x + 1, lw - 1, ui_attr(UI_C_DIM), "o      open a file by path");
+    ui_text(r.y + r.h - 4, r.x + 1, lw - 1, ui_attr(UI_C_DIM), "n      new gpu/accel/train");
+    ui_text(r.y + r.h - 3, r.x + 1, lw - 1, ui_attr(UI_C_DIM), "r      run the form");
+    ui_text(r.y + r.h - 2, r.x + 1, lw - 1, ui_attr(UI_C_DIM), "c      cancel the run");
+    char title[128];
+    snprintf(title, sizeof title, "Sweep set-up: %s  (Enter edits a row; a, b, c or A..B x2 makes an axis)",
+             a->form.name);
+    ui_list_draw(&a->form_list, (ui_rect){r.y, r.x + lw, r.h, r.w - lw}, title, a->pane == 1);
+}
+
+static void refresh_form(ui_app *a)
+{
+    st_error err;
+    ui_list_set(&a->form_list, n_rows(&a->form), form_label, a, &err);
+}
+
+static void run_form(ui_app *a)
+{
+    st_error err;
+    st_sweep *s = malloc(sizeof *s);
+    if (!s) {
+        ui_error(a, "out of memory");
+        return;
+    }
+    if (ui_form_build(&a->form, s, &err)) {
+        free(s);
+        ui_error(a, "%s", err.msg);
+        return;
+    }
+    if (ui_start_sweep(a, s) == 0)
+        a->screen = UI_S_RESULTS;
+}
+
+int ui_sweep_key(ui_app *a, int key)
+{
+    if (key == -3) { /* the form changed under us */
+        refresh_form(a);
+        return 1;
+    }
+    if (key == -2) { /* the prompt finished editing row prompt_row */
+        const char *label;
+        char *t = row_text(&a->form, (size_t)a->prompt_row, &label);
+        if (t)
+            snprintf(t, a->prompt_row > 0 && (size_t)a->prompt_row < n_rows(&a->form) - 3 ? 256 :
+                     strcmp(label, "objectives") == 0 ? sizeof a->form.objectives :
+                     strcmp(label, "constraints") == 0 ? sizeof a->form.constraints : sizeof a->form.sampling,
+                     "%s", a->prompt_buf);
+        refresh_form(a);
+        return 1;
+    }
+    ui_list *l = a->pane ? &a->form_list : &a->file_list;
+    if (ui_list_key(l, key, LINES / 2))
+        return 1;
+    switch (key) {
+    case '\n':
+    case KEY_ENTER:
+        if (a->pane == 0) {
+            size_t i = ui_list_current(&a->file_list);
+            if (i != (size_t)-1)
+                ui_open_sweep(a, a->files[i]);
+            return 1;
+        } else {
+            size_t row = ui_list_current(&a->form_list);
+            if (row == (size_t)-1)
+                return 1;
+            if (row == ROW_EVALUATE) { /* cycle the evaluator: a fresh form */
+                ui_form_default(&a->form, (st_sweep_kind)((a->form.kind + 1) % ST_SWEEP_KIND_COUNT));
+                refresh_form(a);
+                return 1;
+            }
+            const char *label;
+            char *t = row_text(&a->form, row, &label);
+            char lab[64];
+            snprintf(lab, sizeof lab, "%s: ", label);
+            a->prompt_row = (int)row;
+            ui_prompt_open(a, UI_P_FORM, lab, t);
+        }
+        return 1;
+    case 'o': ui_prompt_open(a, UI_P_OPEN, "open sweep file: ", ""); return 1;
+    case 'n':
+        ui_form_default(&a->form, (st_sweep_kind)((a->form.kind + 1) % ST_SWEEP_KIND_COUNT));
+        refresh_form(a);
+        a->pane = 1;
+        return 1;
+    case 'r': run_form(a); return 1;
+    case 'c':
+        if (a->run) {
+            st_sweep_cancel(a->run);
+            ui_status(a, "sweep cancelled");
+        }
+        return 1;
+    default: return 0;
+    }
+}
