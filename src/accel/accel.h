@@ -45,6 +45,9 @@ typedef struct st_aprob {
 unsigned st_adim_relevant(st_tensor t);
 double st_aprob_macs(const st_aprob *p);
 double st_aprob_tensor_words(const st_aprob *p, st_tensor t);
+/* Same loop bounds, strides and dilations (the name may differ): one mapping
+ * search serves both. */
+int st_aprob_equal(const st_aprob *a, const st_aprob *b);
 /* Fill strides/dilations with 1 and every dimension with 1. */
 void st_aprob_init(st_aprob *p, const char *name);
 /* A compute op (GEMM, BMM, conv, grouped experts, unfused attention's two

@@ -3,6 +3,7 @@
 #include "accel/accel.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int st_aprob_from_op(const st_op *op, st_aprob *p, st_error *err)
 {
@@ -49,4 +50,10 @@ int st_aprob_from_op(const st_op *op, st_aprob *p, st_error *err)
             return st_error_set(err, ST_EINVAL, "operator %s: dimension %c is %lld", op->name,
                                 ST_AD_LETTERS[d], p->d[d]);
     return 0;
+}
+
+int st_aprob_equal(const st_aprob *a, const st_aprob *b)
+{
+    return memcmp(a->d, b->d, sizeof a->d) == 0 && a->wstride == b->wstride && a->hstride == b->hstride &&
+           a->wdil == b->wdil && a->hdil == b->hdil;
 }

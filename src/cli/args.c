@@ -213,7 +213,3 @@ int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, d
     return -1;
 }
 
-int cli_load_cluster(const char *name, st_cluster *out, st_error *err)
-{
-    return st_load_cluster_or_node(name, out, err);
-}

@@ -28,8 +28,6 @@ extern const cli_command cmd_plan;
 extern const cli_command cmd_sweep;
 extern const cli_command cmd_ui;
 
-/* A cluster preset, or a node preset taken as a one-node cluster. */
-int cli_load_cluster(const char *name, st_cluster *out, st_error *err);
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */
 int cli_fail(const st_error *err);

@@ -15,12 +15,6 @@ typedef struct row {
     int owner;
 } row;
 
-static int same_problem(const st_aprob *a, const st_aprob *b)
-{
-    return memcmp(a->d, b->d, sizeof a->d) == 0 && a->wstride == b->wstride &&
-           a->hstride == b->hstride && a->wdil == b->wdil && a->hdil == b->hdil;
-}
-
 static int run(int argc, char **argv)
 {
     int rc_arg;
@@ -107,7 +101,7 @@ static int run(int argc, char **argv)
             continue; /* vector ops run outside the MAC array */
         r->op = &ops.ops[i];
         for (size_t k = 0; k < nr; k++)
-            if (same_problem(&rows[k].p, &r->p)) {
+            if (st_aprob_equal(&rows[k].p, &r->p)) {
                 r->r = rows[k].r;
                 break;
             }

@@ -99,10 +99,20 @@ typedef struct setup {
     st_dtype dtype;
 } setup;
 
-static int load(const cli_command *cmd, const topts *t, const char *model, setup *s)
+/* Options, help, then the files: shared by train and plan. Returns -1 when
+ * the command should go on, else the exit status. */
+static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup *s)
 {
+    int help = 0, rc;
     st_error err;
-    if (cli_load_cluster(t->cluster, &s->cl, &err))
+    t->cluster = "ib-a100";
+    if ((rc = parse(cmd, argc, argv, t, &help)) || help) {
+        if (help)
+            cli_print_help(cmd, stdout);
+        return help ? 0 : rc;
+    }
+    const char *model = argv[optind];
+    if (st_load_cluster_or_node(t->cluster, &s->cl, &err))
         return cli_fail(&err);
     if (st_gpu_coef_load(t->coef, &s->coef, &err))
         return cli_fail(&err);
@@ -113,7 +123,7 @@ static int load(const cli_command *cmd, const topts *t, const char *model, setup
         st_model_free(&s->m);
         return cli_usage_error(cmd, "--dtype: expected one of %s, got '%s'", st_dtype_choices(), t->dtype);
     }
-    return 0;
+    return -1;
 }
 
 static void json_result(st_json *j, const st_train_cfg *k, const st_train_result *r)
@@ -176,15 +186,9 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
 static int run_train(int argc, char **argv)
 {
     topts t = {0};
-    int help = 0, rc;
-    t.cluster = "ib-a100";
-    if ((rc = parse(&cmd_train, argc, argv, &t, &help)) || help) {
-        if (help)
-            cli_print_help(&cmd_train, stdout);
-        return help ? 0 : rc;
-    }
     setup s;
-    if ((rc = load(&cmd_train, &t, argv[optind], &s)))
+    int rc = start(&cmd_train, argc, argv, &t, &s);
+    if (rc >= 0)
         return rc;
     st_train_cfg k;
     long long gpus = t.gpus ? t.gpus : (long long)s.cl.node.gpus;
@@ -295,15 +299,9 @@ static int run_train(int argc, char **argv)
 static int run_plan(int argc, char **argv)
 {
     topts t = {0};
-    int help = 0, rc;
-    t.cluster = "ib-a100";
-    if ((rc = parse(&cmd_plan, argc, argv, &t, &help)) || help) {
-        if (help)
-            cli_print_help(&cmd_plan, stdout);
-        return help ? 0 : rc;
-    }
     setup s;
-    if ((rc = load(&cmd_plan, &t, argv[optind], &s)))
+    int rc = start(&cmd_plan, argc, argv, &t, &s);
+    if (rc >= 0)
         return rc;
     st_plan_opts o;
     memset(&o, 0, sizeof o);

@@ -43,12 +43,6 @@ static int apply_hw(st_accel *a, const st_pvalue *const *v, st_error *err)
     return 0;
 }
 
-static int same_problem(const st_aprob *a, const st_aprob *b)
-{
-    return memcmp(a->d, b->d, sizeof a->d) == 0 && a->wstride == b->wstride && a->hstride == b->hstride &&
-           a->wdil == b->wdil && a->hdil == b->hdil;
-}
-
 typedef struct mapped {
     st_aprob p;
     double energy, cycles, macs, comp[ST_AC_COUNT];
@@ -132,7 +126,7 @@ int st_explore_eval_accel(const st_sweep *s, const st_pvalue *const *v, st_point
         if (ops.ops[i].pass != ST_PASS_FWD || st_aprob_from_op(&ops.ops[i], &p, NULL))
             continue; /* vector ops run outside the MAC array */
         size_t k = 0;
-        while (k < nd && !same_problem(&done[k].p, &p))
+        while (k < nd && !st_aprob_equal(&done[k].p, &p))
             k++;
         if (k == nd) {
             if ((rc = st_accel_map(&a, &p, &mo, r, err))) {
