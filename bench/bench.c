@@ -68,7 +68,7 @@ static int bench_explorer(void)
            "in %.2f s = %.0f points/s\n", n, n / rate, rate);
     if (bench_sweep("accel-pe-buffer.yaml", 2, &rate, &n))
         return 1;
-    printf("sweep throughput, accelerator (accel-pe-buffer: ResNet-50, every conv layer mapped with 2000 "
+    printf("sweep throughput, accelerator (accel-pe-buffer: ResNet-50, every conv layer mapped with 3000 "
            "mappings, 2 threads): %lld points in %.2f s = %.1f points/s\n", n, n / rate, rate);
     double mean, worst, sweep_s;
     long long frames;
@@ -76,12 +76,12 @@ static int bench_explorer(void)
     char path[1024];
     const char *root = getenv("STRATA_DATA");
     snprintf(path, sizeof path, "%s/workloads/sweeps/gpu-design-100k.yaml", root ? root : ".");
-    if (ui_bench_frames(path, 0, &mean, &worst, &frames, &sweep_s, &err)) {
+    if (ui_bench_frames(path, 2, &mean, &worst, &frames, &sweep_s, &err)) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
     printf("TUI frame time while the 100k-point sweep runs (160x50, results screen, drain + plot + draw): "
-           "mean %.2f ms, worst %.2f ms over %lld frames; sweep %.2f s under the UI\n", mean * 1e3, worst * 1e3,
+           "mean %.2f ms, worst %.2f ms over %lld frames; sweep %.2f s under the UI, 2 threads\n", mean * 1e3, worst * 1e3,
            frames, sweep_s);
     return 0;
 }

@@ -79,6 +79,13 @@ keys main x
 if wait_for main "Parallelism" && ! screen main | grep -q "Help (any"; then ok "any key closes the help"
 else not_ok "any key closes the help" "$(screen main)"; fi
 
+# --- the set-up form: edit a row, run it ----------------------------------------------------
+keys main 3 Tab / '^batch' Enter Enter C-u '1, 8' Enter
+expect main "batch +axis +1, 8" "Enter edits a form row; a list makes it an axis"
+keys main r
+expect main "h100-llama2-7b .*100\\.0% 36/36 points" "r runs the edited form: 2 batches x 6 sequences x 3 dtypes"
+keys main 3 Tab / Enter
+
 # --- a filter ---------------------------------------------------------------------------
 keys main 2 / l l a m a Enter
 expect main "/llama/ [0-9]+ of 22" "/ filters the workload list with a regex"

@@ -17,13 +17,12 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t got_signal;
-static int colour;
 static const char *const screen_names[UI_S_COUNT] = {"Presets", "Workloads", "Sweep", "Results", "Breakdown",
                                                       "Parallel"};
 
 int ui_attr(int c)
 {
-    if (colour && c > 0)
+    if (ui_colour && c > 0)
         return (int)COLOR_PAIR(c);
     switch (c) {
     case UI_C_SEL: return UI_REVERSE;
@@ -43,8 +42,8 @@ int ui_attr(int c)
 static void colours_init(void)
 {
     const char *nc = getenv("NO_COLOR");
-    colour = has_colors() && !(nc && *nc);
-    if (!colour)
+    ui_colour = has_colors() && !(nc && *nc);
+    if (!ui_colour)
         return;
     start_color();
     use_default_colors();
@@ -163,14 +162,12 @@ static const char *front_label(void *ctx, size_t i, char *buf, size_t n)
     return buf;
 }
 
-static int cmp_front(const void *x, const void *y, void *ctx);
-
 static ui_app *sort_app; /* qsort has no context argument in C99 */
-static int cmp_front_q(const void *x, const void *y) { return cmp_front(x, y, sort_app); }
 
-static int cmp_front(const void *x, const void *y, void *ctx)
+/* Front members by the first objective, then by index. */
+static int cmp_front(const void *x, const void *y)
 {
-    ui_app *a = ctx;
+    ui_app *a = sort_app;
     long long first;
     const st_point *pts = st_sweep_points(a->run, &first, NULL);
     long long i = *(const long long *)x, j = *(const long long *)y;
@@ -190,7 +187,7 @@ static void rebuild_front(ui_app *a)
     a->n_front = (long long)f->n;
     st_pareto_sorted(f, a->front);
     sort_app = a;
-    qsort(a->front, f->n, sizeof *a->front, cmp_front_q);
+    qsort(a->front, f->n, sizeof *a->front, cmp_front);
     st_error err;
     ui_list_set(&a->front_list, f->n, front_label, a, &err);
 }
@@ -251,7 +248,7 @@ int ui_start_sweep(ui_app *a, st_sweep *s)
     a->plot_y = s->n_obj > 1 ? 1 : 0;
     a->n_front = 0;
     a->detail_idx = -1;
-    if (st_sweep_start(s, 0, 0, s->points, &a->run, &err)) {
+    if (st_sweep_start(s, a->threads, 0, s->points, &a->run, &err)) {
         ui_error(a, "%s", err.msg);
         st_sweep_free(s);
         free(s);
@@ -308,7 +305,7 @@ void ui_open_sweep(ui_app *a, const char *path)
         ui_error(a, "%s", err.msg);
     } else {
         ui_form_from_sweep(&a->form, s);
-        ui_sweep_key(a, -3); /* refresh the form list */
+        ui_sweep_form_changed(a);
         if (ui_start_sweep(a, s) == 0)
             a->screen = UI_S_RESULTS;
     }
@@ -471,7 +468,7 @@ static void prompt_done(ui_app *a)
             ui_error(a, "filter /%s/: %s", text, err.msg);
         break;
     case UI_P_FORM:
-        ui_sweep_key(a, -2); /* the sweep screen stores the edited row */
+        ui_sweep_store_row(a, text);
         break;
     case UI_P_OPEN: ui_open_sweep(a, text); break;
     case UI_P_EXPORT:
@@ -617,6 +614,7 @@ static const char *wl_label(void *ctx, size_t i, char *buf, size_t n)
 static int app_init(ui_app *a, const ui_opts *o, st_error *err)
 {
     memset(a, 0, sizeof *a);
+    a->threads = o->threads;
     a->detail_idx = -1;
     a->hw_detail_for = a->ops_for = (size_t)-1;
     a->screen = UI_S_RESULTS;
@@ -660,7 +658,7 @@ static int app_init(ui_app *a, const ui_opts *o, st_error *err)
         ui_form_default(&a->form, ST_SWEEP_GPU);
         rc = ui_form_build(&a->form, s, err);
     }
-    ui_sweep_key(a, -3);
+    ui_sweep_form_changed(a);
     if (rc) {
         free(s);
         /* the UI still opens; the error panel says what is wrong */
@@ -757,18 +755,16 @@ int ui_run(const ui_opts *o)
         int rc = poll(fds, 2, a->run || a->retired ? 250 : 1000);
         if (rc < 0 && errno != EINTR)
             break;
-        int ch, any = 0;
+        int ch;
         while ((ch = getch()) != ERR) {
             if (ch == 3) { /* Ctrl-C in raw mode */
                 a->quit = 1;
                 break;
             }
             key(a, ch);
-            any = 1;
             if (a->quit)
                 break;
         }
-        (void)any;
         ui_poll_sweep(a);
         draw(a);
     }
@@ -784,11 +780,10 @@ int ui_run(const ui_opts *o)
 int ui_bench_frames(const char *sweep_path, int threads, double *mean_s, double *max_s, long long *frames,
                     double *sweep_s, st_error *err)
 {
-    (void)threads;
     ui_app *a = calloc(1, sizeof *a);
     if (!a)
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    ui_opts o = {sweep_path};
+    ui_opts o = {sweep_path, threads};
     setlocale(LC_ALL, "");
     detect_utf8();
     if (app_init(a, &o, err) || a->error[0]) {

@@ -34,13 +34,16 @@ static void ensure_detail(ui_app *a)
     ui_list_set(&a->layer_list, a->detail->n_layers, layer_label, a, &err);
 }
 
+/* z of the two-sided 90% band of a normal spread, as compose's lo/hi use */
+#define Z90 1.645
+
 static void draw_gpu(ui_app *a, ui_rect r)
 {
     const st_detail *d = a->detail;
     const st_step *s = &d->step;
     double tmax = 0;
     for (size_t i = 0; i < d->n_layers; i++)
-        tmax = fmax(tmax, d->layers[i].time_s + 1.645 * d->layers[i].sd_s);
+        tmax = fmax(tmax, d->layers[i].time_s + Z90 * d->layers[i].sd_s);
     ui_text(r.y, r.x + 1, r.w - 2, ui_attr(UI_C_DIM), "%-22s %11s %9s %7s  %s", "layer", "time", "+-sd", "err%",
             "time with 90% error bar (share of the total error)");
     int bw = r.w - 55;
@@ -57,8 +60,8 @@ static void draw_gpu(ui_app *a, ui_rect r)
         ui_text(r.y + 1 + row, r.x + 1, 53, at, "%-22.22s %11s %9s %6.1f%%", x->name, t, sd, 100 * x->err_share);
         if (bw > 8 && tmax > 0) {
             ui_bar(r.y + 1 + row, r.x + 55, bw, x->time_s / tmax, ui_attr(UI_C_OK));
-            int lo = (int)floor(fmax(0, x->time_s - 1.645 * x->sd_s) / tmax * bw);
-            int hi = (int)floor((x->time_s + 1.645 * x->sd_s) / tmax * bw);
+            int lo = (int)floor(fmax(0, x->time_s - Z90 * x->sd_s) / tmax * bw);
+            int hi = (int)floor((x->time_s + Z90 * x->sd_s) / tmax * bw);
             if (hi > lo && hi < bw) {
                 attron(ui_attr(UI_C_FRONT) | UI_BOLD);
                 mvaddstr(r.y + 1 + row, r.x + 55 + hi, ui_utf8 ? "\u2524" : "|");

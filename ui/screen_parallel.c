@@ -11,11 +11,14 @@ static void pick_lists(ui_app *a)
 {
     if (a->n_tf_models)
         return;
-    for (size_t i = 0; i < a->n_wl; i++) {
-        const st_catalog_entry *e = &a->cat.items[a->wl[i]];
-        /* transformers only: the training layer models them */
-        if (strcmp(e->id, "resnet50") && strcmp(e->id, "mobilenet-v2") && strcmp(e->id, "sd-unet"))
+    for (size_t i = 0; i < a->n_wl; i++) { /* transformers only: the training layer models them */
+        st_model m;
+        st_error err;
+        if (st_load_model(a->cat.items[a->wl[i]].path, &m, &err))
+            continue; /* a broken file shows its error on the workloads screen */
+        if (m.kind == ST_MODEL_TRANSFORMER)
             a->tf_models[a->n_tf_models++] = a->wl[i];
+        st_model_free(&m);
     }
     for (size_t i = 0; i < a->n_tf_models; i++)
         if (strcmp(a->cat.items[a->tf_models[i]].id, "llama2-7b") == 0)

@@ -28,21 +28,24 @@ static size_t n_rows(const ui_form *f)
     return (size_t)(1 + row_params(f, ps) + 3);
 }
 
-/* The text of row i and its label. */
-static char *row_text(ui_form *f, size_t i, const char **label)
+/* The text of row i (NULL for the evaluator row), its label and capacity. */
+static char *row_text(ui_form *f, size_t i, const char **label, size_t *cap)
 {
     st_param ps[ST_PARAM_COUNT];
     size_t np = (size_t)row_params(f, ps);
+    *cap = 0;
     if (i == ROW_EVALUATE) {
         *label = "evaluate";
         return NULL;
     }
     if (i - 1 < np) {
         *label = st_param_info_of(ps[i - 1])->name;
+        *cap = sizeof f->value[0];
         return f->value[ps[i - 1]];
     }
     i -= 1 + np;
     *label = i == 0 ? "objectives" : i == 1 ? "constraints" : "sampling";
+    *cap = i == 0 ? sizeof f->objectives : i == 1 ? sizeof f->constraints : sizeof f->sampling;
     return i == 0 ? f->objectives : i == 1 ? f->constraints : f->sampling;
 }
 
@@ -50,7 +53,8 @@ static const char *form_label(void *ctx, size_t i, char *buf, size_t n)
 {
     ui_app *a = ctx;
     const char *label;
-    char *t = row_text(&a->form, i, &label);
+    size_t cap;
+    char *t = row_text(&a->form, i, &label, &cap);
     const char *kind = "";
     st_param ps[ST_PARAM_COUNT];
     if (t && i > ROW_EVALUATE && i < ROW_FIRST_PARAM + (size_t)row_params(&a->form, ps)) {
@@ -128,7 +132,6 @@ void ui_form_default(ui_form *f, st_sweep_kind k)
         snprintf(f->value[ST_P_PE_X], 256, "8, 14, 16");
         snprintf(f->value[ST_P_PE_Y], 256, "8, 12, 16");
         snprintf(f->value[ST_P_GLB_KIB], 256, "64, 128, 256");
-        snprintf(f->value[ST_P_MAPPER_EVALS], 256, "2000");
         snprintf(f->objectives, sizeof f->objectives, "latency, energy");
         f->constraints[0] = 0;
         break;
@@ -309,7 +312,14 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
     int np = row_params(f, ps), n_fixed = 0, n_axes = 0;
     put(&b, "sweep: ");
     put_quoted(&b, f->name[0] ? f->name : "ui", strlen(f->name[0] ? f->name : "ui"));
-    put(&b, "\nevaluate: %s\nfixed:\n", st_sweep_kind_name(f->kind));
+    for (int i = 0; i < np; i++) { /* empty sections are written as {} */
+        size_t len;
+        const char *t = trim(f->value[ps[i]], &len);
+        int axis = strstr(t, "..") || strchr(t, ',');
+        n_fixed += len && !axis;
+        n_axes += len && axis;
+    }
+    put(&b, "\nevaluate: %s\nfixed:%s\n", st_sweep_kind_name(f->kind), n_fixed ? "" : " {}");
     for (int i = 0; i < np; i++) {
         const char *t = f->value[ps[i]];
         size_t len;
@@ -319,11 +329,8 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
         put(&b, "  %s: ", st_param_info_of(ps[i])->name);
         put_quoted(&b, t, len);
         put(&b, "\n");
-        n_fixed++;
     }
-    if (!n_fixed)
-        put(&b, "  {}\n");
-    put(&b, "axes:\n");
+    put(&b, "axes:%s\n", n_axes ? "" : " {}");
     for (int i = 0; i < np; i++) {
         const char *t = f->value[ps[i]];
         size_t len;
@@ -342,10 +349,7 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
             put_list(&b, t);
         }
         put(&b, "\n");
-        n_axes++;
     }
-    if (!n_axes)
-        put(&b, "  {}\n");
     put(&b, "objectives: [%s]\n", f->objectives);
     put(&b, "constraints: [");
     const char *c = f->constraints;
@@ -371,13 +375,6 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
         free(b.s);
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
-    /* "fixed:\n  {}" is a mapping under a mapping key: write it inline instead */
-    char *fx = strstr(b.s, "fixed:\n  {}\n");
-    if (fx)
-        memcpy(fx, "fixed: {}  \n", 12);
-    char *ax = strstr(b.s, "axes:\n  {}\n");
-    if (ax)
-        memcpy(ax, "axes: {}  \n", 11);
     int rc = st_load_sweep_buffer("sweep set-up", b.s, b.n, out, err);
     free(b.s);
     return rc;
@@ -405,6 +402,18 @@ static void refresh_form(ui_app *a)
     ui_list_set(&a->form_list, n_rows(&a->form), form_label, a, &err);
 }
 
+void ui_sweep_form_changed(ui_app *a) { refresh_form(a); }
+
+void ui_sweep_store_row(ui_app *a, const char *text)
+{
+    const char *label;
+    size_t cap;
+    char *t = row_text(&a->form, (size_t)a->prompt_row, &label, &cap);
+    if (t)
+        snprintf(t, cap, "%s", text);
+    refresh_form(a);
+}
+
 static void run_form(ui_app *a)
 {
     st_error err;
@@ -424,21 +433,6 @@ static void run_form(ui_app *a)
 
 int ui_sweep_key(ui_app *a, int key)
 {
-    if (key == -3) { /* the form changed under us */
-        refresh_form(a);
-        return 1;
-    }
-    if (key == -2) { /* the prompt finished editing row prompt_row */
-        const char *label;
-        char *t = row_text(&a->form, (size_t)a->prompt_row, &label);
-        if (t)
-            snprintf(t, a->prompt_row > 0 && (size_t)a->prompt_row < n_rows(&a->form) - 3 ? 256 :
-                     strcmp(label, "objectives") == 0 ? sizeof a->form.objectives :
-                     strcmp(label, "constraints") == 0 ? sizeof a->form.constraints : sizeof a->form.sampling,
-                     "%s", a->prompt_buf);
-        refresh_form(a);
-        return 1;
-    }
     ui_list *l = a->pane ? &a->form_list : &a->file_list;
     if (ui_list_key(l, key, LINES / 2))
         return 1;
@@ -460,7 +454,8 @@ int ui_sweep_key(ui_app *a, int key)
                 return 1;
             }
             const char *label;
-            char *t = row_text(&a->form, row, &label);
+            size_t cap;
+            char *t = row_text(&a->form, row, &label, &cap);
             char lab[64];
             snprintf(lab, sizeof lab, "%s: ", label);
             a->prompt_row = (int)row;

@@ -56,7 +56,8 @@ int ui_attr(int c);
 #define UI_BOLD ((int)A_BOLD)
 #define UI_REVERSE ((int)A_REVERSE)
 #define UI_DIM ((int)A_DIM)
-extern int ui_utf8; /* the terminal takes UTF-8: braille, blocks, box lines */
+extern int ui_utf8;   /* the terminal takes UTF-8: braille, blocks, box lines */
+extern int ui_colour; /* colours in use (off under NO_COLOR or on a monochrome terminal) */
 
 void ui_box(ui_rect r, const char *title, int focused);
 void ui_text(int y, int x, int w, int attr, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -100,6 +101,7 @@ typedef enum ui_prompt_kind { UI_P_NONE = 0, UI_P_FILTER, UI_P_FORM, UI_P_OPEN, 
 
 struct ui_app {
     int screen, pane, help, quit;
+    int threads;               /* sweep workers (0: the cores) */
     char error[1024];          /* the error panel ("" when closed) */
     char status[256];          /* one-line message */
     /* the prompt line */
@@ -158,6 +160,10 @@ void ui_workloads_draw(ui_app *a, ui_rect r);
 int ui_workloads_key(ui_app *a, int key);
 void ui_sweep_draw(ui_app *a, ui_rect r);
 int ui_sweep_key(ui_app *a, int key);
+/* The form was replaced (a file loaded): rebuild its list. */
+void ui_sweep_form_changed(ui_app *a);
+/* The prompt finished editing the form row a->prompt_row with text. */
+void ui_sweep_store_row(ui_app *a, const char *text);
 void ui_results_draw(ui_app *a, ui_rect r);
 int ui_results_key(ui_app *a, int key);
 void ui_breakdown_draw(ui_app *a, ui_rect r);
@@ -191,6 +197,7 @@ void ui_sweep_files_scan(ui_app *a);
 /* Entry points. */
 typedef struct ui_opts {
     const char *sweep_path; /* NULL: the default sweep (H100 + Llama-2-7B) */
+    int threads;            /* sweep workers; 0: the cores */
 } ui_opts;
 int ui_run(const ui_opts *o);
 /* Render frames to /dev/null while a sweep runs: mean and worst frame time. */

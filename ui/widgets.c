@@ -8,6 +8,7 @@
 #include <string.h>
 
 int ui_utf8 = 1;
+int ui_colour;
 
 /* ---- list ---------------------------------------------------------------------- */
 void ui_list_free(ui_list *l)
@@ -75,7 +76,6 @@ size_t ui_list_current(const ui_list *l)
 
 int ui_list_key(ui_list *l, int key, int page)
 {
-    size_t old = l->sel;
     if (!l->n_vis)
         return 0;
     switch (key) {
@@ -91,7 +91,7 @@ int ui_list_key(ui_list *l, int key, int page)
     case 'G': l->sel = l->n_vis - 1; break;
     default: return 0;
     }
-    return l->sel != old || 1;
+    return 1; /* a movement key, even at the end of the list */
 }
 
 void ui_list_scroll(ui_list *l, int h)
@@ -208,7 +208,7 @@ void ui_stacked(int y, int x, int w, const double *parts, int n, double total)
         int attr = ui_attr(UI_C_BAR1 + i % 5);
         attron(attr);
         for (; col < end; col++) {
-            if (has_colors() && ui_attr(UI_C_BAR1) != UI_REVERSE)
+            if (ui_colour)
                 mvaddstr(y, x + col, ui_utf8 ? eighths[8] : "#");
             else
                 mvaddch(y, x + col, (chtype)letters[i < 5 ? i : 5]);

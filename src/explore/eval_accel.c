@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Mapping budget per distinct layer: a sweep trades depth of search for
+ * points. Measured on eyeriss-like, ResNet-50: 3000 gives a network EDP 5.8%
+ * above strata accel's full search (0.355 vs 0.336 mJ*s, ~70k mappings per
+ * layer); 2000 gives 30% above. */
 #define DEFAULT_MAPPER_EVALS 3000
 
 static int apply_hw(st_accel *a, const st_pvalue *const *v, st_error *err)

@@ -15,8 +15,11 @@ int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point
                           st_error *err);
 
 /* GPU board energy over a step of total_s seconds of which busy_s keep the
- * GPU computing: idle draw all the time plus (TDP - idle) while busy. The
- * idle draw is ST_GPU_IDLE_FRACTION of TDP. NAN without a TDP. */
+ * GPU computing: idle draw all the time plus (TDP - idle) while busy; NAN
+ * without a TDP. An envelope, not a fitted power model (no power data in
+ * ../shared/data). The idle draw is an assumption, ST_GPU_IDLE_FRACTION of
+ * TDP: NVIDIA's A100 SXM4 datasheet-class boards idle at roughly 50-60 W of
+ * 400 W in nvidia-smi, H100 SXM at roughly 70-100 W of 700 W. */
 #define ST_GPU_IDLE_FRACTION 0.15
 double st_explore_gpu_energy(double tdp_w, double total_s, double busy_s);
 
