@@ -17,10 +17,13 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
     memset(k, 0, sizeof *k);
     k->dtype = op->dtype;
     k->b = op->batch > 0 ? op->batch : 1;
+    /* in a model step every operand comes from DRAM (see st_kernel.cold) */
+    k->cold = 1;
     switch (op->kind) {
     case ST_OP_GEMM:
         k->op = ST_KOP_GEMM;
         k->m = op->m, k->n = op->n, k->k = op->k;
+        k->weight_only_int4 = op->weight_int4;
         k->dispatch = ST_DISP_LINEAR;
         break;
     case ST_OP_BMM:
@@ -31,6 +34,7 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
     case ST_OP_MOE_EXPERTS:
         k->op = ST_KOP_GROUPED;
         k->m = op->m, k->n = op->n, k->k = op->k;
+        k->weight_only_int4 = op->weight_int4;
         k->dispatch = ST_DISP_LINEAR;
         break;
     case ST_OP_CONV: {

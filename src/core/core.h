@@ -115,4 +115,15 @@ int st_regex_groups(const st_regex *re, const char *subject, long long *starts, 
                     int n);
 void st_regex_free(st_regex *re);
 
+/* ---- counter-based random numbers (core/rng.c) ---------------------------- */
+typedef struct st_rng {
+    unsigned long long state;
+} st_rng;
+unsigned long long st_mix64(unsigned long long z);
+/* A stream keyed by (seed, key, purpose). */
+void st_rng_init(st_rng *g, unsigned long long seed, unsigned long long key, unsigned purpose);
+unsigned long long st_rng_next(st_rng *g);
+double st_rng_u01(st_rng *g); /* [0, 1) */
+double st_rng_gamma(st_rng *g, double shape); /* unit scale */
+
 #endif

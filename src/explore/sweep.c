@@ -198,20 +198,11 @@ int st_sweep_finish(st_sweep *s, st_error *err)
     return 0;
 }
 
-static unsigned long long mix64(unsigned long long z)
-{
-    /* splitmix64's finaliser: a bijection with good avalanche */
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 size_t st_sweep_axis_index(const st_sweep *s, long long idx, size_t a)
 {
     const st_sweep_axis *ax = &s->axes[a];
     if (s->random)
-        return (size_t)(mix64(s->seed ^ mix64((unsigned long long)idx * 0x100000001b3ULL + a)) % ax->n);
+        return (size_t)(st_mix64(s->seed ^ st_mix64((unsigned long long)idx * 0x100000001b3ULL + a)) % ax->n);
     long long stride = 1;
     for (size_t b = a + 1; b < s->n_axes; b++)
         stride *= (long long)s->axes[b].n;

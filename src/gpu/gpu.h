@@ -73,6 +73,7 @@ typedef struct st_kernel {
     /* FLASH */
     long long heads, kv_heads, q_len, kv_len, head_dim;
     int causal;
+    double kv_bytes;      /* FLASH: bytes per cached K/V element (FP8 KV cache: 1); 0: the dtype's */
     /* vector ops: rows x cols elements */
     long long rows, cols;
     int n_in, n_out;      /* full-size tensors read and written (elementwise) */
@@ -80,6 +81,11 @@ typedef struct st_kernel {
     double bytes_total;   /* vector ops: when > 0, the bytes moved (pooling, optimizer) */
     /* dispatch class of the framework op (see st_dispatch) */
     int dispatch;
+    /* GEMM, BMM, GROUPED, FLASH: the operands come from DRAM (a model step,
+     * whose working set is far beyond L2), not from a benchmark loop that
+     * re-reads the same tensors: the kernel then takes at least as long as
+     * the best streaming kernel needs for its bytes (see st_kernel_estimate) */
+    int cold;
 } st_kernel;
 
 

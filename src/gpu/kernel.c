@@ -387,6 +387,30 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
     return 0;
 }
 
+/* A kernel whose operands come from DRAM cannot move its compulsory bytes
+ * faster than a streaming kernel does: at least launch + beta x bytes / BW,
+ * with beta the elementwise class's fitted DRAM coefficient for this memory
+ * type (1.22 on HBM = 82% of peak, 1.32 on GDDR = 76%, in the committed
+ * table). The GEMM fit itself describes benchmark loops in which a weight
+ * that fits in L2 stays there between repetitions, so its DRAM coefficient
+ * (0.61) alone would let a weight-streaming decode GEMM run above peak
+ * bandwidth. */
+static void stream_floor(const st_gpu *g, const st_gpu_coef *c, st_kernel_est *e)
+{
+    const double *vb = c->cls[ST_KC_ELEMENTWISE].beta;
+    double beta = vb[is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER];
+    double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
+    double floor_s = vb[VF_LAUNCH] * 1e-6 + beta * e->bytes / bw;
+    if (floor_s > e->gpu_s) {
+        double r = floor_s / e->gpu_s;
+        e->gpu_s = floor_s;
+        e->lo_s *= r;
+        e->hi_s *= r;
+        e->memory_s = beta * e->bytes / bw;
+        e->bound = "memory";
+    }
+}
+
 /* Vector kernels: bytes and ALU work; norms and softmax also a per-row term. */
 static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double bytes, double alu_flops, double rows, double cols, double reread,
                            double row_bytes, st_kernel_est *e)
@@ -494,7 +518,10 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * once per output tile row block that loads it */
         s.extra_alu = k->weight_only_int4 ? 4.0 * wcount * ceil(s.m / 128.0) : 0;
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
-        return gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
+        int r = gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
+        if (!r && k->cold)
+            stream_floor(g, c, e);
+        return r;
     }
     case ST_KOP_FLASH: {
         if (k->b <= 0 || k->heads <= 0 || k->q_len <= 0 || k->kv_len <= 0 || k->head_dim <= 0) {
@@ -510,7 +537,8 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             kv_eff = 1;
         gemm_shape s;
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
-        s.bytes = es * (double)k->b * (2.0 * q * k->heads * d + 2.0 * kv * kvh * d);
+        double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
+        s.bytes = (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
         s.flops = 4.0 * (double)k->b * k->heads * q * kv_eff * d;
         /* exp, max, scale, rescale: about 5 vector ops per score */
         s.extra_alu = 5.0 * (double)k->b * k->heads * q * kv_eff;
@@ -523,6 +551,14 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.n = d;
         s.k = 2.0 * kv_eff;
         int split = 1;
+        if (q < 64 && kvh < k->heads) {
+            /* decode under grouped-query attention: the heads/kv_heads query
+             * heads that share a KV head are packed into the rows of one
+             * block, so K and V are streamed once per KV head (FlashAttention
+             * pack_gqa; flash-decoding; FlashInfer's GQA decode) */
+            s.b = (double)k->b * kvh;
+            s.m = q * ((double)k->heads / kvh);
+        }
         if (q >= 64) {
             /* FlashAttention-2 forward: a CTA owns 128 query rows of one head
              * and streams the keys (block size Br = 128 for head_dim <= 128,
@@ -544,6 +580,8 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         if (t.n < 16)
             t.n = 16;
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, &t, split, e);
+        if (!r && k->cold)
+            stream_floor(g, c, e);
         return r;
     }
     case ST_KOP_ELEMENTWISE:

@@ -151,13 +151,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
     long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
     long long L = m->tf.layers + m->tf.encoder_layers;
     memset(out, 0, sizeof *out);
-    tf->heads /= k->tp;
-    tf->kv_heads = tf->kv_heads >= k->tp ? tf->kv_heads / k->tp : 1;
-    tf->ffn_hidden = (tf->ffn_hidden + k->tp - 1) / k->tp;
-    tf->expert_ffn_hidden = (tf->expert_ffn_hidden + k->tp - 1) / k->tp;
-    tf->vocab = (tf->vocab + k->tp - 1) / k->tp;
-    if (tf->experts)
-        tf->experts /= k->ep;
+    st_transformer_shard(tf, k->tp, k->ep);
     /* one stage's blocks; an encoder-decoder keeps its proportions */
     long long per = L / V;
     if (m->tf.encoder_layers) {
@@ -208,17 +202,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
         st_op_cost(op);
         if (k->dtype == ST_FP8 && blk && (op->kind == ST_OP_GEMM || op->kind == ST_OP_MOE_EXPERTS)) {
             /* cast the BF16 input to FP8 (read 2 bytes, write 1 per element) */
-            st_op cast = *op;
-            memset(&cast.batch, 0, sizeof cast - offsetof(st_op, batch));
-            snprintf(cast.name, sizeof cast.name, "%.55s.cast", op->name);
-            cast.kind = ST_OP_ELEMENTWISE;
-            cast.dtype = ST_BF16;
-            cast.rows = op->m * (op->batch > 0 ? op->batch : 1);
-            cast.cols = op->k;
-            cast.arity = 1;
-            cast.ew_flops = 2;
-            st_op_cost(&cast);
-            cast.bytes_written /= 2;
+            st_op cast = st_op_input_cast(op, ST_BF16);
             rc = st_oplist_push(&out->fwd, &cast, err);
             op = &out->fwd.ops[i];
         }

@@ -2,6 +2,8 @@
 #include "config.h"
 #include "workload/workload.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -339,4 +341,21 @@ st_op st_op_new(const char *layer, const char *name, st_op_kind kind, st_dtype d
     op.repeat = repeat;
     op.batch = batch;
     return op;
+}
+
+st_op st_op_input_cast(const st_op *gemm, st_dtype from)
+{
+    st_op cast = *gemm;
+    memset(&cast.batch, 0, sizeof cast - offsetof(st_op, batch));
+    snprintf(cast.name, sizeof cast.name, "%.55s.cast", gemm->name);
+    cast.kind = ST_OP_ELEMENTWISE;
+    cast.dtype = from;
+    cast.rows = gemm->m * (gemm->batch > 0 ? gemm->batch : 1);
+    cast.cols = gemm->k;
+    cast.arity = 1;
+    cast.ew_flops = 2;
+    st_op_cost(&cast);
+    /* read at `from`, written at the GEMM's width */
+    cast.bytes_written *= st_dtype_bytes(gemm->dtype) / st_dtype_bytes(from);
+    return cast;
 }

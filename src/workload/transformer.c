@@ -440,6 +440,26 @@ static double transformer_params_non_embedding(const st_transformer *tf)
     return p;
 }
 
+double st_model_params_expert(const st_model *m)
+{
+    if (m->kind != ST_MODEL_TRANSFORMER || m->tf.experts <= 0)
+        return 0;
+    const st_transformer *tf = &m->tf;
+    long long moe = tf->layers / tf->moe_every + tf->encoder_layers / tf->moe_every;
+    return D(moe) * D(tf->experts) * mlp_params(tf, D(tf->expert_ffn_hidden));
+}
+
+void st_transformer_shard(st_transformer *tf, int tp, int ep)
+{
+    tf->heads /= tp;
+    tf->kv_heads = tf->kv_heads >= tp ? tf->kv_heads / tp : 1;
+    tf->ffn_hidden = (tf->ffn_hidden + tp - 1) / tp;
+    tf->expert_ffn_hidden = (tf->expert_ffn_hidden + tp - 1) / tp;
+    tf->vocab = (tf->vocab + tp - 1) / tp;
+    if (tf->experts)
+        tf->experts /= ep;
+}
+
 double st_model_params_non_embedding(const st_model *m)
 {
     if (m->kind == ST_MODEL_TRANSFORMER)

@@ -89,6 +89,12 @@ void st_model_free(st_model *m);
 /* Parameters in total and outside embeddings/LM head (0 on bad model). */
 double st_model_params(const st_model *m);
 double st_model_params_non_embedding(const st_model *m);
+/* Parameters of the routed experts (0 for dense models). */
+double st_model_params_expert(const st_model *m);
+/* Shard a transformer the way Megatron-LM / vLLM do for tensor parallelism
+ * tp (heads, KV heads (replicated below tp), MLP hidden, vocabulary) and
+ * expert parallelism ep (experts). Divisibility is the caller's check. */
+void st_transformer_shard(st_transformer *tf, int tp, int ep);
 /* Parameters of a CNN model (weights, biases, norm scales and shifts). */
 double st_cnn_params(const st_model *m);
 
@@ -140,6 +146,7 @@ typedef struct st_op {
     st_grad grad;    /* backward ops: which gradient this op computes */
     int no_dgrad;    /* forward op whose input needs no gradient (model input) */
     int passthrough; /* an add: its gradient is dy itself, no backward kernel */
+    int weight_int4; /* GEMM: weights stored in INT4 and dequantised (W4A16) */
     /* Per call (one repeat). */
     double flops;
     double bytes_read, bytes_written;
@@ -157,6 +164,9 @@ void st_oplist_free(st_oplist *l);
 /* Append a copy; ST_ENOMEM on failure. */
 int st_oplist_push(st_oplist *l, const st_op *op, st_error *err);
 double st_oplist_total_flops(const st_oplist *l);
+/* The cast that feeds a low-precision GEMM (FP8, INT8): its input, read in
+ * `from` and written at the GEMM's dtype, as an elementwise op. */
+st_op st_op_input_cast(const st_op *gemm, st_dtype from);
 double st_oplist_total_bytes(const st_oplist *l);
 
 /* ---- generation ----------------------------------------------------------- */
