@@ -177,7 +177,7 @@ check "eval --fused: fewer host costs than eager at batch 1" \
 "$S" eval llama2-7b --gpu p4 --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "fp8" "$tmp/err"; then ok "eval: a dtype the GPU lacks is an error"; else not_ok "eval: a dtype the GPU lacks is an error" "rc=$rc"; fi
 "$S" validate nosuch > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "neusight or vidur" "$tmp/err"; then ok "validate: unknown data set is a usage error"; else not_ok "validate: unknown data set is a usage error" "rc=$rc"; fi
+if [ $rc = 2 ] && grep -q "neusight, vidur or vllm" "$tmp/err"; then ok "validate: unknown data set is a usage error"; else not_ok "validate: unknown data set is a usage error" "rc=$rc"; fi
 "$S" eval llama2-7b --coef "$T/bad-coef/feature.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "feature.yaml:[0-9]*:[0-9]*:" "$tmp/err"; then ok "a stale coefficient table: FILE:LINE:COL error"; else not_ok "a stale coefficient table: FILE:LINE:COL error" "rc=$rc $(cat "$tmp/err")"; fi
 
@@ -324,6 +324,57 @@ else
              "Timeloop arch file: constraints" "preset and Timeloop arch agree"; do
         skip_test "$t" "../shared/data is absent"
     done
+fi
+
+# serve: the JSON keys issue #7 names; a bad trace names FILE:LINE:COL and
+# leaves no per-request file behind; the per-request CSV has a row a request
+"$S" serve llama3.1-8b --gpu h100-sxm --qps 4 --requests 50 --lengths uniform:100-400,20-60 \
+    --per-request "$tmp/req.csv" --trace-out "$tmp/trace.json" --json > "$tmp/serve.json" 2> "$tmp/err"
+check "serve --json has ttft_s/tpot_s/latency_s {mean,p50,p90,p99}, throughput, preemptions, kv_blocks" \
+    jq -e '([.ttft_s, .tpot_s, .latency_s] | all(.mean > 0 and .p50 > 0 and .p90 >= .p50 and .p99 >= .p90))
+           and (.throughput_tok_s > 0) and (.preemptions >= 0) and (.kv_blocks > 0)' "$tmp/serve.json"
+check "serve: latency = TTFT + (out - 1) x TPOT for every request (per-request CSV)" \
+    sh -c "[ \$(wc -l < '$tmp/req.csv') = 51 ] && awk -F, 'NR > 1 { d = \$10 + (\$5 - 1) * \$11 - \$12; if (d > 1e-4 * \$12 || d < -1e-4 * \$12) bad = 1 } END { exit bad }' '$tmp/req.csv'"
+check "serve --trace-out writes a Chrome trace" jq -e '.traceEvents | length > 0 and all(.ph == "X")' "$tmp/trace.json"
+printf '{"input_toks": 10, "output_toks": 5, "arrival_time": 0}\n{"input_toks": 12, "output_toks": oops, "arrival_time": 1}\n' > "$tmp/bad.jsonl"
+"$S" serve llama3.1-8b --trace "$tmp/bad.jsonl" --per-request "$tmp/bad.csv" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "bad.jsonl:2:35" "$tmp/err" && [ ! -e "$tmp/bad.csv" ]; then ok "serve: a bad trace line is FILE:LINE:COL, exit 1, nothing written"
+else not_ok "serve: a bad trace line is FILE:LINE:COL, exit 1, nothing written" "rc=$rc" "$(cat "$tmp/err")"; fi
+"$S" serve llama3.1-8b --sched vlm --qps 1 --requests 5 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "vllm" "$tmp/err"; then ok "serve: an unknown scheduler names the choices"; else not_ok "serve: an unknown scheduler names the choices" "rc=$rc"; fi
+"$S" serve llama3.1-8b --qps 1 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--lengths" "$tmp/err"; then ok "serve: a missing workload is a usage error"; else not_ok "serve: a missing workload is a usage error" "rc=$rc"; fi
+"$S" serve llama3-70b --gpu rtx-4090 --qps 1 --requests 5 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "does not fit" "$tmp/err"; then ok "serve: a model larger than the GPU says so"; else not_ok "serve: a model larger than the GPU says so" "rc=$rc" "$(cat "$tmp/err")"; fi
+# the schedulers' defining behaviour at one offered load: static batching
+# waits for whole batches, so its mean TTFT exceeds continuous batching's
+for sc in vllm vllm-v0 sarathi orca static; do
+    "$S" serve llama3.1-8b --gpu h100-sxm --sched $sc --qps 8 --requests 200 --lengths uniform:100-1500,50-400 --json > "$tmp/s-$sc.json" 2> "$tmp/err" || echo "$sc: $(cat "$tmp/err")" >> "$tmp/sched.err"
+done
+check "serve: every scheduler runs" sh -c "[ ! -s '$tmp/sched.err' ] || { cat '$tmp/sched.err'; false; }"
+check "serve: static batching has a longer mean TTFT than continuous batching" \
+    sh -c "a=\$(jq .ttft_s.mean '$tmp/s-static.json'); b=\$(jq .ttft_s.mean '$tmp/s-vllm.json'); jq -n \"\$a > \$b\" | grep -q true"
+check "serve: MoE with --dp 2 --ep runs in lockstep on a node preset" \
+    sh -c "'$S' serve qwen3-30b-a3b --gpu rtx-pro-6000 --dp 2 --ep --qps 4 --requests 40 --lengths uniform:100-400,20-60 --json | jq -e '.gpus == 2 and .ep == 2'"
+check "serve: speculative decoding reports tokens per step near the closed form" \
+    sh -c "'$S' serve llama3.1-8b --qps 2 --requests 100 --lengths fixed:200,400 --spec-k 4 --spec-accept 0.8 --json | jq -e '((.spec_tokens_per_step - .spec_expected_tokens_per_step) | fabs) < 0.05 * .spec_expected_tokens_per_step'"
+
+# validate vllm against the real vLLM run (skips without ../shared/data):
+# TPOT and latency means within 10%, TTFT mean within 25% (issue #7's bars)
+if [ -d "$SH/vllm" ]; then
+    "$S" validate vllm --data "$SH/vllm" --json > "$tmp/vllm.json" 2> "$tmp/err"
+    check "validate vllm: every run with timestamps within the bars" \
+        jq -e '[.runs[] | select(.ttft.measured_mean)] | length > 0 and all(.within_bars)' "$tmp/vllm.json"
+    jq -r '.runs[] | select(.ttft.measured_mean) | "# vllm \(.run): TTFT \(.ttft.error_mean_pct | floor)%, TPOT \(.tpot.error_mean_pct | floor)%, latency \(.latency.error_mean_pct | floor)%"' "$tmp/vllm.json"
+    if [ -d "$SH/vllm/inputs-only/RTX4090_Llama-3.1-8B" ]; then
+        check "validate vllm: the RTX 4090's KV block count within 5% of vLLM's log" \
+            sh -c "'$S' validate vllm --data '$SH/vllm/inputs-only' --json | jq -e '.runs[] | select(.kv_blocks_logged) | ((.kv_blocks - .kv_blocks_logged) | fabs) < 0.05 * .kv_blocks_logged'"
+    else
+        skip_test "validate vllm: the RTX 4090's KV block count" "no inputs-only data"
+    fi
+else
+    skip_test "validate vllm: every run with timestamps within the bars" "../shared/data is absent"
+    skip_test "validate vllm: the RTX 4090's KV block count" "../shared/data is absent"
 fi
 
 tap_done

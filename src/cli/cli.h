@@ -27,6 +27,7 @@ extern const cli_command cmd_train;
 extern const cli_command cmd_plan;
 extern const cli_command cmd_sweep;
 extern const cli_command cmd_ui;
+extern const cli_command cmd_serve;
 
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */

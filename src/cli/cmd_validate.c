@@ -4,6 +4,7 @@
 #include "calib/stats.h"
 #include "calib/validate.h"
 #include "cli/cli.h"
+#include "cli/validate_vllm.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -248,17 +249,25 @@ static int run(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return cli_usage_error(&cmd_validate, "validate what? neusight or vidur");
+        return cli_usage_error(&cmd_validate, "validate what? neusight, vidur or vllm");
     const char *what = argv[optind];
     if (optind + 1 < argc)
         return cli_usage_error(&cmd_validate, "unexpected argument '%s'", argv[optind + 1]);
-    int is_ns = strcmp(what, "neusight") == 0, is_vd = strcmp(what, "vidur") == 0;
-    if (!is_ns && !is_vd)
-        return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight or vidur", what);
+    int is_ns = strcmp(what, "neusight") == 0, is_vd = strcmp(what, "vidur") == 0, is_vl = strcmp(what, "vllm") == 0;
+    if (!is_ns && !is_vd && !is_vl)
+        return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight, vidur or vllm", what);
     st_error err;
     char dir[600];
     if (cli_shared_dir(data, what, dir, sizeof dir, &err))
         return cli_fail(&err);
+    if (is_vl) {
+        if (samples)
+            return cli_usage_error(&cmd_validate, "--samples is for neusight and vidur");
+        st_error_clear(&err);
+        if (cli_validate_vllm(dir, json, coefp, stdout, &err))
+            return cli_fail(&err);
+        return 0;
+    }
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
         return cli_fail(&err);
@@ -273,17 +282,22 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_validate = {
     "validate",
-    "validate neusight|vidur [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv] [--json]",
+    "validate neusight|vidur|vllm [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv] [--json]",
     "Measure prediction error against measured kernels, operator profiles and whole models.",
     "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
     "                   models (model from models/, device from devices/ and the folder name)\n"
     "  vidur            profiling/compute/GPU/*/*/mlp.csv per GPU x operator x TP degree\n"
+    "  vllm             replay DIR/RUN/requests.jsonl with the engine settings of RUN/meta.json\n"
+    "                   (strata serve); TTFT, TPOT, latency mean/P50/P90/P99 against the\n"
+    "                   engine's timestamps; runs without timestamps are predicted only\n"
     "  --data DIR       the data folder; default $STRATA_SHARED/neusight or .../vidur\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --min-tokens N   vidur: only rows with num_tokens >= N (default 64)\n"
     "  --samples FILE   also write every measured kernel with its prediction as CSV\n"
     "                   (device, op, shape, chosen tile, bound, measured_s, predicted_s)\n"
-    "  --json           one JSON object: {\"kernels\":[...],\"models\":[...]} or {\"mlp\":[...]}\n"
+    "  --json           one JSON object: {\"kernels\":[...],\"models\":[...]}, {\"mlp\":[...]} or\n"
+    "                   {\"runs\":[{run, model, gpu, ttft, tpot, latency: {predicted_mean, measured_mean,\n"
+    "                   error_mean_pct, ...}, within_bars}]}\n"
     "                   with device, op, n, mape, p90 (percent) per row\n",
     run,
 };

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary, &cmd_kernel, &cmd_eval, &cmd_calibrate, &cmd_validate, &cmd_map, &cmd_accel, &cmd_coll, &cmd_train, &cmd_plan, &cmd_sweep, &cmd_ui};
+static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary, &cmd_kernel, &cmd_eval, &cmd_calibrate, &cmd_validate, &cmd_map, &cmd_accel, &cmd_coll, &cmd_train, &cmd_plan, &cmd_serve, &cmd_sweep, &cmd_ui};
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void print_usage(FILE *out)

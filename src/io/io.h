@@ -44,6 +44,9 @@ typedef struct st_loaded {
 
 /* A cluster preset, or a node preset as a one-node cluster. */
 int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err);
+/* The first node preset (by id) of at least `gpus` GPUs of preset gpu_id, as
+ * a one-node cluster; ST_ENOTFOUND with a sentence naming --cluster. */
+int st_load_node_for_gpu(const char *gpu_id, int gpus, st_cluster *out, st_error *err);
 
 /* Sweep files (strata-sweep(5)). Every preset and workload named is loaded;
  * parameters the file leaves out get the evaluator's defaults; the point

@@ -28,6 +28,30 @@ int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err)
     return 0;
 }
 
+int st_load_node_for_gpu(const char *gpu_id, int gpus, st_cluster *out, st_error *err)
+{
+    st_catalog cat;
+    int rc = st_catalog_scan(&cat, err);
+    if (rc)
+        return rc;
+    rc = ST_ENOTFOUND;
+    for (size_t i = 0; i < cat.n && rc; i++) {
+        if (cat.items[i].kind != ST_FILE_NODE)
+            continue;
+        st_node node;
+        st_error e2 = {0};
+        if (st_load_node(cat.items[i].path, &node, &e2) == 0 && strcmp(node.gpu.id, gpu_id) == 0 &&
+            node.gpus >= gpus)
+            rc = st_load_cluster_or_node(cat.items[i].id, out, err);
+    }
+    st_catalog_free(&cat);
+    if (rc == ST_ENOTFOUND)
+        st_error_set(err, ST_ENOTFOUND,
+                     "no node preset has %d or more %s GPUs; pass --cluster NODE (strata list --kind node)", gpus,
+                     gpu_id);
+    return rc;
+}
+
 /* Defaults for the objects an evaluator needs: H100 + Llama-2-7B for the GPU,
  * the Eyeriss-like design + ResNet-50 for the accelerator, a 4 x H100 node +
  * GPT-3 XL for training (scenario suite). */

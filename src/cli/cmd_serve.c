@@ -1,0 +1,245 @@
+/* strata serve: simulate LLM serving of a request stream (serve layer). */
+#include "config.h"
+#include "cli/cli.h"
+#include "cli/serve_opts.h"
+#include "serve/serve.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int run(int argc, char **argv);
+
+const cli_command cmd_serve = {
+    "serve",
+    "serve MODEL --gpu PRESET [--tp N --pp N --dp N --ep] [--sched S] [--max-num-seqs N]\n"
+    "                   [--max-batched-tokens N] [--chunk N] [--block-size N] [--gpu-mem-util F]\n"
+    "                   (--trace FILE | --qps Q --requests N --lengths SPEC) [--seed N] [--prefix-cache]\n"
+    "                   [--spec-k K --spec-accept A --draft MODEL] [--quant w4a16|w8a8|fp8]\n"
+    "                   [--per-request FILE.csv] [--trace-out FILE.json] [--json]",
+    "Simulate serving a request stream: TTFT, TPOT, latency, throughput, KV cache, preemptions.",
+    "  MODEL                 a decoder transformer workload (strata list --kind model)\n"
+    "  --gpu PRESET          GPU of every replica (default h100-sxm)\n"
+    "  --cluster NODE        node or cluster preset for the links between GPUs (TP, PP, EP,\n"
+    "                        --disagg KV transfer, swap); default: the first node preset built\n"
+    "                        from --gpu, when one is needed\n"
+    "  --tp N, --pp N        tensor / pipeline parallel GPUs per replica (default 1)\n"
+    "  --dp N                replicas (data parallel; default 1)\n"
+    "  --ep                  expert parallelism over the DP x TP ranks (MoE; ranks run in lockstep)\n"
+    "  --sched S             vllm (V1, default), vllm-v0, sarathi, orca, static\n"
+    "  --max-num-seqs N      running requests per replica (default 256)\n"
+    "  --max-batched-tokens N  token budget per step (default 8192)\n"
+    "  --chunk N             sarathi: token budget = chunk size (default 512)\n"
+    "  --block-size N        KV block size in tokens (default 16)\n"
+    "  --gpu-mem-util F      fraction of GPU memory for weights + activations + KV (default 0.9)\n"
+    "  --max-model-len N     longest request (default: the model's context)\n"
+    "  --num-gpu-blocks N    force the KV block count (vLLM's num_gpu_blocks_override)\n"
+    "  --runtime-reserve SIZE  per-GPU memory charged besides weights and activations (default 1GiB)\n"
+    "  --preempt MODE        recompute (default) or swap (vllm-v0; over the node's host link)\n"
+    "  --route R             rr (round-robin, default) or least (least outstanding requests)\n"
+    "  --trace FILE          replay requests: JSONL (input_toks, output_toks, arrival_time) or\n"
+    "                        CSV (arrived_at, num_prefill_tokens, num_decode_tokens)\n"
+    "  --qps Q               mean arrival rate (requests/s), with --requests N and --lengths SPEC\n"
+    "  --arrival A           poisson (default) or gamma (with --cv C, the gaps' coefficient of variation)\n"
+    "  --lengths SPEC        fixed:IN,OUT  uniform:LO-HI,LO-HI  zipf:S,MAX_IN,MAX_OUT  trace:FILE\n"
+    "  --shared-prefix G:L   requests share one of G prefixes of L tokens (prefix-caching workloads)\n"
+    "  --prefix-cache / --no-prefix-cache   reuse cached prefix blocks (default on, as vLLM V1)\n"
+    "  --spec-k K            speculative decoding: K draft tokens per step\n"
+    "  --spec-accept A       per-token acceptance probability (default 0.7)\n"
+    "  --draft MODEL         draft model (default: a self-drafting head, one block + LM head)\n"
+    "  --quant Q             w4a16, w8a8 or fp8 weights (block GEMMs); --kv-dtype fp8 for the cache\n"
+    "  --disagg P:D          disaggregated serving: P prefill and D decode replicas (KV moves\n"
+    "                        over the cluster link)\n"
+    "  --colocate MODEL      serve another model on the same GPUs (repeatable, up to 3); requests\n"
+    "                        alternate between the models; memory split evenly\n"
+    "  --share time|space    co-located compute: time-sliced steps (default) or a spatial split\n"
+    "  --slo-ttft S, --slo-tpot S  SLOs for goodput (seconds)\n"
+    "  --eager               price steps without CUDA graphs (vLLM --enforce-eager)\n"
+    "  --seed N              random seed (default 42): arrivals, lengths, acceptance\n"
+    "  --per-request FILE    per-request CSV\n"
+    "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000)\n"
+    "  --coef FILE           GPU coefficient table (default calibration/gpu-kernels.yaml)\n"
+    "  --json                machine-readable: ttft_s, tpot_s, itl_s, latency_s, queue_s (mean, p50,\n"
+    "                        p90, p95, p99), throughput_tok_s, preemptions, kv_blocks, ...\n",
+    run,
+};
+
+static void dist_text(const char *name, const st_dist *d, FILE *o)
+{
+    char m[32], a[32], b[32], c[32];
+    cli_secs(m, sizeof m, d->mean);
+    cli_secs(a, sizeof a, d->p50);
+    cli_secs(b, sizeof b, d->p90);
+    cli_secs(c, sizeof c, d->p99);
+    fprintf(o, "  %-10s mean %-11s p50 %-11s p90 %-11s p99 %s\n", name, m, a, b, c);
+}
+
+static void dist_json(st_json *j, const char *key, const st_dist *d)
+{
+    st_json_begin_object(j, key);
+    st_json_number(j, "mean", d->mean);
+    st_json_number(j, "p50", d->p50);
+    st_json_number(j, "p90", d->p90);
+    st_json_number(j, "p95", d->p95);
+    st_json_number(j, "p99", d->p99);
+    st_json_number(j, "max", d->max);
+    st_json_end_object(j);
+}
+
+void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
+{
+    st_json_string(j, "model", c->model->id);
+    st_json_string(j, "gpu", c->gpu->id);
+    if (c->cluster)
+        st_json_string(j, "cluster", c->cluster->id);
+    st_json_string(j, "sched", st_sched_name(c->sched));
+    st_json_int(j, "tp", c->tp);
+    st_json_int(j, "pp", c->pp);
+    st_json_int(j, "dp", c->dp);
+    st_json_int(j, "ep", c->ep);
+    st_json_int(j, "gpus", r->gpus);
+    st_json_int(j, "max_num_seqs", c->max_num_seqs);
+    st_json_int(j, "max_batched_tokens", c->max_batched_tokens);
+    st_json_int(j, "block_size", c->block_size);
+    st_json_string(j, "quant", st_quant_name(c->quant));
+    st_json_int(j, "requests", (long long)r->n_requests);
+    dist_json(j, "ttft_s", &r->ttft);
+    dist_json(j, "tpot_s", &r->tpot);
+    dist_json(j, "itl_s", &r->itl);
+    dist_json(j, "latency_s", &r->e2e);
+    dist_json(j, "queue_s", &r->queue);
+    st_json_number(j, "duration_s", r->duration_s);
+    st_json_number(j, "throughput_tok_s", r->throughput_tok_s);
+    st_json_number(j, "throughput_total_tok_s", r->throughput_total_tok_s);
+    st_json_number(j, "throughput_req_s", r->throughput_req_s);
+    st_json_number(j, "goodput_req_s", r->goodput_req_s);
+    st_json_number(j, "slo_attainment", r->slo_attainment);
+    st_json_int(j, "preemptions", r->preemptions);
+    st_json_int(j, "steps", r->steps);
+    st_json_int(j, "kv_blocks", r->kv_blocks);
+    st_json_int(j, "kv_tokens", r->kv_tokens);
+    st_json_number(j, "kv_peak_fraction", r->kv_peak_frac);
+    st_json_number(j, "weights_bytes_per_gpu", r->weights_bytes_per_gpu);
+    st_json_number(j, "kv_bytes_per_block", r->kv_bytes_per_block);
+    st_json_number(j, "activation_reserve_bytes", r->activation_reserve_bytes);
+    st_json_number(j, "prefix_hit_ratio", r->prefix_hit_ratio);
+    if (c->spec_k > 0) {
+        st_json_number(j, "spec_tokens_per_step", r->spec_tokens_per_step);
+        st_json_number(j, "spec_expected_tokens_per_step", st_spec_expected_tokens(c->spec_k, c->spec_accept));
+    }
+    if (c->prefill_replicas > 0)
+        st_json_number(j, "kv_transfer_s", r->kv_transfer_s);
+    st_json_number(j, "mfu", r->mfu);
+    st_json_number(j, "busy_fraction", r->busy_frac);
+    st_json_begin_array(j, "kv_usage");
+    for (size_t i = 0; i < r->n_kv; i++) {
+        st_json_begin_object(j, NULL);
+        st_json_number(j, "t", r->kv[i].t);
+        st_json_number(j, "used", r->kv[i].used);
+        st_json_int(j, "running", r->kv[i].running);
+        st_json_int(j, "waiting", r->kv[i].waiting);
+        st_json_end_object(j);
+    }
+    st_json_end_array(j);
+}
+
+static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
+{
+    char a[32], b[32], d[32];
+    fprintf(o, "%s on %s", c->model->name, c->gpu->name);
+    if (c->tp * c->pp > 1 || c->dp > 1)
+        fprintf(o, "  (TP %d, PP %d, DP %d%s)", c->tp, c->pp, c->dp, c->ep > 1 ? ", EP" : "");
+    fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld%s, block %d, %s\n",
+            st_sched_name(c->sched), c->max_num_seqs, c->max_batched_tokens, "", c->block_size,
+            c->quant ? st_quant_name(c->quant) : "bf16");
+    cli_bytes(a, sizeof a, r->weights_bytes_per_gpu);
+    cli_bytes(b, sizeof b, r->activation_reserve_bytes);
+    fprintf(o, "  KV cache   %lld blocks (%lld tokens) per replica; weights %s per GPU, activations %s\n",
+            r->kv_blocks, r->kv_tokens, a, b);
+    cli_secs(d, sizeof d, r->duration_s);
+    fprintf(o, "  requests   %zu in %s, %lld steps, %lld preemptions, peak KV use %.1f%%\n\n", r->n_requests, d,
+            r->steps, r->preemptions, 100.0 * r->kv_peak_frac);
+    dist_text("TTFT", &r->ttft, o);
+    dist_text("TPOT", &r->tpot, o);
+    dist_text("ITL", &r->itl, o);
+    dist_text("latency", &r->e2e, o);
+    dist_text("queueing", &r->queue, o);
+    fprintf(o, "\n  throughput %.1f output tok/s, %.1f total tok/s, %.3f req/s\n", r->throughput_tok_s,
+            r->throughput_total_tok_s, r->throughput_req_s);
+    if (c->slo_ttft_s > 0 || c->slo_tpot_s > 0)
+        fprintf(o, "  goodput    %.3f req/s (%.1f%% meet the SLOs)\n", r->goodput_req_s, 100.0 * r->slo_attainment);
+    if (r->prefix_hit_ratio > 0)
+        fprintf(o, "  prefix     %.1f%% of prompt tokens from the cache\n", 100.0 * r->prefix_hit_ratio);
+    if (c->spec_k > 0)
+        fprintf(o, "  spec       %.3f tokens per verify step (closed form %.3f)\n", r->spec_tokens_per_step,
+                st_spec_expected_tokens(c->spec_k, c->spec_accept));
+    if (c->prefill_replicas > 0) {
+        cli_secs(a, sizeof a, r->kv_transfer_s);
+        fprintf(o, "  disagg     %d prefill + %d decode replicas, KV transfer %s per request\n",
+                c->prefill_replicas, c->decode_replicas, a);
+    }
+    fprintf(o, "  GPUs       %d, busy %.1f%%, MFU %.1f%%\n", r->gpus, 100.0 * r->busy_frac, 100.0 * r->mfu);
+}
+
+static int run(int argc, char **argv)
+{
+    const cli_command *cmd = &cmd_serve;
+    cli_serve_opts so;
+    int help = 0;
+    int rc = cli_serve_parse(cmd, argc, argv, &so, &help);
+    if (help) {
+        cli_print_help(cmd, stdout);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (optind != argc - 1) {
+        cli_serve_opts_free(&so);
+        return cli_usage_error(cmd, optind >= argc ? "missing MODEL (try: strata serve llama3.1-8b --gpu h100-sxm ...)"
+                                                   : "one MODEL only");
+    }
+    st_error err = {0};
+    cli_serve_setup su;
+    rc = cli_serve_setup_load(&so, argv[optind], &su, &err);
+    cli_out per = {0}, tr = {0};
+    if (!rc && so.per_request)
+        rc = cli_out_open(&per, so.per_request, &err);
+    if (!rc && so.trace_out) {
+        rc = cli_out_open(&tr, so.trace_out, &err);
+        if (!rc) {
+            su.cfg.trace_out = tr.f;
+            fputs("{\"traceEvents\":[\n", tr.f);
+        }
+    }
+    st_serve_result res;
+    memset(&res, 0, sizeof res);
+    if (!rc)
+        rc = st_serve_run(&su.cfg, &su.reqs, &res, &err);
+    if (!rc && per.f)
+        rc = st_serve_write_requests(per.f, &res);
+    if (tr.f && !rc)
+        fputs("\n],\"displayTimeUnit\":\"ms\"}\n", tr.f);
+    if (per.f && cli_out_close(&per, rc == 0, rc ? NULL : &err) && rc == 0)
+        rc = err.code ? err.code : ST_EIO;
+    if (tr.f && cli_out_close(&tr, rc == 0, rc ? NULL : &err) && rc == 0)
+        rc = err.code ? err.code : ST_EIO;
+    if (!rc) {
+        if (so.json) {
+            st_json j;
+            st_json_init(&j, stdout, 1);
+            st_json_begin_object(&j, NULL);
+            cli_serve_json(&j, &su.cfg, &res);
+            st_json_end_object(&j);
+            st_json_finish(&j);
+        } else {
+            print_text(&su.cfg, &res, stdout);
+        }
+    }
+    st_serve_result_free(&res);
+    cli_serve_setup_free(&su);
+    cli_serve_opts_free(&so);
+    if (rc)
+        return cli_fail(&err);
+    return 0;
+}

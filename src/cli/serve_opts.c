@@ -1,0 +1,298 @@
+/* Options and set-up of `strata serve` (see serve_opts.h). */
+#include "config.h"
+#include "cli/serve_opts.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_serve_opts_init(cli_serve_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    st_serve_cfg d;
+    st_serve_cfg_default(&d);
+    o->gpu = "h100-sxm";
+    o->tp = o->pp = o->dp = 1;
+    o->max_num_seqs = d.max_num_seqs;
+    o->max_batched_tokens = d.max_batched_tokens;
+    o->chunk = d.chunk;
+    o->block_size = d.block_size;
+    o->gpu_mem_util = d.gpu_mem_util;
+    o->seed = (long long)d.seed;
+    o->spec_accept = d.spec_accept;
+    o->prefix_cache = d.prefix_cache;
+    o->runtime_reserve = d.runtime_reserve_bytes;
+    o->cv = 1;
+}
+
+void cli_serve_opts_free(cli_serve_opts *o) { (void)o; }
+
+static int num(const cli_command *cmd, const char *opt, const char *text, double lo, double hi, double *out)
+{
+    char *e;
+    double v = strtod(text, &e);
+    if (e == text || *e || !isfinite(v) || v < lo || v > hi) {
+        cli_usage_error(cmd, "%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, text);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+static int pair(const cli_command *cmd, const char *opt, const char *text, long long *a, long long *b)
+{
+    char *e;
+    long long x = strtoll(text, &e, 10);
+    if (e == text || *e != ':' || x < 1) {
+        cli_usage_error(cmd, "%s: expected A:B with positive integers, got '%s'", opt, text);
+        return 2;
+    }
+    const char *t2 = e + 1;
+    long long y = strtoll(t2, &e, 10);
+    if (e == t2 || *e || y < 1 || x > 1000000 || y > 10000000) {
+        cli_usage_error(cmd, "%s: expected A:B with positive integers, got '%s'", opt, text);
+        return 2;
+    }
+    *a = x;
+    *b = y;
+    return 0;
+}
+
+int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opts *o, int *help)
+{
+    static const struct option opts[] = {
+        {"gpu", required_argument, NULL, 'g'},          {"cluster", required_argument, NULL, 'c'},
+        {"tp", required_argument, NULL, 'T'},           {"pp", required_argument, NULL, 'P'},
+        {"dp", required_argument, NULL, 'D'},           {"ep", no_argument, NULL, 'E'},
+        {"sched", required_argument, NULL, 'S'},        {"max-num-seqs", required_argument, NULL, 'n'},
+        {"max-batched-tokens", required_argument, NULL, 'B'}, {"chunk", required_argument, NULL, 'C'},
+        {"block-size", required_argument, NULL, 'b'},   {"gpu-mem-util", required_argument, NULL, 'u'},
+        {"max-model-len", required_argument, NULL, 'L'}, {"num-gpu-blocks", required_argument, NULL, 'K'},
+        {"runtime-reserve", required_argument, NULL, 'W'}, {"preempt", required_argument, NULL, 'X'},
+        {"route", required_argument, NULL, 'r'},        {"trace", required_argument, NULL, 't'},
+        {"qps", required_argument, NULL, 'q'},          {"requests", required_argument, NULL, 'N'},
+        {"lengths", required_argument, NULL, 'l'},      {"arrival", required_argument, NULL, 'a'},
+        {"cv", required_argument, NULL, 'v'},           {"seed", required_argument, NULL, 's'},
+        {"prefix-cache", no_argument, NULL, 'p'},       {"no-prefix-cache", no_argument, NULL, 'o'},
+        {"shared-prefix", required_argument, NULL, 'H'}, {"spec-k", required_argument, NULL, 'k'},
+        {"spec-accept", required_argument, NULL, 'A'},  {"draft", required_argument, NULL, 'd'},
+        {"quant", required_argument, NULL, 'Q'},        {"kv-dtype", required_argument, NULL, 'V'},
+        {"disagg", required_argument, NULL, 'G'},       {"colocate", required_argument, NULL, 'm'},
+        {"share", required_argument, NULL, 'h' + 256},  {"slo-ttft", required_argument, NULL, 'f'},
+        {"slo-tpot", required_argument, NULL, 'F'},     {"eager", no_argument, NULL, 'e'},
+        {"per-request", required_argument, NULL, 'R'},  {"trace-out", required_argument, NULL, 'O'},
+        {"coef", required_argument, NULL, 'x'},         {"json", no_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
+    };
+    cli_serve_opts_init(o);
+    *help = 0;
+    optind = 0;
+    int c;
+    while ((c = cli_getopt(cmd, argc, argv, "g:h", opts)) != -1) {
+        long long *dst = NULL, lo = 1, hi = 1LL << 30;
+        const char *nm = NULL;
+        int rc = 0;
+        switch (c) {
+        case 'g': o->gpu = optarg; break;
+        case 'c': o->cluster = optarg; break;
+        case 'T': dst = &o->tp, nm = "--tp", hi = 1024; break;
+        case 'P': dst = &o->pp, nm = "--pp", hi = 1024; break;
+        case 'D': dst = &o->dp, nm = "--dp", hi = 64; break;
+        case 'E': o->ep = 1; break;
+        case 'S': o->sched = optarg; break;
+        case 'n': dst = &o->max_num_seqs, nm = "--max-num-seqs", hi = 65536; break;
+        case 'B': dst = &o->max_batched_tokens, nm = "--max-batched-tokens", hi = 1 << 24; break;
+        case 'C': dst = &o->chunk, nm = "--chunk", hi = 1 << 24; break;
+        case 'b': dst = &o->block_size, nm = "--block-size", hi = 1024; break;
+        case 'u': rc = num(cmd, "--gpu-mem-util", optarg, 0.01, 1, &o->gpu_mem_util); break;
+        case 'L': dst = &o->max_model_len, nm = "--max-model-len", hi = 1 << 26; break;
+        case 'K': dst = &o->num_gpu_blocks, nm = "--num-gpu-blocks", hi = 1LL << 40; break;
+        case 'W': rc = cli_parse_bytes(cmd, "--runtime-reserve", optarg, &o->runtime_reserve); break;
+        case 'X': o->preempt = optarg; break;
+        case 'r': o->route = optarg; break;
+        case 't': o->trace = optarg; break;
+        case 'q': rc = num(cmd, "--qps", optarg, 1e-9, 1e9, &o->qps); break;
+        case 'N': dst = &o->requests, nm = "--requests", hi = 100000000; break;
+        case 'l': o->lengths = optarg; break;
+        case 'a': o->arrival = optarg; break;
+        case 'v': rc = num(cmd, "--cv", optarg, 1e-3, 100, &o->cv); break;
+        case 's': dst = &o->seed, nm = "--seed", lo = 0, hi = (1LL << 62); break;
+        case 'p': o->prefix_cache = 1; break;
+        case 'o': o->prefix_cache = 0; break;
+        case 'H': rc = pair(cmd, "--shared-prefix", optarg, &o->prefix_groups, &o->prefix_len); break;
+        case 'k': dst = &o->spec_k, nm = "--spec-k", lo = 0, hi = 16; break;
+        case 'A': rc = num(cmd, "--spec-accept", optarg, 0, 1, &o->spec_accept); break;
+        case 'd': o->draft = optarg; break;
+        case 'Q': o->quant = optarg; break;
+        case 'V': o->kv_dtype = optarg; break;
+        case 'G': rc = pair(cmd, "--disagg", optarg, &o->disagg_p, &o->disagg_d); break;
+        case 'm':
+            if (o->n_colocate == 3) {
+                cli_usage_error(cmd, "--colocate: at most 3 further models");
+                return 2;
+            }
+            o->colocate[o->n_colocate++] = optarg;
+            break;
+        case 'h' + 256: o->share = optarg; break;
+        case 'f': rc = num(cmd, "--slo-ttft", optarg, 0, 1e6, &o->slo_ttft); break;
+        case 'F': rc = num(cmd, "--slo-tpot", optarg, 0, 1e6, &o->slo_tpot); break;
+        case 'e': o->eager = 1; break;
+        case 'R': o->per_request = optarg; break;
+        case 'O': o->trace_out = optarg; break;
+        case 'x': o->coef = optarg; break;
+        case 'J': o->json = 1; break;
+        case 'h': *help = 1; return 0;
+        default: return 2;
+        }
+        if (rc)
+            return 2;
+        if (dst && cli_parse_ll(cmd, nm, optarg, lo, hi, dst))
+            return 2;
+    }
+    if (o->trace && (o->qps > 0 || o->requests > 0 || o->lengths || o->arrival)) {
+        cli_usage_error(cmd, "--trace replays its own arrivals and lengths; drop --qps/--requests/--lengths/--arrival");
+        return 2;
+    }
+    if (!o->trace && !(o->qps > 0 && o->requests > 0 && o->lengths)) {
+        cli_usage_error(cmd, "give --trace FILE, or --qps Q --requests N --lengths SPEC (e.g. --lengths uniform:100-2000,50-800)");
+        return 2;
+    }
+    if (o->arrival && strcmp(o->arrival, "poisson") && strcmp(o->arrival, "gamma")) {
+        cli_usage_error(cmd, "--arrival: poisson or gamma, got '%s'", o->arrival);
+        return 2;
+    }
+    return 0;
+}
+
+static int enum_err(st_error *err, const char *opt, const char *v, const char *choices)
+{
+    return st_error_set(err, ST_EINVAL, "%s '%s': choose %s", opt, v, choices);
+}
+
+int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_setup *s, st_error *err)
+{
+    memset(s, 0, sizeof *s);
+    st_serve_cfg *c = &s->cfg;
+    st_serve_cfg_default(c);
+    if (o->sched && st_sched_parse(o->sched, &c->sched))
+        return enum_err(err, "--sched", o->sched, "vllm, vllm-v0, sarathi, orca or static");
+    if (o->quant && st_quant_parse(o->quant, &c->quant))
+        return enum_err(err, "--quant", o->quant, "w4a16, w8a8 or fp8");
+    if (o->route && st_route_parse(o->route, &c->route))
+        return enum_err(err, "--route", o->route, "rr or least");
+    if (o->preempt) {
+        if (strcmp(o->preempt, "swap") == 0)
+            c->preempt = ST_PREEMPT_SWAP;
+        else if (strcmp(o->preempt, "recompute") != 0)
+            return enum_err(err, "--preempt", o->preempt, "recompute or swap");
+    }
+    if (o->kv_dtype) {
+        if (strcmp(o->kv_dtype, "fp8") == 0)
+            c->kv_fp8 = 1;
+        else if (strcmp(o->kv_dtype, "auto") != 0 && strcmp(o->kv_dtype, "bf16") != 0)
+            return enum_err(err, "--kv-dtype", o->kv_dtype, "auto or fp8");
+    }
+    if (o->share) {
+        if (strcmp(o->share, "space") == 0)
+            c->share = ST_SHARE_SPACE;
+        else if (strcmp(o->share, "time") != 0)
+            return enum_err(err, "--share", o->share, "time or space");
+    }
+    int rc = st_load_model(model, &s->model, err);
+    if (rc)
+        return rc;
+    if (o->draft) {
+        if ((rc = st_load_model(o->draft, &s->draft, err)))
+            goto fail;
+        s->have_draft = 1;
+        c->draft = &s->draft;
+    }
+    for (int i = 0; i < o->n_colocate; i++) {
+        if ((rc = st_load_model(o->colocate[i], &s->colocated[i], err)))
+            goto fail;
+        s->n_colocated++;
+        c->colocated[i] = &s->colocated[i];
+    }
+    c->n_colocated = s->n_colocated;
+    if ((rc = st_load_gpu(o->gpu, &s->gpu, err)) || (rc = st_gpu_coef_load(o->coef, &s->coef, err)))
+        goto fail;
+    c->model = &s->model;
+    c->gpu = &s->gpu;
+    c->coef = &s->coef;
+    c->tp = (int)o->tp;
+    c->pp = (int)o->pp;
+    c->dp = (int)o->dp;
+    c->ep = o->ep ? c->dp * c->tp : 1;
+    c->max_num_seqs = (int)o->max_num_seqs;
+    c->max_batched_tokens = o->max_batched_tokens;
+    c->chunk = o->chunk;
+    c->block_size = (int)o->block_size;
+    c->gpu_mem_util = o->gpu_mem_util;
+    c->max_model_len = o->max_model_len;
+    c->num_gpu_blocks = o->num_gpu_blocks;
+    c->runtime_reserve_bytes = o->runtime_reserve;
+    c->prefix_cache = o->prefix_cache;
+    c->spec_k = (int)o->spec_k;
+    c->spec_accept = o->spec_accept;
+    c->prefill_replicas = (int)o->disagg_p;
+    c->decode_replicas = (int)o->disagg_d;
+    c->slo_ttft_s = o->slo_ttft;
+    c->slo_tpot_s = o->slo_tpot;
+    c->seed = (unsigned long long)o->seed;
+    c->eager = o->eager;
+    int per_replica = c->tp * c->pp;
+    int need_net = per_replica > 1 || c->prefill_replicas > 0 || c->preempt == ST_PREEMPT_SWAP || c->ep > 1;
+    if (o->cluster) {
+        if ((rc = st_load_cluster_or_node(o->cluster, &s->cluster, err)))
+            goto fail;
+        s->have_cluster = 1;
+    } else if (need_net) {
+        int want = c->prefill_replicas > 0 ? 2 * per_replica : c->ep > 1 ? c->ep : per_replica;
+        if ((rc = st_load_node_for_gpu(s->gpu.id, want, &s->cluster, err)))
+            goto fail;
+        s->have_cluster = 1;
+    }
+    if (s->have_cluster)
+        c->cluster = &s->cluster;
+    if (o->trace) {
+        rc = st_requests_load(o->trace, &s->reqs, err);
+    } else {
+        st_lenspec ls;
+        if ((rc = st_lenspec_parse(o->lengths, &ls, err)))
+            goto fail;
+        st_arrivals a;
+        memset(&a, 0, sizeof a);
+        a.gamma = o->arrival && strcmp(o->arrival, "gamma") == 0;
+        a.qps = o->qps;
+        a.cv = o->cv;
+        a.n = (size_t)o->requests;
+        a.seed = (unsigned long long)o->seed;
+        a.prefix_groups = (int)o->prefix_groups;
+        a.prefix_len = (int)o->prefix_len;
+        a.models = 1 + s->n_colocated;
+        rc = st_requests_generate(&a, &ls, &s->reqs, err);
+        st_lenspec_free(&ls);
+    }
+    if (!rc && s->n_colocated > 0 && o->trace)
+        for (size_t i = 0; i < s->reqs.n; i++)
+            s->reqs.r[i].model = (int)(i % (size_t)(1 + s->n_colocated));
+    if (rc)
+        goto fail;
+    return 0;
+fail:
+    cli_serve_setup_free(s);
+    return rc;
+}
+
+void cli_serve_setup_free(cli_serve_setup *s)
+{
+    st_model_free(&s->model);
+    if (s->have_draft)
+        st_model_free(&s->draft);
+    for (int i = 0; i < s->n_colocated; i++)
+        st_model_free(&s->colocated[i]);
+    st_reqset_free(&s->reqs);
+    s->have_draft = s->n_colocated = 0;
+}

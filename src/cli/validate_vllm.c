@@ -1,0 +1,413 @@
+/*
+ * strata validate vllm: replay real vLLM runs (DIR/RUN/requests.jsonl with
+ * the engine settings in DIR/RUN/meta.json) and compare TTFT, TPOT and
+ * latency with the engine's own timestamps.
+ *
+ * The model is the workload whose id, stripped of punctuation, is the
+ * longest prefix of the Hugging Face name's last part ("meta-llama/
+ * Llama-3.1-8B" -> llama3.1-8b); the GPU is the preset whose id or alias
+ * matches the run folder's name up to its first '_' ("RTXPRO6000_..." ->
+ * rtx-pro-6000). The KV block count is predicted, not taken from the log;
+ * the logged count, where the meta has one, is printed beside it.
+ */
+#include "config.h"
+#include "cli/serve_opts.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/validate_vllm.h"
+
+static void norm(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *s && k + 1 < n; s++)
+        if (isalnum((unsigned char)*s))
+            out[k++] = (char)tolower((unsigned char)*s);
+    out[k] = 0;
+}
+
+/* the text after "key": in a flat JSON document; NULL when absent */
+static const char *json_val(const char *doc, const char *key)
+{
+    char pat[80];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(doc, pat);
+    if (!p)
+        return NULL;
+    p += strlen(pat);
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (*p != ':')
+        return NULL;
+    p++;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+static long long json_ll(const char *doc, const char *key, long long dflt)
+{
+    const char *v = json_val(doc, key);
+    if (!v || !(isdigit((unsigned char)*v) || *v == '-'))
+        return dflt;
+    return strtoll(v, NULL, 10);
+}
+
+static double json_d(const char *doc, const char *key, double dflt)
+{
+    const char *v = json_val(doc, key);
+    if (!v || !(isdigit((unsigned char)*v) || *v == '-' || *v == '.'))
+        return dflt;
+    return strtod(v, NULL);
+}
+
+static int json_bool(const char *doc, const char *key, int dflt)
+{
+    const char *v = json_val(doc, key);
+    if (!v)
+        return dflt;
+    if (strncmp(v, "true", 4) == 0)
+        return 1;
+    if (strncmp(v, "false", 5) == 0)
+        return 0;
+    return dflt;
+}
+
+static int json_str(const char *doc, const char *key, char *out, size_t n)
+{
+    const char *v = json_val(doc, key);
+    if (!v || *v != '"')
+        return 0;
+    v++;
+    size_t k = 0;
+    while (*v && *v != '"' && k + 1 < n)
+        out[k++] = *v++;
+    out[k] = 0;
+    return 1;
+}
+
+static char *slurp(const char *path, st_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        st_error_set(err, ST_EIO, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    while (b) {
+        size_t r = fread(b + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+        if (n + 1 >= cap) {
+            char *p = realloc(b, cap * 2);
+            if (!p) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = p;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!b) {
+        st_error_set(err, ST_ENOMEM, "out of memory reading %s", path);
+        return NULL;
+    }
+    b[n] = 0;
+    return b;
+}
+
+/* longest catalog id of kind `kind` whose normalised form prefixes (model)
+ * or equals (gpu: also aliases) the normalised name */
+static int match(const char *name, st_file_kind kind, char *out, size_t n, st_error *err)
+{
+    char want[256];
+    norm(name, want, sizeof want);
+    st_catalog cat;
+    int rc = st_catalog_scan(&cat, err);
+    if (rc)
+        return rc;
+    size_t best = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < cat.n; i++) {
+        if (cat.items[i].kind != kind)
+            continue;
+        char id[128];
+        norm(cat.items[i].id, id, sizeof id);
+        size_t l = strlen(id);
+        int ok = kind == ST_FILE_MODEL ? (l > best && strncmp(want, id, l) == 0) : strcmp(want, id) == 0;
+        if (!ok && kind == ST_FILE_GPU) {
+            st_gpu g;
+            st_error e2 = {0};
+            if (st_load_gpu(cat.items[i].path, &g, &e2) == 0)
+                for (int a = 0; a < g.n_aliases && !ok; a++) {
+                    char al[128];
+                    norm(g.aliases[a], al, sizeof al);
+                    ok = strcmp(al, want) == 0;
+                }
+        }
+        if (ok) {
+            best = l;
+            snprintf(out, n, "%s", cat.items[i].id);
+            if (kind == ST_FILE_GPU)
+                break;
+        }
+    }
+    st_catalog_free(&cat);
+    if (!out[0])
+        return st_error_set(err, ST_ENOTFOUND, "no %s preset matches '%s'; add one (strata list --kind %s)",
+                            kind == ST_FILE_MODEL ? "workload" : "GPU", name, kind == ST_FILE_MODEL ? "model" : "gpu");
+    return 0;
+}
+
+typedef struct measured {
+    int have;
+    st_dist ttft, tpot, e2e;
+} measured;
+
+static int read_measured(const char *path, measured *m, st_error *err)
+{
+    memset(m, 0, sizeof *m);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return st_error_set(err, ST_EIO, "%s: %s", path, strerror(errno));
+    size_t cap = 0, n = 0, cap2 = 0, n2 = 0;
+    double *tt = NULL, *e2 = NULL, *tp = NULL;
+    char *line = NULL;
+    size_t lcap = 0;
+    int rc = 0, any = 0, missing = 0;
+    while (getline(&line, &lcap, f) > 0) {
+        const char *q = json_val(line, "queued_ts"), *a = json_val(line, "first_token_ts"),
+                   *l = json_val(line, "last_token_ts"), *o = json_val(line, "output_toks");
+        if (!q || !a || !l || !o) {
+            missing = 1;
+            continue;
+        }
+        any = 1;
+        double qv = strtod(q, NULL), av = strtod(a, NULL), lv = strtod(l, NULL), ov = strtod(o, NULL);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 512;
+            double *x = realloc(tt, cap * sizeof *x), *y = x ? realloc(e2, cap * sizeof *y) : NULL;
+            if (x)
+                tt = x;
+            if (y)
+                e2 = y;
+            if (!x || !y) {
+                rc = ST_ENOMEM;
+                break;
+            }
+        }
+        tt[n] = av - qv;
+        e2[n] = lv - qv;
+        n++;
+        if (ov > 1) {
+            if (n2 == cap2) {
+                cap2 = cap2 ? cap2 * 2 : 512;
+                double *x = realloc(tp, cap2 * sizeof *x);
+                if (!x) {
+                    rc = ST_ENOMEM;
+                    break;
+                }
+                tp = x;
+            }
+            tp[n2++] = (lv - av) / (ov - 1);
+        }
+    }
+    free(line);
+    fclose(f);
+    if (!rc && any && !missing) {
+        m->have = 1;
+        st_dist_of(tt, n, &m->ttft);
+        st_dist_of(tp, n2, &m->tpot);
+        st_dist_of(e2, n, &m->e2e);
+    }
+    free(tt);
+    free(e2);
+    free(tp);
+    if (rc)
+        st_error_set(err, rc, "out of memory reading %s", path);
+    return rc;
+}
+
+static double ape(double pred, double meas) { return meas != 0 ? 100.0 * (pred - meas) / meas : 0; }
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return st_error_set(err, ST_EIO, "%s: %s", dir, strerror(errno));
+    char *names[256];
+    int nn = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && nn < 256) {
+        if (de->d_name[0] == '.')
+            continue;
+        char p[1200];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s/requests.jsonl", dir, de->d_name);
+        if (stat(p, &st) == 0)
+            names[nn++] = strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)nn, sizeof *names, cmp_str);
+    st_json j;
+    if (json) {
+        st_json_init(&j, out, 1);
+        st_json_begin_object(&j, NULL);
+        st_json_begin_array(&j, "runs");
+    } else {
+        fprintf(out, "vLLM serving runs (%s): predicted vs measured; error %% = (pred - meas) / meas\n\n", dir);
+    }
+    int rc = 0, done = 0;
+    for (int i = 0; i < nn && !rc; i++) {
+        char meta_p[1200], req_p[1200], hf[256] = "", gpu_name[128], model_id[128], gpu_id[128];
+        snprintf(meta_p, sizeof meta_p, "%s/%s/meta.json", dir, names[i]);
+        snprintf(req_p, sizeof req_p, "%s/%s/requests.jsonl", dir, names[i]);
+        char *meta = slurp(meta_p, err);
+        if (!meta) {
+            rc = err->code;
+            break;
+        }
+        snprintf(gpu_name, sizeof gpu_name, "%s", names[i]);
+        char *us = strchr(gpu_name, '_');
+        if (us)
+            *us = 0;
+        if (!json_str(meta, "model", hf, sizeof hf)) {
+            st_error_set(err, ST_EINVAL, "%s: no \"model\" key", meta_p);
+            free(meta);
+            rc = ST_EINVAL;
+            break;
+        }
+        const char *base = strrchr(hf, '/') ? strrchr(hf, '/') + 1 : hf;
+        if ((rc = match(base, ST_FILE_MODEL, model_id, sizeof model_id, err)) ||
+            (rc = match(gpu_name, ST_FILE_GPU, gpu_id, sizeof gpu_id, err))) {
+            free(meta);
+            break;
+        }
+        cli_serve_opts o;
+        cli_serve_opts_init(&o);
+        o.gpu = gpu_id;
+        o.coef = coef;
+        o.trace = req_p;
+        o.tp = json_ll(meta, "tensor_parallel_size", 1);
+        o.dp = json_ll(meta, "data_parallel_size", 1);
+        o.ep = json_bool(meta, "enable_expert_parallel", 0);
+        o.max_num_seqs = json_ll(meta, "max_num_seqs", o.max_num_seqs);
+        o.max_batched_tokens = json_ll(meta, "max_num_batched_tokens", o.max_batched_tokens);
+        o.max_model_len = json_ll(meta, "max_model_len", 0);
+        o.block_size = json_ll(meta, "block_size", o.block_size);
+        o.gpu_mem_util = json_d(meta, "gpu_memory_utilization", o.gpu_mem_util);
+        o.prefix_cache = json_bool(meta, "enable_prefix_caching", o.prefix_cache);
+        o.seed = json_ll(meta, "seed", o.seed);
+        long long logged = json_ll(meta, "num_gpu_blocks", 0);
+        free(meta);
+        cli_serve_setup su;
+        if ((rc = cli_serve_setup_load(&o, model_id, &su, err)))
+            break;
+        measured m;
+        st_serve_result r;
+        memset(&r, 0, sizeof r);
+        if ((rc = read_measured(req_p, &m, err)) || (rc = st_serve_run(&su.cfg, &su.reqs, &r, err))) {
+            cli_serve_setup_free(&su);
+            break;
+        }
+        if (json) {
+            st_json_begin_object(&j, NULL);
+            st_json_string(&j, "run", names[i]);
+            st_json_string(&j, "model", model_id);
+            st_json_string(&j, "gpu", gpu_id);
+            st_json_int(&j, "tp", su.cfg.tp);
+            st_json_int(&j, "dp", su.cfg.dp);
+            st_json_bool(&j, "ep", su.cfg.ep > 1);
+            st_json_int(&j, "requests", (long long)r.n_requests);
+            st_json_int(&j, "kv_blocks", r.kv_blocks);
+            if (logged > 0)
+                st_json_int(&j, "kv_blocks_logged", logged);
+            st_json_int(&j, "preemptions", r.preemptions);
+            const char *keys[3] = {"ttft", "tpot", "latency"};
+            const st_dist *pd[3] = {&r.ttft, &r.tpot, &r.e2e}, *md[3] = {&m.ttft, &m.tpot, &m.e2e};
+            for (int k = 0; k < 3; k++) {
+                st_json_begin_object(&j, keys[k]);
+                st_json_number(&j, "predicted_mean", pd[k]->mean);
+                st_json_number(&j, "predicted_p50", pd[k]->p50);
+                st_json_number(&j, "predicted_p90", pd[k]->p90);
+                st_json_number(&j, "predicted_p99", pd[k]->p99);
+                if (m.have) {
+                    st_json_number(&j, "measured_mean", md[k]->mean);
+                    st_json_number(&j, "measured_p50", md[k]->p50);
+                    st_json_number(&j, "measured_p90", md[k]->p90);
+                    st_json_number(&j, "measured_p99", md[k]->p99);
+                    st_json_number(&j, "error_mean_pct", ape(pd[k]->mean, md[k]->mean));
+                    st_json_number(&j, "error_p50_pct", ape(pd[k]->p50, md[k]->p50));
+                    st_json_number(&j, "error_p90_pct", ape(pd[k]->p90, md[k]->p90));
+                    st_json_number(&j, "error_p99_pct", ape(pd[k]->p99, md[k]->p99));
+                }
+                st_json_end_object(&j);
+            }
+            if (m.have) {
+                int pass = fabs(ape(r.tpot.mean, m.tpot.mean)) <= 10 && fabs(ape(r.e2e.mean, m.e2e.mean)) <= 10 &&
+                           fabs(ape(r.ttft.mean, m.ttft.mean)) <= 25;
+                st_json_bool(&j, "within_bars", pass);
+            }
+            st_json_end_object(&j);
+        } else {
+            fprintf(out, "%s: %s on %s, TP %d DP %d%s, max_num_seqs %d, max_batched_tokens %lld, %zu requests\n",
+                    names[i], model_id, gpu_id, su.cfg.tp, su.cfg.dp, su.cfg.ep > 1 ? " EP" : "",
+                    su.cfg.max_num_seqs, su.cfg.max_batched_tokens, r.n_requests);
+            fprintf(out, "  KV blocks predicted %lld", r.kv_blocks);
+            if (logged > 0)
+                fprintf(out, ", logged %lld (%+.1f%%)", logged, ape((double)r.kv_blocks, (double)logged));
+            fprintf(out, "; preemptions %lld; peak KV use %.1f%%\n", r.preemptions, 100 * r.kv_peak_frac);
+            fprintf(out, "  %-8s %-5s %12s %12s %8s\n", "METRIC", "STAT", "MEASURED", "PREDICTED", "ERR%");
+            const char *keys[3] = {"TTFT", "TPOT", "latency"};
+            const st_dist *pd[3] = {&r.ttft, &r.tpot, &r.e2e}, *md[3] = {&m.ttft, &m.tpot, &m.e2e};
+            for (int k = 0; k < 3; k++) {
+                const char *st[4] = {"mean", "p50", "p90", "p99"};
+                double pv[4] = {pd[k]->mean, pd[k]->p50, pd[k]->p90, pd[k]->p99};
+                double mv[4] = {md[k]->mean, md[k]->p50, md[k]->p90, md[k]->p99};
+                for (int s = 0; s < 4; s++) {
+                    double scale = k == 1 ? 1e3 : 1;
+                    const char *unit = k == 1 ? "ms" : "s";
+                    if (m.have)
+                        fprintf(out, "  %-8s %-5s %10.3f %s %10.3f %s %+7.1f\n", keys[k], st[s], mv[s] * scale, unit,
+                                pv[s] * scale, unit, ape(pv[s], mv[s]));
+                    else
+                        fprintf(out, "  %-8s %-5s %12s %10.3f %s\n", keys[k], st[s], "-", pv[s] * scale, unit);
+                }
+            }
+            if (m.have) {
+                int pass = fabs(ape(r.tpot.mean, m.tpot.mean)) <= 10 && fabs(ape(r.e2e.mean, m.e2e.mean)) <= 10 &&
+                           fabs(ape(r.ttft.mean, m.ttft.mean)) <= 25;
+                fprintf(out, "  bars (TPOT and latency means within 10%%, TTFT mean within 25%%): %s\n\n",
+                        pass ? "met" : "NOT met");
+            } else {
+                fprintf(out, "  (no engine timestamps in requests.jsonl: prediction only)\n\n");
+            }
+        }
+        done++;
+        st_serve_result_free(&r);
+        cli_serve_setup_free(&su);
+    }
+    for (int i = 0; i < nn; i++)
+        free(names[i]);
+    if (json && !rc) {
+        st_json_end_array(&j);
+        st_json_end_object(&j);
+        st_json_finish(&j);
+    }
+    if (!rc && done == 0)
+        return st_error_set(err, ST_ENOTFOUND, "%s: no RUN/requests.jsonl folders to replay", dir);
+    return rc;
+}

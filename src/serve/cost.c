@@ -1,0 +1,334 @@
+/*
+ * Iteration time and memory of one model on one replica (see serve.h).
+ *
+ * A step's time is split by what it depends on, so that the parts can be
+ * memoised and a million-request run stays fast:
+ *   lin(n)    every operator except attention and the LM head, for n
+ *             tokens (GEMMs, norms, rotary, activations, MoE routing and
+ *             experts, embedding): composed once per distinct n;
+ *   head(m)   final norm + LM head for the m sequences that sample;
+ *   comm(n)   TP all-reduces (two per block) and EP all-to-alls (dispatch
+ *             and combine per MoE block) of n tokens' activations;
+ *   attention decode attention of the decoding sequences (one kernel,
+ *             batched over sequences at their mean KV length, memoised on
+ *             (sequences, query tokens, KV length rounded up to 16)) and one
+ *             causal kernel per prefill chunk against its cached context.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net.h"
+#include "serve/cost.h"
+
+static int memo_get(memo *m, long long n, double *v)
+{
+    if (n < m->cap && !isnan(m->v[n])) {
+        *v = m->v[n];
+        return 1;
+    }
+    return 0;
+}
+
+static void memo_put(memo *m, long long n, double v)
+{
+    if (n >= m->cap) {
+        long long nc = m->cap ? m->cap : 256;
+        while (nc <= n)
+            nc *= 2;
+        double *p = realloc(m->v, (size_t)nc * sizeof *p);
+        if (!p)
+            return; /* not memoised: recomputed next time */
+        for (long long i = m->cap; i < nc; i++)
+            p[i] = NAN;
+        m->v = p;
+        m->cap = nc;
+    }
+    m->v[n] = v;
+}
+
+static int is_head(const char *layer)
+{
+    return strcmp(layer, "final") == 0 || strcmp(layer, "head") == 0;
+}
+
+static int in_block(const char *layer)
+{
+    return strstr(layer, "block") != NULL;
+}
+
+/* Compose the operators of the model at `rows` tokens that belong to the
+ * head (want_head) or to everything else but attention. */
+static double compose_part(st_serve_cost *c, long long rows, int want_head)
+{
+    st_gen_opts o;
+    st_gen_opts_default(&o, &c->shard);
+    o.phase = ST_PHASE_PREFILL;
+    o.batch = rows;
+    o.seq = 1;
+    o.dtype = c->dtype;
+    o.attn = ST_ATTN_FLASH;
+    o.logits_all = 1;
+    st_oplist all = {0}, part = {0};
+    st_error err = {0};
+    double t = 0;
+    if (st_model_ops(&c->shard, &o, &all, &err) == 0) {
+        for (size_t i = 0; i < all.n; i++) {
+            st_op op = all.ops[i];
+            if (is_head(op.layer) != want_head)
+                continue;
+            if (op.kind == ST_OP_ATTENTION || op.kind == ST_OP_BMM || op.kind == ST_OP_SOFTMAX)
+                continue; /* priced by attention() */
+            int gemm = op.kind == ST_OP_GEMM || op.kind == ST_OP_MOE_EXPERTS;
+            if (gemm && in_block(op.layer) && c->quant != ST_QUANT_NONE) {
+                if (c->quant == ST_QUANT_W4A16) {
+                    op.weight_int4 = 1;
+                } else {
+                    op.dtype = c->quant == ST_QUANT_FP8 ? ST_FP8 : ST_INT8;
+                    st_op cast = st_op_input_cast(&op, c->dtype);
+                    st_oplist_push(&part, &cast, &err);
+                }
+                st_op_cost(&op);
+            }
+            st_oplist_push(&part, &op, &err);
+        }
+        st_compose_opts co;
+        st_compose_opts_default(&co);
+        co.fused = !c->eager;
+        st_step step;
+        if (part.n && st_compose(&c->gpu, c->coef, &part, &co, &step, &err) == 0)
+            t = step.total_s;
+    }
+    st_oplist_free(&all);
+    st_oplist_free(&part);
+    return t;
+}
+
+static double coll(const st_serve_cost *c, st_coll kind, int n, double bytes)
+{
+    if (n <= 1 || !c->cluster || bytes <= 0)
+        return 0;
+    st_net_group g;
+    st_coll_est e;
+    st_error err = {0};
+    if (st_net_group_init(c->cluster, n, 0, &g, &err) || st_coll_estimate(&g, kind, ST_ALGO_AUTO, bytes, &e, &err))
+        return 0; /* checked in st_serve_check: cannot fail here */
+    return e.time_s;
+}
+
+/* the non-attention operators at n tokens (part 0) or the head at n
+ * sequences (part 1), memoised */
+static double part_time(st_serve_cost *c, long long n, int head)
+{
+    memo *m = head ? &c->head : &c->lin;
+    double v;
+    if (n <= 0)
+        return 0;
+    if (memo_get(m, n, &v))
+        return v;
+    v = compose_part(c, n, head);
+    memo_put(m, n, v);
+    return v;
+}
+
+static double comm_time(st_serve_cost *c, long long n)
+{
+    double v;
+    if (memo_get(&c->comm, n, &v))
+        return v;
+    const st_transformer *tf = &c->full->tf;
+    double act = (double)n * (double)tf->hidden * st_dtype_bytes(c->dtype);
+    v = 2.0 * (double)c->blocks * coll(c, ST_COLL_ALLREDUCE, c->tp, act);
+    if (tf->experts > 0 && c->ep > 1) {
+        double moe_blocks = (double)c->blocks / (double)tf->moe_every;
+        v += 2.0 * moe_blocks * coll(c, ST_COLL_ALLTOALL, c->ep, act * (double)tf->top_k);
+    }
+    if (c->pp > 1)
+        v += coll(c, ST_COLL_SENDRECV, 2, act);
+    memo_put(&c->comm, n, v);
+    return v;
+}
+
+static double flash(st_serve_cost *c, long long b, long long q, long long kv, int causal)
+{
+    const st_transformer *tf = &c->shard.tf;
+    st_kernel k;
+    memset(&k, 0, sizeof k);
+    k.op = ST_KOP_FLASH;
+    k.dtype = c->dtype;
+    k.b = b;
+    k.heads = tf->heads;
+    k.kv_heads = tf->kv_heads;
+    k.q_len = q;
+    k.kv_len = kv;
+    k.head_dim = tf->head_dim;
+    k.causal = causal;
+    k.cold = 1;
+    k.kv_bytes = c->kv_fp8 ? 1.0 : 0;
+    st_kernel_est e;
+    st_error err = {0};
+    if (st_kernel_estimate(&c->gpu, c->coef, &k, NULL, 0, &e, &err))
+        return 0;
+    return e.gpu_s;
+}
+
+static double decode_attn(st_serve_cost *c, long long n_dec, int q, double sum_kv)
+{
+    long long kv = (long long)ceil(sum_kv / (double)n_dec);
+    kv = (kv + 15) / 16 * 16;
+    if (kv < 16)
+        kv = 16;
+    unsigned long long key = ((unsigned long long)n_dec << 40) ^ ((unsigned long long)q << 32) ^ (unsigned long long)kv;
+    attn_memo *m = &c->attn;
+    if (m->cap) {
+        size_t h = (size_t)(st_mix64(key) & (m->cap - 1));
+        while (m->key[h]) {
+            if (m->key[h] == key)
+                return m->val[h];
+            h = (h + 1) & (m->cap - 1);
+        }
+    }
+    double v = flash(c, n_dec, q, kv, 0);
+    if (m->n * 2 >= m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 4096;
+        unsigned long long *nk = calloc(nc, sizeof *nk);
+        double *nv = calloc(nc, sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return v;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->key[i])
+                continue;
+            size_t h = (size_t)(st_mix64(m->key[i]) & (nc - 1));
+            while (nk[h])
+                h = (h + 1) & (nc - 1);
+            nk[h] = m->key[i];
+            nv[h] = m->val[i];
+        }
+        free(m->key);
+        free(m->val);
+        m->key = nk;
+        m->val = nv;
+        m->cap = nc;
+    }
+    size_t h = (size_t)(st_mix64(key) & (m->cap - 1));
+    while (m->key[h])
+        h = (h + 1) & (m->cap - 1);
+    m->key[h] = key;
+    m->val[h] = v;
+    m->n++;
+    return v;
+}
+
+double st_serve_step_time(st_serve_cost *c, long long n_tok, long long n_logits, long long n_dec, int q,
+                          double sum_kv, const int *chunk, const int *ctx, int n_chunks)
+{
+    if (n_tok <= 0)
+        return 0;
+    double t = part_time(c, n_tok, 0) + part_time(c, n_logits, 1) + comm_time(c, n_tok);
+    double attn = 0;
+    if (n_dec > 0)
+        attn += decode_attn(c, n_dec, q, sum_kv);
+    for (int i = 0; i < n_chunks; i++)
+        attn += flash(c, 1, chunk[i], (long long)ctx[i] + chunk[i], 1);
+    return t + attn * (double)c->blocks;
+}
+
+int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model *m, double frac,
+                       st_error *err)
+{
+    memset(c, 0, sizeof *c);
+    if (m->kind != ST_MODEL_TRANSFORMER) {
+        st_error_set(err, ST_EINVAL, "%s is not a transformer: serving needs a language model", m->id);
+        return ST_EINVAL;
+    }
+    c->full = m;
+    c->shard = *m; /* shallow: a transformer owns no pointers */
+    c->gpu = *cfg->gpu;
+    c->coef = cfg->coef;
+    c->cluster = cfg->cluster;
+    c->tp = cfg->tp > 0 ? cfg->tp : 1;
+    c->pp = cfg->pp > 0 ? cfg->pp : 1;
+    c->ep = cfg->ep > 0 ? cfg->ep : 1;
+    c->quant = cfg->quant;
+    c->kv_fp8 = cfg->kv_fp8;
+    c->eager = cfg->eager;
+    c->dtype = st_gpu_supports(cfg->gpu, ST_BF16) ? ST_BF16 : ST_FP16;
+    if (frac < 1.0) {
+        /* spatial sharing (MPS-style): a share of the SMs and of the bandwidth */
+        c->gpu.sm_count = (int)floor(c->gpu.sm_count * frac);
+        if (c->gpu.sm_count < 1)
+            c->gpu.sm_count = 1;
+        c->gpu.mem_bw *= frac;
+        for (int d = 0; d < ST_DTYPE_COUNT; d++) {
+            c->gpu.matrix[d].dense *= frac;
+            c->gpu.matrix[d].sparse *= frac;
+            c->gpu.vector[d] *= frac;
+        }
+    }
+    st_transformer *tf = &c->shard.tf;
+    st_transformer_shard(tf, c->tp, c->ep);
+    long long L = m->tf.layers;
+    tf->layers = (L + c->pp - 1) / c->pp;
+    c->blocks = tf->layers;
+
+    /* memory per GPU */
+    const st_transformer *ft = &m->tf;
+    double p_all = st_model_params(m), p_exp = st_model_params_expert(m);
+    double p_nonblock = p_all - st_model_params_non_embedding(m);
+    double p_block = p_all - p_nonblock - p_exp;
+    double qb = 2.0; /* bytes per block weight */
+    if (cfg->quant == ST_QUANT_W4A16)
+        qb = 0.5 + 2.0 / 128.0; /* INT4 plus an FP16 scale per group of 128 (GPTQ/AWQ default) */
+    else if (cfg->quant == ST_QUANT_W8A8 || cfg->quant == ST_QUANT_FP8)
+        qb = 1.0;
+    double es = st_dtype_bytes(c->dtype);
+    double tp = c->tp, pp = c->pp;
+    double exp_split = c->ep > 1 ? (double)c->ep * pp : tp * pp;
+    c->weights_bytes = p_block * qb / (tp * pp) + p_exp * qb / exp_split + p_nonblock * es / tp;
+    double kvh = ft->kv_heads >= c->tp ? (double)(ft->kv_heads / c->tp) : 1.0;
+    double kv_es = cfg->kv_fp8 ? 1.0 : es;
+    c->kv_bytes_per_token = 2.0 * (double)c->blocks * kvh * (double)ft->head_dim * kv_es;
+    /* vLLM's profiling forward at max_num_batched_tokens T: the block's live
+     * tensors at its peak (residual, normed input, attention output and the
+     * MLP's gate/up and activation outputs), and the sampler's FP32 logits
+     * and probabilities over max_num_seqs rows */
+    double T = (double)cfg->max_batched_tokens, S = (double)cfg->max_num_seqs;
+    double f_local = ft->experts > 0 ? (double)ft->top_k * (double)ft->expert_ffn_hidden / tp
+                                     : (double)ft->ffn_hidden / tp;
+    double mlp_live = (ft->gated_mlp ? 3.0 : 2.0) * f_local;
+    c->act_bytes = T * (4.0 * (double)ft->hidden + mlp_live) * es + 2.0 * S * (double)ft->vocab * 4.0;
+    /* MFU: 2 FLOPs per active parameter per token (embedding lookup excluded) */
+    double active = p_all - p_exp - (double)ft->vocab * (double)ft->hidden;
+    if (ft->experts > 0)
+        active += p_exp * (double)ft->top_k / (double)ft->experts;
+    c->flops_per_token = 2.0 * active;
+    return 0;
+}
+
+void st_serve_cost_free(st_serve_cost *c)
+{
+    free(c->lin.v);
+    free(c->head.v);
+    free(c->comm.v);
+    free(c->attn.key);
+    free(c->attn.val);
+    memset(&c->lin, 0, sizeof c->lin);
+    memset(&c->head, 0, sizeof c->head);
+    memset(&c->comm, 0, sizeof c->comm);
+    memset(&c->attn, 0, sizeof c->attn);
+}
+
+long long st_serve_kv_blocks(const st_serve_cost *c, const st_serve_cfg *cfg, double mem_frac)
+{
+    if (cfg->num_gpu_blocks > 0)
+        return cfg->num_gpu_blocks;
+    double avail = c->gpu.mem_bytes * cfg->gpu_mem_util * mem_frac - c->weights_bytes - c->act_bytes -
+                   cfg->runtime_reserve_bytes * mem_frac;
+    double per_block = c->kv_bytes_per_token * (double)cfg->block_size;
+    if (avail <= 0 || per_block <= 0)
+        return 0;
+    return (long long)floor(avail / per_block);
+}

@@ -1,0 +1,408 @@
+/*
+ * Request sets: arrivals from a process or a trace, lengths from a spec.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/serve.h"
+
+void st_reqset_free(st_reqset *s)
+{
+    free(s->r);
+    s->r = NULL;
+    s->n = 0;
+}
+
+void st_lenspec_free(st_lenspec *l)
+{
+    st_reqset_free(&l->trace);
+}
+
+/* ---- length specs ---------------------------------------------------------- */
+static int parse_range(const char *s, int *lo, int *hi, const char **end)
+{
+    char *e;
+    errno = 0;
+    long a = strtol(s, &e, 10);
+    if (e == s || errno || a < 1 || a > 100000000)
+        return -1;
+    long b = a;
+    if (*e == '-') {
+        const char *s2 = e + 1;
+        b = strtol(s2, &e, 10);
+        if (e == s2 || errno || b < a || b > 100000000)
+            return -1;
+    }
+    *lo = (int)a;
+    *hi = (int)b;
+    *end = e;
+    return 0;
+}
+
+int st_lenspec_parse(const char *s, st_lenspec *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *colon = strchr(s, ':');
+    size_t kl = colon ? (size_t)(colon - s) : strlen(s);
+    const char *arg = colon ? colon + 1 : "";
+    const char *e = arg;
+    if (kl == 5 && strncmp(s, "fixed", 5) == 0) {
+        int a, b, c, d;
+        out->kind = ST_LEN_FIXED;
+        if (parse_range(arg, &a, &b, &e) || a != b || *e != ',' || parse_range(e + 1, &c, &d, &e) || c != d ||
+            *e)
+            goto bad;
+        out->in_lo = out->in_hi = a;
+        out->out_lo = out->out_hi = c;
+        return 0;
+    }
+    if (kl == 7 && strncmp(s, "uniform", 7) == 0) {
+        out->kind = ST_LEN_UNIFORM;
+        if (parse_range(arg, &out->in_lo, &out->in_hi, &e) || *e != ',' ||
+            parse_range(e + 1, &out->out_lo, &out->out_hi, &e) || *e)
+            goto bad;
+        return 0;
+    }
+    if (kl == 4 && strncmp(s, "zipf", 4) == 0) {
+        char *x;
+        out->kind = ST_LEN_ZIPF;
+        out->zipf_s = strtod(arg, &x);
+        if (x == arg || *x != ',' || !(out->zipf_s > 0) || out->zipf_s > 10)
+            goto bad;
+        out->in_lo = out->out_lo = 1;
+        if (parse_range(x + 1, &out->in_hi, &out->in_hi, &e) || *e != ',' ||
+            parse_range(e + 1, &out->out_hi, &out->out_hi, &e) || *e)
+            goto bad;
+        return 0;
+    }
+    if (kl == 5 && strncmp(s, "trace", 5) == 0) {
+        out->kind = ST_LEN_TRACE;
+        if (!*arg)
+            goto bad;
+        int rc = st_requests_load(arg, &out->trace, err);
+        if (rc)
+            return rc;
+        if (out->trace.n == 0) {
+            st_error_set(err, ST_EINVAL, "%s: no requests to draw lengths from", arg);
+            return ST_EINVAL;
+        }
+        return 0;
+    }
+bad:
+    st_error_set(err, ST_EINVAL,
+                 "bad --lengths '%s': use fixed:IN,OUT, uniform:LO-HI,LO-HI, zipf:S,MAX_IN,MAX_OUT "
+                 "(S in (0,10]) or trace:FILE (token counts >= 1)",
+                 s);
+    return ST_EINVAL;
+}
+
+/* Zipf over 1..n with exponent s by inversion of the cumulative sum; the
+ * table is rebuilt per call site only once (n up to 1e6 is cheap). */
+typedef struct zipf_tab {
+    int n;
+    double *cdf;
+} zipf_tab;
+
+static int zipf_init(zipf_tab *z, int n, double s)
+{
+    z->n = n;
+    z->cdf = malloc((size_t)n * sizeof *z->cdf);
+    if (!z->cdf)
+        return ST_ENOMEM;
+    double acc = 0;
+    for (int i = 0; i < n; i++) {
+        acc += pow((double)(i + 1), -s);
+        z->cdf[i] = acc;
+    }
+    for (int i = 0; i < n; i++)
+        z->cdf[i] /= acc;
+    return 0;
+}
+
+static int zipf_draw(const zipf_tab *z, double u)
+{
+    int lo = 0, hi = z->n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (z->cdf[mid] < u)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo + 1;
+}
+
+int st_requests_generate(const st_arrivals *a, const st_lenspec *l, st_reqset *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!(a->qps > 0) || !isfinite(a->qps)) {
+        st_error_set(err, ST_EINVAL, "--qps must be a positive rate (requests per second)");
+        return ST_EINVAL;
+    }
+    if (a->n == 0 || a->n > 100000000) {
+        st_error_set(err, ST_EINVAL, "--requests must be between 1 and 100000000");
+        return ST_EINVAL;
+    }
+    if (a->gamma && !(a->cv > 0)) {
+        st_error_set(err, ST_EINVAL, "--cv must be > 0 for gamma arrivals (1 is Poisson)");
+        return ST_EINVAL;
+    }
+    out->r = calloc(a->n, sizeof *out->r);
+    if (!out->r) {
+        st_error_set(err, ST_ENOMEM, "out of memory for %zu requests", a->n);
+        return ST_ENOMEM;
+    }
+    zipf_tab zi = {0}, zo = {0};
+    if (l->kind == ST_LEN_ZIPF && (zipf_init(&zi, l->in_hi, l->zipf_s) || zipf_init(&zo, l->out_hi, l->zipf_s))) {
+        free(zi.cdf);
+        free(zo.cdf);
+        st_reqset_free(out);
+        st_error_set(err, ST_ENOMEM, "out of memory for the zipf tables");
+        return ST_ENOMEM;
+    }
+    /* gamma gaps with shape k = 1/cv^2 and mean 1/qps (Marsaglia-Tsang) */
+    double shape = a->gamma ? 1.0 / (a->cv * a->cv) : 1.0;
+    double t = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        st_rng g;
+        st_rng_init(&g, a->seed, i, ST_SERVE_RNG_ARRIVAL);
+        double gap;
+        if (a->gamma)
+            gap = st_rng_gamma(&g, shape) / (shape * a->qps);
+        else
+            gap = -log(1.0 - st_rng_u01(&g)) / a->qps;
+        if (i > 0)
+            t += gap;
+        st_request *r = &out->r[i];
+        r->arrival = t;
+        st_rng_init(&g, a->seed, i, ST_SERVE_RNG_LENGTH);
+        switch (l->kind) {
+        case ST_LEN_FIXED:
+        case ST_LEN_UNIFORM:
+            r->in = l->in_lo + (int)(st_rng_u01(&g) * (l->in_hi - l->in_lo + 1));
+            r->out = l->out_lo + (int)(st_rng_u01(&g) * (l->out_hi - l->out_lo + 1));
+            break;
+        case ST_LEN_ZIPF:
+            r->in = zipf_draw(&zi, st_rng_u01(&g));
+            r->out = zipf_draw(&zo, st_rng_u01(&g));
+            break;
+        case ST_LEN_TRACE: {
+            size_t k = (size_t)(st_rng_u01(&g) * (double)l->trace.n);
+            r->in = l->trace.r[k].in;
+            r->out = l->trace.r[k].out;
+            break;
+        }
+        }
+        r->prefix_group = -1;
+        if (a->prefix_groups > 0) {
+            r->prefix_group = (int)(st_rng_u01(&g) * a->prefix_groups);
+            r->prefix_len = a->prefix_len;
+            if (r->in <= r->prefix_len)
+                r->in = r->prefix_len + 1;
+        }
+        r->model = a->models > 1 ? (int)(i % (size_t)a->models) : 0;
+    }
+    free(zi.cdf);
+    free(zo.cdf);
+    out->n = a->n;
+    return 0;
+}
+
+/* ---- traces ------------------------------------------------------------------ */
+static int push(st_reqset *s, size_t *cap, const st_request *r)
+{
+    if (s->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 1024;
+        st_request *p = realloc(s->r, nc * sizeof *p);
+        if (!p)
+            return ST_ENOMEM;
+        s->r = p;
+        *cap = nc;
+    }
+    s->r[s->n++] = *r;
+    return 0;
+}
+
+/* Find "key": NUMBER on a JSON line; 1 found, 0 absent, -1 malformed (col set). */
+static int json_num(const char *line, const char *key, double *v, int *col)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(line, pat);
+    if (!p)
+        return 0;
+    const char *q = p + strlen(pat);
+    while (*q == ' ' || *q == '\t')
+        q++;
+    if (*q != ':') {
+        *col = (int)(q - line) + 1;
+        return -1;
+    }
+    q++;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    char *e;
+    errno = 0;
+    *v = strtod(q, &e);
+    if (e == q || errno || !isfinite(*v)) {
+        *col = (int)(q - line) + 1;
+        return -1;
+    }
+    return 1;
+}
+
+static int cmp_arrival(const void *a, const void *b)
+{
+    const st_request *x = a, *y = b;
+    return (x->arrival > y->arrival) - (x->arrival < y->arrival);
+}
+
+static int csv_col(char **cells, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(cells[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static int split_csv(char *line, char **cells, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        cells[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c)
+            break;
+        *c = 0;
+        p = c + 1;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(cells[i]);
+        while (l && (cells[i][l - 1] == '\n' || cells[i][l - 1] == '\r' || cells[i][l - 1] == ' '))
+            cells[i][--l] = 0;
+    }
+    return n;
+}
+
+int st_requests_load(const char *path, st_reqset *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        st_error_set(err, ST_EIO, "%s: %s", path, strerror(errno));
+        return ST_EIO;
+    }
+    size_t cap = 0, lineno = 0;
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    int rc = 0, csv = -1, c_arr = -1, c_in = -1, c_out = -1, ncols = 0;
+    double t0 = 0;
+    int have_t0 = 0;
+    while ((len = getline(&line, &lcap, f)) > 0) {
+        lineno++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\n' || *p == '\r' || !*p)
+            continue;
+        if (csv < 0)
+            csv = *p != '{';
+        st_request r = {0};
+        r.prefix_group = -1;
+        if (!csv) {
+            double in, outt, arr = 0;
+            int col = 1;
+            int a = json_num(p, "input_toks", &in, &col);
+            int b = a < 0 ? -1 : json_num(p, "output_toks", &outt, &col);
+            int c = b < 0 ? -1 : json_num(p, "arrival_time", &arr, &col);
+            if (a < 0 || b < 0 || c < 0) {
+                st_error_set(err, ST_EINVAL, "%s:%zu:%d: malformed number; expected \"key\": NUMBER", path, lineno,
+                             col + (int)(p - line));
+                rc = ST_EINVAL;
+                break;
+            }
+            if (!a || !b || !c) {
+                st_error_set(err, ST_EINVAL, "%s:%zu:1: missing \"%s\"; each line needs input_toks, output_toks and arrival_time",
+                             path, lineno, !a ? "input_toks" : !b ? "output_toks" : "arrival_time");
+                rc = ST_EINVAL;
+                break;
+            }
+            if (in < 1 || outt < 1 || in > 1e8 || outt > 1e8) {
+                st_error_set(err, ST_EINVAL, "%s:%zu:1: token counts must be between 1 and 1e8 (input_toks %g, output_toks %g)",
+                             path, lineno, in, outt);
+                rc = ST_EINVAL;
+                break;
+            }
+            r.in = (int)in;
+            r.out = (int)outt;
+            r.arrival = arr;
+        } else {
+            char *cells[16];
+            if (c_in < 0) {
+                ncols = split_csv(p, cells, 16);
+                c_arr = csv_col(cells, ncols, "arrived_at");
+                c_in = csv_col(cells, ncols, "num_prefill_tokens");
+                c_out = csv_col(cells, ncols, "num_decode_tokens");
+                if (c_in < 0 || c_out < 0) {
+                    st_error_set(err, ST_EINVAL, "%s:%zu:1: CSV header needs num_prefill_tokens and num_decode_tokens (and optionally arrived_at)",
+                                 path, lineno);
+                    rc = ST_EINVAL;
+                    break;
+                }
+                continue;
+            }
+            int n = split_csv(p, cells, 16);
+            if (n != ncols) {
+                st_error_set(err, ST_EINVAL, "%s:%zu:1: %d fields, the header has %d", path, lineno, n, ncols);
+                rc = ST_EINVAL;
+                break;
+            }
+            char *e1, *e2, *e3 = NULL;
+            double in = strtod(cells[c_in], &e1), outt = strtod(cells[c_out], &e2);
+            double arr = c_arr >= 0 ? strtod(cells[c_arr], &e3) : 0;
+            if (*e1 || *e2 || (c_arr >= 0 && *e3) || !(in >= 1 && in <= 1e8) || !(outt >= 1 && outt <= 1e8) ||
+                !isfinite(arr)) {
+                int bad = *e1 || !(in >= 1 && in <= 1e8) ? c_in : (*e2 || !(outt >= 1 && outt <= 1e8)) ? c_out : c_arr;
+                st_error_set(err, ST_EINVAL, "%s:%zu:%d: '%s' is not a valid %s (token counts >= 1)", path, lineno,
+                             (int)(cells[bad] - p) + 1, cells[bad], bad == c_arr ? "time" : "token count");
+                rc = ST_EINVAL;
+                break;
+            }
+            r.in = (int)in;
+            r.out = (int)outt;
+            r.arrival = arr;
+        }
+        if (!have_t0 || r.arrival < t0) {
+            t0 = r.arrival;
+            have_t0 = 1;
+        }
+        if (push(out, &cap, &r)) {
+            st_error_set(err, ST_ENOMEM, "out of memory reading %s", path);
+            rc = ST_ENOMEM;
+            break;
+        }
+    }
+    free(line);
+    if (!rc && ferror(f)) {
+        st_error_set(err, ST_EIO, "%s: read error", path);
+        rc = ST_EIO;
+    }
+    fclose(f);
+    if (!rc && out->n == 0) {
+        st_error_set(err, ST_EINVAL, "%s: no requests", path);
+        rc = ST_EINVAL;
+    }
+    if (rc) {
+        st_reqset_free(out);
+        return rc;
+    }
+    for (size_t i = 0; i < out->n; i++)
+        out->r[i].arrival -= t0;
+    qsort(out->r, out->n, sizeof *out->r, cmp_arrival);
+    return 0;
+}

@@ -1,0 +1,1523 @@
+/*
+ * The serving simulation: replicas, schedulers, the paged KV cache, and the
+ * event loop (see serve.h).
+ *
+ * Units of scheduling. A replica is one engine instance (TP x PP GPUs)
+ * with its own waiting queue, running list and KV blocks. Replicas that
+ * step together form a group: the DP ranks of an expert-parallel MoE
+ * deployment (vLLM runs DP+EP ranks in lockstep, idle ranks run a dummy
+ * batch), otherwise a group of one. Groups that share GPUs under
+ * time-sliced co-location form a device: only one of them runs a step at
+ * a time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net.h"
+#include "serve/cost.h"
+
+enum { RS_WAITING = 0, RS_RUNNING, RS_DONE, RS_TRANSFER };
+enum { ROLE_BOTH = 0, ROLE_PREFILL, ROLE_DECODE };
+
+/* per request: what every step touches, kept small (40 bytes) */
+typedef struct rstate {
+    int computed;  /* tokens whose KV is in the cache */
+    int generated; /* output tokens emitted */
+    int priv;      /* private blocks held */
+    int shared;    /* prefix blocks referenced from the group cache */
+    int in, out;   /* copies of the request's lengths */
+    unsigned char state, swapped, in_flight, decoding;
+    double last;   /* time of its last token */
+} rstate;
+
+
+
+typedef struct entry {
+    int req, num_new;
+} entry;
+
+typedef struct pgroup {
+    int blocks, ref;
+    double lru;
+} pgroup;
+
+typedef struct replica {
+    int model, role, group;
+    st_serve_cost *cost;
+    long long total, free_blocks, evictable;
+    int *wq; /* ring deque of request ids */
+    size_t wcap, whead, wn;
+    int *run;
+    int nrun, runcap;
+    pgroup *pg;
+    int npg;
+    /* static batching */
+    int *sb;
+    int sbn, sb_in, sb_out, sb_step;
+    long long outstanding; /* routed, not finished (routing) */
+} replica;
+
+typedef struct slot {
+    entry *e;
+    int n;
+    double t_end;
+    int active;
+    long long tokens;
+} slot;
+
+typedef struct group {
+    int first, n; /* replicas [first, first+n) */
+    int device;
+    int pp;
+    int inflight;
+    double next_ok;  /* PP: next stage slot */
+    slot *slots;     /* pp x n slots: slot [k*n + i] for replica first+i */
+    int waiting_device;
+} group;
+
+typedef struct event {
+    double t;
+    int kind, a, b;
+    long long seq;
+} event;
+enum { EV_STEP = 0, EV_KV };
+
+typedef struct heap {
+    event *v;
+    size_t n, cap;
+} heap;
+
+static int ev_less(const event *x, const event *y)
+{
+    if (x->t != y->t)
+        return x->t < y->t;
+    return x->seq < y->seq;
+}
+
+static int heap_push(heap *h, event e)
+{
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 64;
+        event *p = realloc(h->v, nc * sizeof *p);
+        if (!p)
+            return ST_ENOMEM;
+        h->v = p;
+        h->cap = nc;
+    }
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (!ev_less(&e, &h->v[up]))
+            break;
+        h->v[i] = h->v[up];
+        i = up;
+    }
+    h->v[i] = e;
+    return 0;
+}
+
+static event heap_pop(heap *h)
+{
+    event top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const event *mv = &last;
+        if (l < h->n && ev_less(&h->v[l], mv)) {
+            m = l;
+            mv = &h->v[l];
+        }
+        if (r < h->n && ev_less(&h->v[r], mv))
+            m = r;
+        if (m == i)
+            break;
+        h->v[i] = h->v[m];
+        i = m;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+/* Inter-token latency histogram: bins are 1/64 of an octave (1.1% wide),
+ * read straight from the double's exponent and top mantissa bits, from
+ * 2^-30 s (1 ns) to 2^10 s. A percentile is its bin's geometric centre. */
+#define ITL_SUB 64
+#define ITL_LO_EXP (-30)
+#define ITL_BINS (40 * ITL_SUB)
+typedef struct itl_hist {
+    unsigned long long c[ITL_BINS];
+    double sum, max;
+    unsigned long long n;
+} itl_hist;
+
+static inline int itl_bin(double v)
+{
+    int b = 0;
+    if (v > 0) {
+        unsigned long long bits;
+        memcpy(&bits, &v, sizeof bits);
+        int e = (int)((bits >> 52) & 0x7ff) - 1023;
+        int m = (int)((bits >> (52 - 6)) & (ITL_SUB - 1));
+        b = (e - ITL_LO_EXP) * ITL_SUB + m;
+    }
+    if (b < 0)
+        b = 0;
+    if (b >= ITL_BINS)
+        b = ITL_BINS - 1;
+    return b;
+}
+
+/* a step's tokens mostly share one gap: count runs of equal bins locally */
+typedef struct itl_run {
+    int bin;
+    unsigned long long count;
+    double sum, max;
+} itl_run;
+
+static inline void itl_add(itl_run *r, itl_hist *h, double v)
+{
+    int b = itl_bin(v);
+    if (b != r->bin) {
+        if (r->count)
+            h->c[r->bin] += r->count;
+        r->bin = b;
+        r->count = 0;
+    }
+    r->count++;
+    r->sum += v;
+    if (v > r->max)
+        r->max = v;
+}
+
+static void itl_flush(itl_run *r, itl_hist *h)
+{
+    if (r->count)
+        h->c[r->bin] += r->count;
+    h->sum += r->sum;
+    if (r->max > h->max)
+        h->max = r->max;
+}
+
+static double itl_q(const itl_hist *h, double q)
+{
+    if (!h->n)
+        return 0;
+    unsigned long long want = (unsigned long long)ceil(q * (double)h->n), acc = 0;
+    if (want < 1)
+        want = 1;
+    for (int b = 0; b < ITL_BINS; b++) {
+        acc += h->c[b];
+        if (acc >= want) {
+            double lo = ldexp(1.0 + (double)(b % ITL_SUB) / ITL_SUB, b / ITL_SUB + ITL_LO_EXP);
+            double hi = ldexp(1.0 + (double)(b % ITL_SUB + 1) / ITL_SUB, b / ITL_SUB + ITL_LO_EXP);
+            double v = sqrt(lo * hi);
+            return v < h->max ? v : h->max;
+        }
+    }
+    return h->max;
+}
+
+typedef struct sim {
+    const st_serve_cfg *cfg;
+    const st_reqset *rq;
+    rstate *rs;
+    int groups; /* prefix caching on and some request has a prefix group */
+    replica *rep;
+    int nrep;
+    group *grp;
+    int ngrp;
+    int *dev_busy; /* device: group running a step, -1 free */
+    int ndev;
+    st_serve_cost cost[4];
+    st_serve_cost draft;
+    st_model draft_model;
+    int have_draft;
+    int nmodels;
+    heap h;
+    long long seq;
+    double now;
+    st_serve_result *out;
+    itl_hist *itl;
+    double kv_dt, kv_next;
+    long long flops_tokens;
+    double flops;
+    double busy;
+    long long spec_steps, spec_tokens;
+    long long trace_events;
+    double kv_transfer_sum;
+    long long kv_transfers;
+    int rr[4];
+    int err;
+} sim;
+
+static int bs_of(const sim *s) { return s->cfg->block_size; }
+
+static int blocks_for(const sim *s, long long tokens)
+{
+    return (int)((tokens + bs_of(s) - 1) / bs_of(s));
+}
+
+/* ---- waiting deque ----------------------------------------------------------- */
+static int wq_grow(replica *r)
+{
+    size_t nc = r->wcap ? r->wcap * 2 : 256;
+    int *p = malloc(nc * sizeof *p);
+    if (!p)
+        return ST_ENOMEM;
+    for (size_t i = 0; i < r->wn; i++)
+        p[i] = r->wq[(r->whead + i) % r->wcap];
+    free(r->wq);
+    r->wq = p;
+    r->wcap = nc;
+    r->whead = 0;
+    return 0;
+}
+
+static int wq_push_back(replica *r, int id)
+{
+    if (r->wn == r->wcap && wq_grow(r))
+        return ST_ENOMEM;
+    r->wq[(r->whead + r->wn++) % r->wcap] = id;
+    return 0;
+}
+
+static int wq_push_front(replica *r, int id)
+{
+    if (r->wn == r->wcap && wq_grow(r))
+        return ST_ENOMEM;
+    r->whead = (r->whead + r->wcap - 1) % r->wcap;
+    r->wq[r->whead] = id;
+    r->wn++;
+    return 0;
+}
+
+static int wq_front(const replica *r) { return r->wq[r->whead]; }
+
+static void wq_pop(replica *r)
+{
+    r->whead = (r->whead + 1) % r->wcap;
+    r->wn--;
+}
+
+/* ---- KV blocks and the prefix cache -------------------------------------------- */
+static void evict(replica *r, long long need)
+{
+    while (r->free_blocks < need && r->evictable > 0) {
+        int best = -1;
+        for (int g = 0; g < r->npg; g++)
+            if (r->pg[g].ref == 0 && r->pg[g].blocks > 0 && (best < 0 || r->pg[g].lru < r->pg[best].lru))
+                best = g;
+        if (best < 0)
+            break;
+        r->free_blocks += r->pg[best].blocks;
+        r->evictable -= r->pg[best].blocks;
+        r->pg[best].blocks = 0;
+    }
+}
+
+static inline int can_alloc(replica *r, long long need)
+{
+    if (need <= r->free_blocks)
+        return 1;
+    if (need <= r->free_blocks + r->evictable) {
+        evict(r, need);
+        return 1;
+    }
+    return 0;
+}
+
+static void release(sim *s, replica *r, int id)
+{
+    rstate *q = &s->rs[id];
+    r->free_blocks += q->priv;
+    q->priv = 0;
+    if (q->shared) {
+        pgroup *g = &r->pg[s->rq->r[id].prefix_group];
+        if (--g->ref == 0) {
+            g->lru = s->now;
+            r->evictable += g->blocks;
+        }
+        q->shared = 0;
+    }
+}
+
+/* blocks a request must add to hold `tokens` */
+static inline int need_blocks(const sim *s, const rstate *q, long long tokens)
+{
+    long long have = (long long)(q->priv + q->shared) * bs_of(s);
+    if (tokens <= have)
+        return 0;
+    return blocks_for(s, tokens) - q->priv - q->shared;
+}
+
+/* prefix-cache hit on admission: full blocks of the group's cached prefix */
+static int prefix_lookup(sim *s, replica *r, int id)
+{
+    const st_request *rq = &s->rq->r[id];
+    rstate *q = &s->rs[id];
+    if (!s->cfg->prefix_cache || rq->prefix_group < 0 || q->computed > 0 || q->swapped)
+        return 0;
+    pgroup *g = &r->pg[rq->prefix_group];
+    if (g->blocks <= 0)
+        return 0;
+    int seq_len = q->in + q->generated;
+    int max_hit = (seq_len - 1) / bs_of(s); /* the last token is always computed */
+    int hit = g->blocks < max_hit ? g->blocks : max_hit;
+    if (hit <= 0)
+        return 0;
+    if (g->ref++ == 0)
+        r->evictable -= g->blocks;
+    q->shared = g->blocks;
+    q->computed = hit * bs_of(s);
+    s->out->req[id].cached_tokens += q->computed;
+    return q->computed;
+}
+
+/* admission failed after a prefix hit: give the blocks back */
+static void prefix_undo(sim *s, replica *r, int id, int hit)
+{
+    rstate *q = &s->rs[id];
+    if (!hit)
+        return;
+    release(s, r, id);
+    q->computed = 0;
+    s->out->req[id].cached_tokens -= hit;
+}
+
+/* after a step: a request that computed its group's prefix donates it */
+static inline void prefix_publish(sim *s, replica *r, int id)
+{
+    if (!s->groups)
+        return;
+    const st_request *rq = &s->rq->r[id];
+    rstate *q = &s->rs[id];
+    if (rq->prefix_group < 0 || q->shared)
+        return;
+    int P = rq->prefix_len / bs_of(s);
+    pgroup *g = &r->pg[rq->prefix_group];
+    if (P <= 0 || g->blocks > 0 || q->computed < P * bs_of(s) || q->priv < P)
+        return;
+    q->priv -= P;
+    q->shared = P;
+    g->blocks = P;
+    g->ref = 1;
+}
+
+/* ---- preemption ---------------------------------------------------------------- */
+static double host_bw(const sim *s)
+{
+    return s->cfg->cluster && s->cfg->cluster->node.host_bw > 0 ? s->cfg->cluster->node.host_bw : 0;
+}
+
+/* returns extra step time (swap-out) */
+static double preempt(sim *s, replica *r, int pos)
+{
+    int id = r->run[pos];
+    rstate *q = &s->rs[id];
+    double t = 0;
+    int swap = s->cfg->preempt == ST_PREEMPT_SWAP && host_bw(s) > 0;
+    if (swap) {
+        t = (double)q->priv * s->cost[r->model].kv_bytes_per_token * bs_of(s) / host_bw(s);
+        r->free_blocks += q->priv;
+        q->swapped = 1;
+        if (q->shared) {
+            /* the shared prefix travels with it */
+            pgroup *g = &r->pg[s->rq->r[id].prefix_group];
+            q->priv += q->shared;
+            if (--g->ref == 0) {
+                g->lru = s->now;
+                r->evictable += g->blocks;
+            }
+            q->shared = 0;
+        }
+    } else {
+        release(s, r, id);
+        q->computed = 0;
+    }
+    s->out->req[id].preemptions++;
+    s->out->preemptions++;
+    q->state = RS_WAITING;
+    memmove(&r->run[pos], &r->run[pos + 1], (size_t)(r->nrun - pos - 1) * sizeof *r->run);
+    r->nrun--;
+    wq_push_front(r, id);
+    return t;
+}
+
+static int run_push(replica *r, int id)
+{
+    if (r->nrun == r->runcap) {
+        int nc = r->runcap ? r->runcap * 2 : 64;
+        int *p = realloc(r->run, (size_t)nc * sizeof *p);
+        if (!p)
+            return ST_ENOMEM;
+        r->run = p;
+        r->runcap = nc;
+    }
+    r->run[r->nrun++] = id;
+    return 0;
+}
+
+/* ---- batch building -------------------------------------------------------------- */
+typedef struct scratch {
+    int *chunk, *ctx;
+    int cap;
+} scratch;
+
+/* append a prefill chunk (n new tokens after ctx cached ones); 0 or ST_ENOMEM */
+static int chunk_push(scratch *sc, int *nch, int n, int ctx)
+{
+    if (*nch == sc->cap) {
+        int nc = sc->cap ? sc->cap * 2 : 256;
+        int *a = realloc(sc->chunk, (size_t)nc * sizeof *a), *bb = NULL;
+        if (a) {
+            sc->chunk = a;
+            bb = realloc(sc->ctx, (size_t)nc * sizeof *bb);
+        }
+        if (!a || !bb)
+            return ST_ENOMEM;
+        sc->ctx = bb;
+        sc->cap = nc;
+    }
+    sc->chunk[*nch] = n;
+    sc->ctx[*nch] = ctx;
+    (*nch)++;
+    return 0;
+}
+
+typedef struct batch {
+    entry *e;
+    int n, cap;
+    long long tokens;
+    double extra_s; /* swaps */
+    /* what the step prices (filled as entries are added) */
+    long long n_dec, logits;
+    double sum_kv;
+    int q, nch, oom;
+    scratch *sc;
+} batch;
+
+static inline int spec_k(const sim *s, const replica *r)
+{
+    return (r->model == 0 && s->cfg->spec_k > 0) ? s->cfg->spec_k : 0;
+}
+
+/* tokens a running request computes next step */
+static inline int next_tokens(const sim *s, const replica *r, int id)
+{
+    const rstate *q = &s->rs[id];
+    int seq_len = s->rs[id].in + q->generated;
+    int n = seq_len - q->computed;
+    if (n == 1 && q->decoding)
+        n += spec_k(s, r);
+    return n;
+}
+
+static inline void batch_add(sim *s, replica *r, batch *b, int id, int n)
+{
+    b->e[b->n].req = id;
+    b->e[b->n].num_new = n;
+    b->n++;
+    b->tokens += n;
+    if (s->cfg->sched == ST_SCHED_STATIC)
+        return; /* priced from the batch's padding (price) */
+    const rstate *st = &s->rs[id];
+    int k = spec_k(s, r), ctx = st->computed;
+    if (st->decoding && n == 1 + k) {
+        b->n_dec++;
+        b->sum_kv += ctx + n;
+        b->logits += n;
+        b->q = 1 + k;
+        return;
+    }
+    if (chunk_push(b->sc, &b->nch, n, ctx)) {
+        b->oom = 1;
+        return;
+    }
+    b->logits += ctx + n >= st->in + st->generated;
+}
+
+static int max_seqs(const sim *s) { return s->cfg->max_num_seqs; }
+
+/* move the head of the waiting queue into the running batch with its blocks */
+static void admit(sim *s, replica *r, batch *b, int id, int need, int n)
+{
+    rstate *q = &s->rs[id];
+    wq_pop(r);
+    r->free_blocks -= need;
+    q->priv += need;
+    q->state = RS_RUNNING;
+    if (s->out->req[id].scheduled < 0)
+        s->out->req[id].scheduled = s->now;
+    run_push(r, id);
+    batch_add(s, r, b, id, n);
+}
+
+/* vLLM V1 / Sarathi: running first, then waiting, under a token budget */
+static void build_v1(sim *s, replica *r, batch *b, long long budget)
+{
+    int preempted = 0;
+    for (int i = 0; i < r->nrun && budget > 0; i++) {
+        int id = r->run[i];
+        rstate *q = &s->rs[id];
+        if (q->in_flight)
+            continue;
+        int n = next_tokens(s, r, id);
+        if (n > budget)
+            n = (int)budget;
+        if (n <= 0)
+            continue;
+        int need = need_blocks(s, q, (long long)q->computed + n);
+        int self = 0;
+        while (!can_alloc(r, need)) {
+            /* preempt the lowest-priority (last) running request */
+            int last = r->nrun - 1;
+            while (last > i && s->rs[r->run[last]].in_flight)
+                last--;
+            b->extra_s += preempt(s, r, last);
+            preempted = 1;
+            if (last == i) {
+                self = 1;
+                break;
+            }
+        }
+        if (self) {
+            i--;
+            break;
+        }
+        r->free_blocks -= need;
+        q->priv += need;
+        batch_add(s, r, b, id, n);
+        budget -= n;
+    }
+    if (preempted)
+        return;
+    while (r->wn > 0 && r->nrun < max_seqs(s) && budget > 0) {
+        int id = wq_front(r);
+        rstate *q = &s->rs[id];
+        int hit = prefix_lookup(s, r, id);
+        /* a prompt, a recomputation, or (decode pool) a request whose KV arrived */
+        int n = next_tokens(s, r, id);
+        if (n > budget)
+            n = (int)budget;
+        int need = need_blocks(s, q, (long long)q->computed + n);
+        if (!can_alloc(r, need)) {
+            prefix_undo(s, r, id, hit);
+            break;
+        }
+        admit(s, r, b, id, need, n);
+        budget -= n;
+    }
+}
+
+/* vLLM V0: prefill-first; swapped requests come back first */
+static void build_v0(sim *s, replica *r, batch *b)
+{
+    long long budget = s->cfg->max_batched_tokens;
+    double wm = s->cfg->watermark * (double)r->total;
+    /* swap-ins */
+    while (r->wn > 0 && s->rs[wq_front(r)].swapped && r->nrun < max_seqs(s)) {
+        int id = wq_front(r);
+        rstate *q = &s->rs[id];
+        if (!can_alloc(r, q->priv + 1))
+            break;
+        wq_pop(r);
+        r->free_blocks -= q->priv;
+        b->extra_s += (double)q->priv * s->cost[r->model].kv_bytes_per_token * bs_of(s) / host_bw(s);
+        q->swapped = 0;
+        q->state = RS_RUNNING;
+        run_push(r, id);
+    }
+    /* prefills, whole prompts */
+    while (r->wn > 0 && !s->rs[wq_front(r)].swapped && r->nrun < max_seqs(s)) {
+        int id = wq_front(r);
+        rstate *q = &s->rs[id];
+        int hit = prefix_lookup(s, r, id);
+        int n = s->rs[id].in + q->generated - q->computed;
+        int need = need_blocks(s, q, (long long)q->computed + n);
+        if ((b->n > 0 && b->tokens + n > budget) || !can_alloc(r, need) ||
+            (double)(r->free_blocks + r->evictable - need) < wm) {
+            prefix_undo(s, r, id, hit);
+            break;
+        }
+        admit(s, r, b, id, need, n);
+    }
+    if (b->n > 0)
+        return;
+    /* decodes */
+    for (int i = 0; i < r->nrun; i++) {
+        int id = r->run[i];
+        rstate *q = &s->rs[id];
+        if (q->in_flight)
+            continue;
+        int n = next_tokens(s, r, id);
+        int need = need_blocks(s, q, (long long)q->computed + n);
+        int self = 0;
+        while (!can_alloc(r, need)) {
+            int last = r->nrun - 1;
+            b->extra_s += preempt(s, r, last);
+            if (last == i) {
+                self = 1;
+                break;
+            }
+        }
+        if (self)
+            break;
+        r->free_blocks -= need;
+        q->priv += need;
+        batch_add(s, r, b, id, n);
+    }
+}
+
+/* Orca: whole prompts join at any iteration; each reserves max_model_len */
+static void build_orca(sim *s, replica *r, batch *b)
+{
+    long long budget = s->cfg->max_batched_tokens, prompt = 0;
+    for (int i = 0; i < r->nrun; i++) {
+        int id = r->run[i];
+        if (s->rs[id].in_flight)
+            continue;
+        batch_add(s, r, b, id, next_tokens(s, r, id));
+    }
+    long long reserve = blocks_for(s, s->cfg->max_model_len);
+    while (r->wn > 0 && r->nrun < max_seqs(s)) {
+        int id = wq_front(r);
+        rstate *q = &s->rs[id];
+        int n = s->rs[id].in - q->computed;
+        if (prompt > 0 && prompt + n > budget)
+            break;
+        long long res = reserve > blocks_for(s, s->rs[id].in + s->rs[id].out)
+                            ? reserve
+                            : blocks_for(s, s->rs[id].in + s->rs[id].out);
+        if (!can_alloc(r, res))
+            break;
+        wq_pop(r);
+        r->free_blocks -= res;
+        q->priv = (int)res;
+        q->state = RS_RUNNING;
+        s->out->req[id].scheduled = s->now;
+        run_push(r, id);
+        batch_add(s, r, b, id, n);
+        prompt += n;
+    }
+}
+
+/* static batching: one padded batch at a time */
+static void build_static(sim *s, replica *r, batch *b)
+{
+    if (r->sbn == 0) {
+        int pin = 0, pout = 0;
+        while (r->wn > 0 && r->sbn < max_seqs(s)) {
+            int id = wq_front(r);
+            int in = s->rs[id].in > pin ? s->rs[id].in : pin;
+            int o = s->rs[id].out > pout ? s->rs[id].out : pout;
+            long long need = (long long)(r->sbn + 1) * blocks_for(s, (long long)in + o);
+            if (r->sbn > 0 && need > r->total)
+                break;
+            wq_pop(r);
+            r->sb[r->sbn++] = id;
+            pin = in;
+            pout = o;
+            s->rs[id].state = RS_RUNNING;
+            s->out->req[id].scheduled = s->now;
+        }
+        if (r->sbn == 0)
+            return;
+        r->sb_in = pin;
+        r->sb_out = pout;
+        r->sb_step = 0;
+        r->free_blocks = r->total - (long long)r->sbn * blocks_for(s, (long long)pin + pout);
+        if (r->free_blocks < 0)
+            r->free_blocks = 0;
+    }
+    int n = r->sb_step == 0 ? r->sb_in : 1;
+    for (int i = 0; i < r->sbn; i++)
+        batch_add(s, r, b, r->sb[i], n);
+}
+
+/* ---- step pricing ----------------------------------------------------------------- */
+static double price(sim *s, replica *r, batch *b, scratch *sc, long long *logits_out)
+{
+    st_serve_cost *c = s->cost + r->model;
+    int k = spec_k(s, r);
+    if (b->oom)
+        return INFINITY;
+    if (s->cfg->sched == ST_SCHED_STATIC) {
+        /* padded: every request at the batch's longest prompt, then decodes */
+        if (r->sb_step == 0) {
+            for (int i = 0; i < b->n; i++)
+                if (chunk_push(sc, &b->nch, r->sb_in, 0))
+                    return INFINITY;
+            b->logits = b->n;
+        } else {
+            b->n_dec = b->n;
+            b->sum_kv = (double)b->n * (r->sb_in + r->sb_step);
+            b->logits = b->n;
+        }
+    }
+    long long n_dec = b->n_dec, logits = b->logits;
+    double sum_kv = b->sum_kv;
+    int nch = b->nch, q = b->q;
+    long long tokens = b->tokens;
+    if (k > 0 && s->cfg->spec_ideal) {
+        /* verify priced as a plain decode: one token per decoding request */
+        tokens -= n_dec * k;
+        logits -= n_dec * k;
+        q = 1;
+    }
+    double t = st_serve_step_time(c, tokens, logits, n_dec, q, sum_kv, sc->chunk, sc->ctx, nch);
+    if (k > 0 && n_dec > 0 && !s->cfg->spec_ideal) {
+        /* k sequential draft steps over the decoding requests */
+        st_serve_cost *d = &s->draft;
+        double dt = 0;
+        for (int j = 0; j < k; j++)
+            dt += st_serve_step_time(d, n_dec, n_dec, n_dec, 1, sum_kv - (double)n_dec * (k - j), NULL, NULL, 0);
+        t += dt;
+    }
+    *logits_out = tokens;
+    return t + b->extra_s;
+}
+
+/* ---- results bookkeeping ------------------------------------------------------------ */
+static void kv_sample(sim *s)
+{
+    st_serve_result *o = s->out;
+    const replica *r = &s->rep[0];
+    while (s->now >= s->kv_next) {
+        if (o->n_kv == ST_SERVE_KV_SAMPLES) {
+            for (size_t i = 0; i < ST_SERVE_KV_SAMPLES / 2; i++)
+                o->kv[i] = o->kv[2 * i];
+            o->n_kv = ST_SERVE_KV_SAMPLES / 2;
+            s->kv_dt *= 2;
+        }
+        st_kv_sample *k = &o->kv[o->n_kv++];
+        k->t = s->kv_next;
+        k->used = r->total > 0 ? (float)((double)(r->total - r->free_blocks - r->evictable) / (double)r->total) : 0;
+        k->running = r->nrun + r->sbn;
+        k->waiting = (int)r->wn;
+        s->kv_next = o->kv[0].t + s->kv_dt * (double)o->n_kv;
+    }
+    if (r->total > 0) {
+        double u = (double)(r->total - r->free_blocks - r->evictable) / (double)r->total;
+        if (u > o->kv_peak_frac)
+            o->kv_peak_frac = u;
+    }
+}
+
+static void trace_step(sim *s, int rep, double t0, double dur, const batch *b)
+{
+    FILE *f = s->cfg->trace_out;
+    if (!f || s->trace_events >= s->cfg->trace_max_events)
+        return;
+    int pre = 0;
+    for (int i = 0; i < b->n; i++)
+        pre += !s->rs[b->e[i].req].decoding;
+    fprintf(f, "%s{\"name\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
+               "\"args\":{\"tokens\":%lld,\"seqs\":%d,\"prefills\":%d}}",
+            s->trace_events ? ",\n" : "", rep, t0 * 1e6, dur * 1e6, b->tokens, b->n, pre);
+    s->trace_events++;
+}
+
+/* ---- routing ---------------------------------------------------------------------------- */
+static int route(sim *s, int model, int role)
+{
+    int best = -1;
+    int cand = 0;
+    for (int i = 0; i < s->nrep; i++)
+        if (s->rep[i].model == model && (s->rep[i].role == role || s->rep[i].role == ROLE_BOTH))
+            cand++;
+    if (s->cfg->route == ST_ROUTE_RR) {
+        int k = s->rr[model * 2 + (role == ROLE_DECODE)]++ % cand;
+        for (int i = 0; i < s->nrep; i++)
+            if (s->rep[i].model == model && (s->rep[i].role == role || s->rep[i].role == ROLE_BOTH) && k-- == 0)
+                return i;
+    }
+    for (int i = 0; i < s->nrep; i++)
+        if (s->rep[i].model == model && (s->rep[i].role == role || s->rep[i].role == ROLE_BOTH) &&
+            (best < 0 || s->rep[i].outstanding < s->rep[best].outstanding))
+            best = i;
+    return best;
+}
+
+/* ---- the step loop ------------------------------------------------------------------------ */
+static void try_start(sim *s, int gi, scratch *sc);
+
+static int group_has_work(const sim *s, const group *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        const replica *r = &s->rep[g->first + i];
+        if (r->wn > 0 || r->nrun > 0 || r->sbn > 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void try_start(sim *s, int gi, scratch *sc)
+{
+    group *g = &s->grp[gi];
+    if (g->inflight >= g->pp || (g->inflight > 0 && s->now < g->next_ok) || !group_has_work(s, g))
+        return;
+    if (s->dev_busy[g->device] >= 0 && s->dev_busy[g->device] != gi) {
+        g->waiting_device = 1;
+        return;
+    }
+    int k;
+    for (k = 0; k < g->pp; k++)
+        if (!g->slots[k * g->n].active)
+            break;
+    double dur = 0;
+    int any = 0;
+    long long tok_total = 0;
+    batch bs[64];
+    for (int i = 0; i < g->n; i++) {
+        replica *r = &s->rep[g->first + i];
+        slot *sl = &g->slots[k * g->n + i];
+        batch *b = &bs[i];
+        memset(b, 0, sizeof *b);
+        b->e = sl->e;
+        b->q = 1;
+        b->sc = sc;
+        switch (s->cfg->sched) {
+        case ST_SCHED_VLLM:
+            build_v1(s, r, b, s->cfg->max_batched_tokens);
+            break;
+        case ST_SCHED_SARATHI:
+            build_v1(s, r, b, s->cfg->chunk);
+            break;
+        case ST_SCHED_VLLM_V0:
+            if (r->role == ROLE_DECODE)
+                build_v1(s, r, b, s->cfg->max_batched_tokens);
+            else
+                build_v0(s, r, b);
+            break;
+        case ST_SCHED_ORCA:
+            build_orca(s, r, b);
+            break;
+        case ST_SCHED_STATIC:
+            build_static(s, r, b);
+            break;
+        default:
+            break;
+        }
+        long long logits = 0;
+        double t = 0;
+        if (b->n > 0) {
+            t = price(s, r, b, sc, &logits);
+            any = 1;
+        }
+        sl->n = b->n;
+        sl->tokens = b->tokens;
+        tok_total += b->tokens;
+        if (t > dur)
+            dur = t;
+        if (g->pp > 1)
+            for (int j = 0; j < b->n; j++)
+                s->rs[b->e[j].req].in_flight = 1;
+    }
+    if (!any)
+        return;
+    if (g->n > 1) {
+        /* lockstep: idle ranks run a one-token dummy batch */
+        for (int i = 0; i < g->n; i++)
+            if (g->slots[k * g->n + i].n == 0) {
+                double t = st_serve_step_time(&s->cost[s->rep[g->first + i].model], 1, 1, 0, 1, 0, NULL, NULL, 0);
+                if (t > dur)
+                    dur = t;
+            }
+    }
+    /* PP: a pass takes pp stages; a new batch may enter after one stage */
+    double stage = dur;
+    double total = dur * g->pp;
+    for (int i = 0; i < g->n; i++) {
+        slot *sl = &g->slots[k * g->n + i];
+        sl->active = 1;
+        sl->t_end = s->now + total;
+        trace_step(s, g->first + i, s->now, total, &bs[i]);
+    }
+    s->flops += (double)tok_total * s->cost[s->rep[g->first].model].flops_per_token;
+    s->busy += stage * (double)g->n;
+    g->inflight++;
+    g->next_ok = s->now + stage;
+    s->dev_busy[g->device] = gi;
+    s->out->steps++;
+    event e = {s->now + total, EV_STEP, gi, k, s->seq++};
+    if (heap_push(&s->h, e))
+        s->err = ST_ENOMEM;
+    if (g->pp > 1) {
+        /* wake up for the next stage slot */
+        event w = {s->now + stage, EV_STEP, gi, -1, s->seq++};
+        if (heap_push(&s->h, w))
+            s->err = ST_ENOMEM;
+    }
+}
+
+static void finish_req(sim *s, replica *r, int id)
+{
+    rstate *q = &s->rs[id];
+    q->state = RS_DONE;
+    s->out->req[id].done = s->now;
+    s->out->n_done++;
+    r->outstanding--;
+}
+
+static void remove_running(replica *r, int id)
+{
+    for (int i = 0; i < r->nrun; i++)
+        if (r->run[i] == id) {
+            memmove(&r->run[i], &r->run[i + 1], (size_t)(r->nrun - i - 1) * sizeof *r->run);
+            r->nrun--;
+            return;
+        }
+}
+
+static void kv_transfer(sim *s, replica *from, int id)
+{
+    const st_serve_cost *c = &s->cost[from->model];
+    int dst = route(s, from->model, ROLE_DECODE);
+    double bytes = (double)(s->rs[id].in) * c->kv_bytes_per_token;
+    double t = 0;
+    if (s->cfg->cluster) {
+        st_net_group g;
+        st_coll_est e;
+        st_error err = {0};
+        int tp = c->tp * c->pp;
+        int total = (s->cfg->prefill_replicas + s->cfg->decode_replicas) * tp;
+        int per_node = total <= s->cfg->cluster->node.gpus ? 2 : 1;
+        if (!st_net_group_init(s->cfg->cluster, 2, per_node, &g, &err) &&
+            !st_coll_estimate(&g, ST_COLL_SENDRECV, ST_ALGO_AUTO, bytes, &e, &err))
+            t = e.time_s;
+    }
+    s->kv_transfer_sum += t;
+    s->kv_transfers++;
+    rstate *q = &s->rs[id];
+    q->state = RS_TRANSFER;
+    s->out->req[id].replica = dst;
+    s->rep[dst].outstanding++;
+    from->outstanding--;
+    event e = {s->now + t, EV_KV, id, dst, s->seq++};
+    if (heap_push(&s->h, e))
+        s->err = ST_ENOMEM;
+}
+
+static void apply_step(sim *s, int gi, int k, scratch *sc)
+{
+    group *g = &s->grp[gi];
+    (void)sc;
+    itl_run run = {-1, 0, 0, 0};
+    unsigned long long ntok = 0;
+    for (int i = 0; i < g->n; i++) {
+        replica *r = &s->rep[g->first + i];
+        slot *sl = &g->slots[k * g->n + i];
+        int kk = spec_k(s, r);
+        int is_static = s->cfg->sched == ST_SCHED_STATIC;
+        for (int j = 0; j < sl->n; j++) {
+            int id = sl->e[j].req, n = sl->e[j].num_new;
+            rstate *q = &s->rs[id];
+            q->in_flight = 0;
+            if (q->state != RS_RUNNING)
+                continue; /* preempted while in flight (PP) */
+            if (is_static) {
+                if (q->generated >= q->out)
+                    continue;
+            } else {
+                q->computed += n;
+            }
+            int seq_len = q->in + q->generated;
+            if (!is_static && q->computed < seq_len)
+                continue; /* a prefill chunk: no token yet */
+            int emit = 1;
+            if (kk > 0 && q->decoding && n == 1 + kk) {
+                /* i.i.d. acceptance: tokens = 1 + accepted prefix of the k drafts */
+                st_rng rg;
+                st_rng_init(&rg, s->cfg->seed, (unsigned long long)id * 1048576ULL + (unsigned long long)q->generated,
+                            ST_SERVE_RNG_SPEC);
+                int acc = 0;
+                while (acc < kk && st_rng_u01(&rg) < s->cfg->spec_accept)
+                    acc++;
+                emit = 1 + acc;
+                q->computed -= kk - acc; /* rejected drafts' KV is discarded */
+                s->spec_steps++;
+                s->spec_tokens += emit;
+            }
+            if (emit > q->out - q->generated)
+                emit = q->out - q->generated;
+            if (q->generated == 0) {
+                s->out->req[id].first = s->now;
+            } else {
+                itl_add(&run, s->itl, s->now - q->last);
+                ntok++;
+            }
+            q->last = s->now;
+            q->generated += emit;
+            q->decoding = 1;
+            if (!is_static)
+                prefix_publish(s, r, id);
+            if (q->generated >= q->out) {
+                if (!is_static) {
+                    release(s, r, id);
+                    remove_running(r, id);
+                }
+                finish_req(s, r, id);
+            } else if (r->role == ROLE_PREFILL) {
+                release(s, r, id);
+                remove_running(r, id);
+                kv_transfer(s, r, id);
+            }
+        }
+        if (is_static && sl->n > 0) {
+            r->sb_step++;
+            if (r->sb_step >= r->sb_out) {
+                r->sbn = 0;
+                r->free_blocks = r->total;
+            }
+        }
+        sl->active = 0;
+        sl->n = 0;
+    }
+    itl_flush(&run, s->itl);
+    s->itl->n += ntok;
+    g->inflight--;
+    if (s->dev_busy[g->device] == gi && g->inflight == 0)
+        s->dev_busy[g->device] = -1;
+}
+
+static void wake_device(sim *s, int dev, int after, scratch *sc)
+{
+    if (s->dev_busy[dev] >= 0)
+        return;
+    /* round-robin among the device's groups, starting after `after` */
+    for (int j = 1; j <= s->ngrp; j++) {
+        int gi = (after + j) % s->ngrp;
+        if (s->grp[gi].device != dev)
+            continue;
+        s->grp[gi].waiting_device = 0;
+        try_start(s, gi, sc);
+        if (s->dev_busy[dev] >= 0)
+            return;
+    }
+}
+
+/* ---- set-up ------------------------------------------------------------------------------------- */
+int st_serve_check(const st_serve_cfg *c, st_error *err)
+{
+    const st_model *m = c->model;
+    if (!m || !c->gpu || !c->coef) {
+        st_error_set(err, ST_EINVAL, "serve needs a model, a GPU and coefficients");
+        return ST_EINVAL;
+    }
+    if (m->kind != ST_MODEL_TRANSFORMER || !m->tf.causal) {
+        st_error_set(err, ST_EINVAL, "%s is not a decoder language model; serve a causal transformer", m->id);
+        return ST_EINVAL;
+    }
+    const st_transformer *tf = &m->tf;
+    if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->ep < 1) {
+        st_error_set(err, ST_EINVAL, "--tp, --pp, --dp must be >= 1");
+        return ST_EINVAL;
+    }
+    if (tf->heads % c->tp) {
+        st_error_set(err, ST_EINVAL, "--tp %d does not divide the %lld attention heads of %s", c->tp, tf->heads, m->id);
+        return ST_EINVAL;
+    }
+    if (tf->layers < c->pp) {
+        st_error_set(err, ST_EINVAL, "--pp %d exceeds the %lld layers of %s", c->pp, tf->layers, m->id);
+        return ST_EINVAL;
+    }
+    if (c->ep > 1 && (tf->experts <= 0 || tf->experts % c->ep)) {
+        if (tf->experts <= 0)
+            st_error_set(err, ST_EINVAL, "--ep needs a mixture-of-experts model; %s is dense", m->id);
+        else
+            st_error_set(err, ST_EINVAL, "the expert-parallel degree %d does not divide the %lld experts of %s", c->ep,
+                         tf->experts, m->id);
+        return ST_EINVAL;
+    }
+    if (c->ep > 1 && c->pp > 1) {
+        st_error_set(err, ST_EINVAL, "expert parallelism with --pp > 1 is not modelled; use --tp and --dp");
+        return ST_EINVAL;
+    }
+    if (c->ep > 1 && c->dp * c->tp != c->ep) {
+        st_error_set(err, ST_EINVAL, "expert parallelism spans the DP x TP ranks (%d); got %d", c->dp * c->tp, c->ep);
+        return ST_EINVAL;
+    }
+    if (c->dp > 64) {
+        st_error_set(err, ST_EINVAL, "--dp %d: at most 64 replicas", c->dp);
+        return ST_EINVAL;
+    }
+    int gpus = c->tp * c->pp;
+    if (gpus > 1 || c->prefill_replicas > 0 || c->preempt == ST_PREEMPT_SWAP) {
+        if (!c->cluster) {
+            st_error_set(err, ST_EINVAL,
+                         "%s needs the links between GPUs: pass --cluster NODE (a node or cluster preset)",
+                         gpus > 1 ? "--tp/--pp" : c->prefill_replicas > 0 ? "--disagg" : "--preempt swap");
+            return ST_EINVAL;
+        }
+        st_net_group g;
+        int rc = gpus > 1 ? st_net_group_init(c->cluster, gpus, 0, &g, err) : 0;
+        if (rc)
+            return rc;
+    }
+    if (c->max_num_seqs < 1 || c->max_batched_tokens < 1 || c->block_size < 1 || c->block_size > 1024) {
+        st_error_set(err, ST_EINVAL, "--max-num-seqs, --max-batched-tokens must be >= 1 and --block-size in 1..1024");
+        return ST_EINVAL;
+    }
+    if (c->sched == ST_SCHED_SARATHI && c->chunk < 1) {
+        st_error_set(err, ST_EINVAL, "--sched sarathi needs --chunk N (the token budget per step)");
+        return ST_EINVAL;
+    }
+    if (!(c->gpu_mem_util > 0 && c->gpu_mem_util <= 1)) {
+        st_error_set(err, ST_EINVAL, "--gpu-mem-util must be in (0, 1]");
+        return ST_EINVAL;
+    }
+    if (c->spec_k < 0 || c->spec_k > 16 || (c->spec_k > 0 && !(c->spec_accept >= 0 && c->spec_accept <= 1))) {
+        st_error_set(err, ST_EINVAL, "--spec-k must be 0..16 and --spec-accept in [0, 1]");
+        return ST_EINVAL;
+    }
+    if (c->pp > 1 && (c->sched == ST_SCHED_STATIC || c->sched == ST_SCHED_ORCA)) {
+        st_error_set(err, ST_EINVAL, "--pp > 1 is modelled with --sched vllm, vllm-v0 or sarathi");
+        return ST_EINVAL;
+    }
+    if (c->spec_k > 0 && c->sched != ST_SCHED_VLLM && c->sched != ST_SCHED_SARATHI) {
+        st_error_set(err, ST_EINVAL, "speculative decoding is modelled with --sched vllm or sarathi");
+        return ST_EINVAL;
+    }
+    if (c->prefill_replicas < 0 || c->decode_replicas < 0 ||
+        (c->prefill_replicas > 0) != (c->decode_replicas > 0)) {
+        st_error_set(err, ST_EINVAL, "--disagg P:D needs P >= 1 prefill and D >= 1 decode replicas");
+        return ST_EINVAL;
+    }
+    if (c->prefill_replicas > 0 && (c->sched == ST_SCHED_STATIC || c->sched == ST_SCHED_ORCA || c->ep > 1)) {
+        st_error_set(err, ST_EINVAL, "--disagg works with --sched vllm, vllm-v0 or sarathi on dense or TP models");
+        return ST_EINVAL;
+    }
+    if (c->n_colocated > 0 && (c->prefill_replicas > 0 || c->ep > 1)) {
+        st_error_set(err, ST_EINVAL, "co-location is modelled without --disagg and --ep");
+        return ST_EINVAL;
+    }
+    if (c->quant == ST_QUANT_FP8 && !st_gpu_supports(c->gpu, ST_FP8)) {
+        st_error_set(err, ST_EINVAL, "%s has no FP8 tensor cores; use --quant w8a8 or w4a16", c->gpu->id);
+        return ST_EINVAL;
+    }
+    if (c->quant == ST_QUANT_W8A8 && !st_gpu_supports(c->gpu, ST_INT8)) {
+        st_error_set(err, ST_EINVAL, "%s has no INT8 tensor throughput in its preset; use --quant w4a16", c->gpu->id);
+        return ST_EINVAL;
+    }
+    return 0;
+}
+
+int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = st_serve_check(cfg, err);
+    if (rc)
+        return rc;
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.cfg = cfg;
+    s.rq = rq;
+    s.out = out;
+    s.nmodels = 1 + cfg->n_colocated;
+    const st_model *models[4] = {cfg->model, NULL, NULL, NULL};
+    for (int i = 0; i < cfg->n_colocated; i++)
+        models[i + 1] = cfg->colocated[i];
+    for (size_t i = 0; i < rq->n; i++)
+        if (rq->r[i].model >= s.nmodels) {
+            st_error_set(err, ST_EINVAL, "request %zu is for model %d; only %d models are served", i, rq->r[i].model,
+                         s.nmodels);
+            return ST_EINVAL;
+        }
+    double frac = (cfg->n_colocated > 0 && cfg->share == ST_SHARE_SPACE) ? 1.0 / s.nmodels : 1.0;
+    for (int m = 0; m < s.nmodels && !rc; m++)
+        rc = st_serve_cost_init(&s.cost[m], cfg, models[m], frac, err);
+    if (!rc && cfg->spec_k > 0) {
+        st_model dm;
+        if (cfg->draft) {
+            dm = *cfg->draft;
+        } else {
+            /* self-drafting head (EAGLE/MTP-style): one block and the LM head */
+            dm = *cfg->model;
+            dm.tf.layers = 1;
+        }
+        s.draft_model = dm;
+        rc = st_serve_cost_init(&s.draft, cfg, &s.draft_model, frac, err);
+        s.have_draft = !rc;
+    }
+    long long max_len = cfg->max_model_len > 0 ? cfg->max_model_len : cfg->model->tf.max_seq;
+    /* replicas */
+    int dp = cfg->prefill_replicas > 0 ? cfg->prefill_replicas + cfg->decode_replicas : cfg->dp;
+    s.nrep = dp * s.nmodels;
+    s.rep = calloc((size_t)s.nrep, sizeof *s.rep);
+    s.rs = calloc(rq->n ? rq->n : 1, sizeof *s.rs);
+    s.itl = calloc(1, sizeof *s.itl);
+    out->req = calloc(rq->n ? rq->n : 1, sizeof *out->req);
+    out->kv = calloc(ST_SERVE_KV_SAMPLES, sizeof *out->kv);
+    if (!rc && (!s.rep || !s.rs || !s.itl || !out->req || !out->kv)) {
+        st_error_set(err, ST_ENOMEM, "out of memory for %zu requests", rq->n);
+        rc = ST_ENOMEM;
+    }
+    int lockstep = cfg->ep > 1;
+    if (!rc) {
+        s.ngrp = lockstep ? s.nmodels : s.nrep;
+        s.grp = calloc((size_t)s.ngrp, sizeof *s.grp);
+        s.ndev = dp;
+        s.dev_busy = malloc((size_t)(s.ndev + s.ngrp) * sizeof *s.dev_busy);
+        if (!s.grp || !s.dev_busy)
+            rc = ST_ENOMEM;
+    }
+    for (int m = 0; m < s.nmodels && !rc; m++) {
+        double mem_frac = 1.0 / s.nmodels;
+        long long blocks = st_serve_kv_blocks(&s.cost[m], cfg, mem_frac);
+        if (cfg->spec_k > 0 && m == 0 && cfg->draft)
+            blocks -= (long long)ceil((s.draft.weights_bytes) / (s.cost[0].kv_bytes_per_token * cfg->block_size));
+        if (blocks < 1 || blocks * cfg->block_size < 1) {
+            st_error_set(err, ST_EINVAL,
+                         "%s does not fit: %.2f GB of weights per GPU and %.2f GB of activations leave no KV cache on %s "
+                         "at --gpu-mem-util %.2f; raise --tp, quantise (--quant) or use a larger GPU",
+                         models[m]->id, s.cost[m].weights_bytes / 1e9, s.cost[m].act_bytes / 1e9, cfg->gpu->id,
+                         cfg->gpu_mem_util);
+            rc = ST_EINVAL;
+            break;
+        }
+        if (m == 0) {
+            out->kv_blocks = blocks;
+            out->kv_tokens = blocks * cfg->block_size;
+            out->weights_bytes_per_gpu = s.cost[0].weights_bytes;
+            out->kv_bytes_per_block = s.cost[0].kv_bytes_per_token * cfg->block_size;
+            out->activation_reserve_bytes = s.cost[0].act_bytes;
+        }
+        for (int d = 0; d < dp; d++) {
+            int i = m * dp + d;
+            replica *r = &s.rep[i];
+            r->model = m;
+            r->cost = &s.cost[m];
+            r->total = r->free_blocks = blocks;
+            r->role = cfg->prefill_replicas > 0 ? (d < cfg->prefill_replicas ? ROLE_PREFILL : ROLE_DECODE) : ROLE_BOTH;
+            r->group = lockstep ? m : i;
+            int maxg = 0;
+            for (size_t j = 0; j < rq->n; j++)
+                if (rq->r[j].prefix_group + 1 > maxg)
+                    maxg = rq->r[j].prefix_group + 1;
+            r->npg = maxg;
+            s.groups = cfg->prefix_cache && maxg > 0;
+            r->pg = maxg ? calloc((size_t)maxg, sizeof *r->pg) : NULL;
+            r->sb = cfg->sched == ST_SCHED_STATIC ? malloc((size_t)cfg->max_num_seqs * sizeof *r->sb) : NULL;
+            if ((maxg && !r->pg) || (cfg->sched == ST_SCHED_STATIC && !r->sb))
+                rc = ST_ENOMEM;
+        }
+    }
+    /* groups and devices */
+    for (int gi = 0; gi < s.ngrp && !rc; gi++) {
+        group *g = &s.grp[gi];
+        if (lockstep) {
+            g->first = gi * dp;
+            g->n = dp;
+            g->device = gi;
+        } else {
+            g->first = gi;
+            g->n = 1;
+            /* time-sliced co-location: replica d of every model shares device d */
+            g->device = (cfg->n_colocated > 0 && cfg->share == ST_SHARE_TIME) ? gi % dp : gi;
+        }
+        g->pp = cfg->pp;
+        if (g->n > 64) {
+            rc = ST_EINVAL;
+            st_error_set(err, ST_EINVAL, "at most 64 lockstep ranks");
+            break;
+        }
+        int cap = cfg->max_num_seqs + 1;
+        g->slots = calloc((size_t)(g->pp * g->n), sizeof *g->slots);
+        if (!g->slots) {
+            rc = ST_ENOMEM;
+            break;
+        }
+        for (int k = 0; k < g->pp * g->n; k++) {
+            g->slots[k].e = malloc((size_t)cap * sizeof(entry));
+            if (!g->slots[k].e)
+                rc = ST_ENOMEM;
+        }
+    }
+    if (!rc) {
+        s.ndev = s.ngrp; /* device ids are < ngrp */
+        for (int d = 0; d < s.ndev; d++)
+            s.dev_busy[d] = -1;
+    }
+    if (rc == ST_ENOMEM && !err->code)
+        st_error_set(err, ST_ENOMEM, "out of memory setting up the replicas");
+    for (size_t i = 0; i < rq->n && !rc; i++) {
+        out->req[i].scheduled = -1;
+        out->req[i].replica = -1;
+        s.rs[i].in = rq->r[i].in;
+        s.rs[i].out = rq->r[i].out;
+        if ((long long)rq->r[i].in + rq->r[i].out > max_len) {
+            st_error_set(err, ST_EINVAL,
+                         "request %zu has %d + %d tokens, beyond max_model_len %lld; raise --max-model-len or trim the trace",
+                         i, rq->r[i].in, rq->r[i].out, max_len);
+            rc = ST_EINVAL;
+        } else if (blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out) > s.rep[rq->r[i].model * dp].total &&
+                   cfg->sched != ST_SCHED_STATIC) {
+            st_error_set(err, ST_EINVAL,
+                         "request %zu needs %d KV blocks, more than the %lld the cache holds; use a larger GPU or --tp",
+                         i, blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out), s.rep[rq->r[i].model * dp].total);
+            rc = ST_EINVAL;
+        }
+    }
+    scratch sc = {0};
+    if (!rc) {
+        /* event loop */
+        size_t next = 0;
+        s.kv_dt = 0.05;
+        s.kv_next = rq->n ? rq->r[0].arrival : 0;
+        for (;;) {
+            double ta = next < rq->n ? rq->r[next].arrival : INFINITY;
+            double te = s.h.n ? s.h.v[0].t : INFINITY;
+            if (ta == INFINITY && te == INFINITY)
+                break;
+            if (ta <= te) {
+                /* every request that arrives at this instant queues before
+                 * any replica schedules */
+                s.now = ta;
+                kv_sample(&s);
+                size_t first = next;
+                while (next < rq->n && rq->r[next].arrival == ta) {
+                    int id = (int)next++;
+                    int ri = route(&s, rq->r[id].model, cfg->prefill_replicas > 0 ? ROLE_PREFILL : ROLE_BOTH);
+                    out->req[id].replica = ri;
+                    s.rep[ri].outstanding++;
+                    if (wq_push_back(&s.rep[ri], id)) {
+                        rc = ST_ENOMEM;
+                        break;
+                    }
+                }
+                for (size_t id = first; id < next && !rc; id++)
+                    try_start(&s, s.rep[out->req[id].replica].group, &sc);
+            } else {
+                event e = heap_pop(&s.h);
+                s.now = e.t;
+                kv_sample(&s);
+                if (e.kind == EV_STEP) {
+                    if (e.b >= 0)
+                        apply_step(&s, e.a, e.b, &sc);
+                    /* the device goes round-robin: the other groups that share
+                     * it first, this one last */
+                    wake_device(&s, s.grp[e.a].device, e.a, &sc);
+                } else {
+                    replica *r = &s.rep[e.b];
+                    s.rs[e.a].state = RS_WAITING;
+                    if (wq_push_back(r, e.a)) {
+                        rc = ST_ENOMEM;
+                        break;
+                    }
+                    try_start(&s, r->group, &sc);
+                }
+            }
+            if (s.err) {
+                rc = s.err;
+                break;
+            }
+        }
+        if (rc == ST_ENOMEM)
+            st_error_set(err, ST_ENOMEM, "out of memory during the simulation");
+    }
+    if (!rc && out->n_done != rq->n) {
+        st_error_set(err, ST_EINVAL, "%zu of %zu requests never finished (a request larger than the KV cache?)",
+                     rq->n - out->n_done, rq->n);
+        rc = ST_EINVAL;
+    }
+    if (!rc) {
+        /* metrics */
+        size_t n = rq->n;
+        double *v = malloc((n ? n : 1) * sizeof *v);
+        if (!v) {
+            rc = ST_ENOMEM;
+            st_error_set(err, ST_ENOMEM, "out of memory for the metrics");
+        } else {
+            double t0 = n ? rq->r[0].arrival : 0, t1 = t0, out_tok = 0, all_tok = 0, cached = 0, prompt = 0;
+            size_t good = 0;
+            for (size_t i = 0; i < n; i++) {
+                st_req_out *o = &out->req[i];
+                o->arrival = rq->r[i].arrival;
+                o->scheduled = out->req[i].scheduled >= 0 ? out->req[i].scheduled : out->req[i].first;
+                o->in = rq->r[i].in;
+                o->out = rq->r[i].out;
+                o->model = rq->r[i].model;
+                if (out->req[i].done > t1)
+                    t1 = out->req[i].done;
+                out_tok += rq->r[i].out;
+                all_tok += rq->r[i].out + rq->r[i].in;
+                cached += out->req[i].cached_tokens;
+                prompt += rq->r[i].in;
+                double ttft = out->req[i].first - o->arrival;
+                double tpot = rq->r[i].out > 1 ? (out->req[i].done - out->req[i].first) / (rq->r[i].out - 1) : 0;
+                if ((cfg->slo_ttft_s <= 0 || ttft <= cfg->slo_ttft_s) && (cfg->slo_tpot_s <= 0 || tpot <= cfg->slo_tpot_s))
+                    good++;
+            }
+            for (size_t i = 0; i < n; i++)
+                v[i] = out->req[i].first - out->req[i].arrival;
+            st_dist_of(v, n, &out->ttft);
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (out->req[i].out > 1)
+                    v[m++] = (out->req[i].done - out->req[i].first) / (out->req[i].out - 1);
+            st_dist_of(v, m, &out->tpot);
+            for (size_t i = 0; i < n; i++)
+                v[i] = out->req[i].done - out->req[i].arrival;
+            st_dist_of(v, n, &out->e2e);
+            for (size_t i = 0; i < n; i++)
+                v[i] = out->req[i].scheduled - out->req[i].arrival;
+            st_dist_of(v, n, &out->queue);
+            free(v);
+            const itl_hist *h = s.itl;
+            out->itl.n = (size_t)h->n;
+            out->itl.mean = h->n ? h->sum / (double)h->n : 0;
+            out->itl.p50 = itl_q(h, 0.5);
+            out->itl.p90 = itl_q(h, 0.9);
+            out->itl.p95 = itl_q(h, 0.95);
+            out->itl.p99 = itl_q(h, 0.99);
+            out->itl.max = h->max;
+            out->n_requests = n;
+            double dur = t1 - t0;
+            out->duration_s = dur;
+            out->throughput_tok_s = dur > 0 ? out_tok / dur : 0;
+            out->throughput_total_tok_s = dur > 0 ? all_tok / dur : 0;
+            out->throughput_req_s = dur > 0 ? (double)n / dur : 0;
+            out->goodput_req_s = dur > 0 ? (double)good / dur : 0;
+            out->slo_attainment = n ? (double)good / (double)n : 0;
+            out->prefix_hit_ratio = prompt > 0 ? cached / prompt : 0;
+            out->spec_tokens_per_step = s.spec_steps ? (double)s.spec_tokens / (double)s.spec_steps : 0;
+            int gpus = s.nrep / s.nmodels * cfg->tp * cfg->pp;
+            out->gpus = gpus;
+            double peak = st_gpu_peak(cfg->gpu, s.cost[0].dtype, 0);
+            out->mfu = dur > 0 && peak > 0 ? s.flops / (dur * gpus * peak) : 0;
+            out->busy_frac = dur > 0 ? s.busy / (dur * (double)(s.nrep / s.nmodels) * s.nmodels) : 0;
+            if (out->busy_frac > 1)
+                out->busy_frac = 1;
+            out->kv_transfer_s = s.kv_transfers ? s.kv_transfer_sum / (double)s.kv_transfers : 0;
+        }
+    }
+    /* clean up */
+    free(sc.chunk);
+    free(sc.ctx);
+    for (int i = 0; s.rep && i < s.nrep; i++) {
+        free(s.rep[i].wq);
+        free(s.rep[i].run);
+        free(s.rep[i].pg);
+        free(s.rep[i].sb);
+    }
+    for (int gi = 0; s.grp && gi < s.ngrp; gi++) {
+        for (int k = 0; s.grp[gi].slots && k < s.grp[gi].pp * s.grp[gi].n; k++)
+            free(s.grp[gi].slots[k].e);
+        free(s.grp[gi].slots);
+    }
+    free(s.grp);
+    free(s.dev_busy);
+    free(s.rep);
+    free(s.rs);
+    free(s.itl);
+    free(s.h.v);
+    for (int m = 0; m < s.nmodels; m++)
+        st_serve_cost_free(&s.cost[m]);
+    if (s.have_draft)
+        st_serve_cost_free(&s.draft);
+    if (rc)
+        st_serve_result_free(out);
+    return rc;
+}

@@ -1,0 +1,407 @@
+/* The serving layer: scheduler behaviour that follows from the policies'
+ * definitions, KV-cache arithmetic by hand, speculative decoding against
+ * its closed form, the arrival processes' moments, the prefix cache's hit
+ * ratio, and bad traces. */
+#include "config.h"
+#include "io/io.h"
+#include "serve/serve.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <unistd.h>
+
+typedef struct fixture {
+    st_model m;
+    st_gpu g;
+    st_gpu_coef coef;
+    st_cluster node;
+} fixture;
+
+static fixture F;
+
+static int setup(void **state)
+{
+    (void)state;
+    st_error err = {0};
+    if (st_load_model("llama3.1-8b", &F.m, &err) || st_load_gpu("h100-sxm", &F.g, &err) ||
+        st_gpu_coef_load(NULL, &F.coef, &err) || st_load_cluster_or_node("dgx-h100", &F.node, &err)) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    st_model_free(&F.m);
+    return 0;
+}
+
+static void cfg_init(st_serve_cfg *c)
+{
+    st_serve_cfg_default(c);
+    c->model = &F.m;
+    c->gpu = &F.g;
+    c->coef = &F.coef;
+    c->cluster = &F.node;
+}
+
+static st_reqset fixed_set(size_t n, const int *in, const int *out, double gap)
+{
+    st_reqset s;
+    s.n = n;
+    s.r = calloc(n, sizeof *s.r);
+    for (size_t i = 0; i < n; i++) {
+        s.r[i].arrival = gap * (double)i;
+        s.r[i].in = in[i];
+        s.r[i].out = out[i];
+        s.r[i].prefix_group = -1;
+    }
+    return s;
+}
+
+/* Static batching: one batch runs to its longest output, so every request
+ * of it gets its first token together, and a request that did not fit waits
+ * for the whole batch. Continuous batching (vllm) lets it in as soon as a
+ * seat frees: at the end of the step in which request 0 finished. */
+static void test_static_vs_continuous(void **state)
+{
+    (void)state;
+    int in[5] = {100, 100, 100, 100, 100}, out[5] = {10, 20, 30, 40, 10};
+    st_reqset rq = fixed_set(5, in, out, 0);
+    st_serve_cfg c;
+    cfg_init(&c);
+    c.max_num_seqs = 4;
+    c.sched = ST_SCHED_STATIC;
+    st_serve_result r;
+    st_error err = {0};
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    for (int i = 1; i < 4; i++)
+        assert_true(r.req[i].first == r.req[0].first);
+    assert_true(r.req[0].done < r.req[1].done && r.req[1].done < r.req[2].done && r.req[2].done < r.req[3].done);
+    assert_true(r.req[4].scheduled >= r.req[3].done);
+    /* padded decode steps: 39 of them after the prefill, all at the same
+     * batch size, so request 3's decode time is 39/9 of request 0's */
+    double d0 = r.req[0].done - r.req[0].first, d3 = r.req[3].done - r.req[3].first;
+    assert_true(rel_diff(d3 / d0, 39.0 / 9.0) < 0.02);
+    st_serve_result_free(&r);
+
+    c.sched = ST_SCHED_VLLM;
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    assert_true(r.req[4].scheduled == r.req[0].done);
+    assert_true(r.req[4].done < r.req[3].done + (r.req[3].done - r.req[3].first));
+    st_serve_result_free(&r);
+    st_reqset_free(&rq);
+}
+
+/* KV block arithmetic by hand: Llama 3.1 8B keeps 32 layers x 8 KV heads x
+ * 128 x (K, V) x 2 bytes = 131,072 bytes a token, 2 MiB a 16-token block;
+ * TP 2 halves it. Weights: 8.03e9 parameters x 2 bytes; W4A16 stores the
+ * block weights at 0.5 byte plus a 2-byte scale per 128. */
+static void test_kv_arithmetic(void **state)
+{
+    (void)state;
+    int in[1] = {100}, out[1] = {5};
+    st_reqset rq = fixed_set(1, in, out, 0);
+    st_serve_cfg c;
+    cfg_init(&c);
+    st_serve_result r;
+    st_error err = {0};
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    assert_true(r.kv_bytes_per_block == 16.0 * 32 * 8 * 128 * 2 * 2);
+    double params = st_model_params(&F.m);
+    assert_true(rel_diff(r.weights_bytes_per_gpu, 2.0 * params) < 1e-9);
+    double avail = F.g.mem_bytes * 0.9 - r.weights_bytes_per_gpu - r.activation_reserve_bytes - c.runtime_reserve_bytes;
+    assert_true(r.kv_blocks == (long long)floor(avail / r.kv_bytes_per_block));
+    long long blocks1 = r.kv_blocks;
+    st_serve_result_free(&r);
+
+    c.tp = 2;
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    assert_true(r.kv_bytes_per_block == 16.0 * 32 * 4 * 128 * 2 * 2);
+    assert_true(r.kv_blocks > 2 * blocks1);
+    st_serve_result_free(&r);
+
+    c.tp = 1;
+    c.quant = ST_QUANT_W4A16;
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    double emb = params - st_model_params_non_embedding(&F.m);
+    double want = (params - emb) * (0.5 + 2.0 / 128) + emb * 2;
+    assert_true(rel_diff(r.weights_bytes_per_gpu, want) < 1e-9);
+    assert_true(r.kv_blocks > blocks1);
+    st_serve_result_free(&r);
+    st_reqset_free(&rq);
+}
+
+/* Speculative decoding with i.i.d. acceptance: each verify step yields
+ * (1 - a^(k+1)) / (1 - a) tokens on average (Leviathan et al. 2023), so with
+ * the draft free and the verify priced as one decode, TPOT shrinks by that
+ * factor. One request at a time (no batch effects), long outputs. */
+static void test_spec_closed_form(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    int in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = 200, out[i] = 2000;
+    st_reqset rq = fixed_set(N, in, out, 1000.0);
+    st_serve_cfg c;
+    cfg_init(&c);
+    c.max_num_seqs = 1;
+    st_serve_result base, spec;
+    st_error err = {0};
+    assert_int_equal(st_serve_run(&c, &rq, &base, &err), 0);
+    const int ks[2] = {2, 4};
+    const double as[2] = {0.6, 0.8};
+    for (int t = 0; t < 2; t++) {
+        c.spec_k = ks[t];
+        c.spec_accept = as[t];
+        c.spec_ideal = 1;
+        assert_int_equal(st_serve_run(&c, &rq, &spec, &err), 0);
+        double e = st_spec_expected_tokens(ks[t], as[t]);
+        assert_true(rel_diff(spec.spec_tokens_per_step, e) < 0.02);
+        assert_true(rel_diff(base.tpot.mean / spec.tpot.mean, e) < 0.02);
+        st_serve_result_free(&spec);
+        /* with its real costs, a self-drafting head costs time per step */
+        c.spec_ideal = 0;
+        assert_int_equal(st_serve_run(&c, &rq, &spec, &err), 0);
+        assert_true(base.tpot.mean / spec.tpot.mean < e);
+        assert_true(base.tpot.mean / spec.tpot.mean > 1.0);
+        st_serve_result_free(&spec);
+    }
+    assert_true(fabs(st_spec_expected_tokens(4, 0.5) - 1.9375) < 1e-12);
+    st_serve_result_free(&base);
+    st_reqset_free(&rq);
+}
+
+/* A cache too small for the offered load preempts; every request still
+ * finishes, preempted ones later; recompute and swap both terminate. */
+static void test_preemption(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    int in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = 100, out[i] = 200;
+    st_reqset rq = fixed_set(N, in, out, 0);
+    st_serve_cfg c;
+    cfg_init(&c);
+    c.num_gpu_blocks = 40; /* 640 tokens: two requests of 300 at most */
+    st_serve_result r;
+    st_error err = {0};
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    assert_true(r.preemptions > 0);
+    assert_true(r.n_done == N);
+    assert_true(r.kv_peak_frac <= 1.0 && r.kv_peak_frac > 0.9);
+    st_serve_result_free(&r);
+    c.sched = ST_SCHED_VLLM_V0;
+    c.preempt = ST_PREEMPT_SWAP;
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    assert_true(r.n_done == N);
+    st_serve_result_free(&r);
+    /* a request larger than the cache is refused with a sentence */
+    int big_in[1] = {1000}, big_out[1] = {10};
+    st_reqset big = fixed_set(1, big_in, big_out, 0);
+    c.sched = ST_SCHED_VLLM;
+    assert_int_equal(st_serve_run(&c, &big, &r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "KV blocks"));
+    st_reqset_free(&big);
+    st_reqset_free(&rq);
+}
+
+/* Poisson gaps have mean 1/qps and CV 1; gamma gaps the CV asked for. */
+static void test_arrivals(void **state)
+{
+    (void)state;
+    st_lenspec l;
+    st_error err = {0};
+    assert_int_equal(st_lenspec_parse("uniform:10-20,5-5", &l, &err), 0);
+    for (int g = 0; g < 2; g++) {
+        st_arrivals a = {0};
+        a.gamma = g;
+        a.qps = 5;
+        a.cv = g ? 3.0 : 1.0;
+        a.n = 200000;
+        a.seed = 7;
+        st_reqset s;
+        assert_int_equal(st_requests_generate(&a, &l, &s, &err), 0);
+        double sum = 0, sq = 0;
+        for (size_t i = 1; i < s.n; i++) {
+            double d = s.r[i].arrival - s.r[i - 1].arrival;
+            sum += d;
+            sq += d * d;
+        }
+        double n = (double)(s.n - 1), mean = sum / n, sd = sqrt(sq / n - mean * mean);
+        assert_true(rel_diff(mean, 0.2) < 0.02);
+        assert_true(rel_diff(sd / mean, a.cv) < 0.05);
+        for (size_t i = 0; i < s.n; i++)
+            assert_true(s.r[i].in >= 10 && s.r[i].in <= 20 && s.r[i].out == 5);
+        st_reqset_free(&s);
+    }
+    assert_int_equal(st_lenspec_parse("uniform:20-10,5-5", &l, &err), ST_EINVAL);
+    assert_int_equal(st_lenspec_parse("zipf:0,100,100", &l, &err), ST_EINVAL);
+    assert_int_equal(st_lenspec_parse("normal:1,2", &l, &err), ST_EINVAL);
+}
+
+/* One shared 512-token prefix: after the first request computes it, every
+ * later one reads its 32 blocks from the cache. */
+static void test_prefix_cache(void **state)
+{
+    (void)state;
+    st_lenspec l;
+    st_error err = {0};
+    assert_int_equal(st_lenspec_parse("uniform:600-1000,20-40", &l, &err), 0);
+    st_arrivals a = {0};
+    a.qps = 1;
+    a.n = 400;
+    a.seed = 3;
+    a.prefix_groups = 1;
+    a.prefix_len = 512;
+    st_reqset s;
+    assert_int_equal(st_requests_generate(&a, &l, &s, &err), 0);
+    double prompt = 0;
+    for (size_t i = 0; i < s.n; i++)
+        prompt += s.r[i].in;
+    st_serve_cfg c;
+    cfg_init(&c);
+    st_serve_result on, off;
+    assert_int_equal(st_serve_run(&c, &s, &on, &err), 0);
+    assert_true(rel_diff(on.prefix_hit_ratio, 512.0 * (double)(s.n - 1) / prompt) < 0.01);
+    c.prefix_cache = 0;
+    assert_int_equal(st_serve_run(&c, &s, &off, &err), 0);
+    assert_true(off.prefix_hit_ratio == 0);
+    assert_true(on.ttft.mean < off.ttft.mean);
+    st_serve_result_free(&on);
+    st_serve_result_free(&off);
+    st_reqset_free(&s);
+}
+
+/* Same inputs and seed: bit-identical results. */
+static void test_determinism(void **state)
+{
+    (void)state;
+    st_lenspec l;
+    st_error err = {0};
+    assert_int_equal(st_lenspec_parse("zipf:1.1,2000,800", &l, &err), 0);
+    st_arrivals a = {0};
+    a.qps = 20;
+    a.n = 2000;
+    a.seed = 11;
+    st_reqset s;
+    assert_int_equal(st_requests_generate(&a, &l, &s, &err), 0);
+    st_serve_cfg c;
+    cfg_init(&c);
+    c.spec_k = 3;
+    st_serve_result x, y;
+    assert_int_equal(st_serve_run(&c, &s, &x, &err), 0);
+    assert_int_equal(st_serve_run(&c, &s, &y, &err), 0);
+    assert_memory_equal(&x.ttft, &y.ttft, sizeof x.ttft);
+    assert_memory_equal(&x.itl, &y.itl, sizeof x.itl);
+    assert_memory_equal(x.req, y.req, s.n * sizeof *x.req);
+    st_serve_result_free(&x);
+    st_serve_result_free(&y);
+    st_reqset_free(&s);
+}
+
+/* Disaggregation moves each prompt's KV (in x 131,072 bytes) over the node
+ * link; co-location time-slices the GPU, so a model served next to another
+ * gets slower tokens than alone. */
+static void test_disagg_colocate(void **state)
+{
+    (void)state;
+    enum { N = 50 };
+    int in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = 1000, out[i] = 50;
+    st_reqset rq = fixed_set(N, in, out, 0.05);
+    st_serve_cfg c;
+    cfg_init(&c);
+    c.prefill_replicas = 1;
+    c.decode_replicas = 1;
+    st_serve_result r;
+    st_error err = {0};
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    assert_true(r.n_done == N);
+    /* NVLink 4 on a DGX H100: the transfer takes at least bytes / 450 GB/s */
+    assert_true(r.kv_transfer_s >= 1000.0 * 131072 / 450e9);
+    assert_true(r.kv_transfer_s < 1e-3);
+    assert_true(r.gpus == 2);
+    st_serve_result_free(&r);
+
+    st_serve_cfg a;
+    cfg_init(&a);
+    st_serve_result alone, shared;
+    assert_int_equal(st_serve_run(&a, &rq, &alone, &err), 0);
+    st_reqset two = fixed_set(N, in, out, 0.05);
+    for (size_t i = 0; i < two.n; i++)
+        two.r[i].model = (int)(i % 2);
+    a.colocated[0] = &F.m;
+    a.n_colocated = 1;
+    assert_int_equal(st_serve_run(&a, &two, &shared, &err), 0);
+    double t_alone = alone.tpot.mean, t_shared = 0;
+    size_t n0 = 0;
+    for (size_t i = 0; i < two.n; i++)
+        if (shared.req[i].model == 0) {
+            t_shared += (shared.req[i].done - shared.req[i].first) / (shared.req[i].out - 1);
+            n0++;
+        }
+    t_shared /= (double)n0;
+    assert_true(t_shared > t_alone);
+    st_serve_result_free(&alone);
+    st_serve_result_free(&shared);
+    st_reqset_free(&two);
+    st_reqset_free(&rq);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Traces: JSONL and CSV, arrivals shifted to 0 and sorted; errors name the
+ * file, line and column. */
+static void test_traces(void **state)
+{
+    (void)state;
+    char p[64];
+    snprintf(p, sizeof p, "/tmp/strata-trace-%d.jsonl", (int)getpid());
+    write_file(p, "{\"input_toks\": 10, \"output_toks\": 3, \"arrival_time\": 105.5}\n"
+                  "{\"input_toks\": 20, \"output_toks\": 4, \"arrival_time\": 100.0}\n");
+    st_reqset s;
+    st_error err = {0};
+    assert_int_equal(st_requests_load(p, &s, &err), 0);
+    assert_int_equal((int)s.n, 2);
+    assert_true(s.r[0].arrival == 0 && s.r[0].in == 20 && s.r[1].arrival == 5.5);
+    st_reqset_free(&s);
+    write_file(p, "{\"input_toks\": 10, \"output_toks\": 3, \"arrival_time\": 1}\n"
+                  "{\"input_toks\": x, \"output_toks\": 3, \"arrival_time\": 2}\n");
+    assert_int_equal(st_requests_load(p, &s, &err), ST_EINVAL);
+    char want[96];
+    snprintf(want, sizeof want, "%s:2:16", p);
+    assert_non_null(strstr(err.msg, want));
+    write_file(p, "arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,100,10\n0.25,50,0\n");
+    assert_int_equal(st_requests_load(p, &s, &err), ST_EINVAL);
+    snprintf(want, sizeof want, "%s:3:", p);
+    assert_non_null(strstr(err.msg, want));
+    write_file(p, "num_prefill_tokens,num_decode_tokens\n100,10\n50,5\n");
+    assert_int_equal(st_requests_load(p, &s, &err), 0);
+    assert_int_equal((int)s.n, 2);
+    st_reqset_free(&s);
+    remove(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_static_vs_continuous), cmocka_unit_test(test_kv_arithmetic),
+        cmocka_unit_test(test_spec_closed_form),     cmocka_unit_test(test_preemption),
+        cmocka_unit_test(test_arrivals),             cmocka_unit_test(test_prefix_cache),
+        cmocka_unit_test(test_determinism),          cmocka_unit_test(test_disagg_colocate),
+        cmocka_unit_test(test_traces),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
