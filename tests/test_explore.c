@@ -316,6 +316,43 @@ static void test_gpu_memory(void **state)
     st_sweep_free(&s);
 }
 
+/* The serve evaluator: below saturation the carried load is the offered
+ * load (output tokens/s = qps x output tokens, Little's law over a finite
+ * run: within 5%); speculative decoding on a scheduler that does not model
+ * it is an invalid point with its reason; TTFT and TPOT are defined only
+ * here. */
+static void test_serve_sweep(void **state)
+{
+    (void)state;
+    st_sweep s;
+    st_error err = {0};
+    const char *y = "sweep: t\nevaluate: serve\nfixed:\n  workload: llama3.1-8b\n  gpu: h100-sxm\n"
+                    "  requests: 400\n  lengths: \"fixed:200,100\"\naxes:\n  qps: [1, 2]\n"
+                    "  sched: [vllm, orca]\n  spec_k: [0, 2]\nobjectives: [latency, throughput]\n";
+    assert_int_equal(st_load_sweep_buffer("t.yaml", y, strlen(y), &s, &err), 0);
+    assert_int_equal((int)s.points, 8);
+    for (long long i = 0; i < s.points; i++) {
+        const st_pvalue *v[ST_PARAM_COUNT];
+        st_sweep_point_values(&s, i, v);
+        st_point pt;
+        int rc = st_sweep_eval(&s, i, &pt, NULL, &err);
+        int orca_spec = v[ST_P_SCHED]->num == ST_SCHED_ORCA && v[ST_P_SPEC_K]->num > 0;
+        if (orca_spec) {
+            assert_int_equal(pt.status, ST_PT_INVALID);
+            assert_non_null(strstr(err.msg, "speculative"));
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(pt.status, ST_PT_OK);
+        assert_true(rel_diff(pt.m[ST_M_THROUGHPUT], v[ST_P_QPS]->num * 100) < 0.05);
+        assert_true(pt.m[ST_M_TTFT] > 0 && pt.m[ST_M_TPOT] > 0 && pt.m[ST_M_TTFT] < pt.m[ST_M_LATENCY]);
+    }
+    assert_true(st_sweep_kind_metrics(ST_SWEEP_GPU) & (1u << ST_M_MFU));
+    assert_false(st_sweep_kind_metrics(ST_SWEEP_GPU) & (1u << ST_M_TTFT));
+    assert_true(st_metric_maximize(ST_M_GOODPUT));
+    st_sweep_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_grid_addressing),    cmocka_unit_test(test_threads_and_ranges),
         cmocka_unit_test(test_random_sampling),    cmocka_unit_test(test_sweep_errors),
         cmocka_unit_test(test_accel_resize),       cmocka_unit_test(test_gpu_memory),
+        cmocka_unit_test(test_serve_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,6 +112,18 @@ expect main "STRATA-EXIT=0" "q quits with status 0"
 if screen main | grep -q "Front, by"; then not_ok "the terminal is restored (no UI left on screen)" "$(screen main)"
 else ok "the terminal is restored (no UI left on screen)"; fi
 
+# --- a serving sweep: the serving view of a front point -------------------------------------
+start serving "$S" ui --sweep "$srcdir/workloads/sweeps/serve-qps.yaml"
+expect serving "serve-qps .*100\.0% 48/48 points.*done  front [1-9]" "a serving sweep runs to a front"
+keys serving 4 Enter
+expect serving "TTFT \(time to first token\)" "Enter on a serve point opens the TTFT distribution"
+expect serving "TPOT \(per output token after the first\)" "and the TPOT distribution"
+expect serving "[0-9.]+ m?s +[0-9]+ +100\.0%" "the histograms carry the cumulative share (CDF) to 100%"
+expect serving "KV-cache use over time" "and KV-cache use over time"
+expect serving "goodput [0-9.]+ .*meet the SLOs" "and SLO goodput"
+keys serving q
+expect serving "STRATA-EXIT=0" "the serving view quits cleanly"
+
 # --- Ctrl-C quits as well --------------------------------------------------------------------
 start ctrlc "$S"
 wait_for ctrlc "h100-llama2-7b" >/dev/null

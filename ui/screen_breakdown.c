@@ -1,7 +1,8 @@
 /* Screen 5, breakdowns of the selected front point: per-layer latency with
  * error bars and each layer's share of the total error (gpu), energy per
  * component and per layer as stacked bars (accel), the parts of a training
- * iteration and its memory (train). */
+ * iteration and its memory (train); serve points open the serving view
+ * (screen_serving.c). */
 #include "config.h"
 #include "ui/ui.h"
 
@@ -181,6 +182,7 @@ void ui_breakdown_draw(ui_app *a, ui_rect r)
     case ST_SWEEP_GPU: draw_gpu(a, body); break;
     case ST_SWEEP_ACCEL: draw_accel(a, body); break;
     case ST_SWEEP_TRAIN: draw_train(a, body); break;
+    case ST_SWEEP_SERVE: ui_serving_draw(a, body); break;
     default: break;
     }
 }

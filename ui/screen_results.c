@@ -54,7 +54,10 @@ void ui_results_draw(ui_app *a, ui_rect r)
     st_sweep_point_label(a->sweep, idx, lab, sizeof lab);
     ui_text(det.y + 1, det.x + 2, det.w - 4, UI_BOLD, "#%lld %s", idx, lab);
     int row = 2, col = 0;
+    unsigned defined = st_sweep_kind_metrics(a->sweep->kind);
     for (int m = 0; m < ST_METRIC_COUNT; m++) {
+        if (!(defined & (1u << m)))
+            continue;
         ui_fmt_metric(v, sizeof v, (st_metric)m, sel->m[m]);
         ui_text(det.y + row, det.x + 2 + col, det.w / 2 - 2, UI_NORMAL, "%-10s %s", st_metric_name((st_metric)m), v);
         if (col) {

@@ -148,6 +148,18 @@ void ui_form_default(ui_form *f, st_sweep_kind k)
         snprintf(f->value[ST_P_ZERO], 256, "0, 1, 3");
         snprintf(f->objectives, sizeof f->objectives, "latency, memory");
         break;
+    case ST_SWEEP_SERVE:
+        snprintf(f->value[ST_P_GPU], 256, "h100-sxm");
+        snprintf(f->value[ST_P_WORKLOAD], 256, "llama3.1-8b");
+        snprintf(f->value[ST_P_REQUESTS], 256, "500");
+        snprintf(f->value[ST_P_LENGTHS], 256, "uniform:100-2000,50-800");
+        snprintf(f->value[ST_P_QPS], 256, "2, 4, 8, 12, 16, 24");
+        snprintf(f->value[ST_P_SCHED], 256, "vllm, sarathi");
+        snprintf(f->value[ST_P_SLO_TTFT], 256, "2");
+        snprintf(f->value[ST_P_SLO_TPOT], 256, "0.05");
+        snprintf(f->objectives, sizeof f->objectives, "latency, throughput");
+        f->constraints[0] = 0;
+        break;
     default: break;
     }
 }

@@ -167,6 +167,7 @@ void ui_sweep_store_row(ui_app *a, const char *text);
 void ui_results_draw(ui_app *a, ui_rect r);
 int ui_results_key(ui_app *a, int key);
 void ui_breakdown_draw(ui_app *a, ui_rect r);
+void ui_serving_draw(ui_app *a, ui_rect r); /* breakdown of a serve point */
 int ui_breakdown_key(ui_app *a, int key);
 void ui_parallel_draw(ui_app *a, ui_rect r);
 int ui_parallel_key(ui_app *a, int key);

@@ -11,6 +11,8 @@ int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *
                         st_error *err);
 int st_explore_eval_accel(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
                           st_error *err);
+int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
+                          st_error *err);
 int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
                           st_error *err);
 

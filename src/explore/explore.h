@@ -26,6 +26,7 @@
 
 #include "accel/accel.h"
 #include "compose/compose.h"
+#include "serve/serve.h"
 #include "train/train.h"
 
 /* ---- metrics (objectives and constraints) --------------------------------- */
@@ -37,6 +38,9 @@ typedef enum st_metric {
     ST_M_MEMORY,      /* bytes per device (GPU memory; on-chip storage for accel) */
     ST_M_COST,        /* device-seconds per unit of work (GPU-s per 1k tokens; PE-s per inference) */
     ST_M_MFU,         /* model FLOP utilisation, 0..1 (accel: MAC utilisation) */
+    ST_M_TTFT,        /* serve: mean time to first token, s */
+    ST_M_TPOT,        /* serve: mean time per output token after the first, s */
+    ST_M_GOODPUT,     /* serve: requests/s that meet the TTFT and TPOT SLOs */
     ST_METRIC_COUNT
 } st_metric;
 
@@ -49,6 +53,7 @@ int st_metric_maximize(st_metric m);      /* throughput and mfu go up */
 typedef enum st_pkind {
     ST_PK_INT = 0, ST_PK_NUM, ST_PK_BOOL,
     ST_PK_DTYPE, ST_PK_PHASE, ST_PK_ATTN, ST_PK_RECOMPUTE, ST_PK_SCHEDULE, ST_PK_AOBJ,
+    ST_PK_SCHED, ST_PK_QUANT, ST_PK_LENGTHS,
     ST_PK_GPU, ST_PK_ARCH, ST_PK_CLUSTER, ST_PK_WORKLOAD /* names resolved by io/ */
 } st_pkind;
 
@@ -65,6 +70,10 @@ typedef enum st_param {
     ST_P_CLUSTER, ST_P_GPUS, ST_P_DP, ST_P_TP, ST_P_PP, ST_P_CP, ST_P_EP, ST_P_SP, ST_P_ZERO,
     ST_P_RECOMPUTE, ST_P_MICROBATCHES, ST_P_GLOBAL_BATCH, ST_P_SCHEDULE, ST_P_CHUNKS,
     ST_P_LORA, ST_P_FLASH,
+    /* serving */
+    ST_P_SCHED, ST_P_MAX_SEQS, ST_P_MAX_TOKENS, ST_P_CHUNK, ST_P_BLOCK, ST_P_MEM_UTIL, ST_P_QPS,
+    ST_P_REQUESTS, ST_P_LENGTHS, ST_P_QUANT, ST_P_SPEC_K, ST_P_SPEC_ACCEPT, ST_P_PREFIX_CACHE,
+    ST_P_SLO_TTFT, ST_P_SLO_TPOT, ST_P_SERVE_SEED,
     ST_PARAM_COUNT
 } st_param;
 
@@ -92,7 +101,9 @@ typedef struct st_pvalue {
 #define ST_SWEEP_MAX_OBJ 3
 #define ST_SWEEP_MAX_CON 8
 
-typedef enum st_sweep_kind { ST_SWEEP_GPU = 0, ST_SWEEP_ACCEL, ST_SWEEP_TRAIN, ST_SWEEP_KIND_COUNT } st_sweep_kind;
+typedef enum st_sweep_kind {
+    ST_SWEEP_GPU = 0, ST_SWEEP_ACCEL, ST_SWEEP_TRAIN, ST_SWEEP_SERVE, ST_SWEEP_KIND_COUNT
+} st_sweep_kind;
 const char *st_sweep_kind_name(st_sweep_kind k);
 int st_sweep_kind_parse(const char *s, st_sweep_kind *out);
 
@@ -182,6 +193,7 @@ typedef struct st_detail {
     double energy[ST_AC_COUNT]; /* accel totals */
     st_step step;               /* gpu */
     st_train_result train;      /* train */
+    st_serve_summary serve;     /* serve */
     char note[160];             /* why a point is invalid, or what was assumed */
 } st_detail;
 

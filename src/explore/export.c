@@ -10,6 +10,7 @@
 /* Column / key names with units: the same in CSV and JSON. */
 static const char *const metric_keys[ST_METRIC_COUNT] = {
     "latency_s", "energy_j", "edp_js", "throughput_per_s", "memory_bytes", "cost_dev_s", "mfu",
+    "ttft_s", "tpot_s", "goodput_req_s",
 };
 
 const char *st_metric_key(st_metric m) { return (unsigned)m < ST_METRIC_COUNT ? metric_keys[m] : "?"; }

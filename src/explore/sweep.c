@@ -8,15 +8,15 @@
 #include <string.h>
 
 static const char *const metric_names[ST_METRIC_COUNT] = {
-    "latency", "energy", "edp", "throughput", "memory", "cost", "mfu",
+    "latency", "energy", "edp", "throughput", "memory", "cost", "mfu", "ttft", "tpot", "goodput",
 };
 static const char *const metric_units[ST_METRIC_COUNT] = {
-    "s", "J", "J*s", "/s", "B", "dev-s", "",
+    "s", "J", "J*s", "/s", "B", "dev-s", "", "s", "s", "/s",
 };
 
 const char *st_metric_name(st_metric m) { return (unsigned)m < ST_METRIC_COUNT ? metric_names[m] : "?"; }
 const char *st_metric_unit(st_metric m) { return (unsigned)m < ST_METRIC_COUNT ? metric_units[m] : ""; }
-int st_metric_maximize(st_metric m) { return m == ST_M_THROUGHPUT || m == ST_M_MFU; }
+int st_metric_maximize(st_metric m) { return m == ST_M_THROUGHPUT || m == ST_M_MFU || m == ST_M_GOODPUT; }
 
 int st_metric_parse(const char *s, st_metric *out)
 {
@@ -69,6 +69,22 @@ static const st_param_info params[ST_PARAM_COUNT] = {
     [ST_P_CHUNKS] = {"chunks", ST_PK_INT, 1, 64, "interleaved: model chunks per stage"},
     [ST_P_LORA] = {"lora", ST_PK_INT, 0, 65536, "LoRA rank (0: full training)"},
     [ST_P_FLASH] = {"flash", ST_PK_BOOL, 0, 1, "FlashAttention"},
+    [ST_P_SCHED] = {"sched", ST_PK_SCHED, 0, 0, "serving scheduler: vllm, vllm-v0, sarathi, orca or static"},
+    [ST_P_MAX_SEQS] = {"max_num_seqs", ST_PK_INT, 1, 65536, "running requests per replica"},
+    [ST_P_MAX_TOKENS] = {"max_batched_tokens", ST_PK_INT, 1, 1 << 24, "token budget per step"},
+    [ST_P_CHUNK] = {"chunk", ST_PK_INT, 1, 1 << 24, "sarathi: chunk size (token budget)"},
+    [ST_P_BLOCK] = {"block_size", ST_PK_INT, 1, 1024, "KV block size, tokens"},
+    [ST_P_MEM_UTIL] = {"gpu_mem_util", ST_PK_NUM, 0.01, 1, "fraction of GPU memory for the engine"},
+    [ST_P_QPS] = {"qps", ST_PK_NUM, 1e-6, 1e7, "Poisson arrival rate, requests/s"},
+    [ST_P_REQUESTS] = {"requests", ST_PK_INT, 1, 1e8, "requests per run"},
+    [ST_P_LENGTHS] = {"lengths", ST_PK_LENGTHS, 0, 0, "length distribution (strata serve --lengths)"},
+    [ST_P_QUANT] = {"quant", ST_PK_QUANT, 0, 0, "none, w4a16, w8a8 or fp8"},
+    [ST_P_SPEC_K] = {"spec_k", ST_PK_INT, 0, 16, "speculative decoding: draft tokens per step"},
+    [ST_P_SPEC_ACCEPT] = {"spec_accept", ST_PK_NUM, 0, 1, "speculative decoding: acceptance per token"},
+    [ST_P_PREFIX_CACHE] = {"prefix_cache", ST_PK_BOOL, 0, 1, "reuse cached prefix blocks"},
+    [ST_P_SLO_TTFT] = {"slo_ttft", ST_PK_NUM, 0, 1e6, "goodput SLO on TTFT, s (0: none)"},
+    [ST_P_SLO_TPOT] = {"slo_tpot", ST_PK_NUM, 0, 1e6, "goodput SLO on TPOT, s (0: none)"},
+    [ST_P_SERVE_SEED] = {"seed", ST_PK_INT, 0, 1e15, "arrival, length and acceptance seed"},
 };
 
 const st_param_info *st_param_info_of(st_param p) { return (unsigned)p < ST_PARAM_COUNT ? &params[p] : NULL; }
@@ -97,8 +113,16 @@ static const st_param train_params[] = {
     ST_P_ZERO, ST_P_RECOMPUTE, ST_P_MICROBATCHES, ST_P_GLOBAL_BATCH, ST_P_SEQ, ST_P_DTYPE,
     ST_P_SCHEDULE, ST_P_CHUNKS, ST_P_LORA, ST_P_FLASH, ST_P_FUSED,
 };
+static const st_param serve_params[] = {
+    ST_P_GPU, ST_P_WORKLOAD, ST_P_CLUSTER, ST_P_TP, ST_P_PP, ST_P_DP, ST_P_EP, ST_P_SCHED, ST_P_MAX_SEQS,
+    ST_P_MAX_TOKENS, ST_P_CHUNK, ST_P_BLOCK, ST_P_MEM_UTIL, ST_P_QPS, ST_P_REQUESTS, ST_P_LENGTHS,
+    ST_P_QUANT, ST_P_SPEC_K, ST_P_SPEC_ACCEPT, ST_P_PREFIX_CACHE, ST_P_SLO_TTFT, ST_P_SLO_TPOT,
+    ST_P_SERVE_SEED,
+};
 
-#define ALL_METRICS ((1u << ST_METRIC_COUNT) - 1)
+/* latency .. mfu; the serving metrics only from the serving evaluator */
+#define ALL_METRICS ((1u << ST_M_TTFT) - 1)
+#define SERVE_METRICS ((1u << ST_METRIC_COUNT) - 1)
 
 static const struct evaluator {
     const char *name;
@@ -112,6 +136,8 @@ static const struct evaluator {
                         st_explore_eval_accel},
     [ST_SWEEP_TRAIN] = {"train", train_params, sizeof train_params / sizeof *train_params, ALL_METRICS,
                         st_explore_eval_train},
+    [ST_SWEEP_SERVE] = {"serve", serve_params, sizeof serve_params / sizeof *serve_params, SERVE_METRICS,
+                        st_explore_eval_serve},
 };
 
 const char *st_sweep_kind_name(st_sweep_kind k)
@@ -151,7 +177,7 @@ void st_sweep_init(st_sweep *s, st_sweep_kind kind)
     s->kind = kind;
     s->n_obj = 2;
     s->obj[0] = ST_M_LATENCY;
-    s->obj[1] = kind == ST_SWEEP_TRAIN ? ST_M_MEMORY : ST_M_ENERGY;
+    s->obj[1] = kind == ST_SWEEP_TRAIN ? ST_M_MEMORY : kind == ST_SWEEP_SERVE ? ST_M_THROUGHPUT : ST_M_ENERGY;
     s->seed = 1;
 }
 

@@ -54,13 +54,14 @@ int st_load_node_for_gpu(const char *gpu_id, int gpus, st_cluster *out, st_error
 
 /* Defaults for the objects an evaluator needs: H100 + Llama-2-7B for the GPU,
  * the Eyeriss-like design + ResNet-50 for the accelerator, a 4 x H100 node +
- * GPT-3 XL for training (scenario suite). */
+ * GPT-3 XL for training (scenario suite), H100 + Llama-3.1-8B for serving. */
 static const char *default_ref(st_sweep_kind k, st_param p)
 {
     switch (k) {
     case ST_SWEEP_GPU: return p == ST_P_GPU ? "h100-sxm" : p == ST_P_WORKLOAD ? "llama2-7b" : NULL;
     case ST_SWEEP_ACCEL: return p == ST_P_ARCH ? "eyeriss-like" : p == ST_P_WORKLOAD ? "resnet50" : NULL;
     case ST_SWEEP_TRAIN: return p == ST_P_CLUSTER ? "hgx-h100-4gpu" : p == ST_P_WORKLOAD ? "gpt3-xl" : NULL;
+    case ST_SWEEP_SERVE: return p == ST_P_GPU ? "h100-sxm" : p == ST_P_WORKLOAD ? "llama3.1-8b" : NULL;
     default: return NULL;
     }
 }
@@ -203,6 +204,30 @@ int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *o
             return st_error_set(err, ST_EINVAL, "%s: expected 1f1b, gpipe or interleaved, got '%s'", pi->name,
                                 text);
         out->num = q;
+        return 0;
+    }
+    case ST_PK_SCHED: {
+        st_sched q;
+        if (st_sched_parse(text, &q))
+            return st_error_set(err, ST_EINVAL, "%s: expected vllm, vllm-v0, sarathi, orca or static, got '%s'",
+                                pi->name, text);
+        out->num = q;
+        return 0;
+    }
+    case ST_PK_QUANT: {
+        st_quant q;
+        if (st_quant_parse(text, &q))
+            return st_error_set(err, ST_EINVAL, "%s: expected none, w4a16, w8a8 or fp8, got '%s'", pi->name, text);
+        out->num = q;
+        return 0;
+    }
+    case ST_PK_LENGTHS: {
+        /* checked (and a trace read) once here; parsed again per point */
+        st_lenspec l;
+        int rc = st_lenspec_parse(text, &l, err);
+        st_lenspec_free(&l);
+        if (rc)
+            return st_error_prefix(err, "%s: ", pi->name);
         return 0;
     }
     case ST_PK_AOBJ: {

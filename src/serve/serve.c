@@ -163,3 +163,70 @@ int st_serve_write_requests(FILE *f, const st_serve_result *r)
     }
     return ferror(f) ? ST_EIO : 0;
 }
+
+static void hist(const st_serve_result *r, int which, st_serve_summary *o)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < r->n_requests; i++) {
+        const st_req_out *q = &r->req[i];
+        if (which == 1 && q->out <= 1)
+            continue;
+        double v = which == 0 ? q->first - q->arrival : (q->done - q->first) / (q->out - 1);
+        if (v > 0 && v < lo)
+            lo = v;
+        if (v > hi)
+            hi = v;
+    }
+    if (!(hi > 0) || !isfinite(lo))
+        return;
+    if (hi <= lo * 1.0001)
+        hi = lo * 1.01;
+    o->hist_lo[which] = lo;
+    o->hist_hi[which] = hi;
+    double span = log(hi / lo);
+    for (size_t i = 0; i < r->n_requests; i++) {
+        const st_req_out *q = &r->req[i];
+        if (which == 1 && q->out <= 1)
+            continue;
+        double v = which == 0 ? q->first - q->arrival : (q->done - q->first) / (q->out - 1);
+        int b = v <= lo ? 0 : (int)(log(v / lo) / span * ST_SERVE_HIST);
+        if (b >= ST_SERVE_HIST)
+            b = ST_SERVE_HIST - 1;
+        o->hist[which][b]++;
+    }
+}
+
+void st_serve_summarize(const st_serve_result *r, st_serve_summary *o)
+{
+    memset(o, 0, sizeof *o);
+    o->ttft = r->ttft;
+    o->tpot = r->tpot;
+    o->itl = r->itl;
+    o->e2e = r->e2e;
+    o->queue = r->queue;
+    hist(r, 0, o);
+    hist(r, 1, o);
+    /* KV use: every sample when they fit, else evenly thinned */
+    size_t n = r->n_kv, step = (n + ST_SERVE_KV_POINTS - 1) / ST_SERVE_KV_POINTS;
+    if (step < 1)
+        step = 1;
+    for (size_t i = 0; i < n && o->n_kv < ST_SERVE_KV_POINTS; i += step) {
+        o->kv_t[o->n_kv] = (float)r->kv[i].t;
+        o->kv_used[o->n_kv] = r->kv[i].used;
+        o->kv_running[o->n_kv] = r->kv[i].running;
+        o->kv_waiting[o->n_kv] = r->kv[i].waiting;
+        o->n_kv++;
+    }
+    o->throughput_tok_s = r->throughput_tok_s;
+    o->throughput_req_s = r->throughput_req_s;
+    o->goodput_req_s = r->goodput_req_s;
+    o->slo_attainment = r->slo_attainment;
+    o->duration_s = r->duration_s;
+    o->prefix_hit_ratio = r->prefix_hit_ratio;
+    o->spec_tokens_per_step = r->spec_tokens_per_step;
+    o->mfu = r->mfu;
+    o->kv_peak_frac = r->kv_peak_frac;
+    o->preemptions = r->preemptions;
+    o->kv_blocks = r->kv_blocks;
+    o->n_requests = r->n_requests;
+}

@@ -239,6 +239,24 @@ typedef struct st_serve_result {
 
 void st_serve_result_free(st_serve_result *r);
 
+/* A fixed-size digest of a result for front ends: the distributions, TTFT
+ * and TPOT histograms over log-spaced bins, and KV use over time. */
+#define ST_SERVE_HIST 48
+#define ST_SERVE_KV_POINTS 256
+typedef struct st_serve_summary {
+    st_dist ttft, tpot, itl, e2e, queue;
+    double hist_lo[2], hist_hi[2];       /* [0] TTFT, [1] TPOT: bin edges span lo..hi (log) */
+    unsigned hist[2][ST_SERVE_HIST];
+    int n_kv;
+    float kv_t[ST_SERVE_KV_POINTS], kv_used[ST_SERVE_KV_POINTS];
+    int kv_running[ST_SERVE_KV_POINTS], kv_waiting[ST_SERVE_KV_POINTS];
+    double throughput_tok_s, throughput_req_s, goodput_req_s, slo_attainment, duration_s;
+    double prefix_hit_ratio, spec_tokens_per_step, mfu, kv_peak_frac;
+    long long preemptions, kv_blocks;
+    size_t n_requests;
+} st_serve_summary;
+void st_serve_summarize(const st_serve_result *r, st_serve_summary *out);
+
 /* Check a configuration against the model and hardware (divisibility,
  * memory, dtype support); ST_EINVAL with a sentence naming the fix. */
 int st_serve_check(const st_serve_cfg *c, st_error *err);

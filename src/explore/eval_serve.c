@@ -1,0 +1,100 @@
+/* The serve evaluator: one serving simulation per point (serve layer, which
+ * calls compose, gpu and net). Defaults where the sweep is silent: 1,000
+ * Poisson requests at 10/s with prompts uniform over 128-2048 tokens and
+ * outputs over 64-512, seed 42, and vLLM's engine defaults (serve.c). */
+#include "config.h"
+#include "explore/evaluators.h"
+#include "io/io.h"
+
+#include <math.h>
+#include <string.h>
+
+#define DEFAULT_LENGTHS "uniform:128-2048,64-512"
+
+static double nval(const st_pvalue *v, double dflt) { return v ? v->num : dflt; }
+
+int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
+                          st_error *err)
+{
+    const st_model *m = &s->models[v[ST_P_WORKLOAD]->obj];
+    const st_gpu *g = &s->gpus[v[ST_P_GPU]->obj];
+    st_serve_cfg c;
+    st_serve_cfg_default(&c);
+    c.model = m;
+    c.gpu = g;
+    c.coef = &s->coef;
+    c.tp = (int)nval(v[ST_P_TP], 1);
+    c.pp = (int)nval(v[ST_P_PP], 1);
+    c.dp = (int)nval(v[ST_P_DP], 1);
+    /* ep > 1 turns on expert parallelism over the DP x TP ranks (vLLM) */
+    c.ep = nval(v[ST_P_EP], 1) > 1 ? c.dp * c.tp : 1;
+    if (v[ST_P_SCHED])
+        c.sched = (st_sched)v[ST_P_SCHED]->num;
+    c.max_num_seqs = (int)nval(v[ST_P_MAX_SEQS], c.max_num_seqs);
+    c.max_batched_tokens = (long long)nval(v[ST_P_MAX_TOKENS], (double)c.max_batched_tokens);
+    c.chunk = (long long)nval(v[ST_P_CHUNK], (double)c.chunk);
+    c.block_size = (int)nval(v[ST_P_BLOCK], c.block_size);
+    c.gpu_mem_util = nval(v[ST_P_MEM_UTIL], c.gpu_mem_util);
+    if (v[ST_P_QUANT])
+        c.quant = (st_quant)v[ST_P_QUANT]->num;
+    c.spec_k = (int)nval(v[ST_P_SPEC_K], 0);
+    c.spec_accept = nval(v[ST_P_SPEC_ACCEPT], c.spec_accept);
+    c.prefix_cache = (int)nval(v[ST_P_PREFIX_CACHE], c.prefix_cache);
+    c.slo_ttft_s = nval(v[ST_P_SLO_TTFT], 0);
+    c.slo_tpot_s = nval(v[ST_P_SLO_TPOT], 0);
+    c.seed = (unsigned long long)nval(v[ST_P_SERVE_SEED], (double)c.seed);
+    st_cluster cl;
+    int need_net = c.tp * c.pp > 1 || c.ep > 1;
+    if (v[ST_P_CLUSTER]) {
+        c.cluster = &s->clusters[v[ST_P_CLUSTER]->obj];
+    } else if (need_net) {
+        int rc = st_load_node_for_gpu(g->id, c.ep > 1 ? c.ep : c.tp * c.pp, &cl, err);
+        if (rc)
+            return rc == ST_ENOTFOUND ? ST_EINVAL : rc;
+        c.cluster = &cl;
+    }
+    int rc = st_serve_check(&c, err);
+    if (rc)
+        return rc;
+    st_lenspec ls;
+    if ((rc = st_lenspec_parse(v[ST_P_LENGTHS] ? v[ST_P_LENGTHS]->text : DEFAULT_LENGTHS, &ls, err)))
+        return rc;
+    st_arrivals a;
+    memset(&a, 0, sizeof a);
+    a.qps = nval(v[ST_P_QPS], 10);
+    a.n = (size_t)nval(v[ST_P_REQUESTS], 1000);
+    a.seed = c.seed;
+    st_reqset rq;
+    rc = st_requests_generate(&a, &ls, &rq, err);
+    st_lenspec_free(&ls);
+    if (rc)
+        return rc;
+    st_serve_result r;
+    rc = st_serve_run(&c, &rq, &r, err);
+    st_reqset_free(&rq);
+    if (rc)
+        return rc; /* does not fit, a request beyond the cache, ...: an invalid point */
+    double out_tok = r.throughput_tok_s * r.duration_s;
+    pt->m[ST_M_LATENCY] = r.e2e.mean;
+    /* no error band: the serving layer does not propagate kernel spreads */
+    /* board energy over the run, per request */
+    double e = (double)r.gpus * st_explore_gpu_energy(g->tdp_w, r.duration_s, r.busy_frac * r.duration_s);
+    pt->m[ST_M_ENERGY] = r.n_requests ? e / (double)r.n_requests : NAN;
+    pt->m[ST_M_EDP] = pt->m[ST_M_ENERGY] * r.e2e.mean;
+    pt->m[ST_M_THROUGHPUT] = r.throughput_tok_s;
+    pt->m[ST_M_MEMORY] = r.weights_bytes_per_gpu + r.kv_peak_frac * (double)r.kv_blocks * r.kv_bytes_per_block;
+    pt->m[ST_M_COST] = out_tok > 0 ? (double)r.gpus * r.duration_s / out_tok * 1000 : NAN;
+    pt->m[ST_M_MFU] = r.mfu;
+    pt->m[ST_M_TTFT] = r.ttft.mean;
+    pt->m[ST_M_TPOT] = r.tpot.mean;
+    pt->m[ST_M_GOODPUT] = r.goodput_req_s;
+    pt->fits = 1;
+    if (d) {
+        st_serve_summarize(&r, &d->serve);
+        snprintf(d->note, sizeof d->note, "%s on %d x %s: %s, tp %d dp %d%s, %lld KV blocks, %lld preemptions",
+                 m->id, r.gpus, g->id, st_sched_name(c.sched), c.tp, c.dp, c.ep > 1 ? " ep" : "", r.kv_blocks,
+                 r.preemptions);
+    }
+    st_serve_result_free(&r);
+    return 0;
+}
