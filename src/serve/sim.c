@@ -983,7 +983,10 @@ static void kv_transfer(sim *s, replica *from, int id)
         st_error err = {0};
         int tp = c->tp * c->pp;
         int total = (s->cfg->prefill_replicas + s->cfg->decode_replicas) * tp;
-        int per_node = total <= s->cfg->cluster->node.gpus ? 2 : 1;
+        /* the pools share a node when they fit in one and the cluster has
+         * one node; a multi-node cluster puts them on separate nodes (the
+         * KV crosses the scale-out network, as in Splitwise/DistServe) */
+        int per_node = total <= s->cfg->cluster->node.gpus && s->cfg->cluster->nodes <= 1 ? 2 : 1;
         if (!st_net_group_init(s->cfg->cluster, 2, per_node, &g, &err) &&
             !st_coll_estimate(&g, ST_COLL_SENDRECV, ST_ALGO_AUTO, bytes, &e, &err))
             t = e.time_s;
