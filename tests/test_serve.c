@@ -201,9 +201,13 @@ static void test_preemption(void **state)
     assert_true(r.n_done == N);
     st_serve_result_free(&r);
     /* a request larger than the cache is refused with a sentence */
+    /* V1 only recomputes */
+    c.sched = ST_SCHED_VLLM;
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "vllm-v0"));
+    c.preempt = ST_PREEMPT_RECOMPUTE;
     int big_in[1] = {1000}, big_out[1] = {10};
     st_reqset big = fixed_set(1, big_in, big_out, 0);
-    c.sched = ST_SCHED_VLLM;
     assert_int_equal(st_serve_run(&c, &big, &r, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "KV blocks"));
     st_reqset_free(&big);

@@ -19,7 +19,7 @@ const cli_command cmd_serve = {
     "                   [--spec-k K --spec-accept A --draft MODEL] [--quant w4a16|w8a8|fp8]\n"
     "                   [--per-request FILE.csv] [--trace-out FILE.json] [--json]",
     "Simulate serving a request stream: TTFT, TPOT, latency, throughput, KV cache, preemptions.",
-    "  MODEL                 a decoder transformer workload (strata list --kind model)\n"
+    "  MODEL                 a decoder transformer workload (strata list --kind workload)\n"
     "  --gpu PRESET          GPU of every replica (default h100-sxm)\n"
     "  --cluster NODE        node or cluster preset for the links between GPUs (TP, PP, EP,\n"
     "                        --disagg KV transfer, swap); default: the first node preset built\n"
@@ -41,14 +41,17 @@ const cli_command cmd_serve = {
     "  --trace FILE          replay requests: JSONL (input_toks, output_toks, arrival_time) or\n"
     "                        CSV (arrived_at, num_prefill_tokens, num_decode_tokens)\n"
     "  --qps Q               mean arrival rate (requests/s), with --requests N and --lengths SPEC\n"
-    "  --arrival A           poisson (default) or gamma (with --cv C, the gaps' coefficient of variation)\n"
+    "  --requests N          requests to generate\n"
+    "  --arrival A           poisson (default) or gamma\n"
+    "  --cv C                gamma: the gaps' coefficient of variation (1 = Poisson)\n"
     "  --lengths SPEC        fixed:IN,OUT  uniform:LO-HI,LO-HI  zipf:S,MAX_IN,MAX_OUT  trace:FILE\n"
     "  --shared-prefix G:L   requests share one of G prefixes of L tokens (prefix-caching workloads)\n"
     "  --prefix-cache / --no-prefix-cache   reuse cached prefix blocks (default on, as vLLM V1)\n"
     "  --spec-k K            speculative decoding: K draft tokens per step\n"
     "  --spec-accept A       per-token acceptance probability (default 0.7)\n"
     "  --draft MODEL         draft model (default: a self-drafting head, one block + LM head)\n"
-    "  --quant Q             w4a16, w8a8 or fp8 weights (block GEMMs); --kv-dtype fp8 for the cache\n"
+    "  --quant Q             none (default), w4a16, w8a8 or fp8 weights (block GEMMs)\n"
+    "  --kv-dtype D          auto (the model's dtype, default) or fp8 for the KV cache\n"
     "  --disagg P:D          disaggregated serving: P prefill and D decode replicas (KV moves\n"
     "                        over the cluster link)\n"
     "  --colocate MODEL      serve another model on the same GPUs (repeatable, up to 3); requests\n"
@@ -61,7 +64,7 @@ const cli_command cmd_serve = {
     "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000)\n"
     "  --coef FILE           GPU coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --json                machine-readable: ttft_s, tpot_s, itl_s, latency_s, queue_s (mean, p50,\n"
-    "                        p90, p95, p99), throughput_tok_s, preemptions, kv_blocks, ...\n",
+    "                        p90, p95, p99, max), throughput_tok_s, preemptions, kv_blocks, ...\n",
     run,
 };
 
@@ -150,8 +153,8 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
     fprintf(o, "%s on %s", c->model->name, c->gpu->name);
     if (c->tp * c->pp > 1 || c->dp > 1)
         fprintf(o, "  (TP %d, PP %d, DP %d%s)", c->tp, c->pp, c->dp, c->ep > 1 ? ", EP" : "");
-    fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld%s, block %d, %s\n",
-            st_sched_name(c->sched), c->max_num_seqs, c->max_batched_tokens, "", c->block_size,
+    fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld, block %d, %s\n",
+            st_sched_name(c->sched), c->max_num_seqs, c->max_batched_tokens, c->block_size,
             c->quant ? st_quant_name(c->quant) : "bf16");
     cli_bytes(a, sizeof a, r->weights_bytes_per_gpu);
     cli_bytes(b, sizeof b, r->activation_reserve_bytes);

@@ -159,6 +159,18 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         cli_usage_error(cmd, "give --trace FILE, or --qps Q --requests N --lengths SPEC (e.g. --lengths uniform:100-2000,50-800)");
         return 2;
     }
+    if (o->trace && o->prefix_groups) {
+        cli_usage_error(cmd, "--shared-prefix describes generated requests; a --trace carries no prefix groups");
+        return 2;
+    }
+    if (o->cv != 1 && !(o->arrival && strcmp(o->arrival, "gamma") == 0)) {
+        cli_usage_error(cmd, "--cv is the gamma process's; add --arrival gamma");
+        return 2;
+    }
+    if (o->disagg_p && o->dp > 1) {
+        cli_usage_error(cmd, "--disagg P:D sets the replicas (P + D); drop --dp");
+        return 2;
+    }
     if (o->arrival && strcmp(o->arrival, "poisson") && strcmp(o->arrival, "gamma")) {
         cli_usage_error(cmd, "--arrival: poisson or gamma, got '%s'", o->arrival);
         return 2;
@@ -192,7 +204,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
         if (strcmp(o->kv_dtype, "fp8") == 0)
             c->kv_fp8 = 1;
         else if (strcmp(o->kv_dtype, "auto") != 0 && strcmp(o->kv_dtype, "bf16") != 0)
-            return enum_err(err, "--kv-dtype", o->kv_dtype, "auto or fp8");
+            return enum_err(err, "--kv-dtype", o->kv_dtype, "auto (the model's dtype), bf16 or fp8");
     }
     if (o->share) {
         if (strcmp(o->share, "space") == 0)
@@ -238,6 +250,8 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->spec_accept = o->spec_accept;
     c->prefill_replicas = (int)o->disagg_p;
     c->decode_replicas = (int)o->disagg_d;
+    if (c->prefill_replicas > 0)
+        c->dp = c->prefill_replicas + c->decode_replicas;
     c->slo_ttft_s = o->slo_ttft;
     c->slo_tpot_s = o->slo_tpot;
     c->seed = (unsigned long long)o->seed;
@@ -249,7 +263,9 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
             goto fail;
         s->have_cluster = 1;
     } else if (need_net) {
-        int want = c->prefill_replicas > 0 ? 2 * per_replica : c->ep > 1 ? c->ep : per_replica;
+        int want = c->prefill_replicas > 0 ? (c->prefill_replicas + c->decode_replicas) * per_replica
+                   : c->ep > 1                ? c->ep
+                                              : per_replica;
         if ((rc = st_load_node_for_gpu(s->gpu.id, want, &s->cluster, err)))
             goto fail;
         s->have_cluster = 1;

@@ -166,7 +166,7 @@ static int match(const char *name, st_file_kind kind, char *out, size_t n, st_er
     st_catalog_free(&cat);
     if (!out[0])
         return st_error_set(err, ST_ENOTFOUND, "no %s preset matches '%s'; add one (strata list --kind %s)",
-                            kind == ST_FILE_MODEL ? "workload" : "GPU", name, kind == ST_FILE_MODEL ? "model" : "gpu");
+                            kind == ST_FILE_MODEL ? "workload" : "GPU", name, kind == ST_FILE_MODEL ? "workload" : "gpu");
     return 0;
 }
 
@@ -379,7 +379,7 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
                 double mv[4] = {md[k]->mean, md[k]->p50, md[k]->p90, md[k]->p99};
                 for (int s = 0; s < 4; s++) {
                     double scale = k == 1 ? 1e3 : 1;
-                    const char *unit = k == 1 ? "ms" : "s";
+                    const char *unit = k == 1 ? "ms" : "s ";
                     if (m.have)
                         fprintf(out, "  %-8s %-5s %10.3f %s %10.3f %s %+7.1f\n", keys[k], st[s], mv[s] * scale, unit,
                                 pv[s] * scale, unit, ape(pv[s], mv[s]));

@@ -47,7 +47,7 @@ int st_load_node_for_gpu(const char *gpu_id, int gpus, st_cluster *out, st_error
     st_catalog_free(&cat);
     if (rc == ST_ENOTFOUND)
         st_error_set(err, ST_ENOTFOUND,
-                     "no node preset has %d or more %s GPUs; pass --cluster NODE (strata list --kind node)", gpus,
+                     "no node preset has %d or more %s GPUs; pass --cluster with a node or a multi-node cluster (strata list --kind node, --kind cluster)", gpus,
                      gpu_id);
     return rc;
 }

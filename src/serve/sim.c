@@ -224,6 +224,8 @@ typedef struct sim {
     const st_reqset *rq;
     rstate *rs;
     int groups; /* prefix caching on and some request has a prefix group */
+    int kv_rep;     /* the replica whose KV use is sampled: the first that decodes */
+    long long max_len; /* max_model_len resolved */
     replica *rep;
     int nrep;
     group *grp;
@@ -680,7 +682,9 @@ static void build_orca(sim *s, replica *r, batch *b)
             continue;
         batch_add(s, r, b, id, next_tokens(s, r, id));
     }
-    long long reserve = blocks_for(s, s->cfg->max_model_len);
+    long long reserve = blocks_for(s, s->max_len);
+    if (reserve > r->total)
+        reserve = r->total; /* Orca (Max) capped at the cache */
     while (r->wn > 0 && r->nrun < max_seqs(s)) {
         int id = wq_front(r);
         rstate *q = &s->rs[id];
@@ -783,7 +787,7 @@ static double price(sim *s, replica *r, batch *b, scratch *sc, long long *logits
 static void kv_sample(sim *s)
 {
     st_serve_result *o = s->out;
-    const replica *r = &s->rep[0];
+    const replica *r = &s->rep[s->kv_rep];
     while (s->now >= s->kv_next) {
         if (o->n_kv == ST_SERVE_KV_SAMPLES) {
             for (size_t i = 0; i < ST_SERVE_KV_SAMPLES / 2; i++)
@@ -1192,6 +1196,24 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "--disagg works with --sched vllm, vllm-v0 or sarathi on dense or TP models");
         return ST_EINVAL;
     }
+    if (c->preempt == ST_PREEMPT_SWAP && c->sched != ST_SCHED_VLLM_V0) {
+        st_error_set(err, ST_EINVAL, "--preempt swap is vLLM V0's (--sched vllm-v0); V1 and the others recompute");
+        return ST_EINVAL;
+    }
+    if (c->prefill_replicas > 0 && c->cluster && c->cluster->nodes <= 1 &&
+        (c->prefill_replicas + c->decode_replicas) * c->tp * c->pp > c->cluster->node.gpus) {
+        st_error_set(err, ST_EINVAL,
+                     "--disagg %d:%d needs %d GPUs; %s has %d: use fewer replicas or a multi-node --cluster",
+                     c->prefill_replicas, c->decode_replicas,
+                     (c->prefill_replicas + c->decode_replicas) * c->tp * c->pp, c->cluster->id,
+                     c->cluster->node.gpus);
+        return ST_EINVAL;
+    }
+    if (c->cluster && strcmp(c->cluster->node.gpu.id, c->gpu->id) != 0) {
+        st_error_set(err, ST_EINVAL, "cluster %s is built from %s GPUs, not %s: pass --gpu %s or another --cluster",
+                     c->cluster->id, c->cluster->node.gpu.id, c->gpu->id, c->cluster->node.gpu.id);
+        return ST_EINVAL;
+    }
     if (c->n_colocated > 0 && (c->prefill_replicas > 0 || c->ep > 1)) {
         st_error_set(err, ST_EINVAL, "co-location is modelled without --disagg and --ep");
         return ST_EINVAL;
@@ -1245,6 +1267,8 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
         s.have_draft = !rc;
     }
     long long max_len = cfg->max_model_len > 0 ? cfg->max_model_len : cfg->model->tf.max_seq;
+    s.max_len = max_len;
+    s.kv_rep = cfg->prefill_replicas > 0 ? cfg->prefill_replicas : 0;
     /* replicas */
     int dp = cfg->prefill_replicas > 0 ? cfg->prefill_replicas + cfg->decode_replicas : cfg->dp;
     s.nrep = dp * s.nmodels;
