@@ -123,7 +123,10 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'o': o->prefix_cache = 0; break;
         case 'H': rc = pair(cmd, "--shared-prefix", optarg, &o->prefix_groups, &o->prefix_len); break;
         case 'k': dst = &o->spec_k, nm = "--spec-k", lo = 0, hi = 16; break;
-        case 'A': rc = num(cmd, "--spec-accept", optarg, 0, 1, &o->spec_accept); break;
+        case 'A':
+            rc = num(cmd, "--spec-accept", optarg, 0, 1, &o->spec_accept);
+            o->spec_accept_given = 1;
+            break;
         case 'd': o->draft = optarg; break;
         case 'Q': o->quant = optarg; break;
         case 'V': o->kv_dtype = optarg; break;
@@ -157,6 +160,18 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
     }
     if (!o->trace && !(o->qps > 0 && o->requests > 0 && o->lengths)) {
         cli_usage_error(cmd, "give --trace FILE, or --qps Q --requests N --lengths SPEC (e.g. --lengths uniform:100-2000,50-800)");
+        return 2;
+    }
+    if (o->per_request && o->trace_out && strcmp(o->per_request, o->trace_out) == 0) {
+        cli_usage_error(cmd, "--per-request and --trace-out name the same file");
+        return 2;
+    }
+    if ((o->draft || o->spec_accept_given) && o->spec_k == 0) {
+        cli_usage_error(cmd, "--draft and --spec-accept need --spec-k K (draft tokens per step)");
+        return 2;
+    }
+    if (o->share && o->n_colocate == 0) {
+        cli_usage_error(cmd, "--share splits the GPUs between co-located models; add --colocate MODEL");
         return 2;
     }
     if (o->trace && o->prefix_groups) {
@@ -215,6 +230,11 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     int rc = st_load_model(model, &s->model, err);
     if (rc)
         return rc;
+    if (o->ep && (s->model.kind != ST_MODEL_TRANSFORMER || s->model.tf.experts <= 0)) {
+        st_error_set(err, ST_EINVAL, "--ep needs a mixture-of-experts model; %s is dense", s->model.id);
+        st_model_free(&s->model);
+        return ST_EINVAL;
+    }
     if (o->draft) {
         if ((rc = st_load_model(o->draft, &s->draft, err)))
             goto fail;

@@ -305,6 +305,13 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
         o.dp = json_ll(meta, "data_parallel_size", 1);
         o.ep = json_bool(meta, "enable_expert_parallel", 0);
         o.max_num_seqs = json_ll(meta, "max_num_seqs", o.max_num_seqs);
+        if (o.max_num_seqs < 1 || o.max_num_seqs > 65536 || o.tp < 1 || o.tp > 1024 || o.dp < 1 || o.dp > 64) {
+            st_error_set(err, ST_EINVAL, "%s: max_num_seqs, tensor_parallel_size or data_parallel_size out of range",
+                         meta_p);
+            free(meta);
+            rc = ST_EINVAL;
+            break;
+        }
         o.max_batched_tokens = json_ll(meta, "max_num_batched_tokens", o.max_batched_tokens);
         o.max_model_len = json_ll(meta, "max_model_len", 0);
         o.block_size = json_ll(meta, "block_size", o.block_size);
@@ -314,12 +321,15 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
         long long logged = json_ll(meta, "num_gpu_blocks", 0);
         free(meta);
         cli_serve_setup su;
-        if ((rc = cli_serve_setup_load(&o, model_id, &su, err)))
+        if ((rc = cli_serve_setup_load(&o, model_id, &su, err))) {
+            st_error_prefix(err, "%s (settings from meta.json): ", names[i]);
             break;
+        }
         measured m;
         st_serve_result r;
         memset(&r, 0, sizeof r);
         if ((rc = read_measured(req_p, &m, err)) || (rc = st_serve_run(&su.cfg, &su.reqs, &r, err))) {
+            st_error_prefix(err, "%s (settings from meta.json): ", names[i]);
             cli_serve_setup_free(&su);
             break;
         }
@@ -402,7 +412,7 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
     }
     for (int i = 0; i < nn; i++)
         free(names[i]);
-    if (json && !rc) {
+    if (json) { /* valid JSON even when a run failed: the runs so far */
         st_json_end_array(&j);
         st_json_end_object(&j);
         st_json_finish(&j);

@@ -306,6 +306,8 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
     while ((len = getline(&line, &lcap, f)) > 0) {
         lineno++;
         char *p = line;
+        if (lineno == 1 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
+            p += 3; /* UTF-8 byte-order mark */
         while (*p == ' ' || *p == '\t')
             p++;
         if (*p == '\n' || *p == '\r' || !*p)
@@ -389,7 +391,7 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
     }
     free(line);
     if (!rc && ferror(f)) {
-        st_error_set(err, ST_EIO, "%s: read error", path);
+        st_error_set(err, ST_EIO, "%s: read error (%s)", path, strerror(errno));
         rc = ST_EIO;
     }
     fclose(f);
@@ -401,8 +403,14 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
         st_reqset_free(out);
         return rc;
     }
-    for (size_t i = 0; i < out->n; i++)
+    for (size_t i = 0; i < out->n; i++) {
         out->r[i].arrival -= t0;
+        if (!isfinite(out->r[i].arrival) || out->r[i].arrival > 1e12) {
+            st_error_set(err, ST_EINVAL, "%s: arrival times span more than 1e12 s; check the arrival_time column", path);
+            st_reqset_free(out);
+            return ST_EINVAL;
+        }
+    }
     qsort(out->r, out->n, sizeof *out->r, cmp_arrival);
     return 0;
 }

@@ -28,6 +28,7 @@ typedef struct rstate {
     int shared;    /* prefix blocks referenced from the group cache */
     int in, out;   /* copies of the request's lengths */
     unsigned char state, swapped, in_flight, decoding;
+    unsigned char ve; /* PP: the virtual engine (pipeline slot) it runs in */
     double last;   /* time of its last token */
 } rstate;
 
@@ -225,6 +226,7 @@ typedef struct sim {
     rstate *rs;
     int groups; /* prefix caching on and some request has a prefix group */
     int kv_rep;     /* the replica whose KV use is sampled: the first that decodes */
+    int cur_ve;     /* PP: the pipeline slot being scheduled (vLLM's virtual engine) */
     long long max_len; /* max_model_len resolved */
     replica *rep;
     int nrep;
@@ -250,7 +252,7 @@ typedef struct sim {
     long long trace_events;
     double kv_transfer_sum;
     long long kv_transfers;
-    int rr[4];
+    int rr[8]; /* round-robin position per (model, pool) */
     int err;
 } sim;
 
@@ -542,10 +544,22 @@ static inline void batch_add(sim *s, replica *r, batch *b, int id, int n)
 
 static int max_seqs(const sim *s) { return s->cfg->max_num_seqs; }
 
+/* a step's share for a request the budget cannot fully take: a prefill is
+ * chunked to the budget; a speculative verify (1 + k tokens) falls back to
+ * one plain decode token (vLLM V1 drops the drafts that do not fit) */
+static int trim(const sim *s, const replica *r, const rstate *q, int n, long long budget)
+{
+    int k = spec_k(s, r);
+    if (k > 0 && q->decoding && n == 1 + k && q->computed + 1 == q->in + q->generated)
+        return 1;
+    return (int)budget;
+}
+
 /* move the head of the waiting queue into the running batch with its blocks */
 static void admit(sim *s, replica *r, batch *b, int id, int need, int n)
 {
     rstate *q = &s->rs[id];
+    q->ve = (unsigned char)s->cur_ve;
     wq_pop(r);
     r->free_blocks -= need;
     q->priv += need;
@@ -563,11 +577,11 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
     for (int i = 0; i < r->nrun && budget > 0; i++) {
         int id = r->run[i];
         rstate *q = &s->rs[id];
-        if (q->in_flight)
+        if (q->in_flight || q->ve != s->cur_ve)
             continue;
         int n = next_tokens(s, r, id);
         if (n > budget)
-            n = (int)budget;
+            n = trim(s, r, q, n, budget);
         if (n <= 0)
             continue;
         int need = need_blocks(s, q, (long long)q->computed + n);
@@ -593,7 +607,9 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         batch_add(s, r, b, id, n);
         budget -= n;
     }
-    if (preempted)
+    /* V1 admits no new request in a step that preempted, unless the step
+     * would otherwise be empty (the preempted request itself comes back) */
+    if (preempted && b->n > 0)
         return;
     while (r->wn > 0 && r->nrun < max_seqs(s) && budget > 0) {
         int id = wq_front(r);
@@ -602,7 +618,7 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         /* a prompt, a recomputation, or (decode pool) a request whose KV arrived */
         int n = next_tokens(s, r, id);
         if (n > budget)
-            n = (int)budget;
+            n = trim(s, r, q, n, budget);
         int need = need_blocks(s, q, (long long)q->computed + n);
         if (!can_alloc(r, need)) {
             prefix_undo(s, r, id, hit);
@@ -651,13 +667,15 @@ static void build_v0(sim *s, replica *r, batch *b)
     for (int i = 0; i < r->nrun; i++) {
         int id = r->run[i];
         rstate *q = &s->rs[id];
-        if (q->in_flight)
+        if (q->in_flight || q->ve != s->cur_ve)
             continue;
         int n = next_tokens(s, r, id);
         int need = need_blocks(s, q, (long long)q->computed + n);
         int self = 0;
         while (!can_alloc(r, need)) {
             int last = r->nrun - 1;
+            while (last > i && s->rs[r->run[last]].in_flight)
+                last--;
             b->extra_s += preempt(s, r, last);
             if (last == i) {
                 self = 1;
@@ -857,23 +875,13 @@ static int group_has_work(const sim *s, const group *g)
     return 0;
 }
 
-static void try_start(sim *s, int gi, scratch *sc)
+/* Build and price every replica's batch of pipeline slot k of a group; 1
+ * when any has work. */
+static int build_slot(sim *s, group *g, int k, batch *bs, scratch *sc, double *dur_out, long long *tok_out)
 {
-    group *g = &s->grp[gi];
-    if (g->inflight >= g->pp || (g->inflight > 0 && s->now < g->next_ok) || !group_has_work(s, g))
-        return;
-    if (s->dev_busy[g->device] >= 0 && s->dev_busy[g->device] != gi) {
-        g->waiting_device = 1;
-        return;
-    }
-    int k;
-    for (k = 0; k < g->pp; k++)
-        if (!g->slots[k * g->n].active)
-            break;
     double dur = 0;
     int any = 0;
     long long tok_total = 0;
-    batch bs[64];
     for (int i = 0; i < g->n; i++) {
         replica *r = &s->rep[g->first + i];
         slot *sl = &g->slots[k * g->n + i];
@@ -919,6 +927,37 @@ static void try_start(sim *s, int gi, scratch *sc)
             for (int j = 0; j < b->n; j++)
                 s->rs[b->e[j].req].in_flight = 1;
     }
+    *dur_out = dur;
+    *tok_out = tok_total;
+    return any;
+}
+
+static void try_start(sim *s, int gi, scratch *sc)
+{
+    group *g = &s->grp[gi];
+    if (g->inflight >= g->pp || (g->inflight > 0 && s->now < g->next_ok) || !group_has_work(s, g))
+        return;
+    if (s->dev_busy[g->device] >= 0 && s->dev_busy[g->device] != gi) {
+        g->waiting_device = 1;
+        return;
+    }
+    /* PP: like vLLM's virtual engines, each slot keeps the requests it
+     * admitted, new ones join the slot being scheduled; the first free slot
+     * with work runs */
+    int k;
+    double dur = 0;
+    int any = 0;
+    long long tok_total = 0;
+    batch bs[64];
+    for (k = 0; k < g->pp && !any; k++) {
+        if (g->slots[k * g->n].active)
+            continue;
+        s->cur_ve = k;
+        dur = 0;
+        tok_total = 0;
+        any = build_slot(s, g, k, bs, sc, &dur, &tok_total);
+    }
+    k--;
     if (!any)
         return;
     if (g->n > 1) {
@@ -1146,6 +1185,27 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "expert parallelism spans the DP x TP ranks (%d); got %d", c->dp * c->tp, c->ep);
         return ST_EINVAL;
     }
+    if (c->prefill_replicas + c->decode_replicas > 64) {
+        st_error_set(err, ST_EINVAL, "--disagg %d:%d: at most 64 replicas", c->prefill_replicas, c->decode_replicas);
+        return ST_EINVAL;
+    }
+    const st_model *others[5] = {c->draft};
+    int no = c->spec_k > 0 && c->draft ? 1 : 0;
+    for (int i = 0; i < c->n_colocated && i < 3; i++)
+        others[no++] = c->colocated[i];
+    for (int i = 0; i < no; i++) {
+        const st_model *o = others[i];
+        if (!o || o->kind != ST_MODEL_TRANSFORMER || !o->tf.causal) {
+            st_error_set(err, ST_EINVAL, "%s is not a decoder language model; %s a causal transformer",
+                         o ? o->id : "?", i == 0 && c->spec_k > 0 && c->draft ? "draft with" : "co-locate");
+            return ST_EINVAL;
+        }
+        if (o->tf.heads % c->tp) {
+            st_error_set(err, ST_EINVAL, "--tp %d does not divide the %lld attention heads of %s", c->tp, o->tf.heads,
+                         o->id);
+            return ST_EINVAL;
+        }
+    }
     if (c->dp > 64) {
         st_error_set(err, ST_EINVAL, "--dp %d: at most 64 replicas", c->dp);
         return ST_EINVAL;
@@ -1196,7 +1256,7 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "--disagg works with --sched vllm, vllm-v0 or sarathi on dense or TP models");
         return ST_EINVAL;
     }
-    if (c->preempt == ST_PREEMPT_SWAP && c->sched != ST_SCHED_VLLM_V0) {
+    if (c->preempt == ST_PREEMPT_SWAP && (c->sched != ST_SCHED_VLLM_V0 || c->prefill_replicas > 0)) {
         st_error_set(err, ST_EINVAL, "--preempt swap is vLLM V0's (--sched vllm-v0); V1 and the others recompute");
         return ST_EINVAL;
     }
@@ -1374,16 +1434,23 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
         out->req[i].replica = -1;
         s.rs[i].in = rq->r[i].in;
         s.rs[i].out = rq->r[i].out;
-        if ((long long)rq->r[i].in + rq->r[i].out > max_len) {
+        const st_model *rm = models[rq->r[i].model];
+        long long mlen = cfg->max_model_len > 0 ? cfg->max_model_len : rm->tf.max_seq;
+        long long cap = s.rep[rq->r[i].model * dp].total;
+        if (cfg->sched == ST_SCHED_VLLM_V0)
+            cap -= (long long)ceil(cfg->watermark * (double)cap); /* V0 keeps the watermark free */
+        int need = blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out + (rq->r[i].model == 0 ? cfg->spec_k : 0));
+        if ((long long)rq->r[i].in + rq->r[i].out > mlen) {
             st_error_set(err, ST_EINVAL,
-                         "request %zu has %d + %d tokens, beyond max_model_len %lld; raise --max-model-len or trim the trace",
-                         i, rq->r[i].in, rq->r[i].out, max_len);
+                         "request %zu has %d + %d tokens, beyond %s's max_model_len %lld; raise --max-model-len or trim "
+                         "the requests",
+                         i, rq->r[i].in, rq->r[i].out, rm->id, mlen);
             rc = ST_EINVAL;
-        } else if (blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out) > s.rep[rq->r[i].model * dp].total &&
-                   cfg->sched != ST_SCHED_STATIC) {
+        } else if (need > cap) {
             st_error_set(err, ST_EINVAL,
-                         "request %zu needs %d KV blocks, more than the %lld the cache holds; use a larger GPU or --tp",
-                         i, blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out), s.rep[rq->r[i].model * dp].total);
+                         "request %zu needs %d KV blocks, more than the %lld the cache can give it%s; use a larger GPU "
+                         "or --tp",
+                         i, need, cap, cfg->sched == ST_SCHED_VLLM_V0 ? " (less vllm-v0's watermark)" : "");
             rc = ST_EINVAL;
         }
     }
@@ -1423,9 +1490,13 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
                 if (e.kind == EV_STEP) {
                     if (e.b >= 0)
                         apply_step(&s, e.a, e.b, &sc);
-                    /* the device goes round-robin: the other groups that share
-                     * it first, this one last */
-                    wake_device(&s, s.grp[e.a].device, e.a, &sc);
+                    /* a pipeline still holding its device takes its next stage
+                     * slot; a free device goes round-robin: the other groups
+                     * that share it first, this one last */
+                    if (s.dev_busy[s.grp[e.a].device] == e.a)
+                        try_start(&s, e.a, &sc);
+                    else
+                        wake_device(&s, s.grp[e.a].device, e.a, &sc);
                 } else {
                     replica *r = &s.rep[e.b];
                     s.rs[e.a].state = RS_WAITING;
@@ -1514,7 +1585,11 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             out->gpus = gpus;
             double peak = st_gpu_peak(cfg->gpu, s.cost[0].dtype, 0);
             out->mfu = dur > 0 && peak > 0 ? s.flops / (dur * gpus * peak) : 0;
-            out->busy_frac = dur > 0 ? s.busy / (dur * (double)(s.nrep / s.nmodels) * s.nmodels) : 0;
+            /* time-shared co-location: the models take turns on dp devices;
+             * otherwise every replica has its own GPUs (or its share) */
+            double units = cfg->n_colocated > 0 && cfg->share == ST_SHARE_TIME ? (double)(s.nrep / s.nmodels)
+                                                                                : (double)s.nrep;
+            out->busy_frac = dur > 0 ? s.busy / (dur * units) : 0;
             if (out->busy_frac > 1)
                 out->busy_frac = 1;
             out->kv_transfer_s = s.kv_transfers ? s.kv_transfer_sum / (double)s.kv_transfers : 0;
