@@ -327,7 +327,7 @@ static void test_serve_sweep(void **state)
     st_sweep s;
     st_error err = {0};
     const char *y = "sweep: t\nevaluate: serve\nfixed:\n  workload: llama3.1-8b\n  gpu: h100-sxm\n"
-                    "  requests: 400\n  lengths: \"fixed:200,100\"\naxes:\n  qps: [1, 2]\n"
+                    "  requests: 400\n  spec_accept: 0.7\n  lengths: \"fixed:200,100\"\naxes:\n  qps: [1, 2]\n"
                     "  sched: [vllm, orca]\n  spec_k: [0, 2]\nobjectives: [latency, throughput]\n";
     assert_int_equal(st_load_sweep_buffer("t.yaml", y, strlen(y), &s, &err), 0);
     assert_int_equal((int)s.points, 8);

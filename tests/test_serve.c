@@ -297,6 +297,7 @@ static void test_determinism(void **state)
     st_serve_cfg c;
     cfg_init(&c);
     c.spec_k = 3;
+    c.spec_accept = 0.7;
     st_serve_result x, y;
     assert_int_equal(st_serve_run(&c, &s, &x, &err), 0);
     assert_int_equal(st_serve_run(&c, &s, &y, &err), 0);
@@ -396,6 +397,7 @@ static void test_review_regressions(void **state)
     c.sched = ST_SCHED_SARATHI;
     c.chunk = 512;
     c.spec_k = 4;
+    c.spec_accept = 0.7;
     assert_int_equal(st_serve_run(&c, &b2, &r1, &err), 0);
     assert_true(r1.n_done == N);
     st_serve_result_free(&r1);

@@ -48,7 +48,7 @@ const cli_command cmd_serve = {
     "  --shared-prefix G:L   requests share one of G prefixes of L tokens (prefix-caching workloads)\n"
     "  --prefix-cache / --no-prefix-cache   reuse cached prefix blocks (default on, as vLLM V1)\n"
     "  --spec-k K            speculative decoding: K draft tokens per step\n"
-    "  --spec-accept A       per-token acceptance probability (default 0.7)\n"
+    "  --spec-accept A       per-token acceptance probability of the drafts (required with --spec-k)\n"
     "  --draft MODEL         draft model (default: a self-drafting head, one block + LM head)\n"
     "  --quant Q             none (default), w4a16, w8a8 or fp8 weights (block GEMMs)\n"
     "  --kv-dtype D          auto (the model's dtype, default) or fp8 for the KV cache\n"
@@ -198,7 +198,6 @@ static int run(int argc, char **argv)
     if (rc)
         return rc;
     if (optind != argc - 1) {
-        cli_serve_opts_free(&so);
         return cli_usage_error(cmd, optind >= argc ? "missing MODEL (try: strata serve llama3.1-8b --gpu h100-sxm ...)"
                                                    : "one MODEL only");
     }
@@ -241,7 +240,6 @@ static int run(int argc, char **argv)
     }
     st_serve_result_free(&res);
     cli_serve_setup_free(&su);
-    cli_serve_opts_free(&so);
     if (rc)
         return cli_fail(&err);
     return 0;

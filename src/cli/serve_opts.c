@@ -27,8 +27,6 @@ void cli_serve_opts_init(cli_serve_opts *o)
     o->cv = 1;
 }
 
-void cli_serve_opts_free(cli_serve_opts *o) { (void)o; }
-
 static int num(const cli_command *cmd, const char *opt, const char *text, double lo, double hi, double *out)
 {
     char *e;
@@ -164,6 +162,11 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
     }
     if (o->per_request && o->trace_out && strcmp(o->per_request, o->trace_out) == 0) {
         cli_usage_error(cmd, "--per-request and --trace-out name the same file");
+        return 2;
+    }
+    if (o->spec_k > 0 && !o->spec_accept_given) {
+        cli_usage_error(cmd, "--spec-k needs --spec-accept A, the per-token acceptance of the drafts (measure it "
+                             "for your draft and data)");
         return 2;
     }
     if ((o->draft || o->spec_accept_given) && o->spec_k == 0) {

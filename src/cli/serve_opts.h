@@ -18,7 +18,6 @@ typedef struct cli_serve_opts {
 void cli_serve_opts_init(cli_serve_opts *o);
 /* Parse argv; *help set on --help. Returns 0, or 2 after a usage error. */
 int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opts *o, int *help);
-void cli_serve_opts_free(cli_serve_opts *o);
 
 /* Everything a run needs, loaded. */
 typedef struct cli_serve_setup {

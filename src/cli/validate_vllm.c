@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "cli/validate_vllm.h"
+#include "io/measured.h"
 
 static void norm(const char *s, char *out, size_t n)
 {
@@ -31,100 +32,6 @@ static void norm(const char *s, char *out, size_t n)
         if (isalnum((unsigned char)*s))
             out[k++] = (char)tolower((unsigned char)*s);
     out[k] = 0;
-}
-
-/* the text after "key": in a flat JSON document; NULL when absent */
-static const char *json_val(const char *doc, const char *key)
-{
-    char pat[80];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *p = strstr(doc, pat);
-    if (!p)
-        return NULL;
-    p += strlen(pat);
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-        p++;
-    if (*p != ':')
-        return NULL;
-    p++;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-        p++;
-    return p;
-}
-
-static long long json_ll(const char *doc, const char *key, long long dflt)
-{
-    const char *v = json_val(doc, key);
-    if (!v || !(isdigit((unsigned char)*v) || *v == '-'))
-        return dflt;
-    return strtoll(v, NULL, 10);
-}
-
-static double json_d(const char *doc, const char *key, double dflt)
-{
-    const char *v = json_val(doc, key);
-    if (!v || !(isdigit((unsigned char)*v) || *v == '-' || *v == '.'))
-        return dflt;
-    return strtod(v, NULL);
-}
-
-static int json_bool(const char *doc, const char *key, int dflt)
-{
-    const char *v = json_val(doc, key);
-    if (!v)
-        return dflt;
-    if (strncmp(v, "true", 4) == 0)
-        return 1;
-    if (strncmp(v, "false", 5) == 0)
-        return 0;
-    return dflt;
-}
-
-static int json_str(const char *doc, const char *key, char *out, size_t n)
-{
-    const char *v = json_val(doc, key);
-    if (!v || *v != '"')
-        return 0;
-    v++;
-    size_t k = 0;
-    while (*v && *v != '"' && k + 1 < n)
-        out[k++] = *v++;
-    out[k] = 0;
-    return 1;
-}
-
-static char *slurp(const char *path, st_error *err)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        st_error_set(err, ST_EIO, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    while (b) {
-        size_t r = fread(b + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0)
-            break;
-        if (n + 1 >= cap) {
-            char *p = realloc(b, cap * 2);
-            if (!p) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            b = p;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!b) {
-        st_error_set(err, ST_ENOMEM, "out of memory reading %s", path);
-        return NULL;
-    }
-    b[n] = 0;
-    return b;
 }
 
 /* longest catalog id of kind `kind` whose normalised form prefixes (model)
@@ -187,14 +94,14 @@ static int read_measured(const char *path, measured *m, st_error *err)
     size_t lcap = 0;
     int rc = 0, any = 0, missing = 0;
     while (getline(&line, &lcap, f) > 0) {
-        const char *q = json_val(line, "queued_ts"), *a = json_val(line, "first_token_ts"),
-                   *l = json_val(line, "last_token_ts"), *o = json_val(line, "output_toks");
-        if (!q || !a || !l || !o) {
+        double qv, av, lv, ov;
+        int col;
+        if (st_jsonl_number(line, "queued_ts", &qv, &col) != 1 || st_jsonl_number(line, "first_token_ts", &av, &col) != 1 ||
+            st_jsonl_number(line, "last_token_ts", &lv, &col) != 1 || st_jsonl_number(line, "output_toks", &ov, &col) != 1) {
             missing = 1;
             continue;
         }
         any = 1;
-        double qv = strtod(q, NULL), av = strtod(a, NULL), lv = strtod(l, NULL), ov = strtod(o, NULL);
         if (n == cap) {
             cap = cap ? cap * 2 : 512;
             double *x = realloc(tt, cap * sizeof *x), *y = x ? realloc(e2, cap * sizeof *y) : NULL;
@@ -272,54 +179,39 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
     }
     int rc = 0, done = 0;
     for (int i = 0; i < nn && !rc; i++) {
-        char meta_p[1200], req_p[1200], hf[256] = "", gpu_name[128], model_id[128], gpu_id[128];
+        char meta_p[1200], req_p[1200], gpu_name[128], model_id[128], gpu_id[128];
         snprintf(meta_p, sizeof meta_p, "%s/%s/meta.json", dir, names[i]);
         snprintf(req_p, sizeof req_p, "%s/%s/requests.jsonl", dir, names[i]);
-        char *meta = slurp(meta_p, err);
-        if (!meta) {
-            rc = err->code;
+        cli_serve_opts o;
+        cli_serve_opts_init(&o);
+        st_vllm_meta meta = {.tp = o.tp, .dp = o.dp, .max_num_seqs = o.max_num_seqs,
+                             .max_batched_tokens = o.max_batched_tokens, .seed = o.seed,
+                             .block_size = o.block_size, .prefix_cache = o.prefix_cache,
+                             .gpu_mem_util = o.gpu_mem_util};
+        if ((rc = st_read_vllm_meta(meta_p, &meta, err)))
             break;
-        }
         snprintf(gpu_name, sizeof gpu_name, "%s", names[i]);
         char *us = strchr(gpu_name, '_');
         if (us)
             *us = 0;
-        if (!json_str(meta, "model", hf, sizeof hf)) {
-            st_error_set(err, ST_EINVAL, "%s: no \"model\" key", meta_p);
-            free(meta);
-            rc = ST_EINVAL;
-            break;
-        }
-        const char *base = strrchr(hf, '/') ? strrchr(hf, '/') + 1 : hf;
+        const char *base = strrchr(meta.model, '/') ? strrchr(meta.model, '/') + 1 : meta.model;
         if ((rc = match(base, ST_FILE_MODEL, model_id, sizeof model_id, err)) ||
-            (rc = match(gpu_name, ST_FILE_GPU, gpu_id, sizeof gpu_id, err))) {
-            free(meta);
+            (rc = match(gpu_name, ST_FILE_GPU, gpu_id, sizeof gpu_id, err)))
             break;
-        }
-        cli_serve_opts o;
-        cli_serve_opts_init(&o);
         o.gpu = gpu_id;
         o.coef = coef;
         o.trace = req_p;
-        o.tp = json_ll(meta, "tensor_parallel_size", 1);
-        o.dp = json_ll(meta, "data_parallel_size", 1);
-        o.ep = json_bool(meta, "enable_expert_parallel", 0);
-        o.max_num_seqs = json_ll(meta, "max_num_seqs", o.max_num_seqs);
-        if (o.max_num_seqs < 1 || o.max_num_seqs > 65536 || o.tp < 1 || o.tp > 1024 || o.dp < 1 || o.dp > 64) {
-            st_error_set(err, ST_EINVAL, "%s: max_num_seqs, tensor_parallel_size or data_parallel_size out of range",
-                         meta_p);
-            free(meta);
-            rc = ST_EINVAL;
-            break;
-        }
-        o.max_batched_tokens = json_ll(meta, "max_num_batched_tokens", o.max_batched_tokens);
-        o.max_model_len = json_ll(meta, "max_model_len", 0);
-        o.block_size = json_ll(meta, "block_size", o.block_size);
-        o.gpu_mem_util = json_d(meta, "gpu_memory_utilization", o.gpu_mem_util);
-        o.prefix_cache = json_bool(meta, "enable_prefix_caching", o.prefix_cache);
-        o.seed = json_ll(meta, "seed", o.seed);
-        long long logged = json_ll(meta, "num_gpu_blocks", 0);
-        free(meta);
+        o.tp = meta.tp;
+        o.dp = meta.dp;
+        o.ep = meta.ep;
+        o.max_num_seqs = meta.max_num_seqs;
+        o.max_batched_tokens = meta.max_batched_tokens;
+        o.max_model_len = meta.max_model_len;
+        o.block_size = meta.block_size;
+        o.gpu_mem_util = meta.gpu_mem_util;
+        o.prefix_cache = meta.prefix_cache;
+        o.seed = meta.seed;
+        long long logged = meta.num_gpu_blocks;
         cli_serve_setup su;
         if ((rc = cli_serve_setup_load(&o, model_id, &su, err))) {
             st_error_prefix(err, "%s (settings from meta.json): ", names[i]);

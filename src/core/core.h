@@ -84,6 +84,9 @@ void st_json_null(st_json *j, const char *key);
 void st_json_finish(st_json *j);
 /* Shortest decimal text that reads back as exactly v ("1e+20", "0.1"). */
 void st_format_double(char *buf, size_t n, double v);
+/* "key": NUMBER in one line of JSONL: 1 found (*v set), 0 absent, -1 malformed
+ * (*col: the 1-based column of the bad value). */
+int st_jsonl_number(const char *line, const char *key, double *v, int *col);
 
 /* ---- did you mean ---------------------------------------------------------- */
 /* Levenshtein distance, case-insensitive. */

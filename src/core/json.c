@@ -2,7 +2,9 @@
 #include "config.h"
 #include "core/core.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,3 +145,33 @@ void st_json_finish(st_json *j)
     fputc('\n', j->out);
     fflush(j->out);
 }
+
+/* A flat JSON object on one line (JSONL): a scan, not a parser, so that
+ * million-line traces read fast. */
+int st_jsonl_number(const char *line, const char *key, double *v, int *col)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(line, pat);
+    if (!p)
+        return 0;
+    const char *q = p + strlen(pat);
+    while (*q == ' ' || *q == '\t')
+        q++;
+    if (*q != ':') {
+        *col = (int)(q - line) + 1;
+        return -1;
+    }
+    q++;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    char *e;
+    errno = 0;
+    *v = strtod(q, &e);
+    if (e == q || errno || !isfinite(*v)) {
+        *col = (int)(q - line) + 1;
+        return -1;
+    }
+    return 1;
+}
+

@@ -716,3 +716,62 @@ done:
     st_ydoc_free(&doc);
     return rc;
 }
+
+/* the value of key under map, unless absent or null */
+static const st_ynode *present(const st_ynode *map, const char *key)
+{
+    const st_ynode *v = map ? f_get(map, key) : NULL;
+    return v && !st_ynode_is_null(v) ? v : NULL;
+}
+
+int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err)
+{
+    st_ydoc doc;
+    int rc = st_ydoc_load_file(&doc, path, err);
+    if (rc)
+        return rc;
+    fctx c = {doc.path, "vLLM run meta", err};
+    rc = ST_EINVAL;
+    if (!doc.root || doc.root->kind != ST_Y_MAP) {
+        st_error_set(err, ST_EINVAL, "%s:1:1: expected a JSON object with model and engine_kwargs", path);
+        goto done;
+    }
+    const st_ynode *ek = present(doc.root, "engine_kwargs"), *kv = present(doc.root, "kv_cache");
+    if (ek && ek->kind != ST_Y_MAP) {
+        f_error(&c, ek, "engine_kwargs must be an object");
+        goto done;
+    }
+    if (kv && kv->kind != ST_Y_MAP)
+        kv = NULL;
+    m->model[0] = 0;
+    if (f_string(&c, doc.root, "model", m->model, sizeof m->model) || !m->model[0]) {
+        if (!m->model[0])
+            st_error_set(err, ST_EINVAL, "%s:1:1: no \"model\" (the Hugging Face name of the served model)", path);
+        goto done;
+    }
+    struct {
+        const st_ynode *map;
+        const char *key;
+        long long lo, hi, *out;
+    } ints[] = {
+        {ek, "tensor_parallel_size", 1, 1024, &m->tp},   {ek, "data_parallel_size", 1, 64, &m->dp},
+        {ek, "max_num_seqs", 1, 65536, &m->max_num_seqs}, {ek, "max_num_batched_tokens", 1, 1 << 24, &m->max_batched_tokens},
+        {ek, "max_model_len", 1, 1 << 26, &m->max_model_len}, {ek, "seed", 0, 1LL << 62, &m->seed},
+        {kv, "block_size", 1, 1024, &m->block_size},    {kv, "num_gpu_blocks", 1, 1LL << 40, &m->num_gpu_blocks},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        const st_ynode *v = present(ints[i].map, ints[i].key);
+        if (v && f_node_int(&c, v, ints[i].key, ints[i].lo, ints[i].hi, ints[i].out))
+            goto done;
+    }
+    if ((present(ek, "enable_expert_parallel") && f_bool(&c, ek, "enable_expert_parallel", &m->ep)) ||
+        (present(kv, "enable_prefix_caching") && f_bool(&c, kv, "enable_prefix_caching", &m->prefix_cache)))
+        goto done;
+    const st_ynode *u = present(kv, "gpu_memory_utilization");
+    if (u && f_node_number(&c, u, "gpu_memory_utilization", 0.01, 1, &m->gpu_mem_util))
+        goto done;
+    rc = 0;
+done:
+    st_ydoc_free(&doc);
+    return rc;
+}

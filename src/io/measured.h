@@ -102,4 +102,17 @@ void st_net_set_free(st_net_set *s);
  * measured whole-model latency in seconds, and its num_layer. */
 int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer, st_error *err);
 
+/* A vLLM run's meta.json (shared/data/vllm/RUN): the served model's Hugging
+ * Face name, the engine settings under engine_kwargs and, where logged, the
+ * resolved KV cache under kv_cache. Absent or null keys leave the caller's
+ * defaults in place; present ones are range-checked (FILE:LINE:COL). */
+typedef struct st_vllm_meta {
+    char model[256];
+    long long tp, dp, max_num_seqs, max_batched_tokens, max_model_len, seed, block_size;
+    long long num_gpu_blocks; /* 0: not logged */
+    int ep, prefix_cache;
+    double gpu_mem_util;
+} st_vllm_meta;
+int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err);
+
 #endif

@@ -104,15 +104,15 @@ static double compose_part(st_serve_cost *c, long long rows, int want_head)
     return t;
 }
 
-static double coll(const st_serve_cost *c, st_coll kind, int n, double bytes)
+double st_serve_coll(const st_cluster *cl, st_coll kind, int n, int per_node, double bytes)
 {
-    if (n <= 1 || !c->cluster || bytes <= 0)
+    if (n <= 1 || !cl || bytes <= 0)
         return 0;
     st_net_group g;
     st_coll_est e;
     st_error err = {0};
-    if (st_net_group_init(c->cluster, n, 0, &g, &err) || st_coll_estimate(&g, kind, ST_ALGO_AUTO, bytes, &e, &err))
-        return 0; /* checked in st_serve_check: cannot fail here */
+    if (st_net_group_init(cl, n, per_node, &g, &err) || st_coll_estimate(&g, kind, ST_ALGO_AUTO, bytes, &e, &err))
+        return 0; /* st_serve_check has built these groups: cannot fail here */
     return e.time_s;
 }
 
@@ -138,13 +138,13 @@ static double comm_time(st_serve_cost *c, long long n)
         return v;
     const st_transformer *tf = &c->full->tf;
     double act = (double)n * (double)tf->hidden * st_dtype_bytes(c->dtype);
-    v = 2.0 * (double)c->blocks * coll(c, ST_COLL_ALLREDUCE, c->tp, act);
+    v = 2.0 * (double)c->blocks * st_serve_coll(c->cluster, ST_COLL_ALLREDUCE, c->tp, 0, act);
     if (tf->experts > 0 && c->ep > 1) {
         double moe_blocks = (double)c->blocks / (double)tf->moe_every;
-        v += 2.0 * moe_blocks * coll(c, ST_COLL_ALLTOALL, c->ep, act * (double)tf->top_k);
+        v += 2.0 * moe_blocks * st_serve_coll(c->cluster, ST_COLL_ALLTOALL, c->ep, 0, act * (double)tf->top_k);
     }
     if (c->pp > 1)
-        v += coll(c, ST_COLL_SENDRECV, 2, act);
+        v += st_serve_coll(c->cluster, ST_COLL_SENDRECV, 2, 0, act);
     memo_put(&c->comm, n, v);
     return v;
 }

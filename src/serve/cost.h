@@ -6,6 +6,7 @@
 #define STRATA_SERVE_COST_H
 
 #include "compose/compose.h"
+#include "net/net.h"
 #include "serve/serve.h"
 
 typedef struct memo {
@@ -51,6 +52,10 @@ void st_serve_cost_free(st_serve_cost *c);
  * one pipeline stage (the whole model when pp = 1). */
 double st_serve_step_time(st_serve_cost *c, long long n_tok, long long n_logits, long long n_dec, int q,
                           double sum_kv, const int *chunk, const int *ctx, int n_chunks);
+
+/* A collective of bytes over n GPUs of a cluster (per_node <= 0: as many
+ * per node as fit), seconds; 0 for one GPU or no cluster. */
+double st_serve_coll(const st_cluster *cl, st_coll kind, int n, int per_node, double bytes);
 
 /* KV blocks that fit on one GPU of a replica (the block count of the
  * replica: every GPU of a TP/PP group holds its share of each block). */

@@ -226,34 +226,6 @@ static int push(st_reqset *s, size_t *cap, const st_request *r)
     return 0;
 }
 
-/* Find "key": NUMBER on a JSON line; 1 found, 0 absent, -1 malformed (col set). */
-static int json_num(const char *line, const char *key, double *v, int *col)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *p = strstr(line, pat);
-    if (!p)
-        return 0;
-    const char *q = p + strlen(pat);
-    while (*q == ' ' || *q == '\t')
-        q++;
-    if (*q != ':') {
-        *col = (int)(q - line) + 1;
-        return -1;
-    }
-    q++;
-    while (*q == ' ' || *q == '\t')
-        q++;
-    char *e;
-    errno = 0;
-    *v = strtod(q, &e);
-    if (e == q || errno || !isfinite(*v)) {
-        *col = (int)(q - line) + 1;
-        return -1;
-    }
-    return 1;
-}
-
 static int cmp_arrival(const void *a, const void *b)
 {
     const st_request *x = a, *y = b;
@@ -319,9 +291,9 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
         if (!csv) {
             double in, outt, arr = 0;
             int col = 1;
-            int a = json_num(p, "input_toks", &in, &col);
-            int b = a < 0 ? -1 : json_num(p, "output_toks", &outt, &col);
-            int c = b < 0 ? -1 : json_num(p, "arrival_time", &arr, &col);
+            int a = st_jsonl_number(p, "input_toks", &in, &col);
+            int b = a < 0 ? -1 : st_jsonl_number(p, "output_toks", &outt, &col);
+            int c = b < 0 ? -1 : st_jsonl_number(p, "arrival_time", &arr, &col);
             if (a < 0 || b < 0 || c < 0) {
                 st_error_set(err, ST_EINVAL, "%s:%zu:%d: malformed number; expected \"key\": NUMBER", path, lineno,
                              col + (int)(p - line));

@@ -14,32 +14,20 @@ const char *st_sched_name(st_sched s) { return (unsigned)s < ST_SCHED_COUNT ? sc
 const char *st_quant_name(st_quant q) { return (unsigned)q < ST_QUANT_COUNT ? quant_names[q] : "?"; }
 const char *st_route_name(st_route r) { return r == ST_ROUTE_LEAST ? "least" : "rr"; }
 
-static int parse_name(const char *s, const char *const *names, int n, const char *what, int *out, st_error *err)
+static int parse_name(const char *s, const char *const *names, int n, int *out)
 {
     for (int i = 0; i < n; i++)
         if (strcmp(s, names[i]) == 0) {
             *out = i;
             return 0;
         }
-    const char *sug = st_suggest(s, names, (size_t)n);
-    char list[160] = "";
-    for (int i = 0; i < n; i++) {
-        strncat(list, names[i], sizeof list - strlen(list) - 1);
-        if (i + 1 < n)
-            strncat(list, ", ", sizeof list - strlen(list) - 1);
-    }
-    if (sug)
-        st_error_set(err, ST_EINVAL, "unknown %s '%s' (did you mean '%s'?); choose %s", what, s, sug, list);
-    else
-        st_error_set(err, ST_EINVAL, "unknown %s '%s'; choose %s", what, s, list);
     return ST_EINVAL;
 }
 
 int st_sched_parse(const char *s, st_sched *out)
 {
     int v = 0;
-    st_error e = {0};
-    if (parse_name(s, sched_names, ST_SCHED_COUNT, "scheduler", &v, &e))
+    if (parse_name(s, sched_names, ST_SCHED_COUNT, &v))
         return ST_EINVAL;
     *out = (st_sched)v;
     return 0;
@@ -48,8 +36,7 @@ int st_sched_parse(const char *s, st_sched *out)
 int st_quant_parse(const char *s, st_quant *out)
 {
     int v = 0;
-    st_error e = {0};
-    if (parse_name(s, quant_names, ST_QUANT_COUNT, "quantization", &v, &e))
+    if (parse_name(s, quant_names, ST_QUANT_COUNT, &v))
         return ST_EINVAL;
     *out = (st_quant)v;
     return 0;
@@ -91,7 +78,7 @@ void st_serve_cfg_default(st_serve_cfg *c)
      * within a few percent; see serve.h. */
     c->runtime_reserve_bytes = 1073741824.0;
     c->route = ST_ROUTE_RR;
-    c->spec_accept = 0.7;
+    c->spec_accept = -1; /* no default: the acceptance rate is the user's to give */
     c->seed = 42;
     c->trace_max_events = 200000;
 }

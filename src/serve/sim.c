@@ -75,6 +75,7 @@ typedef struct group {
     double next_ok;  /* PP: next stage slot */
     slot *slots;     /* pp x n slots: slot [k*n + i] for replica first+i */
     int waiting_device;
+    int dev_next; /* the next group on the same device (a ring; itself when alone) */
 } group;
 
 typedef struct event {
@@ -759,7 +760,7 @@ static void build_static(sim *s, replica *r, batch *b)
 }
 
 /* ---- step pricing ----------------------------------------------------------------- */
-static double price(sim *s, replica *r, batch *b, scratch *sc, long long *logits_out)
+static double price(sim *s, replica *r, batch *b, scratch *sc)
 {
     st_serve_cost *c = s->cost + r->model;
     int k = spec_k(s, r);
@@ -797,7 +798,6 @@ static double price(sim *s, replica *r, batch *b, scratch *sc, long long *logits
             dt += st_serve_step_time(d, n_dec, n_dec, n_dec, 1, sum_kv - (double)n_dec * (k - j), NULL, NULL, 0);
         t += dt;
     }
-    *logits_out = tokens;
     return t + b->extra_s;
 }
 
@@ -912,10 +912,9 @@ static int build_slot(sim *s, group *g, int k, batch *bs, scratch *sc, double *d
         default:
             break;
         }
-        long long logits = 0;
         double t = 0;
         if (b->n > 0) {
-            t = price(s, r, b, sc, &logits);
+            t = price(s, r, b, sc);
             any = 1;
         }
         sl->n = b->n;
@@ -1019,21 +1018,12 @@ static void kv_transfer(sim *s, replica *from, int id)
     const st_serve_cost *c = &s->cost[from->model];
     int dst = route(s, from->model, ROLE_DECODE);
     double bytes = (double)(s->rs[id].in) * c->kv_bytes_per_token;
-    double t = 0;
-    if (s->cfg->cluster) {
-        st_net_group g;
-        st_coll_est e;
-        st_error err = {0};
-        int tp = c->tp * c->pp;
-        int total = (s->cfg->prefill_replicas + s->cfg->decode_replicas) * tp;
-        /* the pools share a node when they fit in one and the cluster has
-         * one node; a multi-node cluster puts them on separate nodes (the
-         * KV crosses the scale-out network, as in Splitwise/DistServe) */
-        int per_node = total <= s->cfg->cluster->node.gpus && s->cfg->cluster->nodes <= 1 ? 2 : 1;
-        if (!st_net_group_init(s->cfg->cluster, 2, per_node, &g, &err) &&
-            !st_coll_estimate(&g, ST_COLL_SENDRECV, ST_ALGO_AUTO, bytes, &e, &err))
-            t = e.time_s;
-    }
+    /* the pools share a node when they fit in one and the cluster has one
+     * node; a multi-node cluster puts them on separate nodes (the KV crosses
+     * the scale-out network, as in Splitwise/DistServe) */
+    int total = (s->cfg->prefill_replicas + s->cfg->decode_replicas) * c->tp * c->pp;
+    int per_node = total <= s->cfg->cluster->node.gpus && s->cfg->cluster->nodes <= 1 ? 2 : 1;
+    double t = st_serve_coll(s->cfg->cluster, ST_COLL_SENDRECV, 2, per_node, bytes);
     s->kv_transfer_sum += t;
     s->kv_transfers++;
     rstate *q = &s->rs[id];
@@ -1046,10 +1036,9 @@ static void kv_transfer(sim *s, replica *from, int id)
         s->err = ST_ENOMEM;
 }
 
-static void apply_step(sim *s, int gi, int k, scratch *sc)
+static void apply_step(sim *s, int gi, int k)
 {
     group *g = &s->grp[gi];
-    (void)sc;
     itl_run run = {-1, 0, 0, 0};
     unsigned long long ntok = 0;
     for (int i = 0; i < g->n; i++) {
@@ -1132,16 +1121,14 @@ static void wake_device(sim *s, int dev, int after, scratch *sc)
 {
     if (s->dev_busy[dev] >= 0)
         return;
-    /* round-robin among the device's groups, starting after `after` */
-    for (int j = 1; j <= s->ngrp; j++) {
-        int gi = (after + j) % s->ngrp;
-        if (s->grp[gi].device != dev)
-            continue;
+    /* round-robin around the device's ring of groups, starting after
+     * `after` and ending with it */
+    int gi = after;
+    do {
+        gi = s->grp[gi].dev_next;
         s->grp[gi].waiting_device = 0;
         try_start(s, gi, sc);
-        if (s->dev_busy[dev] >= 0)
-            return;
-    }
+    } while (gi != after && s->dev_busy[dev] < 0);
 }
 
 /* ---- set-up ------------------------------------------------------------------------------------- */
@@ -1236,7 +1223,8 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         return ST_EINVAL;
     }
     if (c->spec_k < 0 || c->spec_k > 16 || (c->spec_k > 0 && !(c->spec_accept >= 0 && c->spec_accept <= 1))) {
-        st_error_set(err, ST_EINVAL, "--spec-k must be 0..16 and --spec-accept in [0, 1]");
+        st_error_set(err, ST_EINVAL, "--spec-k must be 0..16, and speculative decoding needs --spec-accept A in [0, 1] "
+                                     "(the per-token acceptance of the drafts)");
         return ST_EINVAL;
     }
     if (c->pp > 1 && (c->sched == ST_SCHED_STATIC || c->sched == ST_SCHED_ORCA)) {
@@ -1422,6 +1410,16 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
                 rc = ST_ENOMEM;
         }
     }
+    for (int gi = 0; gi < s.ngrp && !rc; gi++) {
+        /* ring of the groups that share gi's device, in index order */
+        int nx = gi;
+        for (int j = 1; j <= s.ngrp; j++)
+            if (s.grp[(gi + j) % s.ngrp].device == s.grp[gi].device) {
+                nx = (gi + j) % s.ngrp;
+                break;
+            }
+        s.grp[gi].dev_next = nx;
+    }
     if (!rc) {
         s.ndev = s.ngrp; /* device ids are < ngrp */
         for (int d = 0; d < s.ndev; d++)
@@ -1458,7 +1456,7 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
     if (!rc) {
         /* event loop */
         size_t next = 0;
-        s.kv_dt = 0.05;
+        s.kv_dt = 0.05; /* first sample spacing; doubles whenever the buffer fills */
         s.kv_next = rq->n ? rq->r[0].arrival : 0;
         for (;;) {
             double ta = next < rq->n ? rq->r[next].arrival : INFINITY;
@@ -1489,7 +1487,7 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
                 kv_sample(&s);
                 if (e.kind == EV_STEP) {
                     if (e.b >= 0)
-                        apply_step(&s, e.a, e.b, &sc);
+                        apply_step(&s, e.a, e.b);
                     /* a pipeline still holding its device takes its next stage
                      * slot; a free device goes round-robin: the other groups
                      * that share it first, this one last */
