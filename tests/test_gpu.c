@@ -37,8 +37,8 @@ static void load(const char *id, st_gpu *g)
 
 /* Fixed costs add; compute and memory overlap (max) or, in sum mode, add:
  * gemm features compute=3, dram=5, launch=2 with unit coefficients give
- * 2 + max(3, 5) = 7 and 2 + 3 + 5 = 10. A softmax on an HBM GPU that reads
- * rows longer than 1024 three times costs two more input passes. */
+ * 2 + max(3, 5) = 7 and 2 + 3 + 5 = 10. Row kernels: launch geometry, L2
+ * hits of their re-reads, and the elementwise pricing of their traffic. */
 static void test_overlap(void **state)
 {
     (void)state;
@@ -57,24 +57,59 @@ static void test_overlap(void **state)
     assert_true(st_kclass_time(ST_KC_GEMM_TC, beta, x, n, 1, NULL, NULL, NULL) == 10);
     assert_int_equal(st_kclass_feature_group(ST_KC_GEMM_TC, fl), ST_KF_FIXED);
 
-    /* V100: 6 MB L2; 80 SMs x 4 rows x 40 KB rows in flight = 12.8 MB > L2,
-     * so the re-reads come from DRAM again: 4 passes x 4 B x rows x cols */
+    /* Row kernels price their traffic with the elementwise coefficients. A
+     * V100 softmax over 10240-wide rows: PyTorch launches 512-thread blocks
+     * (SoftMax_getBlockSize: 10240 / 4 capped at 1024, halved), 2048 / 512 =
+     * 4 per SM, so 80 x 4 x 40 KiB = 13.1 MB of rows in flight against 6 MiB
+     * of L2 (share 1): a re-read hits with 1 / (1 + (13.1 / 6.29)^4) = 5.0%.
+     * Traffic: read + write (8 B per element) and two re-reads; with only the
+     * DRAM coefficient on, the part that fits L2 and the hits are free. */
     st_gpu g;
     load("v100-pcie-32gb", &g);
     st_gpu_coef c;
-    only(&c, -1, st_kclass_feature(ST_KC_SOFTMAX, "dram_hbm"));
-    c.cls[ST_KC_SOFTMAX].beta[st_kclass_feature(ST_KC_SOFTMAX, "l2")] = 1;
+    only(&c, -1, 0);
+    c.l2_reuse_share = 1;
+    int fs = st_kclass_feature(ST_KC_SOFTMAX, "stream");
+    assert_true(fs >= 0);
+    memset(c.cls[ST_KC_SOFTMAX].beta, 0, sizeof c.cls[ST_KC_SOFTMAX].beta);
+    c.cls[ST_KC_SOFTMAX].beta[fs] = 1;
+    memset(c.cls[ST_KC_ELEMENTWISE].beta, 0, sizeof c.cls[ST_KC_ELEMENTWISE].beta);
+    c.cls[ST_KC_ELEMENTWISE].beta[st_kclass_feature(ST_KC_ELEMENTWISE, "dram_hbm")] = 1;
     st_kernel k = {0};
     k.op = ST_KOP_SOFTMAX, k.dtype = ST_FP32, k.rows = 32768, k.cols = 10240;
     st_kernel_est e;
     st_error err;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
-    double want = 4.0 * 4 * 32768.0 * 10240 / g.mem_bw;
+    double elems = 32768.0 * 10240, l2 = 6.0 * 1048576;
+    double r = 80.0 * 4 * 10240 * 4 / l2, h = 1 / (1 + r * r * r * r);
+    assert_true(h > 0.049 && h < 0.051);
+    double want = (8 * elems - l2 + (1 - h) * 8 * elems) / g.mem_bw;
     assert_true(rel_diff(e.gpu_s, want) < 1e-12);
-    /* a 1024-wide row stays in registers: one read, one write */
+    /* a 1024-wide row stays in registers (warp softmax): one read, one write */
     k.cols = 1024;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
-    assert_true(rel_diff(e.gpu_s, 2.0 * 4 * 32768.0 * 1024 / g.mem_bw) < 1e-12);
+    assert_true(rel_diff(e.gpu_s, (8.0 * 32768 * 1024 - l2) / g.mem_bw) < 1e-12);
+    /* with only the L2 coefficient on, the time is the L2-resident part plus
+     * the hits: 4096-wide rows also get 512 threads (1024 / 2), so W = 80 x 4
+     * x 16 KiB = 5.24 MB and h = 1 / (1 + 0.833^4) = 0.675; a layer norm's
+     * 128-thread blocks hold 16 rows per SM: W = 20.97 MB, h = 0.0078 */
+    memset(c.cls[ST_KC_ELEMENTWISE].beta, 0, sizeof c.cls[ST_KC_ELEMENTWISE].beta);
+    c.cls[ST_KC_ELEMENTWISE].beta[st_kclass_feature(ST_KC_ELEMENTWISE, "l2")] = 1;
+    k.cols = 4096;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    r = 80.0 * 4 * 4096 * 4 / l2;
+    h = 1 / (1 + r * r * r * r);
+    assert_true(h > 0.67 && h < 0.68);
+    assert_true(rel_diff(e.gpu_s, (l2 + h * 2 * 4 * 32768.0 * 4096) / g.mem_bw) < 1e-12);
+    k.op = ST_KOP_NORM;
+    int fn = st_kclass_feature(ST_KC_NORM, "stream");
+    memset(c.cls[ST_KC_NORM].beta, 0, sizeof c.cls[ST_KC_NORM].beta);
+    c.cls[ST_KC_NORM].beta[fn] = 1;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    r = 80.0 * 16 * 4096 * 4 / l2;
+    h = 1 / (1 + r * r * r * r);
+    assert_true(h > 0.007 && h < 0.009);
+    assert_true(rel_diff(e.gpu_s, (l2 + h * 4 * 32768.0 * 4096) / g.mem_bw) < 1e-12);
 }
 
 static void test_tile_names(void **state)

@@ -37,10 +37,11 @@ static void initial_coef(st_gpu_coef *c)
 {
     /* before any fit: compute and memory at peak, launch at its prior; the
      * tile heuristic of pass 1 uses this for samples without a named tile */
-    static const char *const at_peak[] = {"compute", "dram", "dram_hbm", "dram_other", "l2"};
+    static const char *const at_peak[] = {"compute", "dram", "dram_hbm", "dram_other", "l2", "stream"};
     memset(c, 0, sizeof *c);
     c->e_ref_w_per_tflop = 0; /* no power limit */
     c->tc_energy_ratio = TC_ENERGY_RATIO;
+    c->l2_reuse_share = 0.5;
     for (int k = 0; k < ST_KC_COUNT; k++) {
         const char *const *names;
         c->cls[k].n = st_kclass_features((st_kclass)k, &names);
@@ -422,14 +423,19 @@ static double round6(double v)
 }
 
 static int fit_all(const st_calib_data *data, st_gpu_coef *c, int use_named, double *obj,
-                   FILE *report, int final, st_error *err)
+                   FILE *report, int final, unsigned only, st_error *err)
 {
     st_gpu_coef base = *c;
     double total = 0;
     for (int k = 0; k < ST_KC_COUNT; k++) {
         st_kclass cls = (st_kclass)k;
+        if (only && !(only & (1u << k)))
+            continue;
         design d;
-        int rc = build(data, &base, cls, use_named, &d, err);
+        /* row kernels' 'stream' feature prices their traffic with the
+         * elementwise coefficients: those just fitted (the class comes
+         * first), as prediction will use them */
+        int rc = build(data, cls == ST_KC_NORM || cls == ST_KC_SOFTMAX ? c : &base, cls, use_named, &d, err);
         if (rc)
             return rc;
         if (d.n == 0) {
@@ -589,7 +595,7 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
             st_gpu_coef t = c;
             t.e_ref_w_per_tflop = eref;
             double obj;
-            int rc = fit_all(data, &t, 1, &obj, NULL, 0, err);
+            int rc = fit_all(data, &t, 1, &obj, NULL, 0, 0, err);
             if (rc)
                 return rc;
             if (obj < best * (1 - 1e-12)) {
@@ -603,11 +609,35 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     if (report)
         fprintf(report, "  sustained-clock reference: %.2f W per FP32 TFLOP/s\n", best_e);
     double obj;
+    int rc = fit_all(data, &c, 1, &obj, NULL, 0, 0, err); /* every class, for the search below */
+    if (rc)
+        return rc;
+    /* the L2 share row re-reads can hit in: a 1-D search over a grid from a
+     * fifth of L2 to all of it (only the norm and softmax classes depend on
+     * it, so only they are refitted) */
+    static const double shares[] = {0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 1.0};
+    unsigned rowcls = (1u << ST_KC_NORM) | (1u << ST_KC_SOFTMAX);
+    best = INFINITY;
+    double best_k = 0.5;
+    for (size_t i = 0; i < sizeof shares / sizeof shares[0]; i++) {
+        st_gpu_coef t = c;
+        t.l2_reuse_share = shares[i];
+        double o;
+        if ((rc = fit_all(data, &t, 1, &o, NULL, 0, rowcls, err)))
+            return rc;
+        if (o < best * (1 - 1e-12)) {
+            best = o;
+            best_k = shares[i];
+        }
+    }
+    c.l2_reuse_share = best_k;
+    if (report)
+        fprintf(report, "  L2 share for row re-reads: %.2f\n", best_k);
     /* pass 1 on the named tiles, pass 2 on the tiles the heuristic picks with
      * pass-1 coefficients (what prediction will do) */
-    int rc = fit_all(data, &c, 1, &obj, NULL, 0, err);
+    rc = fit_all(data, &c, 1, &obj, NULL, 0, 0, err);
     if (!rc)
-        rc = fit_all(data, &c, 0, &obj, report, 1, err);
+        rc = fit_all(data, &c, 0, &obj, report, 1, 0, err);
     if (rc)
         return rc;
     /* how often the heuristic picks the library's tile */

@@ -106,6 +106,12 @@ typedef struct st_tile {
 typedef struct st_gpu_coef {
     double e_ref_w_per_tflop;  /* sustained-clock reference (see above) */
     double tc_energy_ratio;    /* tensor FLOP energy / FP32 SIMT FLOP energy */
+    /* Row kernels (norms, softmax) re-read each row; the re-read hits L2
+     * with probability 1 / (1 + (W / (l2_reuse_share * L2))^4), W the rows
+     * the SMs hold at once (launch configuration x row bytes). The share
+     * below 1 stands for what else the cache holds meanwhile (the rows'
+     * outputs, the next rows' first reads). Fitted by `strata calibrate`. */
+    double l2_reuse_share;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];
@@ -128,6 +134,10 @@ typedef struct st_gpu_coef {
     int n_tile_sets;
     char source[512];          /* where it was loaded from */
 } st_gpu_coef;
+
+/* Fraction of a row kernel's re-reads that hit L2 when w bytes of rows are
+ * in flight across the GPU (0..1). */
+double st_row_reread_hit(const st_gpu *g, const st_gpu_coef *c, double w);
 
 /* Names of the features of a class, in order; returns the count. */
 int st_kclass_features(st_kclass c, const char *const **names);

@@ -47,17 +47,23 @@ enum { GF_COMPUTE, GF_OPERAND, GF_DRAM, GF_CTA, GF_KLOOP, GF_LAUNCH, GF_N };
 static const char *const gemm_features[GF_N] = {
     "compute", "operand", "dram", "cta", "kloop", "launch",
 };
-/* vector kernels share the first five; norms and softmax add a row term.
- * 'rocm' is the
- * extra per-byte cost of the ROCm builds of the same framework kernels on
- * AMD GPUs (a software stack, shared by every AMD preset). */
-enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, VF_ROWS, VF_ROCM, VF_N };
-enum { EF_ROCM = VF_ROWS, EF_N };
-static const char *const vec_features[VF_N] = {
-    "dram_hbm", "dram_other", "l2", "alu", "launch", "rows", "rocm",
-};
+/* Elementwise kernels: bytes from DRAM (HBM or other), bytes served by L2,
+ * vector-pipe work, launch. 'rocm' is the extra per-byte cost of the ROCm
+ * builds of the same framework kernels on AMD GPUs (a software stack, shared
+ * by every AMD preset). */
+enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, EF_ROCM, EF_N };
 static const char *const ew_features[EF_N] = {
     "dram_hbm", "dram_other", "l2", "alu", "launch", "rocm",
+};
+/* Row kernels (norms, softmax): 'stream' is the time the elementwise class's
+ * coefficients give their traffic (first pass, re-reads that miss L2 from
+ * DRAM, re-reads that hit at the L2 cost), so 1 means they stream like the
+ * elementwise kernels; 'rows' is a warp-wide pass per row in turn; 'rocm'
+ * the ROCm builds' own extra per-byte cost for these kernels. The memory
+ * efficiency is learned once, from the far larger elementwise set. */
+enum { RF_STREAM, RF_ALU, RF_LAUNCH, RF_ROWS, RF_ROCM, RF_N };
+static const char *const row_features[RF_N] = {
+    "stream", "alu", "launch", "rows", "rocm",
 };
 
 int st_kclass_features(st_kclass c, const char *const **names)
@@ -73,8 +79,8 @@ int st_kclass_features(st_kclass c, const char *const **names)
         return EF_N;
     case ST_KC_NORM:
     case ST_KC_SOFTMAX:
-        *names = vec_features;
-        return VF_N;
+        *names = row_features;
+        return RF_N;
     default:
         *names = NULL;
         return 0;
@@ -95,10 +101,9 @@ static const st_kfgroup gemm_groups[GF_N] = {
     [GF_COMPUTE] = ST_KF_COMPUTE, [GF_OPERAND] = ST_KF_COMPUTE, [GF_DRAM] = ST_KF_MEMORY,
     [GF_CTA] = ST_KF_FIXED,       [GF_KLOOP] = ST_KF_FIXED,     [GF_LAUNCH] = ST_KF_FIXED,
 };
-static const st_kfgroup vec_groups[VF_N] = {
-    [VF_DRAM_HBM] = ST_KF_MEMORY, [VF_DRAM_OTHER] = ST_KF_MEMORY, [VF_L2] = ST_KF_MEMORY,
-    [VF_ALU] = ST_KF_COMPUTE,     [VF_LAUNCH] = ST_KF_FIXED,      [VF_ROWS] = ST_KF_COMPUTE,
-    [VF_ROCM] = ST_KF_MEMORY,
+static const st_kfgroup row_groups[RF_N] = {
+    [RF_STREAM] = ST_KF_MEMORY, [RF_ALU] = ST_KF_COMPUTE, [RF_LAUNCH] = ST_KF_FIXED,
+    [RF_ROWS] = ST_KF_COMPUTE,  [RF_ROCM] = ST_KF_MEMORY,
 };
 static const st_kfgroup ew_groups[EF_N] = {
     [VF_DRAM_HBM] = ST_KF_MEMORY, [VF_DRAM_OTHER] = ST_KF_MEMORY, [VF_L2] = ST_KF_MEMORY,
@@ -108,7 +113,7 @@ static const st_kfgroup *class_groups(st_kclass c)
 {
     if (c == ST_KC_GEMM_SIMT || c == ST_KC_GEMM_TC || c == ST_KC_CONV)
         return gemm_groups;
-    return c == ST_KC_ELEMENTWISE ? ew_groups : vec_groups;
+    return c == ST_KC_ELEMENTWISE ? ew_groups : row_groups;
 }
 
 st_kfgroup st_kclass_feature_group(st_kclass c, int f)
@@ -190,9 +195,17 @@ double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor)
     return f < 1.0 ? f : 1.0;
 }
 
+/* Memory whose streaming efficiency the 'dram_hbm' coefficient describes:
+ * HBM behind a Volta-or-later (or AMD) memory controller. GP100 (Pascal) was
+ * the first HBM2 part; NVIDIA's Tesla V100 architecture whitepaper (2017,
+ * "HBM2 memory architecture") credits Volta's new controller with 1.5x the
+ * delivered bandwidth of GP100 and up to 95% utilisation. The NeuSight sweeps
+ * agree: large adds stream at 75% of peak on the P100, like the GDDR cards
+ * (T4, P4: 75%), against 91% on the V100 and 85-89% on the A100. So GP100
+ * HBM2 shares the 'dram_other' coefficient. */
 static int is_hbm(const st_gpu *g)
 {
-    return strncasecmp(g->mem_type, "HBM", 3) == 0;
+    return strncasecmp(g->mem_type, "HBM", 3) == 0 && strcasecmp(st_gpu_family(g), "pascal") != 0;
 }
 
 /* ---- tile names ------------------------------------------------------------ */
@@ -261,9 +274,48 @@ static void candidate_tiles(const st_gpu *g, const st_gpu_coef *c, int tensor, c
  * to be faster. */
 #define SPLITK_MIN_K 256.0
 #define SPLITK_MAX 64
-/* Row kernels (norms, softmax): rows resident per SM (PyTorch launches
- * 128-thread row blocks; 4 of them fill a 512-thread share of an SM). */
-#define ROWS_PER_SM 4.0
+/* Row kernels (norms, softmax): threads per row block as PyTorch 2.x
+ * launches them (aten/src/ATen/native/cuda). layer_norm_kernel.cu's
+ * vectorized_layer_norm_kernel: a (32, 4) block per row. SoftMax.cu: rows of
+ * up to 1024 elements go to the persistent warp softmax (one pass, the row
+ * in registers); longer rows to cunn_SoftMaxForward with
+ * SoftMax_getBlockSize(ILP = 4): the power of two >= min(cols / 4, 1024) / 2,
+ * at least a warp. The NeuSight kernel names and block sizes agree (256
+ * threads up to 2048 columns, 512 above). */
+static double row_block_threads(st_kop op, double cols)
+{
+    if (op != ST_KOP_SOFTMAX && op != ST_KOP_TOPK)
+        return 128;
+    if (cols <= 1024)
+        return 128;
+    double max_bs = (cols / 4 < 1024 ? floor(cols / 4) : 1024) / 2, bs = 1;
+    while (bs < max_bs)
+        bs *= 2;
+    return bs < 32 ? 32 : bs;
+}
+
+/* Row blocks an SM holds at once: its thread limit over the block's threads,
+ * capped by its block limit (registers and shared memory are not the limit
+ * for these kernels' small footprints). */
+static double rows_resident(const st_gpu *g, double bs)
+{
+    double thr = g->max_threads_per_sm > 0 ? g->max_threads_per_sm : 2048;
+    double r = floor(thr / bs);
+    if (g->max_blocks_per_sm > 0 && r > g->max_blocks_per_sm)
+        r = g->max_blocks_per_sm;
+    return r < 1 ? 1 : r;
+}
+
+/* Fraction of row re-reads served by L2: the rows in flight across the GPU
+ * (w bytes) against the share of L2 they can keep (see st_gpu_coef). */
+double st_row_reread_hit(const st_gpu *g, const st_gpu_coef *c, double w)
+{
+    double l2 = (g->l2_bytes + g->llc_bytes) * (c->l2_reuse_share > 0 ? c->l2_reuse_share : 0.5);
+    if (l2 <= 0)
+        return 0;
+    double x = w / l2;
+    return 1.0 / (1.0 + x * x * x * x);
+}
 
 /* ---- GEMM features ---------------------------------------------------------- */
 typedef struct gemm_shape {
@@ -412,8 +464,9 @@ static void stream_floor(const st_gpu *g, const st_gpu_coef *c, st_kernel_est *e
 }
 
 /* Vector kernels: bytes and ALU work; norms and softmax also a per-row term. */
-static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double bytes, double alu_flops, double rows, double cols, double reread,
-                           double row_bytes, st_kernel_est *e)
+static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double bytes, double alu_flops,
+                           double rows, double cols, double reread, double row_bytes, double resident,
+                           st_kernel_est *e)
 {
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
     double l2 = g->l2_bytes + g->llc_bytes;
@@ -421,33 +474,42 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
     double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
     double pf = st_gpu_power_factor(g, c, 0);
     double vec = simt_peak(g) * pf;
-    double beyond = bytes > l2 ? bytes - l2 : 0;
+    /* the part of the traffic beyond L2 comes from DRAM, the rest from L2
+     * (a tensor that fits stays there between the repetitions of a timing
+     * loop, and between producer and consumer in a model step) */
+    double dram = bytes > l2 ? bytes - l2 : 0;
     double inl2 = bytes < l2 ? bytes : l2;
+    int dcol = is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER;
     memset(e->x, 0, sizeof e->x);
-    e->x[is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER] = beyond / bw;
-    e->x[VF_L2] = inl2 / bw;
-    e->x[VF_ALU] = vec > 0 ? alu_flops / vec : 0;
-    e->x[VF_LAUNCH] = 1e-6;
-    int nx;
-    if (cls != ST_KC_ELEMENTWISE) {
-        /* one row per CTA, ROWS_PER_SM resident per SM: the rows an SM runs
-         * in turn, each cols/32 cycles of a warp-wide (32-lane) pass */
-        e->x[VF_ROWS] = ceil(rows / (sm * ROWS_PER_SM)) * (cols / 32.0) / clk;
-        nx = VF_N;
-        if (g->vendor == ST_VENDOR_AMD)
-            e->x[VF_ROCM] = bytes / bw;
-        /* passes after the first over each row: served by L2 when the rows in
-         * flight (ROWS_PER_SM per SM) fit there, else by DRAM again, at the
-         * same per-byte cost as the first pass */
-        if (reread > 0)
-            e->x[sm * ROWS_PER_SM * row_bytes <= l2 ? VF_L2 : (is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER)] +=
-                reread / bw;
-    } else {
-        nx = EF_N;
+    if (cls == ST_KC_ELEMENTWISE) {
+        e->x[dcol] = dram / bw;
+        e->x[VF_L2] = inl2 / bw;
+        e->x[VF_ALU] = vec > 0 ? alu_flops / vec : 0;
+        e->x[VF_LAUNCH] = 1e-6;
         if (g->vendor == ST_VENDOR_AMD)
             e->x[EF_ROCM] = bytes / bw;
+        e->nx = EF_N;
+    } else {
+        /* passes after the first over each row: the share that hits L2
+         * (rows in flight against L2, st_row_reread_hit) at the L2 cost, the
+         * rest from DRAM again at the first pass's cost */
+        if (reread > 0) {
+            double h = st_row_reread_hit(g, c, sm * resident * row_bytes);
+            inl2 += h * reread;
+            dram += (1 - h) * reread;
+        }
+        const double *eb = c->cls[ST_KC_ELEMENTWISE].beta;
+        e->x[RF_STREAM] = (eb[dcol] * dram + eb[VF_L2] * inl2 +
+                           (g->vendor == ST_VENDOR_AMD ? eb[EF_ROCM] * bytes : 0)) / bw;
+        e->x[RF_ALU] = vec > 0 ? alu_flops / vec : 0;
+        e->x[RF_LAUNCH] = 1e-6;
+        /* `resident` rows per SM at once: the rows an SM runs in turn, each
+         * cols/32 cycles of a warp-wide (32-lane) pass */
+        e->x[RF_ROWS] = ceil(rows / (sm * resident)) * (cols / 32.0) / clk;
+        if (g->vendor == ST_VENDOR_AMD)
+            e->x[RF_ROCM] = bytes / bw;
+        e->nx = RF_N;
     }
-    e->nx = nx;
     e->cls = cls;
     e->power_factor = pf;
     e->flops = alu_flops;
@@ -625,8 +687,12 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             bytes += 2.0 * es * (double)k->cols; /* gamma, beta */
         if (k->bytes_total > 0)
             bytes = k->bytes_total;
+        double bs = row_block_threads(k->op, (double)k->cols);
+        double resident = rows_resident(g, bs);
+        if (bs == 128 && (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK))
+            resident *= (k->cols <= 128 ? 8 : 4); /* warp softmax: a row (two up to 128) per warp */
         return vector_estimate(g, c, cls, bytes, elems * fpe, (double)k->rows,
-                               (double)k->cols, reread, row_bytes, e);
+                               (double)k->cols, reread, row_bytes, resident, e);
     }
     default:
         break;
