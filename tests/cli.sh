@@ -192,8 +192,12 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
     jq -r '.model_devices[] | "# models \(.device): MAPE \(.mape*100|round/100)% (bar 6%)"' "$tmp/vn.json"
     check "validate neusight: kernels-test MAPE per device <= 20% (regression guard)" \
         jq -e '.devices | all(.mape <= 20)' "$tmp/vn.json"
-    check "validate neusight: kernels-test elementwise MAPE per device <= 13% (regression guard)" \
-        jq -e '[.kernels[] | select(.op == "elementwise")] | length >= 6 and all(.mape <= 13)' "$tmp/vn.json"
+    check "validate neusight: kernels-test elementwise MAPE per device <= 8% (regression guard)" \
+        jq -e '[.kernels[] | select(.op == "elementwise")] | length >= 6 and all(.mape <= 8)' "$tmp/vn.json"
+    check "validate neusight: kernels-test layer norm MAPE per device <= 15% (regression guard)" \
+        jq -e '[.kernels[] | select(.op == "ln")] | length >= 6 and all(.mape <= 15)' "$tmp/vn.json"
+    check "validate neusight: kernels-test softmax MAPE per device <= 21% (regression guard)" \
+        jq -e '[.kernels[] | select(.op == "softmax")] | length >= 6 and all(.mape <= 21)' "$tmp/vn.json"
     check "validate neusight: whole-model MAPE per device <= 15% (regression guard)" \
         jq -e '.model_devices | all(.mape <= 15)' "$tmp/vn.json"
     # one CSV row per measured kernel: as many as the per-device counts add up to
