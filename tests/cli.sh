@@ -42,6 +42,11 @@ n=$("$S" list --filter '^a100-.*-sxm' --json | jq '[.presets[].id] | length')
 if [ "$n" = 2 ]; then ok "list --filter regex selects a100 SXM (2)"; else not_ok "list --filter regex selects a100 SXM (2)" "got $n"; fi
 n=$("$S" list --filter '^l4$' --json | jq '[.presets[].id] == ["l4"]')
 if [ "$n" = true ]; then ok "list --filter anchors match a whole field (^l4$ is the id l4)"; else not_ok "list --filter anchors match a whole field (^l4$ is the id l4)" "got $n"; fi
+# output that cannot be written is an error (exit 1 with the reason), not a silent success
+if [ -w /dev/full ]; then
+    "$S" list > /dev/full 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && grep -q "cannot write standard output" "$tmp/err"; then ok "stdout on a full device: exit 1 with the reason"; else not_ok "stdout on a full device: exit 1 with the reason" "rc=$rc $(cat "$tmp/err")"; fi
+fi
 "$S" list --filter '(' > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "bad regular expression" "$tmp/err"; then ok "bad regex: exit 2 with the reason"; else not_ok "bad regex: exit 2 with the reason" "rc=$rc $(cat "$tmp/err")"; fi
 

@@ -2,7 +2,9 @@
 #include "config.h"
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,8 +28,23 @@ static void print_usage(FILE *out)
     fprintf(out, "\nSee strata(1), strata-presets(5), strata-workloads(5) and strata-sweep(5).\n");
 }
 
+/* Output that could not be written (a full disk, a closed pipe, /dev/full)
+ * is an error, not a success: flushed and checked at exit, reported once,
+ * exit status 1 (coreutils' close_stdout does the same). */
+static void close_stdout(void)
+{
+    int bad = ferror(stdout);
+    errno = 0;
+    if (fflush(stdout) != 0 || bad) {
+        const char *why = errno ? strerror(errno) : "write error";
+        fprintf(stderr, "strata: cannot write standard output: %s\n", why);
+        _exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    atexit(close_stdout);
     if (argc < 2) /* a terminal gets the explorer; a pipe the summary */
         return isatty(0) && isatty(1) ? cmd_ui.run(argc, argv) : cmd_summary.run(argc, argv);
     const char *name = argv[1];
