@@ -42,6 +42,8 @@ n=$("$S" list --filter '^a100-.*-sxm' --json | jq '[.presets[].id] | length')
 if [ "$n" = 2 ]; then ok "list --filter regex selects a100 SXM (2)"; else not_ok "list --filter regex selects a100 SXM (2)" "got $n"; fi
 n=$("$S" list --filter '^l4$' --json | jq '[.presets[].id] == ["l4"]')
 if [ "$n" = true ]; then ok "list --filter anchors match a whole field (^l4$ is the id l4)"; else not_ok "list --filter anchors match a whole field (^l4$ is the id l4)" "got $n"; fi
+"$S" list --kind gpu --kind bogus > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "got 'bogus'" "$tmp/err"; then ok "a second, bad --kind is refused (exit 2)"; else not_ok "a second, bad --kind is refused (exit 2)" "rc=$rc $(cat "$tmp/err")"; fi
 # output that cannot be written is an error (exit 1 with the reason), not a silent success
 if [ -w /dev/full ]; then
     "$S" list > /dev/full 2> "$tmp/err"; rc=$?

@@ -23,6 +23,8 @@ static int run(int argc, char **argv)
     while ((c = cli_getopt(&cmd_list, argc, argv, "k:f:jh", opts)) != -1) {
         switch (c) {
         case 'k':
+            /* each --kind is checked on its own; the last one counts */
+            kind = -1;
             for (int k = 0; k < ST_FILE_KIND_COUNT; k++)
                 if (!strcmp(optarg, st_file_kind_name((st_file_kind)k)))
                     kind = k;
