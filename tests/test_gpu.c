@@ -61,14 +61,14 @@ static void test_overlap(void **state)
      * V100 softmax over 10240-wide rows: PyTorch launches 512-thread blocks
      * (SoftMax_getBlockSize: 10240 / 4 capped at 1024, halved), 2048 / 512 =
      * 4 per SM, so 80 x 4 x 40 KiB = 13.1 MB of rows in flight against 6 MiB
-     * of L2 (share 1): a re-read hits with 1 / (1 + (13.1 / 6.29)^4) = 5.0%.
+     * of L2 (share 1, sharpness 4): a re-read hits with 1 / (1 + (13.1 / 6.29)^4) = 5.0%.
      * Traffic: read + write (8 B per element) and two re-reads; with only the
      * DRAM coefficient on, the part that fits L2 and the hits are free. */
     st_gpu g;
     load("v100-pcie-32gb", &g);
     st_gpu_coef c;
     only(&c, -1, 0);
-    c.l2_reuse_share = 1;
+    c.l2_reuse_share = 1, c.l2_reuse_sharpness = 4;
     int fs = st_kclass_feature(ST_KC_SOFTMAX, "stream");
     assert_true(fs >= 0);
     memset(c.cls[ST_KC_SOFTMAX].beta, 0, sizeof c.cls[ST_KC_SOFTMAX].beta);

@@ -41,7 +41,8 @@ static void initial_coef(st_gpu_coef *c)
     memset(c, 0, sizeof *c);
     c->e_ref_w_per_tflop = 0; /* no power limit */
     c->tc_energy_ratio = TC_ENERGY_RATIO;
-    c->l2_reuse_share = 0.5;
+    c->l2_reuse_share = 1; /* the whole L2, as sharp as the search allows, until it runs */
+    c->l2_reuse_sharpness = 8;
     for (int k = 0; k < ST_KC_COUNT; k++) {
         const char *const *names;
         c->cls[k].n = st_kclass_features((st_kclass)k, &names);
@@ -612,27 +613,33 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     int rc = fit_all(data, &c, 1, &obj, NULL, 0, 0, err); /* every class, for the search below */
     if (rc)
         return rc;
-    /* the L2 share row re-reads can hit in: a 1-D search over a grid from a
-     * fifth of L2 to all of it (only the norm and softmax classes depend on
-     * it, so only they are refitted) */
+    /* the L2 hit curve of row re-reads: a grid over the share of L2 (a
+     * fifth to all of it) and the sharpness (a gentle to a near-step fall);
+     * only the norm and softmax classes depend on it, so only they are
+     * refitted */
     static const double shares[] = {0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 1.0};
+    static const double sharp[] = {2, 3, 4, 6, 8};
     unsigned rowcls = (1u << ST_KC_NORM) | (1u << ST_KC_SOFTMAX);
     best = INFINITY;
-    double best_k = 0.5;
-    for (size_t i = 0; i < sizeof shares / sizeof shares[0]; i++) {
-        st_gpu_coef t = c;
-        t.l2_reuse_share = shares[i];
-        double o;
-        if ((rc = fit_all(data, &t, 1, &o, NULL, 0, rowcls, err)))
-            return rc;
-        if (o < best * (1 - 1e-12)) {
-            best = o;
-            best_k = shares[i];
+    st_gpu_coef bestc = c;
+    for (size_t i = 0; i < sizeof shares / sizeof shares[0]; i++)
+        for (size_t j = 0; j < sizeof sharp / sizeof sharp[0]; j++) {
+            st_gpu_coef t = c;
+            t.l2_reuse_share = shares[i];
+            t.l2_reuse_sharpness = sharp[j];
+            double o;
+            if ((rc = fit_all(data, &t, 1, &o, NULL, 0, rowcls, err)))
+                return rc;
+            if (o < best * (1 - 1e-12)) {
+                best = o;
+                bestc = t;
+            }
         }
-    }
-    c.l2_reuse_share = best_k;
+    c.l2_reuse_share = bestc.l2_reuse_share;
+    c.l2_reuse_sharpness = bestc.l2_reuse_sharpness;
     if (report)
-        fprintf(report, "  L2 share for row re-reads: %.2f\n", best_k);
+        fprintf(report, "  L2 hits of row re-reads: share %.2f, sharpness %.0f\n", c.l2_reuse_share,
+                c.l2_reuse_sharpness);
     /* pass 1 on the named tiles, pass 2 on the tiles the heuristic picks with
      * pass-1 coefficients (what prediction will do) */
     rc = fit_all(data, &c, 1, &obj, NULL, 0, 0, err);

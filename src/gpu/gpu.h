@@ -107,11 +107,14 @@ typedef struct st_gpu_coef {
     double e_ref_w_per_tflop;  /* sustained-clock reference (see above) */
     double tc_energy_ratio;    /* tensor FLOP energy / FP32 SIMT FLOP energy */
     /* Row kernels (norms, softmax) re-read each row; the re-read hits L2
-     * with probability 1 / (1 + (W / (l2_reuse_share * L2))^4), W the rows
-     * the SMs hold at once (launch configuration x row bytes). The share
-     * below 1 stands for what else the cache holds meanwhile (the rows'
-     * outputs, the next rows' first reads). Fitted by `strata calibrate`. */
+     * with probability 1 / (1 + (W / (l2_reuse_share * L2))^l2_reuse_sharpness),
+     * W the rows the SMs hold at once (launch configuration x row bytes). A
+     * share below 1 stands for what else the cache holds meanwhile (the
+     * rows' outputs, the next rows' first reads); the sharpness for how
+     * abruptly hits stop once W passes it. Both are fitted by `strata
+     * calibrate` (a grid search); a table without them (0) gives no hits. */
     double l2_reuse_share;
+    double l2_reuse_sharpness;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];

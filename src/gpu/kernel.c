@@ -299,8 +299,7 @@ static double row_block_threads(st_kop op, double cols)
  * for these kernels' small footprints). */
 static double rows_resident(const st_gpu *g, double bs)
 {
-    double thr = g->max_threads_per_sm > 0 ? g->max_threads_per_sm : 2048;
-    double r = floor(thr / bs);
+    double r = floor(g->max_threads_per_sm / bs); /* a required preset field, >= 1 */
     if (g->max_blocks_per_sm > 0 && r > g->max_blocks_per_sm)
         r = g->max_blocks_per_sm;
     return r < 1 ? 1 : r;
@@ -310,11 +309,10 @@ static double rows_resident(const st_gpu *g, double bs)
  * (w bytes) against the share of L2 they can keep (see st_gpu_coef). */
 double st_row_reread_hit(const st_gpu *g, const st_gpu_coef *c, double w)
 {
-    double l2 = (g->l2_bytes + g->llc_bytes) * (c->l2_reuse_share > 0 ? c->l2_reuse_share : 0.5);
-    if (l2 <= 0)
+    double l2 = (g->l2_bytes + g->llc_bytes) * c->l2_reuse_share;
+    if (l2 <= 0 || c->l2_reuse_sharpness <= 0)
         return 0;
-    double x = w / l2;
-    return 1.0 / (1.0 + x * x * x * x);
+    return 1.0 / (1.0 + pow(w / l2, c->l2_reuse_sharpness));
 }
 
 /* ---- GEMM features ---------------------------------------------------------- */

@@ -144,7 +144,8 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"kind", 1, "gpu-coefficients"},
         {"e_ref_w_per_tflop", 1, "W per FP32 TFLOP/s a GPU needs to hold boost clock"},
         {"tc_energy_ratio", 1, "tensor / SIMT energy per FLOP"},
-        {"l2_reuse_share", 0, "share of L2 that row re-reads can hit in (default 0.5)"},
+        {"l2_reuse_share", 1, "share of L2 that row re-reads can hit in"},
+        {"l2_reuse_sharpness", 1, "how abruptly row re-reads stop hitting L2 (exponent)"},
         {"dispatch_us", 1, "framework per-op host cost by class"},
         {"harness_us", 0, "per-op overhead of the calibration data's timing harness by class"},
         {"classes", 1, "coefficients per kernel class"},
@@ -169,8 +170,8 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
     if (f_number(&c, doc.root, "e_ref_w_per_tflop", 0, 1000, 1, "W/TFLOP/s", &out->e_ref_w_per_tflop) ||
         f_number(&c, doc.root, "tc_energy_ratio", 0, 1, 1, "", &out->tc_energy_ratio))
         goto done;
-    out->l2_reuse_share = 0.5;
-    if (f_number(&c, doc.root, "l2_reuse_share", 0.01, 100, 1, "", &out->l2_reuse_share))
+    if (f_number(&c, doc.root, "l2_reuse_share", 0.01, 100, 1, "", &out->l2_reuse_share) ||
+        f_number(&c, doc.root, "l2_reuse_sharpness", 0.5, 64, 1, "", &out->l2_reuse_sharpness))
         goto done;
     if (read_disp(&c, f_get(doc.root, "dispatch_us"), "dispatch_us", out->dispatch_s) ||
         read_disp(&c, f_get(doc.root, "harness_us"), "harness_us", out->harness_s))
@@ -195,6 +196,7 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
     fprintf(f, "e_ref_w_per_tflop: %.17g\n", c->e_ref_w_per_tflop);
     fprintf(f, "tc_energy_ratio: %.17g\n", c->tc_energy_ratio);
     fprintf(f, "l2_reuse_share: %.17g\n", c->l2_reuse_share);
+    fprintf(f, "l2_reuse_sharpness: %.17g\n", c->l2_reuse_sharpness);
     fprintf(f, "dispatch_us:\n");
     for (int i = 0; i < ST_DISP_COUNT; i++)
         fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->dispatch_s[i] * 1e6);
