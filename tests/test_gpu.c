@@ -165,6 +165,73 @@ static void test_gemm_waves(void **state)
     }
 }
 
+/* The main loop's latency side (feature 'kloop' alone, coefficient 1): one
+ * 100-cycle wait per K step of 8, paid once per round of the tiles an SM
+ * holds at once (64K registers / (2 per output)). A100 FP32, b=432 of
+ * 128x128x256: a 128x128 tile -> 2 resident, 432 tiles over 108 x 2 = 2
+ * rounds x 32 steps; a 64x64 tile -> 8 resident, 1728 tiles over 864 = 2
+ * rounds as well: t = 2 * 32 * 100 / 1.41 GHz either way. */
+static void test_gemm_latency_rounds(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("a100-40gb-pcie", &g);
+    st_gpu_coef c;
+    only(&c, st_kclass_feature(ST_KC_GEMM_SIMT, "kloop"), -1);
+    st_kernel k = {0};
+    k.op = ST_KOP_BMM, k.dtype = ST_FP32, k.b = 432, k.m = k.n = 128, k.k = 256;
+    st_error err;
+    st_kernel_est e;
+    double want = 2.0 * 32 * 100 / g.boost_clock_hz;
+    st_tile big = {128, 128}, small = {64, 64};
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, &big, 1, &e, &err), 0);
+    assert_true(rel_diff(e.gpu_s, want) < 1e-12);
+    assert_string_equal(e.bound, "memory");
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, &small, 1, &e, &err), 0);
+    assert_true(rel_diff(e.gpu_s, want) < 1e-12);
+    /* one more tile than two rounds hold costs a third round */
+    k.b = 433;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, &big, 1, &e, &err), 0);
+    assert_true(rel_diff(e.gpu_s, 1.5 * want) < 1e-12);
+}
+
+/* Batched GEMMs choose among the family's batched tile set, plain GEMMs
+ * among its plain set; a family without a batched set uses its plain one.
+ * With only 'compute' on, the 64x64 tile pads a 64x64 problem least, so it
+ * wins wherever it is a candidate. */
+static void test_batched_tiles(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("a100-40gb-pcie", &g);
+    st_gpu_coef c;
+    only(&c, st_kclass_feature(ST_KC_GEMM_SIMT, "compute"), -1);
+    snprintf(c.tiles[0].arch, sizeof c.tiles[0].arch, "ampere");
+    c.tiles[0].n = 2;
+    c.tiles[0].t[0] = (st_tile){64, 64};
+    c.tiles[0].t[1] = (st_tile){128, 128};
+    snprintf(c.tiles[1].arch, sizeof c.tiles[1].arch, "ampere" ST_TILES_BATCHED);
+    c.tiles[1].n = 1;
+    c.tiles[1].t[0] = (st_tile){128, 128};
+    c.n_tile_sets = 2;
+    st_kernel k = {0};
+    k.dtype = ST_FP32, k.b = 64, k.m = k.n = 64, k.k = 512;
+    st_error err;
+    st_kernel_est e;
+    k.op = ST_KOP_BMM;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_int_equal(e.tile.m, 128);
+    assert_int_equal(e.tile.n, 128);
+    k.op = ST_KOP_GEMM;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_int_equal(e.tile.m, 64);
+    assert_int_equal(e.tile.n, 64);
+    c.n_tile_sets = 1; /* no batched set: the plain one */
+    k.op = ST_KOP_BMM;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_int_equal(e.tile.m, 64);
+}
+
 /* An elementwise add of 2^28 FP32 elements reads 2 and writes 1 tensor:
  * 3 GiB, all but the L2's worth from DRAM; with dram and l2 both at
  * coefficient 1 the time is bytes / peak bandwidth. */
@@ -305,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_elementwise_bytes), cmocka_unit_test(test_power_factor),
         cmocka_unit_test(test_errors),            cmocka_unit_test(test_compose_host_bound),
         cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_bad_table),
+        cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -6,6 +6,9 @@
 #include "config.h"
 #include "testutil.h"
 
+#include <math.h>
+
+#include "calib/calib.h"
 #include "io/measured.h"
 
 /* Every field of one kernel sample (vector ops: n = H; conv fields 0). */
@@ -323,6 +326,47 @@ static void test_shared_data(void **state)
     }
 }
 
+/* The GEMM shapes the calibration reads from NeuSight's B,M,N,K columns
+ * must be the launches the profiler recorded: with the reduction on N and
+ * the output M x K (NeuSight multiplies (B,M,N) by (B,N,K)), the output
+ * tiles b * ceil(m / tile.m) * ceil(n / tile.n) of the kernel name's tile
+ * equal the recorded grid's CTAs for nearly every launch (the rest are
+ * split-K or sliced kernels, whose grids are multiples). Reading K as the
+ * reduction instead matches 36% of bmm and 6% of linear launches. */
+static void test_gemm_geometry(void **state)
+{
+    const char *root = shared_data();
+    char path[1200];
+    (void)state;
+    if (!root) {
+        printf("# skip: ../shared/data is absent\n");
+        skip();
+    }
+    st_calib_data d;
+    memset(&d, 0, sizeof d);
+    st_error err;
+    snprintf(path, sizeof path, "%s/neusight/kernels-test", root);
+    if (st_calib_add_neusight(&d, path, &err) != 0)
+        fail_msg("%s", err.msg);
+    size_t n[2] = {0, 0}, exact[2] = {0, 0}, multiple[2] = {0, 0};
+    for (size_t i = 0; i < d.n; i++) {
+        const st_calib_sample *s = &d.s[i];
+        if ((s->k.op != ST_KOP_BMM && s->k.op != ST_KOP_GEMM) || s->named.m <= 0 || s->grid_ctas <= 0)
+            continue;
+        int j = s->k.op == ST_KOP_BMM;
+        double tiles = (double)s->k.b * ceil((double)s->k.m / s->named.m) * ceil((double)s->k.n / s->named.n);
+        n[j]++;
+        exact[j] += s->grid_ctas == tiles;
+        multiple[j] += fmod(s->grid_ctas, tiles) == 0;
+    }
+    st_calib_data_free(&d);
+    printf("# grid = tiles: bmm %zu of %zu, linear %zu of %zu\n", exact[1], n[1], exact[0], n[0]);
+    assert_true(n[0] > 1000 && n[1] > 1000);
+    assert_true(exact[1] >= 0.99 * n[1]);
+    assert_true(exact[0] >= 0.8 * n[0]);
+    assert_true(multiple[0] >= 0.95 * n[0] && multiple[1] >= 0.99 * n[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_vidur_fixture),
         cmocka_unit_test(test_vidur_flat_and_bad),
         cmocka_unit_test(test_shared_data),
+        cmocka_unit_test(test_gemm_geometry),
     };
     return cmocka_run_group_tests_name("measured", tests, NULL, NULL);
 }

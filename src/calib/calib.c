@@ -81,14 +81,21 @@ static int neusight_sample(const st_kernel_sample *r, st_calib_sample *s)
     s->has_dispatch = 1;
     snprintf(s->op, sizeof s->op, "%s", st_meas_op_name(r->op));
     switch (r->op) {
+    /* NeuSight's GEMM columns: bmm multiplies (B, M, N) by (B, N, K) and
+     * linear maps N input features to K outputs (its profiling scripts
+     * build x = randn(B, M, N), y = randn(B, N, K)), so the reduction is N
+     * and the output M x K. The launch grids in the data agree: grid.x =
+     * ceil(K / tile) and grid.y = ceil(M / tile) on every cuBLAS kernel
+     * (e.g. M 2048, N 2048, K 64 on ampere_sgemm_128x128: grid 1 x 16). In
+     * strata's (m x k).(k x n) that is m = M, k = N, n = K. */
     case ST_MEAS_BMM:
         k->op = ST_KOP_BMM;
-        k->b = r->b, k->m = r->m, k->n = r->n, k->k = r->k;
+        k->b = r->b, k->m = r->m, k->n = r->k, k->k = r->n;
         k->dispatch = ST_DISP_BMM;
         break;
     case ST_MEAS_LINEAR:
         k->op = ST_KOP_GEMM;
-        k->b = 1, k->m = r->b * r->m, k->n = r->n, k->k = r->k;
+        k->b = 1, k->m = r->b * r->m, k->n = r->k, k->k = r->n;
         k->dispatch = ST_DISP_LINEAR;
         break;
     case ST_MEAS_CONV: {
@@ -127,6 +134,7 @@ static int neusight_sample(const st_kernel_sample *r, st_calib_sample *s)
         if (!st_parse_kernel_tile(r->kernel_name, &s->named))
             s->named.m = s->named.n = 0;
         double units = (double)r->grid[0] * r->grid[1] * r->grid[2];
+        s->grid_ctas = units;
         if (s->named.m > 0 && k->op != ST_KOP_CONV) {
             double tiles = (double)k->b * ceil((double)k->m / s->named.m) * ceil((double)k->n / s->named.n);
             double sp = floor(units / tiles + 0.5);

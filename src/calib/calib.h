@@ -21,6 +21,7 @@ typedef struct st_calib_sample {
     int has_dispatch;
     st_tile named;        /* tile parsed from the kernel name (0x0: none) */
     int named_split;      /* split-K inferred from the launch grid (0: unknown) */
+    double grid_ctas;     /* CTAs the measured launch had (grid x*y*z; 0: unknown) */
     int tp;               /* VIDUR: tensor-parallel degree (0 elsewhere) */
     long long tokens;     /* VIDUR: num_tokens */
     char op[24];          /* source op name: "bmm", "add", "mlp_up_proj" ... */

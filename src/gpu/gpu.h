@@ -15,9 +15,13 @@
  *
  * GEMMs use a tile/wave model: the library tile (e.g. 128x64) is picked the
  * way cuBLAS's heuristics behave (the candidate that the model predicts to
- * be fastest, among the tiles the library ships for that architecture),
- * output tiles are split along K when they are too few to fill the SMs, and
- * the SM that runs the most tiles sets the time (wave quantisation).
+ * be fastest, among the tiles the library uses on that architecture for
+ * that kind of launch, plain or batched), output tiles are split along K
+ * when they are too few to fill the SMs, and the SM that runs the most
+ * tiles sets the time (wave quantisation). The main loop is either
+ * throughput-bound (the tile's FLOPs and operand staging) or latency-bound
+ * (each K step waits on its loads, once per round of the tiles an SM holds
+ * at once), whichever is longer; a per-CTA prologue/epilogue adds.
  *
  * Sustained clock: a GPU whose TDP is small against its peak FP32 rate
  * (T4, L4, P4, A100 PCIe 40GB) cannot hold its boost clock under dense math.
@@ -98,6 +102,8 @@ const char *st_dispatch_name(st_dispatch d);
 
 #define ST_GPU_MAX_FEATURES 10
 #define ST_GPU_MAX_TILES 16
+/* suffix of a family's batched-GEMM tile set key in st_gpu_coef.tiles */
+#define ST_TILES_BATCHED ".bmm"
 
 typedef struct st_tile {
     int m, n;
@@ -128,12 +134,15 @@ typedef struct st_gpu_coef {
      * A property of how the calibration data was taken, not of the GPU:
      * used to score against such data, never in a model step. */
     double harness_s[ST_DISP_COUNT];
-    /* tiles the library ships, per architecture family (learned from names) */
+    /* tiles the library uses, per architecture family, learned from the
+     * kernel names: key "ampere" for plain GEMMs, "ampere.bmm" for batched
+     * ones (cuBLAS's batched SGEMM on Ampere uses 128x128 alone, its plain
+     * SGEMM six tiles); a family without a ".bmm" set uses its plain set */
     struct {
-        char arch[16];
+        char arch[24];
         int n;
         st_tile t[ST_GPU_MAX_TILES];
-    } tiles[8];
+    } tiles[16];
     int n_tile_sets;
     char source[512];          /* where it was loaded from */
 } st_gpu_coef;

@@ -99,7 +99,7 @@ int st_kclass_feature(st_kclass c, const char *name)
 
 static const st_kfgroup gemm_groups[GF_N] = {
     [GF_COMPUTE] = ST_KF_COMPUTE, [GF_OPERAND] = ST_KF_COMPUTE, [GF_DRAM] = ST_KF_MEMORY,
-    [GF_CTA] = ST_KF_FIXED,       [GF_KLOOP] = ST_KF_FIXED,     [GF_LAUNCH] = ST_KF_FIXED,
+    [GF_CTA] = ST_KF_FIXED,       [GF_KLOOP] = ST_KF_MEMORY,     [GF_LAUNCH] = ST_KF_FIXED,
 };
 static const st_kfgroup row_groups[RF_N] = {
     [RF_STREAM] = ST_KF_MEMORY, [RF_ALU] = ST_KF_COMPUTE, [RF_LAUNCH] = ST_KF_FIXED,
@@ -246,16 +246,26 @@ static const st_tile default_tc[] = {
     {128, 256}, {256, 128}, {128, 128}, {64, 128}, {128, 64}, {64, 64}, {64, 32}, {32, 64},
 };
 
-static void candidate_tiles(const st_gpu *g, const st_gpu_coef *c, int tensor, const st_tile **t,
-                            int *n)
+/* The learned tile set of g's family for a batched (bmm) or plain GEMM. */
+static int learned_tiles(const st_gpu *g, const st_gpu_coef *c, int batched, const st_tile **t, int *n)
+{
+    char key[sizeof c->tiles[0].arch];
+    snprintf(key, sizeof key, "%s%s", st_gpu_family(g), batched ? ST_TILES_BATCHED : "");
+    for (int i = 0; i < c->n_tile_sets; i++)
+        if (strcasecmp(c->tiles[i].arch, key) == 0 && c->tiles[i].n > 0) {
+            *t = c->tiles[i].t;
+            *n = c->tiles[i].n;
+            return 1;
+        }
+    return 0;
+}
+
+static void candidate_tiles(const st_gpu *g, const st_gpu_coef *c, int tensor, int batched,
+                            const st_tile **t, int *n)
 {
     if (!tensor) {
-        for (int i = 0; i < c->n_tile_sets; i++)
-            if (strcasecmp(c->tiles[i].arch, st_gpu_family(g)) == 0 && c->tiles[i].n > 0) {
-                *t = c->tiles[i].t;
-                *n = c->tiles[i].n;
-                return;
-            }
+        if ((batched && learned_tiles(g, c, 1, t, n)) || learned_tiles(g, c, 0, t, n))
+            return;
         *t = default_simt;
         *n = (int)(sizeof default_simt / sizeof default_simt[0]);
         return;
@@ -322,7 +332,25 @@ typedef struct gemm_shape {
     double flops;       /* useful FLOPs */
     double extra_alu;   /* vector-pipe FLOPs inside the main loop (dequant, softmax) */
     double kstep;       /* K per main-loop iteration */
+    int batched;        /* a batched GEMM launch (the library's batched tile set) */
 } gemm_shape;
+
+/* Output tiles an SM holds at once: register-bound. Library GEMM kernels
+ * keep about two 32-bit registers per output element in flight (the
+ * accumulator plus its share of the staged operands: cuBLAS SIMT kernels
+ * run 64 outputs per thread at about 128 registers, the data's 128x128
+ * tiles use 256 threads, 128x64 128 and 64x64 64), against 64K registers
+ * per SM on NVIDIA GPUs since Kepler (CUDA C Programming Guide, "Technical
+ * Specifications per Compute Capability") and 128K per CDNA CU (4 SIMDs x
+ * 512 VGPRs x 64 lanes); capped by the SM's block limit. */
+static double gemm_resident_tiles(const st_gpu *g, st_tile t)
+{
+    double regs = g->vendor == ST_VENDOR_AMD ? 131072.0 : 65536.0;
+    double r = floor(regs / (2.0 * t.m * t.n));
+    if (g->max_blocks_per_sm > 0 && r > g->max_blocks_per_sm)
+        r = g->max_blocks_per_sm;
+    return r < 1 ? 1 : r;
+}
 
 static void gemm_features_for(const st_gpu *g, double peak, double pf, const gemm_shape *s,
                               st_tile t, int split, double *x, double *sm_work, double *waves,
@@ -349,7 +377,12 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
      * per main-loop iteration in units of 100 cycles; both coefficients are
      * fitted, the units only keep them near 1 */
     x[GF_CTA] = w * 1000.0 / clk;
-    x[GF_KLOOP] = w * ceil(kk / s->kstep) * 100.0 / clk;
+    /* the main loop's latency side: each K step waits on its global loads
+     * (in units of 100 cycles, coefficient fitted); the tiles an SM holds at
+     * once overlap their waits, so it is paid once per round of resident
+     * tiles, not per tile (gemm_resident_tiles) */
+    double rounds = ceil(units / (sm * gemm_resident_tiles(g, t)));
+    x[GF_KLOOP] = rounds * ceil(kk / s->kstep) * 100.0 / clk;
     x[GF_LAUNCH] = 1e-6;
     *sm_work = w;
     *waves = ceil(units / sm);
@@ -389,7 +422,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         cand = &one;
         nc = 1;
     } else {
-        candidate_tiles(g, c, tensor, &cand, &nc);
+        candidate_tiles(g, c, tensor, s->batched, &cand, &nc);
     }
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double best = INFINITY;
@@ -565,6 +598,8 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         }
         double peak = gemm_peak(g, k->dtype, &tensor);
         gemm_shape s;
+        memset(&s, 0, sizeof s);
+        s.batched = k->op == ST_KOP_BMM;
         double grp = (k->op == ST_KOP_CONV && k->groups > 1) ? (double)k->groups : 1.0;
         s.b = (double)k->b * grp;
         s.m = (double)k->m;
@@ -596,6 +631,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         if (kv_eff < 1)
             kv_eff = 1;
         gemm_shape s;
+        memset(&s, 0, sizeof s);
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
         s.bytes = (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
