@@ -36,7 +36,7 @@
 static void initial_coef(st_gpu_coef *c)
 {
     /* before any fit: compute and memory at peak, launch at its prior; the
-     * tile heuristic of pass 1 uses this for samples without a named tile */
+     * tile heuristic uses this for samples without a named tile */
     static const char *const at_peak[] = {"compute", "dram", "dram_hbm", "dram_other", "l2", "stream"};
     memset(c, 0, sizeof *c);
     c->e_ref_w_per_tflop = 0; /* no power limit */

@@ -18,10 +18,11 @@
  * be fastest, among the tiles the library uses on that architecture for
  * that kind of launch, plain or batched), output tiles are split along K
  * when they are too few to fill the SMs, and the SM that runs the most
- * tiles sets the time (wave quantisation). The main loop is either
- * throughput-bound (the tile's FLOPs and operand staging) or latency-bound
- * (each K step waits on its loads, once per round of the tiles an SM holds
- * at once), whichever is longer; a per-CTA prologue/epilogue adds.
+ * tiles sets the time (wave quantisation). The main loop has a throughput
+ * side (the tile's FLOPs and operand staging) and a latency side (each K
+ * step waits on its loads, once per round of the tiles an SM holds at
+ * once); they overlap or add as the class's fitted overlap mode says (the
+ * shipped SIMT fit adds them); a per-CTA prologue/epilogue adds.
  *
  * Sustained clock: a GPU whose TDP is small against its peak FP32 rate
  * (T4, L4, P4, A100 PCIe 40GB) cannot hold its boost clock under dense math.
@@ -157,9 +158,10 @@ int st_kclass_features(st_kclass c, const char *const **names);
 int st_kclass_feature(st_kclass c, const char *name);
 
 /* How a feature enters the kernel time: fixed costs add (launch, per-CTA
- * prologue, main-loop overhead); the compute side (math, operand staging,
- * vector ALU, row passes) and the memory side (DRAM, L2) overlap, so the
- * longer of the two counts: t = sum(fixed) + max(sum(compute), sum(memory)). */
+ * prologue); the compute side (math, operand staging, vector ALU, row
+ * passes) and the memory side (DRAM, L2, a GEMM main loop's load latency)
+ * overlap, so the longer of the two counts: t = sum(fixed) +
+ * max(sum(compute), sum(memory)), unless the class's fit says they add. */
 typedef enum st_kfgroup { ST_KF_FIXED = 0, ST_KF_COMPUTE, ST_KF_MEMORY } st_kfgroup;
 st_kfgroup st_kclass_feature_group(st_kclass c, int f);
 /* The time of features x under coefficients beta (nx features of class c);

@@ -339,14 +339,12 @@ typedef struct gemm_shape {
  * keep about two 32-bit registers per output element in flight (the
  * accumulator plus its share of the staged operands: cuBLAS SIMT kernels
  * run 64 outputs per thread at about 128 registers, the data's 128x128
- * tiles use 256 threads, 128x64 128 and 64x64 64), against 64K registers
- * per SM on NVIDIA GPUs since Kepler (CUDA C Programming Guide, "Technical
- * Specifications per Compute Capability") and 128K per CDNA CU (4 SIMDs x
- * 512 VGPRs x 64 lanes); capped by the SM's block limit. */
+ * tiles use 256 threads, 128x64 128 and 64x64 64), against the preset's
+ * registers per SM (64K on NVIDIA since Kepler); capped by the SM's block
+ * limit. */
 static double gemm_resident_tiles(const st_gpu *g, st_tile t)
 {
-    double regs = g->vendor == ST_VENDOR_AMD ? 131072.0 : 65536.0;
-    double r = floor(regs / (2.0 * t.m * t.n));
+    double r = floor((double)g->regs_per_sm / (2.0 * t.m * t.n)); /* a required preset field */
     if (g->max_blocks_per_sm > 0 && r > g->max_blocks_per_sm)
         r = g->max_blocks_per_sm;
     return r < 1 ? 1 : r;
@@ -373,9 +371,8 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
     /* split-K writes and re-reads partial outputs */
     double bytes = s->bytes + (split > 1 ? 2.0 * 4.0 * s->b * s->m * s->n * split : 0);
     x[GF_DRAM] = g->mem_bw > 0 ? bytes / g->mem_bw : 0;
-    /* fixed cost per CTA (prologue, epilogue) in units of 1000 cycles and
-     * per main-loop iteration in units of 100 cycles; both coefficients are
-     * fitted, the units only keep them near 1 */
+    /* fixed cost per CTA (prologue, epilogue) in units of 1000 cycles; the
+     * coefficient is fitted, the unit only keeps it near 1 */
     x[GF_CTA] = w * 1000.0 / clk;
     /* the main loop's latency side: each K step waits on its global loads
      * (in units of 100 cycles, coefficient fitted); the tiles an SM holds at
