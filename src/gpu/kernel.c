@@ -249,10 +249,13 @@ static const st_tile default_tc[] = {
 /* The learned tile set of g's family for a batched (bmm) or plain GEMM. */
 static int learned_tiles(const st_gpu *g, const st_gpu_coef *c, int batched, const st_tile **t, int *n)
 {
-    char key[sizeof c->tiles[0].arch];
-    snprintf(key, sizeof key, "%s%s", st_gpu_family(g), batched ? ST_TILES_BATCHED : "");
+    /* key = family, plus ST_TILES_BATCHED for batched sets; compared in
+     * place (this runs for every GEMM estimate) */
+    const char *fam = st_gpu_family(g), *suffix = batched ? ST_TILES_BATCHED : "";
+    size_t lf = strlen(fam);
     for (int i = 0; i < c->n_tile_sets; i++)
-        if (strcasecmp(c->tiles[i].arch, key) == 0 && c->tiles[i].n > 0) {
+        if (strncasecmp(c->tiles[i].arch, fam, lf) == 0 && strcasecmp(c->tiles[i].arch + lf, suffix) == 0 &&
+            c->tiles[i].n > 0) {
             *t = c->tiles[i].t;
             *n = c->tiles[i].n;
             return 1;
