@@ -288,6 +288,81 @@ static void test_deterministic(void **state)
     st_oplist_free(&b);
 }
 
+static const st_op *find_opt(const st_oplist *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->ops[i].name, name) == 0)
+            return &l->ops[i];
+    return NULL;
+}
+
+/* GPT-2's eager attention as Hugging Face runs it (GPT2Attention._attn):
+ * the score matrix is divided by sqrt(d) and passed through the causal
+ * `where` before the softmax, and in training dropout runs on the
+ * probabilities, after the embedding, the attention output and the MLP.
+ * tests/data/hf/gpt2-tiny-config.json: hidden 64, 4 heads, FP32. */
+static void test_hf_eager_and_dropout(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/gpt2-tiny-config.json"));
+    assert_int_equal(m.tf.score_unary, 2);
+    assert_int_equal(m.tf.score_binary, 0);
+    st_oplist inf = ops_for(&m, ST_PHASE_PREFILL, 2, 16, 0, ST_ATTN_EAGER);
+    st_oplist tr = ops_for(&m, ST_PHASE_TRAIN, 2, 16, 0, ST_ATTN_EAGER);
+    /* scores: batch 2 x 4 heads x 16 x 16 = 2048 elements */
+    const double se = 2048, he = 2.0 * 16 * 64; /* hidden states: 32 tokens x 64 */
+    const st_op *s1 = find(&inf, "block.attn.score_ew1");
+    assert_true(s1->rows == 2 * 4 * 16 && s1->cols == 16);
+    assert_true(s1->bytes_read == se * 4);
+    assert_true(s1->bytes_written == se * 4);
+    find(&inf, "block.attn.score_ew2");
+    /* no dropout kernels outside training */
+    assert_null(find_opt(&inf, "block.attn.dropout"));
+    assert_null(find_opt(&inf, "embed.dropout"));
+    /* training: fused dropout reads x, writes y and a one-byte keep mask */
+    const st_op *d = find(&tr, "block.attn.dropout");
+    assert_true(d->bytes_read == se * 4);
+    assert_true(d->bytes_written == se * 4 + se);
+    /* its gradient reads dy and the mask, writes dx */
+    const st_op *dg = find(&tr, "block.attn.dropout.grad");
+    assert_true(dg->bytes_read == se * 4 + se);
+    assert_true(dg->bytes_written == se * 4);
+    /* the scale's gradient needs dy only */
+    const st_op *sg = find(&tr, "block.attn.score_ew1.grad");
+    assert_true(sg->bytes_read == se * 4);
+    const st_op *hd = find(&tr, "block.mlp.dropout");
+    assert_true(hd->bytes_written == he * 4 + he);
+    find(&tr, "block.attn.out.dropout");
+    find(&tr, "embed.dropout");
+    st_oplist_free(&inf);
+    st_oplist_free(&tr);
+    st_model_free(&m);
+}
+
+/* OPT adds a (B,1,S,S) causal mask to the scores (a second score-sized
+ * operand, whose gradient is dy itself: no backward kernel) and clamps
+ * them; its attention dropout defaults to 0: no kernel. */
+static void test_hf_opt_eager(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/opt-tiny-config.json"));
+    assert_int_equal(m.tf.score_unary, 1);
+    assert_int_equal(m.tf.score_binary, 1);
+    assert_true(m.tf.attn_dropout == 0 && m.tf.hidden_dropout == 0.1);
+    st_oplist tr = ops_for(&m, ST_PHASE_TRAIN, 1, 8, 0, ST_ATTN_EAGER);
+    const st_op *a = find(&tr, "block.attn.score_add1");
+    assert_true(a->bytes_read == 2.0 * 4 * 8 * 8 * 4); /* 4 heads x 8 x 8, two operands, FP32 */
+    assert_null(find_opt(&tr, "block.attn.score_add1.grad"));
+    assert_null(find_opt(&tr, "block.attn.dropout"));
+    find(&tr, "block.mlp.dropout");
+    /* flash attention runs none of the eager passes */
+    st_oplist fl = ops_for(&m, ST_PHASE_TRAIN, 1, 8, 0, ST_ATTN_FLASH);
+    assert_null(find_opt(&fl, "block.attn.score_add1"));
+    st_oplist_free(&tr);
+    st_oplist_free(&fl);
+    st_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +378,8 @@ int main(void)
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_generation_errors),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_hf_eager_and_dropout),
+        cmocka_unit_test(test_hf_opt_eager),
     };
     return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
 }

@@ -67,6 +67,69 @@ static int hf_bool(const st_ynode *root, const char *key, int dflt)
     return dflt;
 }
 
+/* A dropout probability: the first key present, else dflt; 0 <= p <= 0.99. */
+static int hf_prob(const fctx *c, const st_ynode *root, const char *const *keys, double dflt, double *out)
+{
+    const char *which = NULL;
+    const st_ynode *v = first_of(root, keys, &which);
+    *out = dflt;
+    return v ? f_node_number(c, v, which, 0, 0.99, out) : 0;
+}
+
+/* Eager attention and training dropout as the family's Hugging Face modeling
+ * code runs them (transformers 4.3x, the eager path), and the family's
+ * config defaults where the key is absent. */
+static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_transformer *tf)
+{
+    static const char *const bert_types[] = {"bert", "roberta", "electra", NULL};
+    static const char *const t5_types[] = {"t5", "mt5", "switch_transformers", NULL};
+    int rc = 0;
+    if (strcasecmp(type, "gpt2") == 0) {
+        /* GPT2Attention._attn: matmul, / sqrt(d) (scale_attn_weights, default
+         * true), torch.where(causal_mask, w, min), softmax, attn_dropout */
+        tf->score_unary = 1 + hf_bool(root, "scale_attn_weights", 1);
+        if ((rc = hf_prob(c, root, (const char *const[]){"resid_pdrop", NULL}, 0.1, &tf->hidden_dropout)) ||
+            (rc = hf_prob(c, root, (const char *const[]){"attn_pdrop", NULL}, 0.1, &tf->attn_dropout)))
+            return rc;
+    } else if (is_type(type, bert_types)) {
+        /* BertSelfAttention: matmul, / sqrt(d), + the (B,1,1,S) padding mask
+         * (a broadcast operand), softmax, dropout */
+        tf->score_unary = 2;
+        if ((rc = hf_prob(c, root, (const char *const[]){"hidden_dropout_prob", NULL}, 0.1, &tf->hidden_dropout)) ||
+            (rc = hf_prob(c, root, (const char *const[]){"attention_probs_dropout_prob", NULL}, 0.1,
+                          &tf->attn_dropout)))
+            return rc;
+    } else if (strcasecmp(type, "opt") == 0) {
+        /* OPTAttention: q scaled before the bmm (a token-sized pass, not
+         * counted), + the (B,1,S,S) causal mask repeated over heads,
+         * torch.max(w, finfo.min), softmax, dropout */
+        tf->score_unary = 1;
+        tf->score_binary = 1;
+        if ((rc = hf_prob(c, root, (const char *const[]){"dropout", NULL}, 0.1, &tf->hidden_dropout)) ||
+            (rc = hf_prob(c, root, (const char *const[]){"attention_dropout", NULL}, 0.0, &tf->attn_dropout)))
+            return rc;
+    } else if (is_type(type, t5_types)) {
+        /* T5Attention: no scale; + position bias (with the mask folded in),
+         * softmax, dropout; dropout_rate everywhere */
+        tf->score_binary = 1;
+        if ((rc = hf_prob(c, root, (const char *const[]){"dropout_rate", NULL}, 0.1, &tf->hidden_dropout)))
+            return rc;
+        tf->attn_dropout = tf->hidden_dropout;
+    } else {
+        /* the shared eager_attention_forward (Llama, Mistral, Qwen, ...):
+         * matmul * scaling, + the (B,1,S,S) causal mask, softmax, dropout at
+         * attention_dropout (default 0); no hidden-state dropout */
+        tf->score_unary = 1;
+        tf->score_binary = 1;
+        if ((rc = hf_prob(c, root, (const char *const[]){"attention_dropout", NULL}, 0.0, &tf->attn_dropout)) ||
+            (rc = hf_prob(c, root, (const char *const[]){"hidden_dropout", "resid_pdrop", NULL}, 0.0,
+                          &tf->hidden_dropout)))
+            return rc;
+    }
+    return 0;
+}
+
+
 int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
 {
     static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model", "dim", NULL};
@@ -198,6 +261,8 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
                        "...); write a strata workload YAML instead (strata-workloads(5))",
                        type);
 
+    if ((rc = hf_eager(c, root, type, tf)))
+        return rc;
     v = f_get(root, "torch_dtype");
     if (v && v->kind == ST_Y_SCALAR) {
         if (!strcmp(v->scalar, "float16"))

@@ -30,6 +30,10 @@ static const fkey tf_keys[] = {
     {"lm_head", 0, "true/false"},
     {"moe", 0, "{experts, top_k, every, expert_ffn_hidden}"},
     {"dtype", 0, "fp32, fp16, bf16, ..."},
+    {"eager_score_unary", 0, "elementwise passes over the eager score matrix (0-8)"},
+    {"eager_score_binary", 0, "score-sized operands added to the eager scores (0-8)"},
+    {"hidden_dropout", 0, "training dropout on hidden states (0-0.99)"},
+    {"attention_dropout", 0, "training dropout on attention probabilities (0-0.99)"},
 };
 
 int st_read_dtype(const fctx *c, const st_ynode *map, const char *key, st_dtype *out)
@@ -118,7 +122,11 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
         (rc = f_bool(c, root, "bias", &tf->bias)) ||
         (rc = f_bool(c, root, "tied_embeddings", &tf->tied_embeddings)) ||
         (rc = f_bool(c, root, "lm_head", &tf->lm_head)) ||
-        (rc = st_read_dtype(c, root, "dtype", &m->dtype)))
+        (rc = st_read_dtype(c, root, "dtype", &m->dtype)) ||
+        (rc = f_int32(c, root, "eager_score_unary", 0, 8, &tf->score_unary)) ||
+        (rc = f_int32(c, root, "eager_score_binary", 0, 8, &tf->score_binary)) ||
+        (rc = f_number(c, root, "hidden_dropout", 0, 0.99, 1, "", &tf->hidden_dropout)) ||
+        (rc = f_number(c, root, "attention_dropout", 0, 0.99, 1, "", &tf->attn_dropout)))
         return rc;
     tf->activation = (st_act)(act + 1); /* names start at relu */
     tf->norm = (st_norm)nrm;

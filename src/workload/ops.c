@@ -180,11 +180,11 @@ void st_op_cost(st_op *op)
         int arity = op->arity > 0 ? op->arity : 1;
         op->flops = op->ew_flops * elems;
         if (bwd) { /* read the inputs and dy; write one gradient per input */
-            op->bytes_read = (arity + 1) * elems * e;
+            op->bytes_read = (op->grad_no_input ? 1 : arity + 1) * elems * e + op->aux_bytes * elems;
             op->bytes_written = arity * elems * e;
         } else {
             op->bytes_read = arity * elems * e;
-            op->bytes_written = elems * e;
+            op->bytes_written = elems * e + op->aux_bytes * elems;
         }
         break;
     }

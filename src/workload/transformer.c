@@ -70,6 +70,42 @@ static void eltwise(gen *g, const char *name, long long rows, long long cols, in
     push(g, &op);
 }
 
+/* An elementwise pass whose gradient needs dy alone (a scale by a constant,
+ * a select against a fixed mask): its backward reads dy and writes dx. */
+static void linear_ew(gen *g, const char *name, long long rows, long long cols)
+{
+    st_op op = new_op(g, ST_OP_ELEMENTWISE, name);
+    op.rows = rows;
+    op.cols = cols;
+    op.arity = 1;
+    op.ew_flops = 1;
+    op.grad_no_input = 1;
+    push(g, &op);
+}
+
+/* Philox4x32-10 draws four 32-bit numbers in 10 rounds of two 32x32->64
+ * multiplies and a few xors/adds, about 15 integer ops per number; with
+ * the compare and the scale, about 20 per element. */
+#define DROPOUT_OPS_PER_ELEM 20
+
+/* Dropout in training, as PyTorch runs it: one fused kernel draws the keep
+ * mask, scales the kept values and writes the mask (one byte per element);
+ * the gradient multiplies dy by the saved mask. No kernel outside training
+ * or at probability 0. */
+static void dropout(gen *g, const char *name, long long rows, long long cols, double p)
+{
+    if (g->o->phase != ST_PHASE_TRAIN || p <= 0)
+        return;
+    st_op op = new_op(g, ST_OP_ELEMENTWISE, name);
+    op.rows = rows;
+    op.cols = cols;
+    op.arity = 1;
+    op.ew_flops = DROPOUT_OPS_PER_ELEM;
+    op.grad_no_input = 1;
+    op.aux_bytes = 1;
+    push(g, &op);
+}
+
 /* Residual or embedding add: y = a + b. */
 static void add(gen *g, const char *name, long long rows, long long cols)
 {
@@ -109,7 +145,9 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
         return;
     }
     /* Eager: scores over the full q x kv rectangle (the mask is applied to
-     * them, not skipped), softmax, then the weighted sum of values. */
+     * them, not skipped), the model's elementwise passes over them (scale,
+     * mask, bias: st_transformer.score_*), softmax, dropout in training,
+     * then the weighted sum of values. */
     st_op score = new_op(g, ST_OP_BMM, "");
     snprintf(score.name, sizeof score.name, "%s.%s.score", g->layer, prefix);
     score.batch = b * tf->heads;
@@ -117,8 +155,19 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
     score.k = tf->head_dim;
     score.n = kv_len;
     push(g, &score);
+    long long rows = b * tf->heads * q_len;
+    for (int i = 0; i < tf->score_unary; i++) {
+        snprintf(name, sizeof name, "%s.score_ew%d", prefix, i + 1);
+        linear_ew(g, name, rows, kv_len);
+    }
+    for (int i = 0; i < tf->score_binary; i++) {
+        snprintf(name, sizeof name, "%s.score_add%d", prefix, i + 1);
+        add(g, name, rows, kv_len); /* the gradient is dy itself */
+    }
     snprintf(name, sizeof name, "%s.softmax", prefix);
-    vec(g, ST_OP_SOFTMAX, name, b * tf->heads * q_len, kv_len);
+    vec(g, ST_OP_SOFTMAX, name, rows, kv_len);
+    snprintf(name, sizeof name, "%s.dropout", prefix);
+    dropout(g, name, rows, kv_len, tf->attn_dropout);
     st_op value = new_op(g, ST_OP_BMM, "");
     snprintf(value.name, sizeof value.name, "%s.%s.value", g->layer, prefix);
     value.batch = b * tf->heads;
@@ -145,6 +194,7 @@ static void self_attention(gen *g)
     }
     attention_core(g, "attn", g->q_len, g->kv_len, g->causal, tf->kv_heads);
     gemm(g, "attn.out", t, qdim, tf->hidden);
+    dropout(g, "attn.out.dropout", t, tf->hidden, tf->hidden_dropout);
     add(g, "attn.residual", t, tf->hidden);
     if (!tf->pre_norm)
         norm(g, "attn.norm", t);
@@ -164,6 +214,7 @@ static void cross_attention(gen *g)
         gemm(g, "xattn.kv", g->o->batch * g->enc_len, tf->hidden, 2 * kvdim);
     attention_core(g, "xattn", g->q_len, g->enc_len, 0, tf->kv_heads);
     gemm(g, "xattn.out", t, qdim, tf->hidden);
+    dropout(g, "xattn.out.dropout", t, tf->hidden, tf->hidden_dropout);
     add(g, "xattn.residual", t, tf->hidden);
     if (!tf->pre_norm)
         norm(g, "xattn.norm", t);
@@ -228,6 +279,7 @@ static void mlp(gen *g, int moe)
         /* weighted sum of the top_k expert outputs per token */
         eltwise(g, "moe.combine", t * tf->top_k, tf->hidden, 2, 2);
     }
+    dropout(g, "mlp.dropout", t, tf->hidden, tf->hidden_dropout);
     add(g, "mlp.residual", t, tf->hidden);
     if (!tf->pre_norm)
         norm(g, "mlp.norm", t);
@@ -278,6 +330,7 @@ static void embeddings(gen *g, long long tokens)
     }
     if (!tf->pre_norm)
         norm(g, "norm", tokens);
+    dropout(g, "dropout", tokens, tf->hidden, tf->hidden_dropout);
 }
 
 int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err)

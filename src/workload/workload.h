@@ -43,6 +43,18 @@ typedef struct st_transformer {
     st_pos position;
     int causal, bias, tied_embeddings, lm_head;
     long long experts, top_k, moe_every, expert_ffn_hidden; /* experts = 0: dense */
+    /* Eager attention as the framework's reference code runs it: elementwise
+     * passes over the (batch x heads x q x kv) score matrix between the two
+     * matmuls, besides the softmax. Unary: a pass whose other operand is a
+     * scalar or a small broadcast (GPT-2's scale and causal `where`, BERT's
+     * scale and padding-mask add, OPT's clamp, Llama's scale); binary: an
+     * add of a second score-sized operand (OPT's and Llama's (B,1,S,S) causal
+     * mask repeated over heads, T5's position bias). */
+    int score_unary, score_binary;
+    /* Dropout probabilities in training (0: no dropout kernels): on hidden
+     * states (after the embedding, attention output and MLP) and on the
+     * attention probabilities (eager attention only). */
+    double hidden_dropout, attn_dropout;
 } st_transformer;
 
 typedef enum st_cnn_item_kind {
@@ -146,6 +158,9 @@ typedef struct st_op {
     st_grad grad;    /* backward ops: which gradient this op computes */
     int no_dgrad;    /* forward op whose input needs no gradient (model input) */
     int passthrough; /* an add: its gradient is dy itself, no backward kernel */
+    int grad_no_input; /* elementwise: the gradient needs dy only (scale, mask select, dropout) */
+    double aux_bytes;  /* elementwise: bytes per element written forward and read by the
+                          gradient besides the tensors (dropout's keep mask, one byte) */
     int weight_int4; /* GEMM: weights stored in INT4 and dequantised (W4A16) */
     /* Per call (one repeat). */
     double flops;
