@@ -52,6 +52,8 @@ static const bad_case bad_cases[] = {
     {"bad/control-char.yaml", 4, 7, "contains a control character (byte 0x1b)"},
     {"bad/hf-act-list.json", 1, 127, "key 'hidden_act': expected an activation name"},
     {"bad/node-self.yaml", 4, 6, "node-self.yaml is a node file, but a gpu is needed here"},
+    {"bad/transformer-dropout.yaml", 17, 17, "key 'hidden_dropout': expected a number in [0, 0.99], found '1.5'"},
+    {"bad/hf-dropout.json", 1, 98, "key 'attn_pdrop': expected a number in [0, 0.99]"},
 };
 
 static void test_bad_files(void **state)

@@ -41,12 +41,15 @@
  * device shares. Chosen by leave-one-device-out MAPE on the training data
  * (0 = plain least squares): SIMT GEMM 21.2% (LS) vs 20.7/20.6/20.8/21.0%
  * at 0.05/0.1/0.2/0.3; conv fits better by plain least squares (30.4% vs
- * 33.4% at 0.1). The elementwise class would gain too (25.2% vs 22.8%),
- * but at the cost of VIDUR's FP16 activation and rotary kernels (5% -> 48%
- * MAPE): the Huber loss treats that minority as outliers, so it stays on
- * least squares, and so do norm and softmax, whose traffic it prices. The
- * tensor-core class, one device, has no leave-one-out figure and takes the
- * SIMT class's choice. */
+ * 33.4% at 0.1), and so do norm and softmax (under Huber at 0.1: 28.1% and
+ * 50.5% vs 27.9% and 36.4%). The elementwise class would gain by that
+ * measure (25.2% -> 22.8%, and norm 27.9% -> 24.5%, softmax 36.4% -> 37.8%
+ * through the elementwise coefficients they price traffic with), but it
+ * moves the held-out layer norm and softmax past their regression guards
+ * (A100-40GB ln 12.6% -> 16.8%, T4 softmax 18.6% -> 21.8% on kernels-test),
+ * so it stays on least squares until the row kernels' model can take it.
+ * The tensor-core class, one device, has no leave-one-out figure and takes
+ * the SIMT class's choice. */
 static const double huber_c[ST_KC_COUNT] = {
     [ST_KC_GEMM_SIMT] = 0.1,
     [ST_KC_GEMM_TC] = 0.1,

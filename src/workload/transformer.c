@@ -59,14 +59,23 @@ static void vec(gen *g, st_op_kind kind, const char *name, long long rows, long 
     push(g, &op);
 }
 
-static void eltwise(gen *g, const char *name, long long rows, long long cols, int arity,
-                    double flops_per_elem)
+/* An elementwise op over rows x cols, not yet pushed (callers mark how its
+ * gradient behaves). */
+static st_op ew_op(gen *g, const char *name, long long rows, long long cols, int arity,
+                   double flops_per_elem)
 {
     st_op op = new_op(g, ST_OP_ELEMENTWISE, name);
     op.rows = rows;
     op.cols = cols;
     op.arity = arity;
     op.ew_flops = flops_per_elem;
+    return op;
+}
+
+static void eltwise(gen *g, const char *name, long long rows, long long cols, int arity,
+                    double flops_per_elem)
+{
+    st_op op = ew_op(g, name, rows, cols, arity, flops_per_elem);
     push(g, &op);
 }
 
@@ -74,11 +83,7 @@ static void eltwise(gen *g, const char *name, long long rows, long long cols, in
  * a select against a fixed mask): its backward reads dy and writes dx. */
 static void linear_ew(gen *g, const char *name, long long rows, long long cols)
 {
-    st_op op = new_op(g, ST_OP_ELEMENTWISE, name);
-    op.rows = rows;
-    op.cols = cols;
-    op.arity = 1;
-    op.ew_flops = 1;
+    st_op op = ew_op(g, name, rows, cols, 1, 1);
     op.grad_no_input = 1;
     push(g, &op);
 }
@@ -96,24 +101,16 @@ static void dropout(gen *g, const char *name, long long rows, long long cols, do
 {
     if (g->o->phase != ST_PHASE_TRAIN || p <= 0)
         return;
-    st_op op = new_op(g, ST_OP_ELEMENTWISE, name);
-    op.rows = rows;
-    op.cols = cols;
-    op.arity = 1;
-    op.ew_flops = DROPOUT_OPS_PER_ELEM;
+    st_op op = ew_op(g, name, rows, cols, 1, DROPOUT_OPS_PER_ELEM);
     op.grad_no_input = 1;
     op.aux_bytes = 1;
     push(g, &op);
 }
 
-/* Residual or embedding add: y = a + b. */
+/* Residual or embedding add: y = a + b; its gradient is dy itself. */
 static void add(gen *g, const char *name, long long rows, long long cols)
 {
-    st_op op = new_op(g, ST_OP_ELEMENTWISE, name);
-    op.rows = rows;
-    op.cols = cols;
-    op.arity = 2;
-    op.ew_flops = 1;
+    st_op op = ew_op(g, name, rows, cols, 2, 1);
     op.passthrough = 1;
     push(g, &op);
 }
