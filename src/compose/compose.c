@@ -131,30 +131,35 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
     const st_op *op = &ops->ops[i];
     st_kernel k;
     st_op_to_kernel(op, &k);
-    int fused_away = 0;
+    *flops = op->flops;
+    *bytes = op->bytes_read + op->bytes_written;
     if (o->fused && is_fusible(op) && i > 0 && strcmp(ops->ops[i - 1].layer, op->layer) == 0 &&
         ops->ops[i - 1].pass == op->pass) {
-        /* runs in the previous kernel's epilogue: only its other operands cost */
-        fused_away = 1;
+        /* Runs in the previous kernel's epilogue: its main input arrives in
+         * registers and its output replaces the previous op's, so only the
+         * other operands it reads cost (none for a scale or a mask select).
+         * No launch of its own: keep only the memory part. */
         double es = st_dtype_bytes(op->dtype);
-        double elems = (double)k.rows * (double)k.cols;
-        k.bytes_total = es * elems * (k.n_in > 1 ? k.n_in - 1 : 0);
+        double extra = op->bytes_read - es * (double)k.rows * (double)k.cols;
+        memset(out, 0, sizeof *out);
+        if (extra <= 0)
+            return 0;
+        k.bytes_total = extra;
+        st_kernel_est e;
+        int rc = st_kernel_estimate(g, c, &k, NULL, 0, &e, err);
+        if (rc)
+            return rc;
+        out->gpu_s = e.memory_s;
+        out->sd_s = out->gpu_s * e.sigma;
+        return 0;
     }
     st_kernel_est e;
     int rc = st_kernel_estimate(g, c, &k, NULL, 0, &e, err);
     if (rc)
         return rc;
-    if (fused_away) {
-        /* no launch of its own: keep only the memory part */
-        out->gpu_s = e.memory_s;
-        out->host_s = 0;
-    } else {
-        out->gpu_s = e.gpu_s;
-        out->host_s = o->fused ? g->launch_overhead_s : e.dispatch_s * o->dispatch_scale;
-    }
+    out->gpu_s = e.gpu_s;
+    out->host_s = o->fused ? g->launch_overhead_s : e.dispatch_s * o->dispatch_scale;
     out->sd_s = out->gpu_s * e.sigma;
-    *flops = op->flops;
-    *bytes = op->bytes_read + op->bytes_written;
     return 0;
 }
 
