@@ -209,6 +209,8 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
         jq -e '[.kernels[] | select(.op == "softmax")] | length >= 6 and all(.mape <= 21)' "$tmp/vn.json"
     check "validate neusight: whole-model MAPE per device <= 15% (regression guard)" \
         jq -e '.model_devices | all(.mape <= 15)' "$tmp/vn.json"
+    check "validate neusight: whole-model MAPE <= 6% on the V100 and A100-40GB labels (bar)" \
+        jq -e '[.model_devices[] | select(.device | test("V100|A100-PCIE-40GB"))] | length == 2 and all(.mape <= 6)' "$tmp/vn.json"
     # one CSV row per measured kernel: as many as the per-device counts add up to
     check "validate --samples: one CSV row per kernel scored" \
         sh -c "[ \$((\$(wc -l < '$tmp/samples.csv') - 1)) -eq \$(jq '[.devices[].n] | add' '$tmp/vn.json') ]"
@@ -231,7 +233,7 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
     check "calibrate reproduces calibration/gpu-kernels.yaml bit-for-bit" \
         cmp "$tmp/coef.yaml" "$srcdir/calibration/gpu-kernels.yaml"
 else
-    for t in "validate neusight --json keys" "kernels-test guard" "A100 GEMM guard" "elementwise guard" "model guard" \
+    for t in "validate neusight --json keys" "kernels-test guard" "A100 GEMM guard" "elementwise guard" "ln guard" "softmax guard" "model guard" "model bar" \
         "samples rows" "samples write error" "model band coverage" \
         "validate vidur --json keys" "vidur GEMM bar" "collectives rows" "collectives intra-node bar" \
         "collectives guard" "calibrate reproduces the table"; do

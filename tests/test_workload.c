@@ -363,6 +363,73 @@ static void test_hf_opt_eager(void **state)
     st_model_free(&m);
 }
 
+/* GPT-2's gelu_new runs as eight eager kernels (HF NewGELUActivation:
+ * 0.5x, pow, 0.044715 *, +x, c *, tanh, 1 +: six unary; the two tensor
+ * products +x and the final multiply: two binary) and autograd's backward
+ * through them: the final product's two gradients, tanh's, pow's (x^2, a
+ * scale and a product), three scalings and two adds accumulating dx over
+ * x's three uses: five unary and six binary kernels. */
+static void test_hf_gelu_new_composed(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/gpt2-tiny-config.json"));
+    assert_int_equal(m.tf.act_unary, 6);
+    assert_int_equal(m.tf.act_binary, 2);
+    st_oplist inf = ops_for(&m, ST_PHASE_PREFILL, 2, 16, 0, ST_ATTN_EAGER);
+    const double el = 32.0 * 256; /* 32 tokens x the 4 x 64 MLP */
+    const st_op *a = find(&inf, "block.mlp.act");
+    assert_true(a->bytes_read == el * 4 && a->bytes_written == el * 4);
+    find(&inf, "block.mlp.act_ew6");
+    assert_null(find_opt(&inf, "block.mlp.act_ew7"));
+    const st_op *mul = find(&inf, "block.mlp.act_mul2");
+    assert_true(mul->bytes_read == 2 * el * 4 && mul->bytes_written == el * 4);
+    assert_null(find_opt(&inf, "block.mlp.act_mul3"));
+    st_oplist tr = ops_for(&m, ST_PHASE_TRAIN, 2, 16, 0, ST_ATTN_EAGER);
+    const st_op *g1 = find(&tr, "block.mlp.act.grad1"); /* unary: dy in, dx out */
+    assert_true(g1->bytes_read == el * 4 && g1->bytes_written == el * 4);
+    find(&tr, "block.mlp.act.grad5");
+    const st_op *g6 = find(&tr, "block.mlp.act.grad6"); /* binary: dy and a saved tensor */
+    assert_true(g6->bytes_read == 2 * el * 4 && g6->bytes_written == el * 4);
+    find(&tr, "block.mlp.act.grad11");
+    assert_null(find_opt(&tr, "block.mlp.act.grad12"));
+    assert_null(find_opt(&tr, "block.mlp.act.grad"));
+    assert_null(find_opt(&tr, "block.mlp.act_ew2.grad"));
+    assert_null(find_opt(&tr, "block.mlp.act_mul1.grad"));
+    st_oplist_free(&inf);
+    st_oplist_free(&tr);
+    st_model_free(&m);
+}
+
+/* BertForSequenceClassification: the pooler (dense + tanh on each
+ * sequence's first token) and a classifier over id2label's 3 classes, no
+ * LM head; 64 x 64 + 64 + 64 x 3 + 3 = 4355 parameters more than the bare
+ * encoder. BERT's gelu is one kernel. */
+static void test_hf_sequence_classifier(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/bert-tiny-cls-config.json"));
+    assert_int_equal(m.tf.num_labels, 3);
+    assert_int_equal(m.tf.lm_head, 0);
+    assert_int_equal(m.tf.act_unary, 0);
+    st_oplist inf = ops_for(&m, ST_PHASE_PREFILL, 2, 16, 0, ST_ATTN_EAGER);
+    const st_op *p = find(&inf, "head.pooler");
+    assert_true(p->m == 2 && p->k == 64 && p->n == 64);
+    const st_op *c = find(&inf, "head.classifier");
+    assert_true(c->m == 2 && c->k == 64 && c->n == 3);
+    assert_null(find_opt(&inf, "head.lm_head"));
+    assert_null(find_opt(&inf, "block.mlp.act_ew2"));
+    st_oplist tr = ops_for(&m, ST_PHASE_TRAIN, 2, 16, 0, ST_ATTN_EAGER);
+    const st_op *loss = find(&tr, "head.loss");
+    assert_true(loss->rows == 2 && loss->cols == 3);
+    find(&tr, "block.mlp.act.grad");
+    double with = st_model_params(&m);
+    m.tf.num_labels = 0;
+    assert_true(with - st_model_params(&m) == 4355);
+    st_oplist_free(&inf);
+    st_oplist_free(&tr);
+    st_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +447,8 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_hf_eager_and_dropout),
         cmocka_unit_test(test_hf_opt_eager),
+        cmocka_unit_test(test_hf_gelu_new_composed),
+        cmocka_unit_test(test_hf_sequence_classifier),
     };
     return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
 }

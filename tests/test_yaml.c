@@ -54,6 +54,8 @@ static const bad_case bad_cases[] = {
     {"bad/node-self.yaml", 4, 6, "node-self.yaml is a node file, but a gpu is needed here"},
     {"bad/transformer-dropout.yaml", 17, 17, "key 'hidden_dropout': expected a number in [0, 0.99], found '1.5'"},
     {"bad/hf-dropout.json", 1, 98, "key 'attn_pdrop': expected a number in [0, 0.99]"},
+    {"bad/transformer-act.yaml", 17, 19, "set eager_act_unary to at least 1"},
+    {"bad/transformer-labels.yaml", 17, 10, "drop 'lm_head: true' or 'num_labels'"},
 };
 
 static void test_bad_files(void **state)

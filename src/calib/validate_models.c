@@ -71,6 +71,16 @@ static int predict(const char *dir, const st_gpu_coef *c, st_val_model *m, st_gp
      * labels run 2048 tokens through a config that says 512) */
     if (model.kind == ST_MODEL_TRANSFORMER && model.tf.position == ST_POS_RELATIVE && o.seq > model.tf.max_seq)
         model.tf.max_seq = o.seq;
+    /* NeuSight's harness (Tracing/trace.py, get_model) builds BERT as
+     * AutoModelForSequenceClassification for inference (pooler and a
+     * two-class classifier, as its traces end) and AutoModelForPreTraining
+     * for training (the masked-LM head), whatever the config's
+     * architectures say. Encoder-only bidirectional models follow it. */
+    if (model.kind == ST_MODEL_TRANSFORMER && !model.tf.causal && model.tf.encoder_layers == 0 &&
+        o.phase != ST_PHASE_TRAIN) {
+        model.tf.lm_head = 0;
+        model.tf.num_labels = 2;
+    }
     st_oplist ops = {0, 0, NULL};
     rc = st_model_ops(&model, &o, &ops, err);
     if (!rc) {

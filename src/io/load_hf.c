@@ -210,13 +210,30 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         act_key = "feed_forward_proj";
     }
     if (v) {
+        /* Eager kernels of the activations transformers' activations.py
+         * composes from tensor ops (the rest call one torch kernel), forward
+         * unary/binary and backward unary/binary, from the expression and
+         * autograd's derivative of each op (a scalar scale: one unary
+         * kernel; a tensor product: one binary kernel per operand; tanh and
+         * sigmoid: one binary kernel on the saved output; pow(x, 3):
+         * x.pow(2), a scale and a product; an add: none), plus the adds that
+         * accumulate the input's gradient over its uses:
+         *   gelu_new    0.5x * (1 + tanh(c (x + 0.044715 pow(x,3))))  6+2, 5+6
+         *   gelu_fast   0.5x * (1 + tanh(x c (1 + 0.044715 x x)))     6+3, 3+10
+         *   quick_gelu  x * sigmoid(1.702 x)                          2+1, 1+4
+         * NeuSight's A100 trace of GPT-2 shows the eight forward kernels of
+         * gelu_new (six at unary, two at binary cost). */
         static const struct {
             const char *name;
             st_act act;
-        } acts[] = {{"silu", ST_ACT_SILU}, {"swish", ST_ACT_SILU}, {"relu", ST_ACT_RELU},
-                    {"gelu", ST_ACT_GELU}, {"gelu_new", ST_ACT_GELU_TANH},
-                    {"gelu_pytorch_tanh", ST_ACT_GELU_TANH}, {"gelu_fast", ST_ACT_GELU_TANH},
-                    {"gelu_tanh", ST_ACT_GELU_TANH}, {"quick_gelu", ST_ACT_GELU}};
+            int fu, fb, gu, gb;
+        } acts[] = {{"silu", ST_ACT_SILU, 0, 0, 0, 0},  {"swish", ST_ACT_SILU, 0, 0, 0, 0},
+                    {"relu", ST_ACT_RELU, 0, 0, 0, 0},  {"gelu", ST_ACT_GELU, 0, 0, 0, 0},
+                    {"gelu_new", ST_ACT_GELU_TANH, 6, 2, 5, 6},
+                    {"gelu_pytorch_tanh", ST_ACT_GELU_TANH, 0, 0, 0, 0},
+                    {"gelu_fast", ST_ACT_GELU_TANH, 6, 3, 3, 10},
+                    {"gelu_tanh", ST_ACT_GELU_TANH, 0, 0, 0, 0},
+                    {"quick_gelu", ST_ACT_GELU, 2, 1, 1, 4}};
         const char *a;
         size_t i;
         if (v->kind != ST_Y_SCALAR || st_ynode_is_null(v))
@@ -225,6 +242,9 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         a = v->scalar;
         if (strncmp(a, "gated-", 6) == 0)
             a += 6;
+        /* T5Config: feed_forward_proj "gated-gelu" runs gelu_new */
+        if (strcmp(act_key, "feed_forward_proj") == 0 && strcmp(v->scalar, "gated-gelu") == 0)
+            a = "gelu_new";
         for (i = 0; i < sizeof acts / sizeof acts[0]; i++)
             if (strcmp(a, acts[i].name) == 0)
                 break;
@@ -233,6 +253,10 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
                            "swish, relu, gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, quick_gelu",
                            act_key, v->scalar);
         tf->activation = acts[i].act;
+        tf->act_unary = acts[i].fu;
+        tf->act_binary = acts[i].fb;
+        tf->act_grad_unary = acts[i].gu;
+        tf->act_grad_binary = acts[i].gb;
     }
     v = f_get(root, "feed_forward_proj");
     tf->gated_mlp = hf_bool(root, "is_gated_act", 0) ||
@@ -252,6 +276,19 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
     tf->bias = hf_bool(root, "attention_bias", is_type(type, biased_types));
     tf->tied_embeddings = hf_bool(root, "tie_word_embeddings", 1); /* HF's default is true */
     tf->lm_head = 1;
+    {
+        /* *ForSequenceClassification: a classifier over num_labels classes
+         * (transformers' default 2, or as many as id2label names) */
+        const st_ynode *arch = f_get(root, "architectures");
+        const st_ynode *a0 = (arch && arch->kind == ST_Y_SEQ && arch->n > 0) ? arch->items[0] : NULL;
+        if (a0 && a0->kind == ST_Y_SCALAR && strstr(a0->scalar, "ForSequenceClassification")) {
+            const st_ynode *labels = f_get(root, "id2label");
+            tf->num_labels = labels && labels->kind == ST_Y_MAP && labels->n > 0 ? (long long)labels->n : 2;
+            if ((rc = hf_int(c, root, (const char *const[]){"num_labels", NULL}, 0, 1, &tf->num_labels)))
+                return rc;
+            tf->lm_head = 0;
+        }
+    }
     if (!is_type(type, rope_types) && !is_type(type, learned_types) &&
         !is_type(type, relative_types) && !is_type(type, alibi_types) &&
         !is_type(type, encoder_types) && !f_get(root, "rope_theta"))

@@ -28,12 +28,17 @@ static const fkey tf_keys[] = {
     {"bias", 1, "true/false"},
     {"tied_embeddings", 1, "true/false"},
     {"lm_head", 0, "true/false"},
+    {"num_labels", 0, "classes of a sequence-classification head (replaces the LM head)"},
     {"moe", 0, "{experts, top_k, every, expert_ffn_hidden}"},
     {"dtype", 0, "fp32, fp16, bf16, ..."},
     {"eager_score_unary", 0, "elementwise passes over the eager score matrix (0-8)"},
     {"eager_score_binary", 0, "score-sized operands added to the eager scores (0-8)"},
     {"hidden_dropout", 0, "training dropout on hidden states (0-0.99)"},
     {"attention_dropout", 0, "training dropout on attention probabilities (0-0.99)"},
+    {"eager_act_unary", 0, "unary kernels of the activation's eager composition (0-16)"},
+    {"eager_act_binary", 0, "two-tensor kernels of the activation's eager composition (0-16)"},
+    {"eager_act_grad_unary", 0, "unary kernels of its backward (0-32)"},
+    {"eager_act_grad_binary", 0, "two-tensor kernels of its backward (0-32)"},
 };
 
 int st_read_dtype(const fctx *c, const st_ynode *map, const char *key, st_dtype *out)
@@ -122,12 +127,38 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
         (rc = f_bool(c, root, "bias", &tf->bias)) ||
         (rc = f_bool(c, root, "tied_embeddings", &tf->tied_embeddings)) ||
         (rc = f_bool(c, root, "lm_head", &tf->lm_head)) ||
+        (rc = f_int(c, root, "num_labels", 0, BIG, &tf->num_labels)) ||
         (rc = st_read_dtype(c, root, "dtype", &m->dtype)) ||
         (rc = f_int32(c, root, "eager_score_unary", 0, 8, &tf->score_unary)) ||
         (rc = f_int32(c, root, "eager_score_binary", 0, 8, &tf->score_binary)) ||
         (rc = f_number(c, root, "hidden_dropout", 0, 0.99, 1, "", &tf->hidden_dropout)) ||
-        (rc = f_number(c, root, "attention_dropout", 0, 0.99, 1, "", &tf->attn_dropout)))
+        (rc = f_number(c, root, "attention_dropout", 0, 0.99, 1, "", &tf->attn_dropout)) ||
+        (rc = f_int32(c, root, "eager_act_unary", 0, 16, &tf->act_unary)) ||
+        (rc = f_int32(c, root, "eager_act_binary", 0, 16, &tf->act_binary)) ||
+        (rc = f_int32(c, root, "eager_act_grad_unary", 0, 32, &tf->act_grad_unary)) ||
+        (rc = f_int32(c, root, "eager_act_grad_binary", 0, 32, &tf->act_grad_binary)))
         return rc;
+    if (tf->num_labels > 0) {
+        const st_ynode *v = f_get(root, "lm_head");
+        if (v && tf->lm_head)
+            return f_error(c, v,
+                           "key 'lm_head': a model with num_labels has a classification head "
+                           "instead of the LM head; drop 'lm_head: true' or 'num_labels'");
+        tf->lm_head = 0;
+    }
+    if (tf->act_unary == 0) {
+        static const char *const rest[] = {"eager_act_binary", "eager_act_grad_unary",
+                                           "eager_act_grad_binary"};
+        for (size_t i = 0; i < 3; i++) {
+            const st_ynode *v = f_get(root, rest[i]);
+            if (v && v->kind == ST_Y_SCALAR && strcmp(v->scalar, "0") != 0)
+                return f_error(c, v,
+                               "key '%s' describes a composed activation, whose first kernel is "
+                               "unary: set eager_act_unary to at least 1 (or leave the eager_act_* "
+                               "keys out for a one-kernel activation)",
+                               rest[i]);
+        }
+    }
     tf->activation = (st_act)(act + 1); /* names start at relu */
     tf->norm = (st_norm)nrm;
     tf->pre_norm = place == 0;

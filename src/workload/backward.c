@@ -79,8 +79,22 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err)
             }
             break;
         case ST_OP_ELEMENTWISE:
-            if (f.passthrough) /* an add hands dy to both inputs */
+            if (f.passthrough || f.grad_elsewhere) /* an add hands dy to both inputs */
                 break;
+            if (f.grad_unary + f.grad_binary > 0) {
+                /* a composition's backward: unary kernels read dy and write
+                 * one gradient, binary ones also read a saved tensor */
+                for (int j = 0; j < f.grad_unary + f.grad_binary && rc == 0; j++) {
+                    a = f;
+                    snprintf(a.name, sizeof a.name, "%.50s.grad%d", f.name, j + 1);
+                    a.grad = ST_GRAD_DATA;
+                    a.arity = 1;
+                    a.grad_no_input = j < f.grad_unary;
+                    a.ew_flops = 1;
+                    rc = push_grad(l, &a, err);
+                }
+                break;
+            }
             named(&a, &f, "grad");
             a.grad = ST_GRAD_DATA;
             rc = push_grad(l, &a, err);

@@ -217,6 +217,38 @@ static void cross_attention(gen *g)
         norm(g, "xattn.norm", t);
 }
 
+/* The MLP activation: one kernel, or its eager composition
+ * (st_transformer.act_*, act_unary >= 1). The first kernel carries the activation's ALU work
+ * and all of its gradient kernels; the others are the composition's further
+ * unary passes (act_ewN) and two-tensor products (act_mulN). */
+static void activation(gen *g, const char *p, long long rows, long long cols)
+{
+    const st_transformer *tf = g->tf;
+    char name[48];
+    snprintf(name, sizeof name, "%s.act", p);
+    st_op op = ew_op(g, name, rows, cols, 1, st_act_flops(tf->activation));
+    int composed = tf->act_unary > 0;
+    if (composed) {
+        op.grad_unary = tf->act_grad_unary;
+        op.grad_binary = tf->act_grad_binary;
+    }
+    push(g, &op);
+    if (!composed)
+        return;
+    for (int i = 1; i < tf->act_unary; i++) {
+        snprintf(name, sizeof name, "%s.act_ew%d", p, i + 1);
+        op = ew_op(g, name, rows, cols, 1, 1);
+        op.grad_elsewhere = 1;
+        push(g, &op);
+    }
+    for (int i = 0; i < tf->act_binary; i++) {
+        snprintf(name, sizeof name, "%s.act_mul%d", p, i + 1);
+        op = ew_op(g, name, rows, cols, 2, 1);
+        op.grad_elsewhere = 1;
+        push(g, &op);
+    }
+}
+
 static void mlp_body(gen *g, const char *p, long long rows_m, long long experts, long long f)
 {
     const st_transformer *tf = g->tf;
@@ -235,8 +267,7 @@ static void mlp_body(gen *g, const char *p, long long rows_m, long long experts,
         op.n = f;
         push(g, &op);
     }
-    snprintf(name, sizeof name, "%s.act", p);
-    eltwise(g, name, b * rows_m, f, 1, st_act_flops(tf->activation));
+    activation(g, p, b * rows_m, f);
     if (tf->gated_mlp) {
         snprintf(name, sizeof name, "%s.mul", p);
         eltwise(g, name, b * rows_m, f, 2, 1);
@@ -418,12 +449,22 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
         g.layer = "head";
         if (!tf->causal) { /* masked-LM head transform (BERT): dense, act, norm */
             gemm(&g, "transform", rows, tf->hidden, tf->hidden);
-            eltwise(&g, "transform.act", rows, tf->hidden, 1, st_act_flops(tf->activation));
+            activation(&g, "transform", rows, tf->hidden);
             norm(&g, "transform.norm", rows);
         }
         gemm(&g, "lm_head", rows, tf->hidden, tf->vocab);
         if (o->phase == ST_PHASE_TRAIN)
             vec(&g, ST_OP_SOFTMAX, "loss", rows, tf->vocab); /* cross-entropy */
+    } else if (tf->num_labels > 0) {
+        long long rows = tf->causal ? g.tokens : o->batch;
+        g.layer = "head";
+        if (!tf->causal) { /* pooler: dense + tanh on the first token */
+            gemm(&g, "pooler", o->batch, tf->hidden, tf->hidden);
+            eltwise(&g, "pooler.act", o->batch, tf->hidden, 1, 1);
+        }
+        gemm(&g, "classifier", rows, tf->hidden, tf->num_labels);
+        if (o->phase == ST_PHASE_TRAIN)
+            vec(&g, ST_OP_SOFTMAX, "loss", o->batch, tf->num_labels);
     }
     return g.rc;
 }
@@ -487,6 +528,9 @@ static double transformer_params_non_embedding(const st_transformer *tf)
     if (tf->lm_head && !tf->causal) /* MLM transform: dense + bias + norm; decoder bias */
         p += D(tf->hidden) * D(tf->hidden) + D(tf->hidden) + norm_params(tf) +
              (tf->bias ? D(tf->vocab) : 0);
+    if (!tf->lm_head && tf->num_labels > 0) /* pooler (encoders) and classifier, with biases */
+        p += (tf->causal ? 0 : D(tf->hidden) * D(tf->hidden) + D(tf->hidden)) +
+             D(tf->hidden) * D(tf->num_labels) + D(tf->num_labels);
     return p;
 }
 

@@ -42,6 +42,12 @@ typedef struct st_transformer {
     int pre_norm; /* 1: pre-norm, 0: post-norm */
     st_pos position;
     int causal, bias, tied_embeddings, lm_head;
+    /* > 0: a sequence-classification head over num_labels classes instead
+     * of the LM head (lm_head is then 0): bidirectional encoders pool the
+     * first token (dense + tanh) and classify one row per sequence (BERT's
+     * ForSequenceClassification); causal models score every position
+     * (GPT2ForSequenceClassification) */
+    long long num_labels;
     long long experts, top_k, moe_every, expert_ffn_hidden; /* experts = 0: dense */
     /* Eager attention as the framework's reference code runs it: elementwise
      * passes over the (batch x heads x q x kv) score matrix between the two
@@ -55,6 +61,14 @@ typedef struct st_transformer {
      * states (after the embedding, attention output and MLP) and on the
      * attention probabilities (eager attention only). */
     double hidden_dropout, attn_dropout;
+    /* The MLP activation as the framework's eager code runs it, in
+     * elementwise kernels: 0/0 = one kernel (and one gradient kernel), as
+     * torch's fused gelu, relu and silu. Otherwise the unary (a tensor and
+     * scalars) and binary (two tensors) kernels of its composition and of
+     * autograd's backward through it, accumulation of the input's gradient
+     * included (Hugging Face's NewGELUActivation: 6 + 2 forward, 5 + 6
+     * backward; see load_hf.c). */
+    int act_unary, act_binary, act_grad_unary, act_grad_binary;
 } st_transformer;
 
 typedef enum st_cnn_item_kind {
@@ -161,6 +175,10 @@ typedef struct st_op {
     int grad_no_input; /* elementwise: the gradient needs dy only (scale, mask select, dropout) */
     double aux_bytes;  /* elementwise: bytes per element written forward and read by the
                           gradient besides the tensors (dropout's keep mask, one byte) */
+    int grad_unary, grad_binary; /* elementwise: the gradient runs this many unary and
+                                    binary kernels instead of one (a composed activation) */
+    int grad_elsewhere; /* elementwise: a later kernel of a composition whose first op
+                           carries the composition's gradient kernels */
     int weight_int4; /* GEMM: weights stored in INT4 and dequantised (W4A16) */
     /* Per call (one repeat). */
     double flops;
