@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include "core/core.h"
+#include "cli/cli.h"
 
 #include <math.h>
 
@@ -52,6 +53,17 @@ static void test_ridge_errors(void **state)
     assert_int_equal(st_ridge(X, y, NULL, 2, 2, 1e-6, beta, NULL, &err), 0);
     /* too few rows */
     assert_int_equal(st_ridge(X, y, NULL, 1, 2, 0, beta, NULL, &err), ST_EINVAL);
+    /* a negative or NaN weight is an error, not a silent zero */
+    double w[2] = {1, -1};
+    assert_int_equal(st_ridge(X, y, w, 2, 2, 1e-6, beta, NULL, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "weight of row 1"));
+    w[1] = NAN;
+    assert_int_equal(st_ridge(X, y, w, 2, 2, 1e-6, beta, NULL, &err), ST_EINVAL);
+    /* a non-finite feature is reported with its row */
+    w[1] = 1;
+    X[2] = INFINITY;
+    assert_int_equal(st_ridge(X, y, w, 2, 2, 1e-6, beta, NULL, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "row 1 is not finite"));
 }
 
 static void test_json_numbers(void **state)
@@ -81,6 +93,35 @@ static void test_suggest(void **state)
     assert_null(st_suggest("completely_different", keys, 3));
 }
 
+/* Human-readable quantities keep three significant digits and never print
+ * a four-digit mantissa: a value that rounds to 1000 moves to the next
+ * prefix (999.7 B/s is 1 kB/s), 1000-1023 bytes are a fraction of a KiB. */
+static void test_units(void **state)
+{
+    (void)state;
+    char b[32];
+    cli_si(b, sizeof b, 999.7, "B/s");
+    assert_string_equal(b, "1 kB/s");
+    cli_si(b, sizeof b, 999, "Hz");
+    assert_string_equal(b, "999 Hz");
+    cli_si(b, sizeof b, 1.41e9, "Hz");
+    assert_string_equal(b, "1.41 GHz");
+    cli_si(b, sizeof b, 0.9996, "s");
+    assert_string_equal(b, "1 s");
+    cli_si(b, sizeof b, 0.9994e-3, "s");
+    assert_string_equal(b, "999 us");
+    cli_si(b, sizeof b, 5e-4, "s");
+    assert_string_equal(b, "500 us");
+    cli_bytes(b, sizeof b, 999);
+    assert_string_equal(b, "999 B");
+    cli_bytes(b, sizeof b, 1023);
+    assert_string_equal(b, "0.999 KiB");
+    cli_bytes(b, sizeof b, 1048575);
+    assert_string_equal(b, "1 MiB");
+    cli_bytes(b, sizeof b, 40.0 * 1024 * 1024 * 1024);
+    assert_string_equal(b, "40 GiB");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -89,6 +130,7 @@ int main(void)
         cmocka_unit_test(test_ridge_errors),
         cmocka_unit_test(test_json_numbers),
         cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_units),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

@@ -415,6 +415,14 @@ static void test_bad_table(void **state)
     assert_int_equal(st_gpu_coef_load(testdata("bad-coef/feature.yaml"), &c, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "feature.yaml:"));
     assert_non_null(strstr(err.msg, "tools/calibrate"));
+    /* a tile-set key longer than the table holds is an error, not truncated */
+    assert_int_equal(st_gpu_coef_load(testdata("bad-coef/tile-key-long.yaml"), &c, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "tile-key-long.yaml:73:3: "));
+    assert_non_null(strstr(err.msg, "longer than 23 characters"));
+    /* keys are looked up without regard to case: two that differ in case collide */
+    assert_int_equal(st_gpu_coef_load(testdata("bad-coef/tile-key-dup.yaml"), &c, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "tile-key-dup.yaml:74:3: "));
+    assert_non_null(strstr(err.msg, "appears twice"));
 }
 
 int main(void)

@@ -135,8 +135,10 @@ static int neusight_sample(const st_kernel_sample *r, st_calib_sample *s)
             s->named.m = s->named.n = 0;
         double units = (double)r->grid[0] * r->grid[1] * r->grid[2];
         s->grid_ctas = units;
-        if (s->named.m > 0 && k->op != ST_KOP_CONV) {
-            double tiles = (double)k->b * ceil((double)k->m / s->named.m) * ceil((double)k->n / s->named.n);
+        double tiles = s->named.m > 0 && s->named.n > 0
+                           ? (double)k->b * ceil((double)k->m / s->named.m) * ceil((double)k->n / s->named.n)
+                           : 0;
+        if (k->op != ST_KOP_CONV && tiles > 0) { /* a zero dimension: no split to infer */
             double sp = floor(units / tiles + 0.5);
             s->named_split = sp >= 2 ? (int)sp : 1;
         }

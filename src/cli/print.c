@@ -4,16 +4,25 @@
 #include "cli/cli.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* a rounded to the three significant digits "%.3g" prints */
+static double sig3(double a)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%.3g", a);
+    return strtod(t, NULL);
+}
 
 void cli_si(char *buf, size_t n, double v, const char *unit)
 {
     static const char *const prefix[] = {"", "k", "M", "G", "T", "P", "E"};
     int i = 0;
     double a = fabs(v);
-    if (a > 0 && a < 1) {
+    if (a > 0 && sig3(a) < 1) {
         static const char *const small[] = {"", "m", "u", "n", "p"};
-        while (a < 1 && i < 4) {
+        while (sig3(a) < 1 && i < 4) {
             a *= 1e3;
             v *= 1e3;
             i++;
@@ -25,7 +34,7 @@ void cli_si(char *buf, size_t n, double v, const char *unit)
         snprintf(buf, n, "%.3g %s", v, unit);
         return;
     }
-    while (a >= 1000 && i < 6) {
+    while (sig3(a) >= 1000 && i < 6) { /* 999.7 prints as 1 k, not 1e+03 */
         a /= 1e3;
         v /= 1e3;
         i++;
@@ -47,7 +56,7 @@ void cli_bytes(char *buf, size_t n, double v)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int i = 0;
-    while (v >= 1024 && i < 5) {
+    while (v >= 1000 && i < 5) { /* 1000-1023 B print as 0.977-0.999 KiB, not 1e+03 B */
         v /= 1024;
         i++;
     }
@@ -337,8 +346,8 @@ static void json_node(st_json *j, const char *key, const st_node *n)
 static void print_cluster(const st_cluster *c, FILE *out)
 {
     fprintf(out, "%s  (%s, cluster)\n", c->name, c->id);
-    fprintf(out, "  nodes              %d x %s = %d GPUs\n", c->nodes, c->node.name,
-            c->nodes * c->node.gpus);
+    fprintf(out, "  nodes              %d x %s = %lld GPUs\n", c->nodes, c->node.name,
+            (long long)c->nodes * c->node.gpus); /* as the JSON: no int overflow */
     print_link("intra-node", &c->node.intra, out);
     for (int i = 0; i < c->n_dims; i++)
         print_link(c->net[i].name, &c->net[i], out);

@@ -27,11 +27,21 @@ int st_ridge(const double *X, const double *y, const double *w, size_t n, size_t
     }
     /* column-major, so LAPACKE need not transpose a copy */
     for (size_t i = 0; i < n; i++) {
-        double sw = w ? sqrt(w[i] > 0 ? w[i] : 0) : 1;
-        for (size_t j = 0; j < p; j++)
+        if (w && !(w[i] >= 0 && isfinite(w[i]))) { /* NaN fails the comparison too */
+            free(A);
+            free(b);
+            return st_error_set(err, ST_EINVAL,
+                                "least squares: the weight of row %zu is %g; weights must be finite "
+                                "and >= 0", i, w[i]);
+        }
+        double sw = w ? sqrt(w[i]) : 1;
+        int finite = isfinite(y[i]);
+        for (size_t j = 0; j < p; j++) {
             A[j * rows + i] = sw * X[i * p + j];
+            finite = finite && isfinite(X[i * p + j]);
+        }
         b[i] = sw * y[i];
-        if (!isfinite(b[i])) {
+        if (!finite || !isfinite(b[i])) {
             free(A);
             free(b);
             return st_error_set(err, ST_EINVAL, "least squares: row %zu is not finite", i);

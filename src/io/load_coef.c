@@ -83,7 +83,19 @@ static int read_tiles(const fctx *c, const st_ynode *map, st_gpu_coef *out)
         if (seq->kind != ST_Y_SEQ || seq->n == 0 || seq->n > ST_GPU_MAX_TILES)
             return f_error(c, seq, "tiles of '%s' must be a list of 1 to %d tiles like 128x64",
                            map->keys[i]->scalar, ST_GPU_MAX_TILES);
-        snprintf(out->tiles[i].arch, sizeof out->tiles[i].arch, "%s", map->keys[i]->scalar);
+        const char *key = map->keys[i]->scalar;
+        if (strlen(key) >= sizeof out->tiles[i].arch)
+            return f_error(c, map->keys[i],
+                           "architecture key '%s' is longer than %zu characters; use the family "
+                           "name, like 'ampere' or 'ampere.bmm'",
+                           key, sizeof out->tiles[i].arch - 1);
+        for (size_t j = 0; j < i; j++) /* looked up without regard to case */
+            if (strcasecmp(map->keys[j]->scalar, key) == 0)
+                return f_error(c, map->keys[i],
+                               "architecture '%s' appears twice in 'tiles' (as '%s' before; case "
+                               "does not matter); keep one",
+                               key, map->keys[j]->scalar);
+        snprintf(out->tiles[i].arch, sizeof out->tiles[i].arch, "%s", key);
         for (size_t k = 0; k < seq->n; k++) {
             const st_ynode *t = seq->items[k];
             int m = 0, n = 0;

@@ -349,7 +349,12 @@ int st_ydoc_load_file(st_ydoc *doc, const char *path, st_error *err)
     fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0)
         return st_error_set(err, ST_EIO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        rc = st_error_set(err, ST_EIO, "%s: cannot stat: %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
         return st_error_set(err, ST_EINVAL, "%s: %s, not a regular file", path,
                             S_ISDIR(st.st_mode) ? "is a folder" : "is a device, pipe or socket");
