@@ -147,17 +147,16 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
         tf->lm_head = 0;
     }
     if (tf->act_unary == 0) {
-        static const char *const rest[] = {"eager_act_binary", "eager_act_grad_unary",
-                                           "eager_act_grad_binary"};
-        for (size_t i = 0; i < 3; i++) {
-            const st_ynode *v = f_get(root, rest[i]);
-            if (v && v->kind == ST_Y_SCALAR && strcmp(v->scalar, "0") != 0)
-                return f_error(c, v,
+        const struct { const char *key; int v; } rest[] = {{"eager_act_binary", tf->act_binary},
+                                                          {"eager_act_grad_unary", tf->act_grad_unary},
+                                                          {"eager_act_grad_binary", tf->act_grad_binary}};
+        for (size_t i = 0; i < 3; i++)
+            if (rest[i].v > 0)
+                return f_error(c, f_get(root, rest[i].key),
                                "key '%s' describes a composed activation, whose first kernel is "
                                "unary: set eager_act_unary to at least 1 (or leave the eager_act_* "
                                "keys out for a one-kernel activation)",
-                               rest[i]);
-        }
+                               rest[i].key);
     }
     tf->activation = (st_act)(act + 1); /* names start at relu */
     tf->norm = (st_norm)nrm;

@@ -685,18 +685,28 @@ void st_net_set_free(st_net_set *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Load a JSON file whose root must be an object (naming what it holds in
+ * the error otherwise); on success the caller frees doc. */
+static int load_object(const char *path, const char *holds, st_ydoc *doc, st_error *err)
+{
+    int rc = st_ydoc_load_file(doc, path, err);
+    if (rc)
+        return rc;
+    if (!doc->root || doc->root->kind != ST_Y_MAP) {
+        st_ydoc_free(doc);
+        return st_error_set(err, ST_EINVAL, "%s:1:1: expected a JSON object with %s", path, holds);
+    }
+    return 0;
+}
+
 int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer, st_error *err)
 {
     st_ydoc doc;
-    int rc = st_ydoc_load_file(&doc, path, err);
+    int rc = load_object(path, "e2e_latency", &doc, err);
     if (rc)
         return rc;
     fctx c = {doc.path, "NeuSight label", err};
     rc = ST_EINVAL;
-    if (!doc.root || doc.root->kind != ST_Y_MAP) {
-        st_error_set(err, ST_EINVAL, "%s:1:1: expected a JSON object with e2e_latency", path);
-        goto done;
-    }
     const st_ynode *v = f_get(doc.root, "e2e_latency");
     if (!v) {
         f_error(&c, doc.root, "missing e2e_latency (milliseconds)");
@@ -727,15 +737,11 @@ static const st_ynode *present(const st_ynode *map, const char *key)
 int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err)
 {
     st_ydoc doc;
-    int rc = st_ydoc_load_file(&doc, path, err);
+    int rc = load_object(path, "model and engine_kwargs", &doc, err);
     if (rc)
         return rc;
     fctx c = {doc.path, "vLLM run meta", err};
     rc = ST_EINVAL;
-    if (!doc.root || doc.root->kind != ST_Y_MAP) {
-        st_error_set(err, ST_EINVAL, "%s:1:1: expected a JSON object with model and engine_kwargs", path);
-        goto done;
-    }
     const st_ynode *ek = present(doc.root, "engine_kwargs"), *kv = present(doc.root, "kv_cache");
     if (ek && ek->kind != ST_Y_MAP) {
         f_error(&c, ek, "engine_kwargs must be an object");

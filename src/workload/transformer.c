@@ -460,7 +460,7 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
         g.layer = "head";
         if (!tf->causal) { /* pooler: dense + tanh on the first token */
             gemm(&g, "pooler", o->batch, tf->hidden, tf->hidden);
-            eltwise(&g, "pooler.act", o->batch, tf->hidden, 1, 1);
+            eltwise(&g, "pooler.act", o->batch, tf->hidden, 1, 1); /* tanh, one op */
         }
         gemm(&g, "classifier", rows, tf->hidden, tf->num_labels);
         if (o->phase == ST_PHASE_TRAIN)
