@@ -230,6 +230,18 @@ static void test_bad_options(void **state)
     o.phase = ST_PHASE_DECODE;
     assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "encoder-only"));
+    /* an encoder-decoder in decode: the encoded input (--seq) is bounded by
+     * max_seq (512 for Switch-XL), as in prefill */
+    m = load("switch-xl-4");
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_DECODE;
+    o.kv_len = 10;
+    o.seq = 513;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "encoder input length (--seq) 513 is outside 1..512"));
+    o.seq = 512;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), 0);
+    st_oplist_free(&l);
     m = load("resnet50");
     st_gen_opts_default(&o, &m);
     o.phase = ST_PHASE_DECODE;
@@ -259,6 +271,25 @@ static void test_generation_errors(void **state)
     assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "2^53"));
     assert_null(l.ops);
+    st_model_free(&m);
+    /* heads that do not divide the channels reaching a spatial transformer */
+    m = load(testdata("gen-bad/cnn-st-heads.yaml"));
+    st_gen_opts_default(&o, &m);
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    snprintf(prefix, sizeof prefix, "%s:9:5: l2: heads 3 do not divide the 64 channels",
+             testdata("gen-bad/cnn-st-heads.yaml"));
+    if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
+        fail_msg("got: %s", err.msg);
+    st_model_free(&m);
+    /* an item's own out width counts towards the 2^53 bound (3 x 1e6 x 2^20
+     * x 1e4 elements would pass a bound of 8x the input width) */
+    m = load(testdata("gen-bad/cnn-wide.yaml"));
+    st_gen_opts_default(&o, &m);
+    o.batch = 10000;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "2^53"));
+    assert_null(l.ops);
+    st_model_free(&m);
     /* a real model whose eager score tensor passes 2^53 elements:
      * 1e6 sequences x 32 heads x 32768^2 = 3.4e16 */
     m = load("mixtral-8x7b");

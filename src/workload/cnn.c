@@ -252,6 +252,14 @@ static void spatial_transformer(walk *k, const st_cnn_item *it)
     long long c = k->c, t = k->h * k->w, rows = k->n * t;
     long long heads = it->heads, hd = it->head_dim > 0 ? it->head_dim : c / heads;
     long long inner = heads * hd, ff = 4 * c;
+    if (it->head_dim <= 0 && c % heads) {
+        if (!k->rc)
+            k->rc = loc_error(k, "heads %lld do not divide the %lld channels reaching this "
+                                 "spatial_transformer; give a head count that divides %lld, or "
+                                 "head_dim explicitly",
+                              heads, c, c);
+        return;
+    }
     if (cnn->context_tokens <= 0) {
         if (!k->rc)
             k->rc = loc_error(k, "spatial_transformer needs a cross-attention context: add "
@@ -430,10 +438,25 @@ static int cnn_walk(const st_model *m, const st_gen_opts *o, st_oplist *out, st_
         k.params = 0;
         k.it = it;
         {
-            /* the largest tensor this item can make (a block widens C up to
-             * 6x; attention holds T x T scores per head) must stay countable */
+            /* the largest tensor this item can make must stay countable: a
+             * block widens C to its out, mid or expanded width, or up to 8x
+             * (a transformer's GEGLU); an upsample grows H x W by factor^2;
+             * attention holds T x T scores per head */
             double c = D(c0 > k.c ? c0 : k.c), hw = D(k.h) * D(k.w);
-            double biggest = D(k.n) * c * 8 * hw;
+            double wide = c * 8;
+            if (D(it->out) > wide)
+                wide = D(it->out);
+            if (D(it->mid) > wide)
+                wide = D(it->mid);
+            if (c * D(it->expand) > wide)
+                wide = c * D(it->expand);
+            if (it->heads > 0 && D(it->heads) * D(it->head_dim) * 3 > wide)
+                wide = D(it->heads) * D(it->head_dim) * 3;
+            if (it->kind == ST_CNN_UPSAMPLE_OP || it->kind == ST_CNN_UPSAMPLE) {
+                double f = it->factor > 0 ? D(it->factor) : 2;
+                hw *= f * f;
+            }
+            double biggest = D(k.n) * wide * hw;
             if (it->kind == ST_CNN_SPATIAL_TRANSFORMER)
                 biggest += D(k.n) * D(it->heads) * hw * hw;
             if (biggest > ST_MAX_ELEMENTS) {

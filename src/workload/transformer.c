@@ -378,6 +378,12 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
                                 "decode KV length %lld is outside 0..%lld (max_seq %lld of %s "
                                 "minus the new token)",
                                 o->kv_len, tf->max_seq - 1, tf->max_seq, m->id);
+        /* an encoder-decoder's decoder attends to the encoded input, --seq
+         * tokens of it, which the encoder bounds as in prefill */
+        if (tf->encoder_layers > 0 && (o->seq < 1 || o->seq > tf->max_seq))
+            return st_error_set(err, ST_EINVAL,
+                                "encoder input length (--seq) %lld is outside 1..%lld (max_seq of %s)",
+                                o->seq, tf->max_seq, m->id);
         g.tokens = o->batch;
         g.q_len = 1;
         g.kv_len = o->kv_len + 1;
