@@ -7,6 +7,8 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "compose/compose.h"
 #include "gpu/gpu.h"
@@ -407,6 +409,57 @@ static void test_shipped_table(void **state)
     assert_true(e.lo_s < e.gpu_s && e.gpu_s < e.hi_s);
 }
 
+/* The table writer and loader round-trip: the shipped table, written out and
+ * read back, gives the same numbers bit for bit and the same tile sets,
+ * batched (".bmm") keys included, without the shared data. */
+static void test_table_roundtrip(void **state)
+{
+    (void)state;
+    st_gpu_coef a, b;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &a, &err), 0);
+    int batched = 0;
+    for (int i = 0; i < a.n_tile_sets; i++)
+        batched += strstr(a.tiles[i].arch, ST_TILES_BATCHED) != NULL;
+    assert_true(batched > 0);
+    char path[] = "/tmp/strata-coef-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    assert_int_equal(st_gpu_coef_write(f, &a, "# round-trip test\n"), 0);
+    assert_int_equal(fclose(f), 0);
+    int rc = st_gpu_coef_load(path, &b, &err);
+    unlink(path);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_true(a.e_ref_w_per_tflop == b.e_ref_w_per_tflop);
+    assert_true(a.tc_energy_ratio == b.tc_energy_ratio);
+    assert_true(a.l2_reuse_share == b.l2_reuse_share);
+    assert_true(a.l2_reuse_sharpness == b.l2_reuse_sharpness);
+    /* dispatch and harness costs are written in microseconds: the unit
+     * change may move the last bit, no more */
+    for (int d = 0; d < ST_DISP_COUNT; d++)
+        assert_true(rel_diff(a.dispatch_s[d], b.dispatch_s[d]) < 1e-15 &&
+                    rel_diff(a.harness_s[d], b.harness_s[d]) < 1e-15);
+    for (int k = 0; k < ST_KC_COUNT; k++) {
+        assert_int_equal(a.cls[k].n, b.cls[k].n);
+        for (int i = 0; i < a.cls[k].n; i++)
+            assert_true(a.cls[k].beta[i] == b.cls[k].beta[i]);
+        assert_true(a.cls[k].sigma == b.cls[k].sigma);
+        assert_int_equal(a.cls[k].sum, b.cls[k].sum);
+    }
+    assert_int_equal(a.n_tile_sets, b.n_tile_sets);
+    for (int i = 0; i < a.n_tile_sets; i++) {
+        assert_string_equal(a.tiles[i].arch, b.tiles[i].arch);
+        assert_int_equal(a.tiles[i].n, b.tiles[i].n);
+        for (int j = 0; j < a.tiles[i].n; j++) {
+            assert_int_equal(a.tiles[i].t[j].m, b.tiles[i].t[j].m);
+            assert_int_equal(a.tiles[i].t[j].n, b.tiles[i].t[j].n);
+        }
+    }
+}
+
 static void test_bad_table(void **state)
 {
     (void)state;
@@ -432,7 +485,8 @@ int main(void)
         cmocka_unit_test(test_elementwise_bytes), cmocka_unit_test(test_power_factor),
         cmocka_unit_test(test_errors),            cmocka_unit_test(test_compose_host_bound),
         cmocka_unit_test(test_compose_fused_epilogue),
-        cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_bad_table),
+        cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_table_roundtrip),
+        cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
