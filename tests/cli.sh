@@ -100,6 +100,8 @@ done
 if [ $rc = 1 ] && grep -q "did you mean 'h100-sxm'" "$tmp/err"; then ok "unknown name: did-you-mean"; else not_ok "unknown name: did-you-mean" "$(cat "$tmp/err")"; fi
 "$S" show llama2-7b --phse decode > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "did you mean --phase" "$tmp/err"; then ok "unknown option: exit 2, did-you-mean"; else not_ok "unknown option: exit 2, did-you-mean" "$(cat "$tmp/err")"; fi
+"$S" kernel gemm --m 4 --n 4 --k > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "option --k needs a value" "$tmp/err"; then ok "long option without its value: needs a value, not unknown"; else not_ok "long option without its value: needs a value, not unknown" "$(cat "$tmp/err")"; fi
 "$S" show llama2-7b --seq 9000 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "outside 1..4096" "$tmp/err"; then ok "seq beyond max_seq is refused"; else not_ok "seq beyond max_seq is refused" "$(cat "$tmp/err")"; fi
 "$S" frobnicate > /dev/null 2> "$tmp/err"; rc=$?

@@ -409,6 +409,34 @@ static void test_shipped_table(void **state)
     assert_true(e.lo_s < e.gpu_s && e.gpu_s < e.hi_s);
 }
 
+/* Attention shapes that do not exist are refused: causal with more queries
+ * than keys (the queries are the last q_len positions), and KV heads that do
+ * not divide the query heads. */
+static void test_flash_bad_shapes(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("h100-sxm", &g);
+    st_gpu_coef c;
+    only(&c, st_kclass_feature(ST_KC_GEMM_TC, "compute"), -1);
+    st_kernel k = {0};
+    k.op = ST_KOP_FLASH, k.dtype = ST_BF16, k.b = 1, k.heads = 32, k.head_dim = 128;
+    k.q_len = 4096, k.kv_len = 4096, k.causal = 1;
+    st_kernel_est e;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    k.q_len = 8192;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "q_len must be <= kv_len"));
+    k.q_len = 1, k.kv_heads = 5;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "do not divide"));
+    k.kv_heads = 64;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    k.kv_heads = 8;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+}
+
 /* The table writer and loader round-trip: the shipped table, written out and
  * read back, gives the same numbers bit for bit and the same tile sets,
  * batched (".bmm") keys included, without the shared data. */
@@ -485,7 +513,8 @@ int main(void)
         cmocka_unit_test(test_elementwise_bytes), cmocka_unit_test(test_power_factor),
         cmocka_unit_test(test_errors),            cmocka_unit_test(test_compose_host_bound),
         cmocka_unit_test(test_compose_fused_epilogue),
-        cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_table_roundtrip),
+        cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_flash_bad_shapes),
+        cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
     };

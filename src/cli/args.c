@@ -80,7 +80,14 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
     c = getopt_long(argc, argv, shortopts, longopts, NULL);
     if (c == '?' || c == ':') {
         const char *bad = argv[optind - 1];
-        if (c == ':' || (optopt && strchr(shortopts, optopt))) {
+        /* a known option without its value: getopt_long sets optopt to the
+         * option's val (0 for an unknown long option) */
+        int missing = c == ':' || (optopt && strchr(shortopts, optopt));
+        if (!missing && optopt && bad[0] == '-' && bad[1] == '-')
+            for (const struct option *o = longopts; o->name; o++)
+                if (o->val == optopt && o->has_arg == required_argument && !strcmp(o->name, bad + 2))
+                    missing = 1;
+        if (missing) {
             cli_usage_error(cmd, "option %s needs a value", bad);
         } else {
             const char *names[64];

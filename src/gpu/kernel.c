@@ -623,6 +623,20 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             st_error_set(err, ST_EINVAL, "attention needs positive batch, heads, q_len, kv_len and head_dim");
             return ST_EINVAL;
         }
+        if (k->kv_heads > 0 && (k->kv_heads > k->heads || k->heads % k->kv_heads)) {
+            st_error_set(err, ST_EINVAL,
+                         "%lld KV heads do not divide %lld query heads; grouped-query attention "
+                         "shares each KV head among an equal number of query heads",
+                         (long long)k->kv_heads, (long long)k->heads);
+            return ST_EINVAL;
+        }
+        if (k->causal && k->q_len > k->kv_len) {
+            st_error_set(err, ST_EINVAL,
+                         "causal attention with %lld queries over %lld keys: the queries are the "
+                         "last q_len of the kv_len positions, so q_len must be <= kv_len",
+                         (long long)k->q_len, (long long)k->kv_len);
+            return ST_EINVAL;
+        }
         double peak = gemm_peak(g, k->dtype, &tensor);
         double kvh = k->kv_heads > 0 ? (double)k->kv_heads : (double)k->heads;
         double q = (double)k->q_len, kv = (double)k->kv_len, d = (double)k->head_dim;
