@@ -225,6 +225,11 @@ static void test_bad_options(void **state)
     assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "outside 1..4096"));
     assert_null(l.ops);
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_TRAIN;
+    o.dtype = ST_INT8; /* no integer training */
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "not int8"));
     m = load("bert-large");
     st_gen_opts_default(&o, &m);
     o.phase = ST_PHASE_DECODE;
@@ -289,6 +294,19 @@ static void test_generation_errors(void **state)
     assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "2^53"));
     assert_null(l.ops);
+    st_model_free(&m);
+    /* the cross-attention context counts too: fine at batch 1, 1e16
+     * elements at batch 1000 */
+    m = load(testdata("gen-bad/cnn-context.yaml"));
+    st_gen_opts_default(&o, &m);
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), 0);
+    st_oplist_free(&l);
+    o.batch = 1000;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), ST_EINVAL);
+    snprintf(prefix, sizeof prefix, "%s:9:5: l1: a batch of 1000 makes tensors of 1e+16",
+             testdata("gen-bad/cnn-context.yaml"));
+    if (strncmp(err.msg, prefix, strlen(prefix)) != 0)
+        fail_msg("got: %s", err.msg);
     st_model_free(&m);
     /* a real model whose eager score tensor passes 2^53 elements:
      * 1e6 sequences x 32 heads x 32768^2 = 3.4e16 */

@@ -43,6 +43,9 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
     *out = NULL, *n_out = 0;
     if (o->gpus < 1)
         return st_error_set(err, ST_EINVAL, "plan needs at least 1 GPU");
+    if (m->kind != ST_MODEL_TRANSFORMER)
+        return st_error_set(err, ST_EINVAL, "%s is not a transformer; the training layer (and its plan "
+                            "search) models transformers", m->id);
     size_t cap = 256, n = 0;
     st_plan_point *pts = malloc(cap * sizeof *pts);
     if (!pts)

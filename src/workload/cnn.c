@@ -97,6 +97,21 @@ static void layernorm(walk *k, const char *name, long long rows, long long cols)
 
 static void norm_op(walk *k, st_op_kind kind, const char *name, long long channels)
 {
+    if (kind == ST_OP_GROUPNORM) {
+        /* an explicit groupnorm's groups, else the 32 of the diffusion
+         * blocks (diffusers' ResnetBlock2D and Transformer2DModel), which
+         * torch.nn.GroupNorm requires to divide the channels */
+        long long groups = k->it && k->it->kind == ST_CNN_GROUPNORM && k->it->groups > 0 ? k->it->groups : 32;
+        if (channels % groups) {
+            if (!k->rc)
+                k->rc = loc_error(k, "%s: groupnorm groups %lld must divide the %lld channels%s", name,
+                                  groups, channels,
+                                  k->it && k->it->kind == ST_CNN_GROUPNORM
+                                      ? ""
+                                      : " (this block normalises in 32 groups, as diffusers does)");
+            return;
+        }
+    }
     st_op op = new_op(k, kind, name);
     op.c = channels;
     op.rows = k->n;
@@ -362,14 +377,7 @@ static void item(walk *k, const st_cnn_item *it)
         pool(k, "avgpool", k->h, k->w, 1, 0);
         break;
     case ST_CNN_BATCHNORM: norm_op(k, ST_OP_BATCHNORM, "bn", k->c); break;
-    case ST_CNN_GROUPNORM:
-        if (k->c % (it->groups > 0 ? it->groups : 32) != 0) {
-            k->rc = loc_error(k, "groupnorm groups %lld must divide the %lld channels",
-                              it->groups, k->c);
-            break;
-        }
-        norm_op(k, ST_OP_GROUPNORM, "gn", k->c);
-        break;
+    case ST_CNN_GROUPNORM: norm_op(k, ST_OP_GROUPNORM, "gn", k->c); break;
     case ST_CNN_ACT: act(k, "act", it->act, k->c); break;
     case ST_CNN_UPSAMPLE_OP: upsample(k, "upsample", it->factor > 0 ? it->factor : 2); break;
     case ST_CNN_BOTTLENECK:
@@ -457,8 +465,18 @@ static int cnn_walk(const st_model *m, const st_gen_opts *o, st_oplist *out, st_
                 hw *= f * f;
             }
             double biggest = D(k.n) * wide * hw;
-            if (it->kind == ST_CNN_SPATIAL_TRANSFORMER)
+            if (it->kind == ST_CNN_SPATIAL_TRANSFORMER) {
+                /* self-attention scores (T x T per head), cross-attention
+                 * scores (T x context tokens), the context and its K/V */
+                double tok = D(cnn->context_tokens), inner = it->head_dim > 0 ? D(it->heads) * D(it->head_dim) : c;
+                double ctx = D(k.n) * tok * (D(cnn->context_dim) > 2 * inner ? D(cnn->context_dim) : 2 * inner);
+                double cross = D(k.n) * D(it->heads) * hw * tok;
                 biggest += D(k.n) * D(it->heads) * hw * hw;
+                if (ctx > biggest)
+                    biggest = ctx;
+                if (cross > biggest)
+                    biggest = cross;
+            }
             if (biggest > ST_MAX_ELEMENTS) {
                 k.rc = loc_error(&k, "a batch of %lld makes tensors of %.3g elements here; "
                                      "strata counts up to 2^53 = 9.0e15",

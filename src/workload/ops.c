@@ -299,10 +299,16 @@ int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_err
     if (o->batch < 1 || o->batch > 1000000)
         return st_error_set(err, ST_EINVAL, "batch must be between 1 and 1000000, got %lld",
                             o->batch);
+    if (o->phase == ST_PHASE_TRAIN && (o->dtype == ST_INT8 || o->dtype == ST_INT4))
+        return st_error_set(err, ST_EINVAL,
+                            "a training step computes in fp32, tf32, fp16, bf16 or fp8, not %s "
+                            "(integer formats are for inference)",
+                            st_dtype_name(o->dtype));
     if (st_model_params(m) > ST_MAX_ELEMENTS)
         return st_error_set(err, ST_EINVAL,
-                            "%s has %.3g parameters; strata counts up to 2^53 = 9.0e15", m->id,
-                            st_model_params(m));
+                            "%s%s%s has %.3g parameters; strata counts up to 2^53 = 9.0e15: make the "
+                            "model smaller",
+                            m->path[0] ? m->path : "", m->path[0] ? ": " : "", m->id, st_model_params(m));
     rc = m->kind == ST_MODEL_TRANSFORMER ? st_transformer_ops(m, o, out, err)
                                          : st_cnn_ops(m, o, out, err);
     if (rc == 0 && o->phase == ST_PHASE_TRAIN) {
