@@ -572,6 +572,24 @@ static void admit(sim *s, replica *r, batch *b, int id, int need, int n)
 }
 
 /* vLLM V1 / Sarathi: running first, then waiting, under a token budget */
+/* Frees blocks for running request i until `need` fit, preempting the
+ * lowest-priority (last) running requests that are not in flight; returns 1
+ * when request i itself had to go. Sets *preempted when it preempts. */
+static int make_room(sim *s, replica *r, batch *b, int i, int need, int *preempted)
+{
+    while (!can_alloc(r, need)) {
+        int last = r->nrun - 1;
+        while (last > i && s->rs[r->run[last]].in_flight)
+            last--;
+        b->extra_s += preempt(s, r, last);
+        if (preempted)
+            *preempted = 1;
+        if (last == i)
+            return 1;
+    }
+    return 0;
+}
+
 static void build_v1(sim *s, replica *r, batch *b, long long budget)
 {
     int preempted = 0;
@@ -586,23 +604,8 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         if (n <= 0)
             continue;
         int need = need_blocks(s, q, (long long)q->computed + n);
-        int self = 0;
-        while (!can_alloc(r, need)) {
-            /* preempt the lowest-priority (last) running request */
-            int last = r->nrun - 1;
-            while (last > i && s->rs[r->run[last]].in_flight)
-                last--;
-            b->extra_s += preempt(s, r, last);
-            preempted = 1;
-            if (last == i) {
-                self = 1;
-                break;
-            }
-        }
-        if (self) {
-            i--;
+        if (make_room(s, r, b, i, need, &preempted))
             break;
-        }
         r->free_blocks -= need;
         q->priv += need;
         batch_add(s, r, b, id, n);
@@ -672,18 +675,7 @@ static void build_v0(sim *s, replica *r, batch *b)
             continue;
         int n = next_tokens(s, r, id);
         int need = need_blocks(s, q, (long long)q->computed + n);
-        int self = 0;
-        while (!can_alloc(r, need)) {
-            int last = r->nrun - 1;
-            while (last > i && s->rs[r->run[last]].in_flight)
-                last--;
-            b->extra_s += preempt(s, r, last);
-            if (last == i) {
-                self = 1;
-                break;
-            }
-        }
-        if (self)
+        if (make_room(s, r, b, i, need, NULL))
             break;
         r->free_blocks -= need;
         q->priv += need;
