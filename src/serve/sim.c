@@ -571,7 +571,6 @@ static void admit(sim *s, replica *r, batch *b, int id, int need, int n)
     batch_add(s, r, b, id, n);
 }
 
-/* vLLM V1 / Sarathi: running first, then waiting, under a token budget */
 /* Frees blocks for running request i until `need` fit, preempting the
  * lowest-priority (last) running requests that are not in flight; returns 1
  * when request i itself had to go. Sets *preempted when it preempts. */
@@ -590,6 +589,7 @@ static int make_room(sim *s, replica *r, batch *b, int i, int need, int *preempt
     return 0;
 }
 
+/* vLLM V1 / Sarathi: running first, then waiting, under a token budget */
 static void build_v1(sim *s, replica *r, batch *b, long long budget)
 {
     int preempted = 0;
