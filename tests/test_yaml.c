@@ -22,6 +22,7 @@ static const bad_case bad_cases[] = {
     {"bad/huge-int.yaml", 7, 11, "key 'sm_count': expected a whole number"},
     {"bad/not-integer.yaml", 7, 11, "expected a whole number in [1, 100000], found '10.5'"},
     {"bad/nan.yaml", 18, 8, "key 'tdp_w'"},
+    {"bad/process-nm.yaml", 19, 13, "key 'process_nm': expected a number in [1, 100]"},
     {"bad/hex.yaml", 18, 8, "found '0x10'"},
     {"bad/unknown-key.yaml", 7, 1, "did you mean 'sm_count'?"},
     {"bad/missing-key.yaml", 3, 1, "missing required keys 'warp_size' (32 or 64), 'tdp_w'"},

@@ -85,7 +85,10 @@ void cli_print_gpu(const st_gpu *g, FILE *out)
     cli_bytes(a, sizeof a, g->smem_per_sm_bytes);
     fprintf(out, "\n  per SM             %s shared, %d regs, %d threads, %d blocks, warp %d\n", a,
             g->regs_per_sm, g->max_threads_per_sm, g->max_blocks_per_sm, g->warp_size);
-    fprintf(out, "  launch overhead    %.3g us; TDP %.0f W\n", g->launch_overhead_s * 1e6, g->tdp_w);
+    fprintf(out, "  launch overhead    %.3g us; TDP %.0f W", g->launch_overhead_s * 1e6, g->tdp_w);
+    if (g->process_nm > 0)
+        fprintf(out, "; %g nm process", g->process_nm);
+    fprintf(out, "\n");
     fprintf(out, "  peak, GEMM path    dense / 2:4 sparse, and the ridge point (dense):\n");
     for (int t = 0; t < ST_DTYPE_COUNT; t++) {
         const char *unit = t >= ST_INT8 ? "TOP/s" : "TFLOP/s";
@@ -150,6 +153,7 @@ void cli_json_gpu(st_json *j, const char *key, const st_gpu *g)
     st_json_int(j, "warp_size", g->warp_size);
     st_json_number(j, "launch_overhead_s", g->launch_overhead_s);
     st_json_number(j, "tdp_w", g->tdp_w);
+    st_json_number(j, "process_nm", g->process_nm);
     json_peaks(j, "matrix", g->matrix);
     st_json_begin_object(j, "vector_flops_per_s");
     for (int t = 0; t < ST_DTYPE_COUNT; t++)

@@ -57,6 +57,7 @@ typedef struct st_gpu {
     int warp_size;
     double launch_overhead_s;
     double tdp_w;
+    double process_nm; /* foundry node as named (12 for TSMC 12FFN); 0 when not given */
     st_peak matrix[ST_DTYPE_COUNT]; /* GEMM path (tensor / matrix cores) */
     double vector[ST_DTYPE_COUNT];  /* non-matrix SIMD path (fp32, fp16, bf16) */
 } st_gpu;

@@ -27,6 +27,7 @@ static const fkey gpu_keys[] = {
     {"warp_size", 1, "32 or 64"},
     {"launch_overhead_us", 1, "microseconds"},
     {"tdp_w", 1, "watts"},
+    {"process_nm", 0, "foundry node in nm, e.g. 4 for TSMC 4N"},
     {"throughput", 1, "per-dtype peak TFLOPS"},
     {"vector_tflops", 1, "non-matrix peak TFLOPS"},
 };
@@ -106,6 +107,7 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_int32(c, root, "warp_size", 1, 1024, &g->warp_size)) ||
         (rc = f_number(c, root, "launch_overhead_us", 0, 1e6, US, "us", &g->launch_overhead_s)) ||
         (rc = f_number(c, root, "tdp_w", 1, 1e6, 1, "W", &g->tdp_w)) ||
+        (rc = f_number(c, root, "process_nm", 1, 100, 1, "nm", &g->process_nm)) ||
         (rc = st_read_throughput(c, root, "throughput", g->matrix)))
         return rc;
     v = f_get(root, "aliases");
