@@ -19,12 +19,22 @@
  * dispatch (every NeuSight sample carries both): a pipelined launch costs
  * 1.8-2.7 us (see presets' launch_overhead_us). Units: microseconds. */
 #define PRIOR_LAUNCH_US 2.5
-/* Energy of a tensor-core FLOP relative to an FP32 SIMT FMA-FLOP, for the
- * sustained-clock estimate of tensor work. Not identifiable from the data
- * (VIDUR's A100 runs at full clock either way); an assumption: dense FP16
- * tensor math delivers 16x the FP32 SIMT rate per SM (A100: 1024 vs 64
- * FMA/clk/SM, A100 whitepaper) at similar power. */
-#define TC_ENERGY_RATIO (1.0 / 16.0)
+/* Power per tensor-core TFLOP/s (dense FP16) at boost on a 12 nm part, for
+ * the sustained-clock estimate of tensor work; tc_energy_ratio is this over
+ * the fitted e_ref. Not identifiable from the data (VIDUR's A100 SXM runs at
+ * full clock either way; NeuSight's sweeps are FP32), so it is set from two
+ * published measurements of power-capped tensor GEMMs:
+ * - T4 (70 W, 65 TFLOP/s FP16, 12 nm): cuBLAS FP16 4096^3 runs at about
+ *   24 TFLOP/s, which NVIDIA attributes to power capping (NVIDIA developer
+ *   forum, "About GPU peak performance", 2023). At the ~72% of peak this
+ *   model gives the shape at full clock, that is a clock factor of 0.51:
+ *   70 W / 0.51 / 65 = 2.1 W per TFLOP/s.
+ * - A100 PCIe 40GB (250 W, 312 TFLOP/s, 7 nm) runs a CUTLASS FP16 GEMM
+ *   (3456x4096x8192) at 158 TFLOP/s where the 400 W SXM part reaches 235
+ *   (NVIDIA/cutlass issue 956): a factor 0.67, so 250 / 0.67 / 312 = 1.2 W
+ *   per TFLOP/s at 7 nm, 2.05 at 12 nm after the node scaling (gpu.h).
+ * The 400 W SXM part then needs 375 W and holds its clock. */
+#define TC_W_PER_TFLOP_12NM 2.1
 /* Kernels much shorter than this are mostly host floor and launch; the fit
  * weights them down (relative error times t/(t+WREF)), so the coefficients
  * describe GPU work rather than the host. Of 0, 0.2 ms and 1 ms, 1 ms gave
@@ -78,7 +88,7 @@ static void initial_coef(st_gpu_coef *c)
     static const char *const at_peak[] = {"compute", "dram", "dram_hbm", "dram_other", "l2", "stream"};
     memset(c, 0, sizeof *c);
     c->e_ref_w_per_tflop = 0; /* no power limit */
-    c->tc_energy_ratio = TC_ENERGY_RATIO;
+    c->tc_energy_ratio = 0; /* set with e_ref */
     c->l2_reuse_share = 1; /* the whole L2, as sharp as the search allows, until it runs */
     c->l2_reuse_sharpness = 8;
     for (int k = 0; k < ST_KC_COUNT; k++) {
@@ -627,6 +637,12 @@ static void learn_tiles(const st_calib_data *data, st_gpu_coef *c, FILE *report)
         }
 }
 
+/* tc_energy_ratio for a sustained-clock reference (0: no power limit) */
+static double tc_ratio(double eref)
+{
+    return eref > 0 ? TC_W_PER_TFLOP_12NM / eref : 0;
+}
+
 int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_error *err)
 {
     st_gpu_coef c;
@@ -646,6 +662,7 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
             double eref = i == 0 ? 0 : 4.0 + 0.75 * (i - 1);
             st_gpu_coef t = c;
             t.e_ref_w_per_tflop = eref;
+            t.tc_energy_ratio = tc_ratio(eref);
             double obj;
             int rc = fit_all(data, &t, 1, &obj, NULL, 0, 0, err);
             if (rc)
@@ -658,6 +675,7 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
         }
     }
     c.e_ref_w_per_tflop = best_e;
+    c.tc_energy_ratio = tc_ratio(best_e);
     if (report)
         fprintf(report, "  sustained-clock reference: %.2f W per FP32 TFLOP/s\n", best_e);
     double obj;

@@ -24,10 +24,15 @@
  * once); they overlap or add as the class's fitted overlap mode says (the
  * shipped SIMT fit adds them); a per-CTA prologue/epilogue adds.
  *
- * Sustained clock: a GPU whose TDP is small against its peak FP32 rate
- * (T4, L4, P4, A100 PCIe 40GB) cannot hold its boost clock under dense math.
- * The compute peak is scaled by min(1, (TDP / peak TFLOP/s) / e_ref), with
- * e_ref (W per FP32 TFLOP/s at boost) fitted in calibration.
+ * Sustained clock: a GPU whose TDP is small against its peak rate (T4, P4,
+ * L4, A100 PCIe 40GB on tensor cores) cannot hold its boost clock under
+ * dense math. The compute peak is scaled by min(1, (TDP / peak TFLOP/s) / e),
+ * where e, the power per TFLOP/s at boost, is e_ref (fitted in calibration,
+ * W per FP32 TFLOP/s on a 12 nm part: V100, T4) times process_nm / 12, since
+ * energy per operation falls about in proportion to the node (TSMC's own
+ * iso-speed figures: 16FF+ to N7 -60%, N7 to N5 -30%, against 7/16 and 5/7),
+ * and times tc_energy_ratio for tensor-core math. A preset without
+ * process_nm is taken at the 12 nm reference.
  *
  * Host dispatch (the framework's per-operator CPU cost) is a separate term
  * (st_kernel_est.dispatch_s): the compose layer overlaps it with GPU time,
@@ -197,6 +202,8 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header);
 
 /* The architecture family used for tile sets ("volta", "ampere", "cdna2"...). */
 const char *st_gpu_family(const st_gpu *g);
+/* The process node e_ref is stated at (nm). */
+#define ST_POWER_REF_NM 12.0
 /* Sustained / boost clock factor for a math pipe (tensor: 1, else 0). */
 double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor);
 

@@ -189,6 +189,9 @@ double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor)
             peak = p16;
         eref *= c->tc_energy_ratio;
     }
+    /* energy per FLOP scales with the process node (see gpu.h) */
+    if (g->process_nm > 0 && g->process_nm < ST_POWER_REF_NM)
+        eref *= g->process_nm / ST_POWER_REF_NM;
     if (g->tdp_w <= 0 || peak <= 0 || eref <= 0)
         return 1.0;
     double f = (g->tdp_w / (peak * 1e-12)) / eref;
