@@ -278,6 +278,8 @@ check "train --trace: a Chrome trace with a forward and a backward per microbatc
 if [ $rc = 2 ] && grep -q "multiple of tp" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "FP8" "$tmp/err"; then ok "train --dtype fp8 on A100: error naming the reason"; else not_ok "train --dtype fp8 on A100: error naming the reason" "rc=$rc"; fi
+"$S" train gpt2-large --cluster ib-a100 --gpus 24 --pp 2 --global-batch 48 --seq 1024 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "DP 12 = 12 GPUs, so stages straddle 8-GPU nodes" "$tmp/err"; then ok "train: 12-GPU stages on 8-GPU nodes are refused, naming the stage"; else not_ok "train: straddling stages" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && [ ! -e "$tmp/nodir/t.json" ]; then ok "train --trace into a missing folder: error, nothing written"; else not_ok "train --trace into a missing folder" "rc=$rc"; fi
 "$S" plan gpt2-large --cluster hgx-a100-4gpu --global-batch 8 --seq 1024 --threads 1 --top 1000 --json > "$tmp/p1.json" 2> "$tmp/err"

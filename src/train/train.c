@@ -69,6 +69,17 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
         return st_error_set(err, ST_EINVAL, "TP %d spans more than one %d-GPU node; keep TP inside a node", k->tp, G);
     if (G % k->tp || (k->tp * k->cp <= G && G % (k->tp * k->cp)))
         return st_error_set(err, ST_EINVAL, "TP %d x CP %d must divide the %d GPUs of a node", k->tp, k->cp, G);
+    /* a pipeline stage (TP x CP x DP GPUs, Megatron's rank order) that
+     * spans nodes must take whole nodes, or its DP group has a ragged
+     * member count per node */
+    long long stage = (long long)k->tp * k->cp * k->dp;
+    int straddles = stage > G && stage % G;
+    for (long long i = 0; stage < G && i < k->pp && !straddles; i++)
+        straddles = i * stage / G != ((i + 1) * stage - 1) / G;
+    if (straddles)
+        return st_error_set(err, ST_EINVAL, "a pipeline stage is TP %d x CP %d x DP %d = %lld GPUs, so stages "
+                            "straddle %d-GPU nodes; choose degrees so that a stage is a divisor or a multiple of "
+                            "%d GPUs (e.g. another PP)", k->tp, k->cp, k->dp, stage, G, G);
     if (tf->heads % k->tp)
         return st_error_set(err, ST_EINVAL, "TP %d must divide the %lld attention heads of %s", k->tp, tf->heads, m->id);
     if (tf->kv_heads % k->tp && k->tp % tf->kv_heads)
