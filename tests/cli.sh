@@ -278,6 +278,9 @@ check "train --trace: a Chrome trace with a forward and a backward per microbatc
 if [ $rc = 2 ] && grep -q "multiple of tp" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "FP8" "$tmp/err"; then ok "train --dtype fp8 on A100: error naming the reason"; else not_ok "train --dtype fp8 on A100: error naming the reason" "rc=$rc"; fi
+"$S" plan llama2-70b --cluster ib-a100 --gpus 1 --global-batch 8 --seq 2048 > "$tmp/out" 2> "$tmp/err"; rc=$?
+# 70e9 parameters x 16 bytes (BF16 weights and grads, FP32 master and Adam) alone exceed 80 GiB
+if [ $rc = 0 ] && grep -q "none of the [0-9]* configurations fits: the smallest needs" "$tmp/out"; then ok "plan: a model that never fits says so after the table"; else not_ok "plan: never-fits summary" "rc=$rc"; fi
 "$S" train gpt2-large --cluster ib-a100 --gpus 24 --pp 2 --global-batch 48 --seq 1024 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "DP 12 = 12 GPUs, so stages straddle 8-GPU nodes" "$tmp/err"; then ok "train: 12-GPU stages on 8-GPU nodes are refused, naming the stage"; else not_ok "train: straddling stages" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?

@@ -361,6 +361,18 @@ static int run_plan(int argc, char **argv)
                    q->cfg.sp ? "yes" : "no", a, 100 * q->r.mfu, q->r.memory_per_gpu_bytes / 1073741824.0,
                    100 * q->r.bubble_fraction, q->pareto ? "*" : "", q->r.mem.oom ? " OOM" : "");
         }
+        size_t fit = 0, least = 0;
+        for (size_t i = 0; i < n; i++) {
+            fit += !p[i].r.mem.oom;
+            if (p[i].r.memory_per_gpu_bytes < p[least].r.memory_per_gpu_bytes)
+                least = i;
+        }
+        if (n && !fit)
+            printf("\n  none of the %zu configurations fits: the smallest needs %.1f GiB per GPU against %.1f GiB;\n"
+                   "  give more GPUs (--gpus), or a larger --max-tp / --max-pp\n",
+                   n, p[least].r.memory_per_gpu_bytes / 1073741824.0, p[least].r.mem.capacity / 1073741824.0);
+        else if (n)
+            printf("\n  %zu of %zu configurations fit in memory\n", fit, n);
     }
     free(p);
     st_model_free(&s.m);
