@@ -278,6 +278,11 @@ check "train --trace: a Chrome trace with a forward and a backward per microbatc
 if [ $rc = 2 ] && grep -q "multiple of tp" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "FP8" "$tmp/err"; then ok "train --dtype fp8 on A100: error naming the reason"; else not_ok "train --dtype fp8 on A100: error naming the reason" "rc=$rc"; fi
+for args in "eval resnet50 --seq 512" "eval gpt2-large --kv 100" "eval gpt2-large --recompute" "show gpt2-large --no-optimizer" "accel resnet50 --arch eyeriss-like --attn flash"; do
+    # shellcheck disable=SC2086
+    "$S" $args > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 2 ] && grep -q "applies to" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "$args: an option that does not apply is a usage error"; else not_ok "$args: inapplicable option" "rc=$rc $(cat "$tmp/err")"; fi
+done
 "$S" plan llama2-70b --cluster ib-a100 --gpus 1 --global-batch 8 --seq 2048 > "$tmp/out" 2> "$tmp/err"; rc=$?
 # 70e9 parameters x 16 bytes (BF16 weights and grads, FP32 master and Adam) alone exceed 80 GiB
 if [ $rc = 0 ] && grep -q "none of the [0-9]* configurations fits: the smallest needs" "$tmp/out"; then ok "plan: a model that never fits says so after the table"; else not_ok "plan: never-fits summary" "rc=$rc"; fi

@@ -164,6 +164,20 @@ void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o)
     o->with_optimizer = !w->no_opt;
 }
 
+int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, const st_gen_opts *o)
+{
+    if (m->kind != ST_MODEL_TRANSFORMER && (w->seq || w->kv >= 0 || w->attn))
+        return cli_usage_error(cmd, "--%s applies to transformer workloads; %s is a CNN (its input size is "
+                               "in its file, --batch sets the images)",
+                               w->seq ? "seq" : w->kv >= 0 ? "kv" : "attn", m->id);
+    if (w->kv >= 0 && o->phase != ST_PHASE_DECODE)
+        return cli_usage_error(cmd, "--kv applies to --phase decode (the cached tokens); %s processes --seq "
+                               "tokens per sequence", st_phase_name(o->phase));
+    if (w->no_opt && o->phase != ST_PHASE_TRAIN)
+        return cli_usage_error(cmd, "--no-optimizer applies to --phase train");
+    return 0;
+}
+
 int cli_out_open(cli_out *o, const char *path, st_error *err)
 {
     memset(o, 0, sizeof *o);

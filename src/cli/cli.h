@@ -91,6 +91,10 @@ int cli_wl_check(const cli_command *cmd, const cli_wl *w);
 /* The model's defaults, then the options given (decode's KV length
  * defaults to a full --seq context). Call after cli_wl_check. */
 void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o);
+/* After cli_wl_apply: a usage error (2) when an option given does not apply
+ * to this workload or phase (--seq/--kv/--attn on a CNN, --kv outside
+ * decode, --no-optimizer outside train), else 0. */
+int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, const st_gen_opts *o);
 
 /* Human formatting: "29.3 T" style with a unit. */
 void cli_si(char *buf, size_t n, double v, const char *unit);

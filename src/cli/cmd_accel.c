@@ -77,6 +77,10 @@ static int run(int argc, char **argv)
     if (cli_load_arch(arch, ert, &a, &err) || st_load_model(argv[optind], &m, &err))
         return cli_fail(&err);
     cli_wl_apply(&w, &m, &o);
+    if ((rc = cli_wl_applies(&cmd_accel, &w, &m, &o))) {
+        st_model_free(&m);
+        return rc;
+    }
     if (!w.attn)
         o.attn = ST_ATTN_EAGER; /* attention as its two batched GEMMs */
     if (o.phase == ST_PHASE_TRAIN) {

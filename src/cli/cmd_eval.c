@@ -130,7 +130,13 @@ static int run(int argc, char **argv)
     if (st_load_model(argv[optind], &m, &err))
         return cli_fail(&err);
     cli_wl_apply(&wl, &m, &o);
-    int rc = 0;
+    int rc = cli_wl_applies(&cmd_eval, &wl, &m, &o);
+    if (rc == 0 && recompute && o.phase != ST_PHASE_TRAIN)
+        rc = cli_usage_error(&cmd_eval, "--recompute applies to --phase train");
+    if (rc) {
+        st_model_free(&m);
+        return rc;
+    }
     if (!st_gpu_supports(&g, o.dtype)) {
         st_error_set(&err, ST_EINVAL, "%s has no %s throughput; pass --dtype (e.g. %s)", g.id,
                      st_dtype_name(o.dtype), st_gpu_supports(&g, ST_FP16) ? "fp16" : "fp32");

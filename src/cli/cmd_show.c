@@ -197,8 +197,10 @@ static int run(int argc, char **argv)
         cli_wl_apply(&wl, m, &o);
         if (logits)
             o.logits_all = strcmp(logits, "all") == 0;
-        rc = st_model_ops(m, &o, &ops, &err);
+        rc = cli_wl_applies(&cmd_show, &wl, m, &o);
         if (rc) {
+            /* the usage error is printed */
+        } else if ((rc = st_model_ops(m, &o, &ops, &err)) != 0) {
             rc = cli_fail(&err);
         } else {
             if (json)
