@@ -33,7 +33,7 @@
  *   (3456x4096x8192) at 158 TFLOP/s where the 400 W SXM part reaches 235
  *   (NVIDIA/cutlass issue 956): a factor 0.67, so 250 / 0.67 / 312 = 1.2 W
  *   per TFLOP/s at 7 nm, 2.05 at 12 nm after the node scaling (gpu.h).
- * The 400 W SXM part then needs 375 W and holds its clock. */
+ * The 400 W SXM part then needs 2.1 x 7/12 x 312 = 382 W and holds its clock. */
 #define TC_W_PER_TFLOP_12NM 2.1
 /* Kernels much shorter than this are mostly host floor and launch; the fit
  * weights them down (relative error times t/(t+WREF)), so the coefficients

@@ -207,9 +207,9 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     st_serve_cfg *c = &s->cfg;
     st_serve_cfg_default(c);
     if (o->sched && st_sched_parse(o->sched, &c->sched))
-        return enum_err(err, "--sched", o->sched, "vllm, vllm-v0, sarathi, orca or static");
+        return enum_err(err, "--sched", o->sched, st_sched_choices());
     if (o->quant && st_quant_parse(o->quant, &c->quant))
-        return enum_err(err, "--quant", o->quant, "w4a16, w8a8 or fp8");
+        return enum_err(err, "--quant", o->quant, st_quant_choices());
     if (o->route && st_route_parse(o->route, &c->route))
         return enum_err(err, "--route", o->route, "rr or least");
     if (o->preempt) {

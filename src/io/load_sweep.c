@@ -209,15 +209,16 @@ int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *o
     case ST_PK_SCHED: {
         st_sched q;
         if (st_sched_parse(text, &q))
-            return st_error_set(err, ST_EINVAL, "%s: expected vllm, vllm-v0, sarathi, orca or static, got '%s'",
-                                pi->name, text);
+            return st_error_set(err, ST_EINVAL, "%s: expected %s, got '%s'", pi->name,
+                                st_sched_choices(), text);
         out->num = q;
         return 0;
     }
     case ST_PK_QUANT: {
         st_quant q;
         if (st_quant_parse(text, &q))
-            return st_error_set(err, ST_EINVAL, "%s: expected none, w4a16, w8a8 or fp8, got '%s'", pi->name, text);
+            return st_error_set(err, ST_EINVAL, "%s: expected %s, got '%s'", pi->name, st_quant_choices(),
+                                text);
         out->num = q;
         return 0;
     }

@@ -12,6 +12,9 @@ static const char *const quant_names[ST_QUANT_COUNT] = {"none", "w4a16", "w8a8",
 
 const char *st_sched_name(st_sched s) { return (unsigned)s < ST_SCHED_COUNT ? sched_names[s] : "?"; }
 const char *st_quant_name(st_quant q) { return (unsigned)q < ST_QUANT_COUNT ? quant_names[q] : "?"; }
+/* the choices as error messages list them, in the order of the names above */
+const char *st_sched_choices(void) { return "vllm, vllm-v0, sarathi, orca or static"; }
+const char *st_quant_choices(void) { return "none, w4a16, w8a8 or fp8"; }
 const char *st_route_name(st_route r) { return r == ST_ROUTE_LEAST ? "least" : "rr"; }
 
 static int parse_name(const char *s, const char *const *names, int n, int *out)

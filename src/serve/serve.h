@@ -79,6 +79,7 @@ typedef enum st_sched {
     ST_SCHED_COUNT
 } st_sched;
 const char *st_sched_name(st_sched s);
+const char *st_sched_choices(void); /* "vllm, ..., orca or static" */
 int st_sched_parse(const char *s, st_sched *out);
 
 typedef enum st_route { ST_ROUTE_RR = 0, ST_ROUTE_LEAST } st_route;
@@ -89,6 +90,7 @@ typedef enum st_preempt { ST_PREEMPT_RECOMPUTE = 0, ST_PREEMPT_SWAP } st_preempt
 
 typedef enum st_quant { ST_QUANT_NONE = 0, ST_QUANT_W4A16, ST_QUANT_W8A8, ST_QUANT_FP8, ST_QUANT_COUNT } st_quant;
 const char *st_quant_name(st_quant q);
+const char *st_quant_choices(void); /* "none, w4a16, w8a8 or fp8" */
 int st_quant_parse(const char *s, st_quant *out);
 
 typedef enum st_share { ST_SHARE_TIME = 0, ST_SHARE_SPACE } st_share;
