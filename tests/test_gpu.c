@@ -201,6 +201,52 @@ static void test_gemm_latency_rounds(void **state)
  * among its plain set; a family without a batched set uses its plain one.
  * With only 'compute' on, the 64x64 tile pads a 64x64 problem least, so it
  * wins wherever it is a candidate. */
+/* Operand panels re-fetched once a wave's panels over K outgrow L2: a P100
+ * FP32 linear of 65536 rows, 30522 inputs and 768 outputs on the 128x32
+ * tile. 64K registers / (2 x 128 x 32) = 8 tiles per SM, so a wave is 56 x 8
+ * = 448 CTAs: all 24 output-column tiles and ceil(448 / 24) = 19 row tiles,
+ * (19 x 128 + 24 x 32) x 30522 x 4 B = 390.7 MB of panels against 8 x 4 MiB:
+ * shared with 1 / (1 + 11.64) = 7.9%; the rest, 12288 CTAs x 160 x 30522 x
+ * 4 B, comes from DRAM at 732 GB/s. Batched GEMMs and a table without the
+ * span (0) re-fetch nothing. */
+static void test_gemm_refetch(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("p100-pcie-16gb", &g);
+    st_gpu_coef c;
+    int fr = st_kclass_feature(ST_KC_GEMM_SIMT, "refetch");
+    assert_true(fr >= 0);
+    only(&c, fr, -1);
+    c.gemm_reuse_span = 8, c.gemm_reuse_sharpness = 1;
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_FP32, k.b = 1, k.m = 65536, k.n = 768, k.k = 30522;
+    st_tile t = {128, 32};
+    st_kernel_est e;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, &t, 1, &e, &err), 0);
+    double f = (19.0 * 128 + 24.0 * 32) * 30522 * 4, h = 1 / (1 + f / (8.0 * 4 * 1048576));
+    assert_true(h > 0.078 && h < 0.080);
+    double want = (1 - h) * 12288.0 * 160 * 30522 * 4 / 732e9;
+    assert_true(rel_diff(e.gpu_s, want) < 1e-12);
+    /* a short K keeps the panels shared: 768 inputs give 9.8 MB, h = 0.77 */
+    k.k = 768;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, &t, 1, &e, &err), 0);
+    double f2 = 3200.0 * 768 * 4, h2 = 1 / (1 + f2 / (8.0 * 4 * 1048576));
+    assert_true(h2 > 0.77 && h2 < 0.78);
+    assert_true(rel_diff(e.gpu_s, (1 - h2) * 12288.0 * 160 * 768 * 4 / 732e9) < 1e-12);
+    /* no span, no re-fetch: only the launch floor is left */
+    c.gemm_reuse_span = 0;
+    k.k = 30522;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, &t, 1, &e, &err), 0);
+    assert_true(e.gpu_s <= 1e-6 * (1 + 1e-12));
+    /* batched launches are left out (their batches share no panels) */
+    c.gemm_reuse_span = 8;
+    k.op = ST_KOP_BMM, k.b = 16, k.m = 4096;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, &t, 1, &e, &err), 0);
+    assert_true(e.gpu_s <= 1e-6 * (1 + 1e-12));
+}
+
 static void test_batched_tiles(void **state)
 {
     (void)state;
@@ -567,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
+        cmocka_unit_test(test_gemm_refetch),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

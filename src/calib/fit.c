@@ -11,6 +11,7 @@
 #include "calib/calib.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -569,6 +570,35 @@ static int fit_all(const st_calib_data *data, st_gpu_coef *c, int use_named, dou
     return 0;
 }
 
+/* A grid search over two coefficients of c (fields at byte offsets fa and
+ * fb), refitting only the classes in `only`; a first value of 0 means "off"
+ * and is tried once, with the second coefficient 0. Keeps the best pair. */
+static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const double *va, size_t na, size_t fb,
+                 const double *vb, size_t nb, unsigned only, st_error *err)
+{
+    double best = INFINITY, ba = 0, bb = 0;
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++) {
+            if (va[i] == 0 && j > 0)
+                continue;
+            st_gpu_coef t = *c;
+            *(double *)((char *)&t + fa) = va[i];
+            *(double *)((char *)&t + fb) = va[i] == 0 ? 0 : vb[j];
+            double o;
+            int rc = fit_all(data, &t, 1, &o, NULL, 0, only, err);
+            if (rc)
+                return rc;
+            if (o < best * (1 - 1e-12)) {
+                best = o;
+                ba = va[i];
+                bb = va[i] == 0 ? 0 : vb[j];
+            }
+        }
+    *(double *)((char *)c + fa) = ba;
+    *(double *)((char *)c + fb) = bb;
+    return 0;
+}
+
 /* Tiles the SIMT GEMM library used per architecture, most used first: one
  * set for plain GEMMs (key: the family) and one for batched GEMMs (key:
  * family + ST_TILES_BATCHED), since the library picks from different
@@ -688,27 +718,25 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
      * refitted */
     static const double shares[] = {0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 1.0};
     static const double sharp[] = {2, 3, 4, 6, 8};
-    unsigned rowcls = (1u << ST_KC_NORM) | (1u << ST_KC_SOFTMAX);
-    best = INFINITY;
-    st_gpu_coef bestc = c;
-    for (size_t i = 0; i < sizeof shares / sizeof shares[0]; i++)
-        for (size_t j = 0; j < sizeof sharp / sizeof sharp[0]; j++) {
-            st_gpu_coef t = c;
-            t.l2_reuse_share = shares[i];
-            t.l2_reuse_sharpness = sharp[j];
-            double o;
-            if ((rc = fit_all(data, &t, 1, &o, NULL, 0, rowcls, err)))
-                return rc;
-            if (o < best * (1 - 1e-12)) {
-                best = o;
-                bestc = t;
-            }
-        }
-    c.l2_reuse_share = bestc.l2_reuse_share;
-    c.l2_reuse_sharpness = bestc.l2_reuse_sharpness;
+    if ((rc = grid2(data, &c, offsetof(st_gpu_coef, l2_reuse_share), shares, sizeof shares / sizeof shares[0],
+                    offsetof(st_gpu_coef, l2_reuse_sharpness), sharp, sizeof sharp / sizeof sharp[0],
+                    (1u << ST_KC_NORM) | (1u << ST_KC_SOFTMAX), err)))
+        return rc;
     if (report)
         fprintf(report, "  L2 hits of row re-reads: share %.2f, sharpness %.0f\n", c.l2_reuse_share,
                 c.l2_reuse_sharpness);
+    /* the span of L2 over which a wave's GEMM operand panels stay shared: a
+     * grid over the multiple of L2 (off, then 2 to 256 times) and the
+     * sharpness; only the GEMM classes depend on it */
+    static const double spans[] = {0, 2, 4, 8, 16, 32, 64, 128, 256};
+    static const double gsharp[] = {1, 2, 4};
+    if ((rc = grid2(data, &c, offsetof(st_gpu_coef, gemm_reuse_span), spans, sizeof spans / sizeof spans[0],
+                    offsetof(st_gpu_coef, gemm_reuse_sharpness), gsharp, sizeof gsharp / sizeof gsharp[0],
+                    (1u << ST_KC_GEMM_SIMT) | (1u << ST_KC_GEMM_TC) | (1u << ST_KC_CONV), err)))
+        return rc;
+    if (report)
+        fprintf(report, "  GEMM panel sharing: span %.0f x L2, sharpness %.0f\n", c.gemm_reuse_span,
+                c.gemm_reuse_sharpness);
     /* the final fit, again on the tiles the kernel names give, from the
      * coefficients above: the coefficients describe a kernel given its tile,
      * so that a wrong tile guess on the training data does not bend them (a

@@ -127,6 +127,14 @@ typedef struct st_gpu_coef {
      * calibrate` (a grid search); a table without them (0) gives no hits. */
     double l2_reuse_share;
     double l2_reuse_sharpness;
+    /* GEMM operand panels: a wave of CTAs shares its A and B panels through
+     * L2 while it stays in step along K; with F the wave's panels over the
+     * whole K, the share still shared is 1 / (1 + (F / (span x L2))^sharpness)
+     * and the rest is re-fetched per CTA (the "refetch" feature). Fitted by
+     * `strata calibrate` (a grid search); 0 (a table without them) turns the
+     * re-fetch off. */
+    double gemm_reuse_span;
+    double gemm_reuse_sharpness;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];

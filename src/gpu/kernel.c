@@ -43,9 +43,9 @@ const char *st_dispatch_name(st_dispatch d)
 }
 
 /* ---- features ----------------------------------------------------------- */
-enum { GF_COMPUTE, GF_OPERAND, GF_DRAM, GF_CTA, GF_KLOOP, GF_LAUNCH, GF_N };
+enum { GF_COMPUTE, GF_OPERAND, GF_DRAM, GF_CTA, GF_KLOOP, GF_LAUNCH, GF_REFETCH, GF_N };
 static const char *const gemm_features[GF_N] = {
-    "compute", "operand", "dram", "cta", "kloop", "launch",
+    "compute", "operand", "dram", "cta", "kloop", "launch", "refetch",
 };
 /* Elementwise kernels: bytes from DRAM (HBM or other), bytes served by L2,
  * vector-pipe work, launch. 'rocm' is the extra per-byte cost of the ROCm
@@ -100,6 +100,7 @@ int st_kclass_feature(st_kclass c, const char *name)
 static const st_kfgroup gemm_groups[GF_N] = {
     [GF_COMPUTE] = ST_KF_COMPUTE, [GF_OPERAND] = ST_KF_COMPUTE, [GF_DRAM] = ST_KF_MEMORY,
     [GF_CTA] = ST_KF_FIXED,       [GF_KLOOP] = ST_KF_MEMORY,     [GF_LAUNCH] = ST_KF_FIXED,
+    [GF_REFETCH] = ST_KF_MEMORY,
 };
 static const st_kfgroup row_groups[RF_N] = {
     [RF_STREAM] = ST_KF_MEMORY, [RF_ALU] = ST_KF_COMPUTE, [RF_LAUNCH] = ST_KF_FIXED,
@@ -338,6 +339,8 @@ typedef struct gemm_shape {
     double flops;       /* useful FLOPs */
     double extra_alu;   /* vector-pipe FLOPs inside the main loop (dequant, softmax) */
     double kstep;       /* K per main-loop iteration */
+    double es;          /* operand element bytes (0: no panel re-fetch model) */
+    double span, sharp; /* st_gpu_coef.gemm_reuse_span / _sharpness */
     int batched;        /* a batched GEMM launch (the library's batched tile set) */
 } gemm_shape;
 
@@ -387,6 +390,28 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
     double rounds = ceil(units / (sm * gemm_resident_tiles(g, t)));
     x[GF_KLOOP] = rounds * ceil(kk / s->kstep) * 100.0 / clk;
     x[GF_LAUNCH] = 1e-6;
+    /* operand panels re-fetched from DRAM: a wave of resident CTAs, launched
+     * in raster order, shares the A panels of its tile rows and the B panels
+     * of its tile columns through L2 only while the CTAs stay close in K; the
+     * wave's panels over the whole K (F bytes) against L2 times the span that
+     * CTAs keep in step (st_gpu_coef.gemm_reuse_span) give the share still
+     * shared, 1 / (1 + (F / (span x L2))^sharpness); the rest each CTA
+     * fetches for itself, (tm + tn) x K elements, in sector-sized pieces
+     * from rows K elements apart (the coefficient prices that pattern) */
+    x[GF_REFETCH] = 0;
+    double l2 = g->l2_bytes + g->llc_bytes;
+    if (s->es > 0 && !s->batched && l2 > 0 && g->mem_bw > 0 && s->span > 0) {
+        double wave = sm * gemm_resident_tiles(g, t);
+        if (wave > units)
+            wave = units;
+        double ntile = ceil(s->n / t.n), mtile = s->b * ceil(s->m / t.m);
+        double db = wave < ntile ? wave : ntile, da = ceil(wave / ntile);
+        if (da > mtile)
+            da = mtile;
+        double f = (da * t.m + db * t.n) * kk * s->es;
+        double h = 1.0 / (1.0 + pow(f / (s->span * l2), s->sharp));
+        x[GF_REFETCH] = (1 - h) * units * (t.m + t.n) * kk * s->es / g->mem_bw;
+    }
     *sm_work = w;
     *waves = ceil(units / sm);
     *tiles_out = tiles;
@@ -426,6 +451,23 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         nc = 1;
     } else {
         candidate_tiles(g, c, tensor, s->batched, &cand, &nc);
+    }
+    /* every cuBLAS SIMT generation ships a 128x128 sgemm (the test data's
+     * sgemm_128x128x8 on Pascal, volta_/ampere_sgemm_128x128): large
+     * problems whose panels no longer stay shared in L2 go to it even where
+     * the training launches never did */
+    st_tile ext[ST_GPU_MAX_TILES + 1];
+    if (!tensor && !(force && force->m > 0) && nc < ST_GPU_MAX_TILES + 1) {
+        int have = 0;
+        for (int i = 0; i < nc; i++) {
+            ext[i] = cand[i];
+            have |= cand[i].m == 128 && cand[i].n == 128;
+        }
+        if (!have) {
+            ext[nc].m = 128, ext[nc].n = 128;
+            cand = ext;
+            nc++;
+        }
     }
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double best = INFINITY;
@@ -616,6 +658,9 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * once per output tile row block that loads it */
         s.extra_alu = k->weight_only_int4 ? 4.0 * wcount * ceil(s.m / 128.0) : 0;
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
+        s.es = es;
+        s.span = c->gemm_reuse_span;
+        s.sharp = c->gemm_reuse_sharpness;
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
         if (!r && k->cold)
             stream_floor(g, c, e);

@@ -158,6 +158,8 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"tc_energy_ratio", 1, "tensor / SIMT energy per FLOP"},
         {"l2_reuse_share", 1, "share of L2 that row re-reads can hit in"},
         {"l2_reuse_sharpness", 1, "how abruptly row re-reads stop hitting L2 (exponent)"},
+        {"gemm_reuse_span", 0, "multiple of L2 a wave's GEMM operand panels may span and still be shared"},
+        {"gemm_reuse_sharpness", 0, "how abruptly GEMM panels stop being shared (exponent)"},
         {"dispatch_us", 1, "framework per-op host cost by class"},
         {"harness_us", 0, "per-op overhead of the calibration data's timing harness by class"},
         {"classes", 1, "coefficients per kernel class"},
@@ -183,7 +185,9 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         f_number(&c, doc.root, "tc_energy_ratio", 0, 1, 1, "", &out->tc_energy_ratio))
         goto done;
     if (f_number(&c, doc.root, "l2_reuse_share", 0.01, 100, 1, "", &out->l2_reuse_share) ||
-        f_number(&c, doc.root, "l2_reuse_sharpness", 0.5, 64, 1, "", &out->l2_reuse_sharpness))
+        f_number(&c, doc.root, "l2_reuse_sharpness", 0.5, 64, 1, "", &out->l2_reuse_sharpness) ||
+        f_number(&c, doc.root, "gemm_reuse_span", 0.01, 1e6, 1, "", &out->gemm_reuse_span) ||
+        f_number(&c, doc.root, "gemm_reuse_sharpness", 0.5, 64, 1, "", &out->gemm_reuse_sharpness))
         goto done;
     if (read_disp(&c, f_get(doc.root, "dispatch_us"), "dispatch_us", out->dispatch_s) ||
         read_disp(&c, f_get(doc.root, "harness_us"), "harness_us", out->harness_s))
@@ -209,6 +213,10 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
     fprintf(f, "tc_energy_ratio: %.17g\n", c->tc_energy_ratio);
     fprintf(f, "l2_reuse_share: %.17g\n", c->l2_reuse_share);
     fprintf(f, "l2_reuse_sharpness: %.17g\n", c->l2_reuse_sharpness);
+    if (c->gemm_reuse_span > 0) {
+        fprintf(f, "gemm_reuse_span: %.17g\n", c->gemm_reuse_span);
+        fprintf(f, "gemm_reuse_sharpness: %.17g\n", c->gemm_reuse_sharpness);
+    }
     fprintf(f, "dispatch_us:\n");
     for (int i = 0; i < ST_DISP_COUNT; i++)
         fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->dispatch_s[i] * 1e6);
