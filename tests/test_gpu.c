@@ -503,6 +503,15 @@ static void test_shipped_table(void **state)
     double frac = e.flops / e.gpu_s / g.vector[ST_FP32];
     assert_true(frac > 0.5 && frac <= 1.0);
     assert_true(e.lo_s < e.gpu_s && e.gpu_s < e.hi_s);
+    /* every learned SIMT tile set offers 128x128, which every cuBLAS
+     * generation ships (the test data's Pascal sgemm_128x128x8) */
+    assert_true(c.n_tile_sets > 0);
+    for (int i = 0; i < c.n_tile_sets; i++) {
+        int big = 0;
+        for (int j = 0; j < c.tiles[i].n; j++)
+            big |= c.tiles[i].t[j].m == 128 && c.tiles[i].t[j].n == 128;
+        assert_true(big);
+    }
 }
 
 /* Attention shapes that do not exist are refused: causal with more queries

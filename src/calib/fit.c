@@ -658,11 +658,22 @@ static void learn_tiles(const st_calib_data *data, st_gpu_coef *c, FILE *report)
             for (int j = 0; j < nl && c->tiles[k].n < ST_GPU_MAX_TILES; j++)
                 if (list[j].n * 200 >= total) /* used for at least 0.5% of the launches */
                     c->tiles[k].t[c->tiles[k].n++] = list[j].t;
+            /* every cuBLAS SIMT generation ships a 128x128 sgemm (the test
+             * data's sgemm_128x128x8 on Pascal, volta_/ampere_sgemm_128x128):
+             * large problems whose operand panels no longer stay shared in
+             * L2 go to it even where the training launches (at most 8192
+             * rows) never did */
+            int big = 0;
+            for (int j = 0; j < c->tiles[k].n; j++)
+                big |= c->tiles[k].t[j].m == 128 && c->tiles[k].t[j].n == 128;
+            int add = !big && c->tiles[k].n < ST_GPU_MAX_TILES;
+            if (add)
+                c->tiles[k].t[c->tiles[k].n++] = (st_tile){128, 128};
             if (report) {
                 fprintf(report, "  tiles %-12s from %zu named launches:", key, total);
-                for (int j = 0; j < c->tiles[k].n; j++)
+                for (int j = 0; j < c->tiles[k].n - add; j++)
                     fprintf(report, " %dx%d", c->tiles[k].t[j].m, c->tiles[k].t[j].n);
-                fprintf(report, "\n");
+                fprintf(report, "%s\n", add ? " (+ 128x128, shipped by every cuBLAS generation)" : "");
             }
         }
 }

@@ -322,14 +322,21 @@ static double rows_resident(const st_gpu *g, double bs)
     return r < 1 ? 1 : r;
 }
 
+/* Share of data still served by a cache of `cap` bytes when `w` bytes
+ * compete for it: 1 / (1 + (w / cap)^sharpness), 0 without a cache. The row
+ * kernels' re-reads and the GEMM operand panels both use it. */
+static double cache_kept(double w, double cap, double sharpness)
+{
+    if (cap <= 0 || sharpness <= 0)
+        return 0;
+    return 1.0 / (1.0 + pow(w / cap, sharpness));
+}
+
 /* Fraction of row re-reads served by L2: the rows in flight across the GPU
  * (w bytes) against the share of L2 they can keep (see st_gpu_coef). */
 double st_row_reread_hit(const st_gpu *g, const st_gpu_coef *c, double w)
 {
-    double l2 = (g->l2_bytes + g->llc_bytes) * c->l2_reuse_share;
-    if (l2 <= 0 || c->l2_reuse_sharpness <= 0)
-        return 0;
-    return 1.0 / (1.0 + pow(w / l2, c->l2_reuse_sharpness));
+    return cache_kept(w, (g->l2_bytes + g->llc_bytes) * c->l2_reuse_share, c->l2_reuse_sharpness);
 }
 
 /* ---- GEMM features ---------------------------------------------------------- */
@@ -400,7 +407,7 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
      * from rows K elements apart (the coefficient prices that pattern) */
     x[GF_REFETCH] = 0;
     double l2 = g->l2_bytes + g->llc_bytes;
-    if (s->es > 0 && !s->batched && l2 > 0 && g->mem_bw > 0 && s->span > 0) {
+    if (s->es > 0 && !s->batched && g->mem_bw > 0 && s->span > 0) {
         double wave = sm * gemm_resident_tiles(g, t);
         if (wave > units)
             wave = units;
@@ -409,7 +416,7 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
         if (da > mtile)
             da = mtile;
         double f = (da * t.m + db * t.n) * kk * s->es;
-        double h = 1.0 / (1.0 + pow(f / (s->span * l2), s->sharp));
+        double h = cache_kept(f, s->span * l2, s->sharp);
         x[GF_REFETCH] = (1 - h) * units * (t.m + t.n) * kk * s->es / g->mem_bw;
     }
     *sm_work = w;
@@ -451,23 +458,6 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         nc = 1;
     } else {
         candidate_tiles(g, c, tensor, s->batched, &cand, &nc);
-    }
-    /* every cuBLAS SIMT generation ships a 128x128 sgemm (the test data's
-     * sgemm_128x128x8 on Pascal, volta_/ampere_sgemm_128x128): large
-     * problems whose panels no longer stay shared in L2 go to it even where
-     * the training launches never did */
-    st_tile ext[ST_GPU_MAX_TILES + 1];
-    if (!tensor && !(force && force->m > 0) && nc < ST_GPU_MAX_TILES + 1) {
-        int have = 0;
-        for (int i = 0; i < nc; i++) {
-            ext[i] = cand[i];
-            have |= cand[i].m == 128 && cand[i].n == 128;
-        }
-        if (!have) {
-            ext[nc].m = 128, ext[nc].n = 128;
-            cand = ext;
-            nc++;
-        }
     }
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double best = INFINITY;
