@@ -262,6 +262,8 @@ check "coll --sweep shows the latency floor: 1 KiB and 2 KiB take about the same
 if [ $rc = 1 ] && grep -q "between 2 GPUs" "$tmp/err"; then ok "coll sendrecv --gpus 3: error naming the rule"; else not_ok "coll sendrecv --gpus 3: error naming the rule" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" coll allreduce --bytes 12Q > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "64MiB" "$tmp/err"; then ok "coll --bytes 12Q: usage error with examples"; else not_ok "coll --bytes 12Q: usage error with examples" "rc=$rc"; fi
+"$S" coll allreduce --bytes 0 --cluster ib-a100 > "$tmp/z.out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "moves no data" "$tmp/err" && [ ! -s "$tmp/z.out" ]; then ok "coll --bytes 0: usage error, nothing printed"; else not_ok "coll --bytes 0: usage error, nothing printed" "rc=$rc"; fi
 "$S" coll allreduce --bytes 1MiB --gpus 12 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "multiple of 8" "$tmp/err"; then ok "coll --gpus 12 on 8-GPU nodes: error with the fix"; else not_ok "coll --gpus 12 on 8-GPU nodes: error with the fix" "rc=$rc $(cat "$tmp/err")"; fi
 

@@ -86,6 +86,9 @@ static int run(int argc, char **argv)
                                "hierarchical, got '%s'", algo_s);
     if (bytes < 0)
         return cli_usage_error(&cmd_coll, "--bytes SIZE is required (e.g. --bytes 64MiB)");
+    if (bytes == 0) /* NCCL returns from a zero-count call without launching anything */
+        return cli_usage_error(&cmd_coll, "--bytes 0 moves no data, so there is no time to estimate; give "
+                               "a size of at least 1 byte (e.g. --bytes 8 for the latency floor)");
     st_error err;
     st_cluster cl;
     if (st_load_cluster(cluster, &cl, &err))
