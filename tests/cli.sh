@@ -264,6 +264,12 @@ if [ $rc = 1 ] && grep -q "between 2 GPUs" "$tmp/err"; then ok "coll sendrecv --
 if [ $rc = 2 ] && grep -q "64MiB" "$tmp/err"; then ok "coll --bytes 12Q: usage error with examples"; else not_ok "coll --bytes 12Q: usage error with examples" "rc=$rc"; fi
 "$S" coll allreduce --bytes 0 --cluster ib-a100 > "$tmp/z.out" 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "moves no data" "$tmp/err" && [ ! -s "$tmp/z.out" ]; then ok "coll --bytes 0: usage error, nothing printed"; else not_ok "coll --bytes 0: usage error, nothing printed" "rc=$rc"; fi
+"$S" coll allreduce --bytes 0.25 --cluster ib-a100 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "less than one byte" "$tmp/err"; then ok "coll --bytes 0.25: usage error"; else not_ok "coll --bytes 0.25: usage error" "rc=$rc"; fi
+# 0.5 KiB = 512 B exactly; 1.5 B rounds to 2 B
+"$S" coll allreduce --bytes 0.5KiB --cluster ib-a100 --json > "$tmp/h.json" 2> "$tmp/err"
+"$S" coll allreduce --bytes 1.5 --cluster ib-a100 --json > "$tmp/r.json" 2>> "$tmp/err"
+if [ "$(jq .bytes "$tmp/h.json")" = 512 ] && [ "$(jq .bytes "$tmp/r.json")" = 2 ]; then ok "coll --bytes: fractions of a unit become whole bytes"; else not_ok "coll --bytes: fractions of a unit become whole bytes" "$(cat "$tmp/err")"; fi
 "$S" coll allreduce --bytes 1MiB --gpus 12 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "multiple of 8" "$tmp/err"; then ok "coll --gpus 12 on 8-GPU nodes: error with the fix"; else not_ok "coll --gpus 12 on 8-GPU nodes: error with the fix" "rc=$rc $(cat "$tmp/err")"; fi
 

@@ -226,7 +226,13 @@ int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, d
     if (end != text && v >= 0 && isfinite(v) && *text >= '0' && *text <= '9')
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
             if (!strcmp(end, units[i].suffix) && v * units[i].scale <= 1e18) {
-                *out = v * units[i].scale;
+                double b = v * units[i].scale;
+                if (b > 0 && b < 0.5) {
+                    cli_usage_error(cmd, "%s: '%s' is less than one byte; sizes count whole bytes", opt,
+                                    text);
+                    return -1;
+                }
+                *out = floor(b + 0.5); /* whole bytes: 0.1MiB is 104858 */
                 return 0;
             }
     cli_usage_error(cmd, "%s: expected a size such as 1048576, 64MiB, 64M (= MiB), 100MB or 1GiB, got '%s'",
