@@ -75,19 +75,15 @@ int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long
 int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts)
 {
-    int c;
+    /* a leading ':' makes getopt_long answer ':' (not '?') for a known
+     * option, short or long, that lacks its value */
+    char opts[128];
+    snprintf(opts, sizeof opts, ":%s", shortopts);
     opterr = 0;
-    c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    int c = getopt_long(argc, argv, opts, longopts, NULL);
     if (c == '?' || c == ':') {
         const char *bad = argv[optind - 1];
-        /* a known option without its value: getopt_long sets optopt to the
-         * option's val (0 for an unknown long option) */
-        int missing = c == ':' || (optopt && strchr(shortopts, optopt));
-        if (!missing && optopt && bad[0] == '-' && bad[1] == '-')
-            for (const struct option *o = longopts; o->name; o++)
-                if (o->val == optopt && o->has_arg == required_argument && !strcmp(o->name, bad + 2))
-                    missing = 1;
-        if (missing) {
+        if (c == ':') {
             cli_usage_error(cmd, "option %s needs a value", bad);
         } else {
             const char *names[64];
