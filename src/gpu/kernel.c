@@ -190,7 +190,8 @@ double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor)
             peak = p16;
         eref *= c->tc_energy_ratio;
     }
-    /* energy per FLOP scales with the process node (see gpu.h) */
+    /* energy per FLOP scales with the process node below the 16/12 nm
+     * class that sets e_ref (see gpu.h) */
     if (g->process_nm > 0 && g->process_nm < ST_POWER_REF_NM)
         eref *= g->process_nm / ST_POWER_REF_NM;
     if (g->tdp_w <= 0 || peak <= 0 || eref <= 0)
