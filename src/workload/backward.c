@@ -79,7 +79,7 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err)
             }
             break;
         case ST_OP_ELEMENTWISE:
-            if (f.passthrough || f.grad_elsewhere) /* an add hands dy to both inputs */
+            if (f.passthrough) /* an add hands dy to both inputs; see st_op */
                 break;
             if (f.grad_unary + f.grad_binary > 0) {
                 /* a composition's backward: unary kernels read dy and write

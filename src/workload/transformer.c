@@ -238,13 +238,13 @@ static void activation(gen *g, const char *p, long long rows, long long cols)
     for (int i = 1; i < tf->act_unary; i++) {
         snprintf(name, sizeof name, "%s.act_ew%d", p, i + 1);
         op = ew_op(g, name, rows, cols, 1, 1);
-        op.grad_elsewhere = 1;
+        op.passthrough = 1; /* the first kernel carries the gradient */
         push(g, &op);
     }
     for (int i = 0; i < tf->act_binary; i++) {
         snprintf(name, sizeof name, "%s.act_mul%d", p, i + 1);
         op = ew_op(g, name, rows, cols, 2, 1);
-        op.grad_elsewhere = 1;
+        op.passthrough = 1; /* the first kernel carries the gradient */
         push(g, &op);
     }
 }

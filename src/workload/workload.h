@@ -171,14 +171,14 @@ typedef struct st_op {
     double ew_flops; /* elementwise: FLOPs per output element */
     st_grad grad;    /* backward ops: which gradient this op computes */
     int no_dgrad;    /* forward op whose input needs no gradient (model input) */
-    int passthrough; /* an add: its gradient is dy itself, no backward kernel */
+    int passthrough; /* no backward kernel of its own: an add (its gradient is dy
+                        itself), or a later kernel of a composition whose first op
+                        carries the composition's gradient kernels */
     int grad_no_input; /* elementwise: the gradient needs dy only (scale, mask select, dropout) */
     double aux_bytes;  /* elementwise: bytes per element written forward and read by the
                           gradient besides the tensors (dropout's keep mask, one byte) */
     int grad_unary, grad_binary; /* elementwise: the gradient runs this many unary and
                                     binary kernels instead of one (a composed activation) */
-    int grad_elsewhere; /* elementwise: a later kernel of a composition whose first op
-                           carries the composition's gradient kernels */
     int weight_int4; /* GEMM: weights stored in INT4 and dequantised (W4A16) */
     /* Per call (one repeat). */
     double flops;
