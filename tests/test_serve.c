@@ -452,6 +452,38 @@ static void test_traces(void **state)
     remove(p);
 }
 
+/* The choices that error messages list name every scheduler and
+ * quantisation, and nothing else: the lists are written out by hand in
+ * serve.c, so a new enum value without its word fails here. */
+static int count_words(const char *s)
+{
+    int n = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        size_t w = strcspn(p, " ,");
+        n += !(w == 2 && !strncmp(p, "or", 2));
+        p += w;
+    }
+    return n;
+}
+
+static void test_choice_lists(void **state)
+{
+    (void)state;
+    assert_int_equal(count_words(st_sched_choices()), ST_SCHED_COUNT);
+    for (int s = 0; s < ST_SCHED_COUNT; s++)
+        assert_non_null(strstr(st_sched_choices(), st_sched_name((st_sched)s)));
+    assert_int_equal(count_words(st_quant_choices()), ST_QUANT_COUNT);
+    for (int q = 0; q < ST_QUANT_COUNT; q++)
+        assert_non_null(strstr(st_quant_choices(), st_quant_name((st_quant)q)));
+    assert_int_equal(count_words(st_dtype_choices()), ST_DTYPE_COUNT);
+    for (int t = 0; t < ST_DTYPE_COUNT; t++)
+        assert_non_null(strstr(st_dtype_choices(), st_dtype_name((st_dtype)t)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_arrivals),             cmocka_unit_test(test_prefix_cache),
         cmocka_unit_test(test_determinism),          cmocka_unit_test(test_disagg_colocate),
         cmocka_unit_test(test_traces),               cmocka_unit_test(test_review_regressions),
+        cmocka_unit_test(test_choice_lists),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
