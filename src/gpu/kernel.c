@@ -374,7 +374,8 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
     double p_sm = peak * pf / sm;
-    double tiles = s->b * ceil(s->m / t.m) * ceil(s->n / t.n);
+    double mtile = s->b * ceil(s->m / t.m), ntile = ceil(s->n / t.n);
+    double tiles = mtile * ntile, resident = gemm_resident_tiles(g, t);
     double units = tiles * split;
     double w = ceil(units / sm);
     double kk = ceil(s->k / split);
@@ -395,7 +396,7 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
      * (in units of 100 cycles, coefficient fitted); the tiles an SM holds at
      * once overlap their waits, so it is paid once per round of resident
      * tiles, not per tile (gemm_resident_tiles) */
-    double rounds = ceil(units / (sm * gemm_resident_tiles(g, t)));
+    double rounds = ceil(units / (sm * resident));
     x[GF_KLOOP] = rounds * ceil(kk / s->kstep) * 100.0 / clk;
     x[GF_LAUNCH] = 1e-6;
     /* operand panels re-fetched from DRAM: a wave of resident CTAs, launched
@@ -409,10 +410,9 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
     x[GF_REFETCH] = 0;
     double l2 = g->l2_bytes + g->llc_bytes;
     if (s->es > 0 && !s->batched && g->mem_bw > 0 && s->span > 0) {
-        double wave = sm * gemm_resident_tiles(g, t);
+        double wave = sm * resident;
         if (wave > units)
             wave = units;
-        double ntile = ceil(s->n / t.n), mtile = s->b * ceil(s->m / t.m);
         double db = wave < ntile ? wave : ntile, da = ceil(wave / ntile);
         if (da > mtile)
             da = mtile;
