@@ -130,6 +130,13 @@ static void design_free(design *d)
     memset(d, 0, sizeof *d);
 }
 
+/* Row i's term of the fit objective: its weight times the loss of its
+ * relative error, in the units of y squared. */
+static double row_loss(const design *d, st_kclass cls, size_t i, double pred)
+{
+    return d->w[i] * d->y[i] * d->y[i] * robust_sq(cls, (pred - d->y[i]) / d->y[i]);
+}
+
 /* Each measuring machine has its own host: a sample timed with dispatch
  * whose time is within HOST_BAND of the fastest sample of its device and
  * dispatch class is host bound. Such rows fix the dispatch cost and say
@@ -374,7 +381,7 @@ static int fit_max(const design *d, st_kclass cls, int skip_dev, const double *i
             changed |= b != br[i];
             br[i] = b;
             if (d->dev[i] != skip_dev)
-                obj += d->w[i] * d->y[i] * d->y[i] * robust_sq(cls, (pr - d->y[i]) / d->y[i]);
+                obj += row_loss(d, cls, i, pr);
             rw[i] = d->w[i] * robust_w(cls, (pr - d->y[i]) / d->y[i]);
         }
         if (obj < best_obj) {
@@ -515,7 +522,7 @@ static int fit_all(const st_calib_data *data, st_gpu_coef *c, int use_named, dou
             obj_mode[mode] = 0;
             for (size_t i = 0; i < d.n; i++) {
                 double pr = predict_row(&d, cls, mode ? bs : beta, i, NULL, 0);
-                obj_mode[mode] += d.w[i] * d.y[i] * d.y[i] * robust_sq(cls, (pr - d.y[i]) / d.y[i]);
+                obj_mode[mode] += row_loss(&d, cls, i, pr);
             }
         }
         d.sum = obj_mode[1] < obj_mode[0];
