@@ -570,6 +570,11 @@ static void test_table_roundtrip(void **state)
     assert_true(a.tc_energy_ratio == b.tc_energy_ratio);
     assert_true(a.l2_reuse_share == b.l2_reuse_share);
     assert_true(a.l2_reuse_sharpness == b.l2_reuse_sharpness);
+    /* the panel-sharing keys are written only when the term is on; the
+     * shipped table has it on (span > 0), so they must come back */
+    assert_true(a.gemm_reuse_span > 0);
+    assert_true(a.gemm_reuse_span == b.gemm_reuse_span);
+    assert_true(a.gemm_reuse_sharpness == b.gemm_reuse_sharpness);
     /* dispatch and harness costs are written in microseconds: the unit
      * change may move the last bit, no more */
     for (int d = 0; d < ST_DISP_COUNT; d++)
