@@ -24,7 +24,7 @@ typedef struct st_calib_sample {
     double grid_ctas;     /* CTAs the measured launch had (grid x*y*z; 0: unknown) */
     int tp;               /* VIDUR: tensor-parallel degree (0 elsewhere) */
     long long tokens;     /* VIDUR: num_tokens */
-    char op[24];          /* source op name: "bmm", "add", "mlp_up_proj" ... */
+    char op[32];          /* source op name: "bmm", "add", "mlp_up_proj" ... */
     int validate_only;    /* measured, but not one kernel the model can fit to */
 } st_calib_sample;
 
