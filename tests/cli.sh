@@ -225,6 +225,12 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
         jq -e '(.mlp | length) > 10 and (.mlp | all(.device and .op and .tp >= 1 and .n > 0 and .mape >= 0 and .p90 >= 0))' "$tmp/vv.json"
     check "validate vidur: A100 projection GEMMs MAPE <= 10% per op x TP (num_tokens >= 64; bar)" \
         jq -e '[.mlp[] | select(.device == "a100" and (.op | test("proj$")))] | length > 0 and all(.mape <= 10)' "$tmp/vv.json"
+    # Sarathi's one-element-per-thread kernels (norm, SiLU-and-mul, rotary):
+    # the A100 rows set the instruction rate, the A40 rows are held out
+    check "validate vidur: A100 norm, act and rope MAPE <= 20% per op x TP (regression guard)" \
+        jq -e '[.mlp[] | select(.device == "a100" and (.op | test("layernorm|mlp_act|attn_rope")))] | length == 16 and all(.mape <= 20)' "$tmp/vv.json"
+    check "validate vidur: A40 norm, act and rope (held out) MAPE <= 30% per op x TP (regression guard)" \
+        jq -e '[.mlp[] | select(.device == "a40" and (.op | test("layernorm|mlp_act|attn_rope")))] | length == 16 and all(.mape <= 30)' "$tmp/vv.json"
     check "validate vidur --json: collectives[] rows for a100_dgx all-reduce and send/recv" \
         jq -e '(.collectives | length) == 9 and (.collectives | all(.cluster == "a100_dgx" and .n > 800 and .floor_measured_s > 0))' "$tmp/vv.json"
     check "validate vidur: intra-node all-reduce, 4 and 8 GPUs (held out), MAPE <= 15% for >= 1 MiB (bar)" \
@@ -237,7 +243,7 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
 else
     for t in "validate neusight --json keys" "kernels-test guard" "A100 GEMM guard" "elementwise guard" "ln guard" "softmax guard" "model guard" "model bar" \
         "samples rows" "samples write error" "model band coverage" \
-        "validate vidur --json keys" "vidur GEMM bar" "collectives rows" "collectives intra-node bar" \
+        "validate vidur --json keys" "vidur GEMM bar" "vidur A100 vector guard" "vidur A40 vector guard" "collectives rows" "collectives intra-node bar" \
         "collectives guard" "calibrate reproduces the table"; do
         skip_test "$t" "../shared/data is absent"
     done

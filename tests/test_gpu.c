@@ -280,6 +280,49 @@ static void test_batched_tiles(void **state)
     assert_int_equal(e.tile.m, 64);
 }
 
+/* Memory instructions of a one-element-per-thread kernel: with 10 ns per
+ * SM per miss or store and a hit at half that, Sarathi's rms_norm over
+ * 4096 rows of 8192 FP16 (per row: 256 warp-wide steps, each a row load and
+ * a store that go to memory and a re-read and a weight load from L1) costs
+ * 4096 x 256 x (2 + 0.5 x 2) x 10 ns / 108 SMs = 291.3 us on the A100's SM
+ * side; on 64 rows only 64 SMs work, each on one row: 256 x 3 x 10 ns =
+ * 7.68 us. That side bounds the kernel (its bytes, beyond L2, and the
+ * re-read from DRAM take 159 MB / 2039 GB/s = 78 us at coefficient 1),
+ * and without a count, or with
+ * the coefficient off, the same kernel is priced by its bytes alone. */
+static void test_memory_instructions(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("a100-80gb-sxm", &g);
+    assert_int_equal(g.sm_count, 108);
+    st_gpu_coef c;
+    only(&c, -1, 0);
+    c.lsu_ns = 10, c.lsu_hit_share = 0.5;
+    st_kernel k = {0};
+    k.op = ST_KOP_NORM, k.dtype = ST_FP16, k.rows = 4096, k.cols = 8192;
+    k.bytes_total = 2.0 * (2.0 * 4096 * 8192 + 8192);
+    k.mem_requests = 2.0 * 4096 * 256, k.mem_hits = 2.0 * 4096 * 256;
+    st_kernel_est e, plain;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(e.lsu_s, 4096.0 * 256 * 3 * 10e-9 / 108) < 1e-12);
+    assert_string_equal(e.bound, "compute");
+    assert_true(e.gpu_s == e.lsu_s && rel_diff(e.memory_s, 159.4e6 / 2039e9) < 0.01);
+    k.rows = 64, k.bytes_total = 2.0 * (2.0 * 64 * 8192 + 8192);
+    k.mem_requests = 2.0 * 64 * 256, k.mem_hits = 2.0 * 64 * 256;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(e.lsu_s, 256 * 3 * 10e-9) < 1e-12);
+    /* no count, or the coefficient off: bytes alone */
+    k.mem_requests = k.mem_hits = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &plain, &err), 0);
+    assert_true(plain.lsu_s == 0 && plain.gpu_s < e.gpu_s);
+    k.mem_requests = k.mem_hits = 2.0 * 64 * 256;
+    c.lsu_ns = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(e.lsu_s == 0 && e.gpu_s == plain.gpu_s);
+}
+
 /* An elementwise add of 2^28 FP32 elements reads 2 and writes 1 tensor:
  * 3 GiB, all but the L2's worth from DRAM; with dram and l2 both at
  * coefficient 1 the time is bytes / peak bandwidth. */
@@ -575,6 +618,9 @@ static void test_table_roundtrip(void **state)
     assert_true(a.gemm_reuse_span > 0);
     assert_true(a.gemm_reuse_span == b.gemm_reuse_span);
     assert_true(a.gemm_reuse_sharpness == b.gemm_reuse_sharpness);
+    /* so are the memory-instruction keys (on in the shipped table) */
+    assert_true(a.lsu_ns > 0);
+    assert_true(a.lsu_ns == b.lsu_ns && a.lsu_hit_share == b.lsu_hit_share);
     /* dispatch and harness costs are written in microseconds: the unit
      * change may move the last bit, no more */
     for (int d = 0; d < ST_DISP_COUNT; d++)
@@ -627,7 +673,7 @@ int main(void)
         cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
-        cmocka_unit_test(test_gemm_refetch),
+        cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

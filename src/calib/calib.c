@@ -187,8 +187,17 @@ const char *st_vidur_gpu_preset(const char *folder)
     return folder;
 }
 
-/* One VIDUR operator at (num_tokens, tp) as a kernel. 0: not modelled. */
-static int vidur_sample(const st_vidur_sample *v, st_kernel *k)
+/* One VIDUR operator at (num_tokens, tp) as a kernel. 0: not modelled.
+ * VIDUR (vidur/profiling/mlp/mlp_impl.py) runs one block with Sarathi-Serve's
+ * kernels (csrc/ of microsoft/sarathi-serve): RMSNorm called without a
+ * residual (rms_norm_kernel), SiluAndMul (silu_and_mul_kernel) and the
+ * rotary kernel, each one token per thread block and one element per thread
+ * per memory instruction; its embedding is F.embedding (PyTorch's
+ * index_select). A model whose profile has no post-attention norm
+ * (`parallel`: phi-2, VIDUR's post_attn_norm false) is a parallel block with
+ * torch.nn.LayerNorm and GELU (PyTorch's vectorised kernels) whose residual
+ * sum is two adds. */
+static int vidur_sample(const st_vidur_sample *v, int parallel, st_kernel *k)
 {
     memset(k, 0, sizeof *k);
     k->dtype = ST_FP16;
@@ -196,6 +205,7 @@ static int vidur_sample(const st_vidur_sample *v, st_kernel *k)
     long long t = v->num_tokens, h = v->n_embd, tp = v->tp > 0 ? v->tp : 1;
     long long hd = v->n_head > 0 ? h / v->n_head : 0;
     long long ffn = v->n_expanded_embd;
+    double td = (double)t, hdd = (double)h;
     k->b = 1;
     k->m = t;
     if (strcmp(v->op, "attn_pre_proj") == 0) {
@@ -207,23 +217,43 @@ static int vidur_sample(const st_vidur_sample *v, st_kernel *k)
     } else if (strcmp(v->op, "mlp_down_proj") == 0) {
         k->op = ST_KOP_GEMM, k->k = ffn / tp, k->n = h;
     } else if (strcmp(v->op, "input_layernorm") == 0 || strcmp(v->op, "post_attention_layernorm") == 0) {
-        /* vLLM decoder layers call the fused residual-add RMSNorm: x and the
-         * residual read, both written back, plus the weight */
         k->op = ST_KOP_NORM, k->rows = t, k->cols = h;
-        k->bytes_total = 2.0 * (4.0 * (double)t * (double)h + (double)h);
+        if (!parallel) {
+            /* rms_norm_kernel: reads the row for its sum of squares, again
+             * (from L1) with the weight (L1) to normalise it, and writes it */
+            k->bytes_total = 2.0 * (2.0 * td * hdd + hdd);
+            k->mem_requests = 2.0 * td * ceil(hdd / 32.0);
+            k->mem_hits = 2.0 * td * ceil(hdd / 32.0);
+        }
     } else if (strcmp(v->op, "mlp_act") == 0) {
         k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = ffn / tp;
         k->n_in = v->gated_mlp ? 2 : 1, k->n_out = 1, k->flops_per_elem = v->gated_mlp ? 6 : 20;
+        /* silu_and_mul_kernel: two loads and a store per warp-wide step */
+        if (v->gated_mlp)
+            k->mem_requests = 3.0 * td * ceil((double)k->cols / 32.0);
     } else if (strcmp(v->op, "add") == 0) {
         k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = h;
         k->n_in = 2, k->n_out = 1, k->flops_per_elem = 1;
+        if (parallel) /* attn + mlp + residual: two binary adds */
+            k->bytes_total = 2.0 * 3.0 * 2.0 * td * hdd, k->flops_per_elem = 2;
     } else if (strcmp(v->op, "attn_rope") == 0) {
-        /* q and k rotated in place, cos/sin tables read */
+        /* q and k rotated in place; the kernel handles one (x, y) pair per
+         * thread: x, y loads and two stores per warp-wide step, cos and sin
+         * from L1, over the query heads then the KV heads */
         k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = (v->n_head + v->n_kv_head) * hd / tp;
         k->n_in = 1, k->n_out = 1, k->flops_per_elem = 6;
+        double pq = (double)(v->n_head / tp * hd / 2), pk = (double)(v->n_kv_head / tp * hd / 2);
+        k->mem_requests = td * (1.0 + 4.0 * (ceil(pq / 32.0) + ceil(pk / 32.0)));
+        k->mem_hits = td * 2.0 * (ceil(pq / 32.0) + ceil(pk / 32.0));
     } else if (strcmp(v->op, "emb") == 0) {
+        /* index_select (indexSelectLargeIndex): one element per thread per
+         * step (the element, the store; the row index from L1), 128-thread
+         * blocks */
         k->op = ST_KOP_EMBEDDING, k->rows = t, k->cols = h;
         k->n_in = 1, k->n_out = 1;
+        k->mem_requests = 2.0 * ceil(td * hdd / 32.0);
+        k->mem_hits = ceil(td * hdd / 32.0);
+        k->req_blocks = ceil(td * hdd / 128.0);
     } else {
         return 0;
     }
@@ -267,10 +297,13 @@ int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_
             rc = gi;
             break;
         }
+        int parallel = 1;
+        for (size_t j = 0; j < vs.n; j++)
+            parallel &= strcmp(vs.items[j].op, "post_attention_layernorm") != 0;
         for (size_t j = 0; j < vs.n && !rc; j++) {
             st_calib_sample s;
             memset(&s, 0, sizeof s);
-            if (!vidur_sample(&vs.items[j], &s.k) || !(vs.items[j].median_s > 0))
+            if (!vidur_sample(&vs.items[j], parallel, &s.k) || !(vs.items[j].median_s > 0))
                 continue;
             s.gpu = gi;
             s.t_s = vs.items[j].median_s;

@@ -44,7 +44,9 @@ static const char header_fmt[] =
     "# cost (PyTorch eager), which the compose layer overlaps with GPU time.\n"
     "# harness_us is the per-op overhead of the data's timing harness (scoring\n"
     "# only). overlap: max means the compute and memory sides overlap, sum\n"
-    "# that they add.\n";
+    "# that they add. lsu_ns is an SM's time per warp-wide memory instruction\n"
+    "# of kernels that move one element per thread per instruction (an L1 hit\n"
+    "# costs lsu_hit_share of it).\n";
 
 static int run(int argc, char **argv)
 {

@@ -100,6 +100,18 @@ typedef struct st_kernel {
      * re-reads the same tensors: the kernel then takes at least as long as
      * the best streaming kernel needs for its bytes (see st_kernel_estimate) */
     int cold;
+    /* vector ops written to load one element per thread per instruction
+     * (vLLM/Sarathi's norm, activation and rotary kernels, PyTorch's
+     * index_select): the warp-wide memory instructions they issue in all
+     * (loads and stores) and the thread blocks those spread over (0: one
+     * block per row). Each SM retires such requests at a limited rate (its
+     * outstanding misses over the memory latency; st_gpu_coef.lsu_ns), which
+     * bounds these kernels well below DRAM bandwidth on HBM parts. 0: the
+     * framework's vectorised kernels (16 bytes per thread per instruction),
+     * whose request rate is not modelled. */
+    double mem_requests;  /* those that miss the SM's L1: DRAM/L2 loads, stores */
+    double mem_hits;      /* those served by L1 (a row re-read, a small table) */
+    double req_blocks;
 } st_kernel;
 
 
@@ -139,6 +151,14 @@ typedef struct st_gpu_coef {
      * re-fetch off. */
     double gemm_reuse_span;
     double gemm_reuse_sharpness;
+    /* SM time per warp-wide memory instruction of a kernel that moves one
+     * element per thread per instruction (st_kernel.mem_requests), ns: an
+     * SM keeps a bounded number of misses in flight, each for the memory
+     * latency, so such a kernel is bound by its instruction count rather than
+     * by bytes. Fitted by `strata calibrate` (a 1-D search on the VIDUR A100
+     * profiles of those kernels); 0 (a table without it) turns it off. */
+    double lsu_ns;
+    double lsu_hit_share;  /* an L1 hit's share of that time (fitted with it) */
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];
@@ -200,6 +220,7 @@ typedef struct st_kernel_est {
     double tiles, waves, sm_work; /* output tiles, waves over SMs, tiles on the busiest SM */
     double flops, bytes;
     double compute_s, memory_s;   /* the two leading features, coefficient-weighted */
+    double lsu_s;                 /* memory-instruction time per SM (on the compute side) */
     const char *bound;            /* "compute", "memory" or "latency" */
     double power_factor;          /* sustained / boost clock */
     double x[ST_GPU_MAX_FEATURES];/* features (s) */

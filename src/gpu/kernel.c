@@ -431,6 +431,12 @@ static void finish(const st_gpu_coef *c, st_kernel_est *e)
     double fixed;
     double t = st_kclass_time(e->cls, c->cls[e->cls].beta, e->x, e->nx, c->cls[e->cls].sum, &e->compute_s, &e->memory_s,
                               &fixed);
+    if (e->lsu_s > 0) {
+        /* memory instructions issue on the SM side, with the ALU work */
+        e->compute_s += e->lsu_s;
+        t = fixed + (c->cls[e->cls].sum ? e->compute_s + e->memory_s
+                                        : (e->compute_s > e->memory_s ? e->compute_s : e->memory_s));
+    }
     if (fixed > e->compute_s && fixed > e->memory_s)
         e->bound = "latency";
     else
@@ -774,6 +780,14 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             bytes += 2.0 * es * (double)k->cols; /* gamma, beta */
         if (k->bytes_total > 0)
             bytes = k->bytes_total;
+        if (k->mem_requests > 0 && c->lsu_ns > 0) {
+            /* the requests spread evenly over the blocks; the busiest SM
+             * runs ceil(blocks / SMs) of them */
+            double blocks = k->req_blocks > 0 ? k->req_blocks : (double)k->rows;
+            double sm = g->sm_count > 0 ? g->sm_count : 1;
+            e->lsu_s = c->lsu_ns * 1e-9 * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
+                       (blocks < sm ? blocks : sm);
+        }
         double bs = row_block_threads(k->op, (double)k->cols);
         double resident = rows_resident(g, bs);
         if (bs == 128 && (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK))
