@@ -313,6 +313,20 @@ static void test_memory_instructions(void **state)
     k.mem_requests = 2.0 * 64 * 256, k.mem_hits = 2.0 * 64 * 256;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
     assert_true(rel_diff(e.lsu_s, 256 * 3 * 10e-9) < 1e-12);
+    /* where the sides add (a class fitted in sum mode), the instruction
+     * time adds to the bytes' */
+    c.cls[ST_KC_NORM].sum = 1;
+    st_kernel_est add;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &add, &err), 0);
+    assert_true(rel_diff(add.gpu_s, add.lsu_s + add.memory_s) < 1e-12 && add.gpu_s > e.gpu_s);
+    c.cls[ST_KC_NORM].sum = 0;
+    /* requests over explicit blocks (index_select's 128-thread grid): 30
+     * blocks on 30 SMs, 3000 instructions each at 10 ns = 30 us */
+    st_kernel emb = {0};
+    emb.op = ST_KOP_EMBEDDING, emb.dtype = ST_FP16, emb.rows = 4, emb.cols = 960, emb.n_in = 1, emb.n_out = 1;
+    emb.mem_requests = 90000, emb.req_blocks = 30;
+    assert_int_equal(st_kernel_estimate(&g, &c, &emb, NULL, 0, &add, &err), 0);
+    assert_true(rel_diff(add.lsu_s, 30e-6) < 1e-12);
     /* no count, or the coefficient off: bytes alone */
     k.mem_requests = k.mem_hits = 0;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &plain, &err), 0);

@@ -220,7 +220,9 @@ static int vidur_sample(const st_vidur_sample *v, int parallel, st_kernel *k)
         k->op = ST_KOP_NORM, k->rows = t, k->cols = h;
         if (!parallel) {
             /* rms_norm_kernel: reads the row for its sum of squares, again
-             * (from L1) with the weight (L1) to normalise it, and writes it */
+             * (an L1 hit on the instruction side; the byte side prices the
+             * re-read as every row kernel's, st_row_reread_hit) with the
+             * weight (L1) to normalise it, and writes it */
             k->bytes_total = 2.0 * (2.0 * td * hdd + hdd);
             k->mem_requests = 2.0 * td * ceil(hdd / 32.0);
             k->mem_hits = 2.0 * td * ceil(hdd / 32.0);
@@ -309,10 +311,10 @@ int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_
             s.t_s = vs.items[j].median_s;
             s.tp = vs.items[j].tp;
             s.tokens = vs.items[j].num_tokens;
-            /* VIDUR's vector ops are vLLM's own fused kernels (fused residual
-             * RMSNorm, silu_and_mul, rotary, vocab-parallel embedding) whose
-             * cost per byte differs between its A100 and A40 profiles by up
-             * to 3x: validate reports them, the fit keeps to its GEMMs */
+            /* VIDUR's vector ops are Sarathi's one-element-per-thread
+             * kernels (see vidur_sample), not the framework kernels the class
+             * fits describe: the class fits keep to its GEMMs, and the
+             * memory-instruction rate (lsu_ns) is fitted on these rows */
             s.validate_only = s.k.op != ST_KOP_GEMM;
 
             snprintf(s.op, sizeof s.op, "%s", vs.items[j].op);

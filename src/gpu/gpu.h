@@ -102,9 +102,9 @@ typedef struct st_kernel {
     int cold;
     /* vector ops written to load one element per thread per instruction
      * (vLLM/Sarathi's norm, activation and rotary kernels, PyTorch's
-     * index_select): the warp-wide memory instructions they issue in all
-     * (loads and stores) and the thread blocks those spread over (0: one
-     * block per row). Each SM retires such requests at a limited rate (its
+     * index_select): the warp-wide memory instructions they issue in all,
+     * split into those that go past L1 and those L1 serves, and the thread
+     * blocks those spread over (0: one block per row). Each SM retires such requests at a limited rate (its
      * outstanding misses over the memory latency; st_gpu_coef.lsu_ns), which
      * bounds these kernels well below DRAM bandwidth on HBM parts. 0: the
      * framework's vectorised kernels (16 bytes per thread per instruction),
@@ -155,8 +155,9 @@ typedef struct st_gpu_coef {
      * element per thread per instruction (st_kernel.mem_requests), ns: an
      * SM keeps a bounded number of misses in flight, each for the memory
      * latency, so such a kernel is bound by its instruction count rather than
-     * by bytes. Fitted by `strata calibrate` (a 1-D search on the VIDUR A100
-     * profiles of those kernels); 0 (a table without it) turns it off. */
+     * by bytes. Fitted by `strata calibrate` (a 2-D grid, with
+     * lsu_hit_share, on the VIDUR A100 profiles of those kernels); 0 (a
+     * table without it) turns it off. */
     double lsu_ns;
     double lsu_hit_share;  /* an L1 hit's share of that time (fitted with it) */
     struct {
