@@ -197,6 +197,10 @@ const char *st_vidur_gpu_preset(const char *folder)
  * (`parallel`: phi-2, VIDUR's post_attn_norm false) is a parallel block with
  * torch.nn.LayerNorm and GELU (PyTorch's vectorised kernels) whose residual
  * sum is two adds. */
+/* threads per warp (CUDA C++ Programming Guide; VIDUR's GPUs are NVIDIA):
+ * a warp-wide step of these kernels covers this many elements */
+#define WARP 32.0
+
 static int vidur_sample(const st_vidur_sample *v, int parallel, st_kernel *k)
 {
     memset(k, 0, sizeof *k);
@@ -224,15 +228,15 @@ static int vidur_sample(const st_vidur_sample *v, int parallel, st_kernel *k)
              * re-read as every row kernel's, st_row_reread_hit) with the
              * weight (L1) to normalise it, and writes it */
             k->bytes_total = 2.0 * (2.0 * td * hdd + hdd);
-            k->mem_requests = 2.0 * td * ceil(hdd / 32.0);
-            k->mem_hits = 2.0 * td * ceil(hdd / 32.0);
+            k->mem_requests = 2.0 * td * ceil(hdd / WARP);
+            k->mem_hits = 2.0 * td * ceil(hdd / WARP);
         }
     } else if (strcmp(v->op, "mlp_act") == 0) {
         k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = ffn / tp;
         k->n_in = v->gated_mlp ? 2 : 1, k->n_out = 1, k->flops_per_elem = v->gated_mlp ? 6 : 20;
         /* silu_and_mul_kernel: two loads and a store per warp-wide step */
         if (v->gated_mlp)
-            k->mem_requests = 3.0 * td * ceil((double)k->cols / 32.0);
+            k->mem_requests = 3.0 * td * ceil((double)k->cols / WARP);
     } else if (strcmp(v->op, "add") == 0) {
         k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = h;
         k->n_in = 2, k->n_out = 1, k->flops_per_elem = 1;
@@ -245,16 +249,16 @@ static int vidur_sample(const st_vidur_sample *v, int parallel, st_kernel *k)
         k->op = ST_KOP_ELEMENTWISE, k->rows = t, k->cols = (v->n_head + v->n_kv_head) * hd / tp;
         k->n_in = 1, k->n_out = 1, k->flops_per_elem = 6;
         double pq = (double)(v->n_head / tp * hd / 2), pk = (double)(v->n_kv_head / tp * hd / 2);
-        k->mem_requests = td * (1.0 + 4.0 * (ceil(pq / 32.0) + ceil(pk / 32.0)));
-        k->mem_hits = td * 2.0 * (ceil(pq / 32.0) + ceil(pk / 32.0));
+        k->mem_requests = td * (1.0 + 4.0 * (ceil(pq / WARP) + ceil(pk / WARP)));
+        k->mem_hits = td * 2.0 * (ceil(pq / WARP) + ceil(pk / WARP));
     } else if (strcmp(v->op, "emb") == 0) {
         /* index_select (indexSelectLargeIndex): one element per thread per
          * step (the element, the store; the row index from L1), 128-thread
          * blocks */
         k->op = ST_KOP_EMBEDDING, k->rows = t, k->cols = h;
         k->n_in = 1, k->n_out = 1;
-        k->mem_requests = 2.0 * ceil(td * hdd / 32.0);
-        k->mem_hits = ceil(td * hdd / 32.0);
+        k->mem_requests = 2.0 * ceil(td * hdd / WARP);
+        k->mem_hits = ceil(td * hdd / WARP);
         k->req_blocks = ceil(td * hdd / 128.0);
     } else {
         return 0;

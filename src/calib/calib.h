@@ -13,6 +13,11 @@
 #include "gpu/gpu.h"
 #include "io/measured.h"
 
+/* VIDUR rows scored and fitted from this many tokens up (issue 3's bar for
+ * the A100 operator profiles: num_tokens >= 64); below it the launch, not
+ * the GPU's throughput, sets the time */
+#define ST_VIDUR_MIN_TOKENS 64
+
 /* One measured kernel, turned into what the model estimates. */
 typedef struct st_calib_sample {
     st_kernel k;

@@ -607,8 +607,8 @@ static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const dou
 }
 
 /* Squared log error of the kernels with a memory-instruction count (the
- * VIDUR vector ops: Sarathi's one-element-per-thread kernels) at num_tokens
- * >= 64, where the GPU rather than the launch sets the time. The embedding
+ * VIDUR vector ops: Sarathi's one-element-per-thread kernels) from
+ * ST_VIDUR_MIN_TOKENS up. The embedding
  * (index_select) is left out: its grid holds half the warps the others do
  * and each step waits on the row index before it can load the element, a
  * latency chain the instruction count does not describe (it runs 2-3x
@@ -620,7 +620,7 @@ static int lsu_objective(const st_calib_data *data, const st_gpu_coef *c, double
     *obj = 0, *n = 0;
     for (size_t i = 0; i < data->n; i++) {
         const st_calib_sample *s = &data->s[i];
-        if (!(s->k.mem_requests > 0) || s->tokens < 64 || s->k.op == ST_KOP_EMBEDDING)
+        if (!(s->k.mem_requests > 0) || s->tokens < ST_VIDUR_MIN_TOKENS || s->k.op == ST_KOP_EMBEDDING)
             continue;
         st_kernel_est e;
         double pr;

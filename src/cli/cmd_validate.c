@@ -231,7 +231,7 @@ static int run(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *data = NULL, *coefp = NULL, *samples = NULL;
-    long long min_tokens = 64;
+    long long min_tokens = ST_VIDUR_MIN_TOKENS;
     int json = 0, c, rc;
     optind = 0;
     while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:s:jh", opts)) != -1) {
