@@ -126,6 +126,13 @@ st_kfgroup st_kclass_feature_group(st_kclass c, int f)
     return class_groups(c)[f];
 }
 
+/* fixed costs add; the compute and memory sides overlap (the longer
+ * counts) or, in sum mode, add */
+static double combine(double fixed, double compute, double memory, int sum)
+{
+    return sum ? fixed + compute + memory : fixed + (compute > memory ? compute : memory);
+}
+
 double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, int sum,
                       double *compute, double *memory, double *fixed)
 {
@@ -139,10 +146,7 @@ double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, 
         *memory = part[ST_KF_MEMORY];
     if (fixed)
         *fixed = part[ST_KF_FIXED];
-    if (sum)
-        return part[ST_KF_FIXED] + part[ST_KF_COMPUTE] + part[ST_KF_MEMORY];
-    return part[ST_KF_FIXED] + (part[ST_KF_COMPUTE] > part[ST_KF_MEMORY] ? part[ST_KF_COMPUTE]
-                                                                          : part[ST_KF_MEMORY]);
+    return combine(part[ST_KF_FIXED], part[ST_KF_COMPUTE], part[ST_KF_MEMORY], sum);
 }
 
 /* ---- hardware helpers ----------------------------------------------------- */
@@ -429,14 +433,11 @@ static void finish(const st_gpu_coef *c, st_kernel_est *e)
 {
     const double z90 = 1.6448536269514722;
     double fixed;
-    double t = st_kclass_time(e->cls, c->cls[e->cls].beta, e->x, e->nx, c->cls[e->cls].sum, &e->compute_s, &e->memory_s,
-                              &fixed);
-    if (e->lsu_s > 0) {
-        /* memory instructions issue on the SM side, with the ALU work */
-        e->compute_s += e->lsu_s;
-        t = fixed + (c->cls[e->cls].sum ? e->compute_s + e->memory_s
-                                        : (e->compute_s > e->memory_s ? e->compute_s : e->memory_s));
-    }
+    st_kclass_time(e->cls, c->cls[e->cls].beta, e->x, e->nx, c->cls[e->cls].sum, &e->compute_s, &e->memory_s,
+                   &fixed);
+    /* memory instructions issue on the SM side, with the ALU work */
+    e->compute_s += e->lsu_s;
+    double t = combine(fixed, e->compute_s, e->memory_s, c->cls[e->cls].sum);
     if (fixed > e->compute_s && fixed > e->memory_s)
         e->bound = "latency";
     else
