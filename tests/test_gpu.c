@@ -91,18 +91,35 @@ static void test_overlap(void **state)
     k.cols = 1024;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
     assert_true(rel_diff(e.gpu_s, (8.0 * 32768 * 1024 - l2) / g.mem_bw) < 1e-12);
-    /* with only the L2 coefficient on, the time is the L2-resident part plus
-     * the hits: 4096-wide rows also get 512 threads (1024 / 2), so W = 80 x 4
-     * x 16 KiB = 5.24 MB and h = 1 / (1 + 0.833^4) = 0.675; a layer norm's
-     * 128-thread blocks hold 16 rows per SM: W = 20.97 MB, h = 0.0078 */
+    /* a hit costs no bandwidth (it overlaps the DRAM stream): with only the
+     * L2 coefficient on, the time is the L2-resident part alone, whatever
+     * the hit rate */
     memset(c.cls[ST_KC_ELEMENTWISE].beta, 0, sizeof c.cls[ST_KC_ELEMENTWISE].beta);
     c.cls[ST_KC_ELEMENTWISE].beta[st_kclass_feature(ST_KC_ELEMENTWISE, "l2")] = 1;
     k.cols = 4096;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(e.gpu_s, l2 / g.mem_bw) < 1e-12);
+    /* with the DRAM coefficient, the misses: 4096-wide rows also get 512
+     * threads (1024 / 2), so W = 80 x 4 x 16 KiB = 5.24 MB and
+     * h = 1 / (1 + 0.833^4) = 0.675; a layer norm's 128-thread blocks hold 16
+     * rows per SM: W = 20.97 MB, h = 0.0078, one re-read plus gamma and beta */
+    memset(c.cls[ST_KC_ELEMENTWISE].beta, 0, sizeof c.cls[ST_KC_ELEMENTWISE].beta);
+    c.cls[ST_KC_ELEMENTWISE].beta[st_kclass_feature(ST_KC_ELEMENTWISE, "dram_hbm")] = 1;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    elems = 32768.0 * 4096;
     r = 80.0 * 4 * 4096 * 4 / l2;
     h = 1 / (1 + r * r * r * r);
     assert_true(h > 0.67 && h < 0.68);
-    assert_true(rel_diff(e.gpu_s, (l2 + h * 2 * 4 * 32768.0 * 4096) / g.mem_bw) < 1e-12);
+    assert_true(rel_diff(e.gpu_s, (8 * elems - l2 + (1 - h) * 8 * elems) / g.mem_bw) < 1e-12);
+    /* FP16 rows load 8 elements per 16-byte vector (ILP = 8), so 2048-wide
+     * rows get 2048 / 8 / 2 = 128 threads, not FP32's 256: 16 blocks per SM,
+     * W = 80 x 16 x 4 KiB = 5.24 MB and h = 0.675 again (FP32's block size
+     * would give W = 2.62 MB, h = 0.97) */
+    k.dtype = ST_FP16, k.cols = 2048;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    elems = 32768.0 * 2048;
+    assert_true(rel_diff(e.gpu_s, (4 * elems - l2 + (1 - h) * 4 * elems) / g.mem_bw) < 1e-12);
+    k.dtype = ST_FP32, k.cols = 4096, elems = 32768.0 * 4096;
     k.op = ST_KOP_NORM;
     int fn = st_kclass_feature(ST_KC_NORM, "stream");
     memset(c.cls[ST_KC_NORM].beta, 0, sizeof c.cls[ST_KC_NORM].beta);
@@ -111,7 +128,7 @@ static void test_overlap(void **state)
     r = 80.0 * 16 * 4096 * 4 / l2;
     h = 1 / (1 + r * r * r * r);
     assert_true(h > 0.007 && h < 0.009);
-    assert_true(rel_diff(e.gpu_s, (l2 + h * 4 * 32768.0 * 4096) / g.mem_bw) < 1e-12);
+    assert_true(rel_diff(e.gpu_s, (8 * elems + 2 * 4 * 4096.0 - l2 + (1 - h) * 4 * elems) / g.mem_bw) < 1e-12);
 }
 
 static void test_tile_names(void **state)

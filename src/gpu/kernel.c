@@ -56,8 +56,8 @@ static const char *const ew_features[EF_N] = {
     "dram_hbm", "dram_other", "l2", "alu", "launch", "rocm",
 };
 /* Row kernels (norms, softmax): 'stream' is the time the elementwise class's
- * coefficients give their traffic (first pass, re-reads that miss L2 from
- * DRAM, re-reads that hit at the L2 cost), so 1 means they stream like the
+ * coefficients give their traffic (first pass, and the re-reads that miss L2
+ * from DRAM again; a hit costs no bandwidth), so 1 means they stream like the
  * elementwise kernels; 'rows' is a warp-wide pass per row in turn; 'rocm'
  * the ROCm builds' own extra per-byte cost for these kernels. The memory
  * efficiency is learned once, from the far larger elementwise set. */
@@ -301,16 +301,18 @@ static void candidate_tiles(const st_gpu *g, const st_gpu_coef *c, int tensor, i
  * vectorized_layer_norm_kernel: a (32, 4) block per row. SoftMax.cu: rows of
  * up to 1024 elements go to the persistent warp softmax (one pass, the row
  * in registers); longer rows to cunn_SoftMaxForward with
- * SoftMax_getBlockSize(ILP = 4): the power of two >= min(cols / 4, 1024) / 2,
- * at least a warp. The NeuSight kernel names and block sizes agree (256
+ * SoftMax_getBlockSize(ILP): the power of two >= min(cols / ILP, 1024) / 2,
+ * at least a warp, where ILP = sizeof(float4) / element size (4 for FP32, 8
+ * for FP16). The NeuSight kernel names and block sizes agree (FP32: 256
  * threads up to 2048 columns, 512 above). */
-static double row_block_threads(st_kop op, double cols)
+static double row_block_threads(st_kop op, double cols, double es)
 {
     if (op != ST_KOP_SOFTMAX && op != ST_KOP_TOPK)
         return 128;
     if (cols <= 1024)
         return 128;
-    double max_bs = (cols / 4 < 1024 ? floor(cols / 4) : 1024) / 2, bs = 1;
+    double ilp = es > 0 && es < 16 ? floor(16.0 / es) : 1;
+    double max_bs = (cols / ilp < 1024 ? floor(cols / ilp) : 1024) / 2, bs = 1;
     while (bs < max_bs)
         bs *= 2;
     return bs < 32 ? 32 : bs;
@@ -564,14 +566,17 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
             e->x[EF_ROCM] = bytes / bw;
         e->nx = EF_N;
     } else {
-        /* passes after the first over each row: the share that hits L2
-         * (rows in flight against L2, st_row_reread_hit) at the L2 cost, the
-         * rest from DRAM again at the first pass's cost */
-        if (reread > 0) {
-            double h = st_row_reread_hit(g, c, sm * resident * row_bytes);
-            inl2 += h * reread;
-            dram += (1 - h) * reread;
-        }
+        /* passes after the first over each row: the share that misses L2
+         * (rows in flight against L2, st_row_reread_hit) comes from DRAM
+         * again at the first pass's cost. A hit costs no bandwidth: it
+         * overlaps the other rows' DRAM stream. The NeuSight sweeps show it
+         * on every GPU: rows whose re-reads fit run at the elementwise
+         * kernels' DRAM rate (softmax over 2048 and 4096 columns; layer
+         * norm up to 2048 columns on the A100, 1330 GB/s counting each
+         * element once); pricing hits at the L2 cost over-predicted those
+         * by 14-29%. */
+        if (reread > 0)
+            dram += (1 - st_row_reread_hit(g, c, sm * resident * row_bytes)) * reread;
         const double *eb = c->cls[ST_KC_ELEMENTWISE].beta;
         e->x[RF_STREAM] = (eb[dcol] * dram + eb[VF_L2] * inl2 +
                            (g->vendor == ST_VENDOR_AMD ? eb[EF_ROCM] * bytes : 0)) / bw;
@@ -791,9 +796,9 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             e->lsu_s = c->lsu_ns * 1e-9 * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
                        (blocks < sm ? blocks : sm);
         }
-        double bs = row_block_threads(k->op, (double)k->cols);
+        double bs = row_block_threads(k->op, (double)k->cols, es);
         double resident = rows_resident(g, bs);
-        if (bs == 128 && (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK))
+        if (k->cols <= 1024 && (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK))
             resident *= (k->cols <= 128 ? 8 : 4); /* warp softmax: a row (two up to 128) per warp */
         return vector_estimate(g, c, cls, bytes, elems * fpe, (double)k->rows,
                                (double)k->cols, reread, row_bytes, resident, e);
