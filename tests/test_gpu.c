@@ -132,6 +132,26 @@ static void test_overlap(void **state)
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
     elems = 32768.0 * 2048;
     assert_true(rel_diff(e.gpu_s, (4 * elems * (1 - KEPT(4 * elems)) + (1 - h) * 4 * elems) / g.mem_bw) < 1e-12);
+    /* PyTorch halves floor(cols / ILP) in integers: FP32 rows of 1031
+     * columns get 257 / 2 = 128 threads (16 blocks per SM, W = 80 x 16 x
+     * 4124 B = 5.28 MB, h = 0.673), not 256 (W = 2.64 MB, h = 0.97) */
+    k.dtype = ST_FP32, k.cols = 1031;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    elems = 32768.0 * 1031;
+    r = 80.0 * 16 * 1031 * 4 / l2;
+    h = 1 / (1 + r * r * r * r);
+    assert_true(h > 0.66 && h < 0.68);
+    assert_true(rel_diff(e.gpu_s, (8 * elems * (1 - KEPT(8 * elems)) + (1 - h) * 8 * elems) / g.mem_bw) < 1e-12);
+    /* the share of L2 the rows in flight keep (here a half) does not apply
+     * to a whole tensor between passes, which competes for all of L2: the
+     * hit rate moves, the resident part does not */
+    c.l2_reuse_share = 0.5;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    r = 80.0 * 16 * 1031 * 4 / (0.5 * l2);
+    h = 1 / (1 + r * r * r * r);
+    assert_true(h > 0.11 && h < 0.12);
+    assert_true(rel_diff(e.gpu_s, (8 * elems * (1 - KEPT(8 * elems)) + (1 - h) * 8 * elems) / g.mem_bw) < 1e-12);
+    c.l2_reuse_share = 1;
     k.dtype = ST_FP32, k.cols = 4096, elems = 32768.0 * 4096;
     k.op = ST_KOP_NORM;
     int fn = st_kclass_feature(ST_KC_NORM, "stream");

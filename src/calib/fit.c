@@ -577,13 +577,28 @@ static int fit_all(const st_calib_data *data, st_gpu_coef *c, int use_named, dou
     return 0;
 }
 
+/* The objective a grid point is scored by: *obj for coefficients c, and
+ * *n the samples it covers (0: nothing depends on the pair). */
+typedef int (*grid_objective)(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj,
+                              size_t *n, st_error *err);
+
+/* fit_all's weighted loss after refitting the classes in `only` */
+static int refit_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+                           st_error *err)
+{
+    *n = data->n;
+    return fit_all(data, c, 1, obj, NULL, 0, only, err);
+}
+
 /* A grid search over two coefficients of c (fields at byte offsets fa and
- * fb), refitting only the classes in `only`; a first value of 0 means "off"
- * and is tried once, with the second coefficient 0. Keeps the best pair. */
+ * fb) by objective f; a first value of 0 means "off" and is tried once,
+ * with the second coefficient 0. Keeps the best pair (the first of equals);
+ * *n gets the samples the objective covers. */
 static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const double *va, size_t na, size_t fb,
-                 const double *vb, size_t nb, unsigned only, st_error *err)
+                 const double *vb, size_t nb, grid_objective f, unsigned only, size_t *n, st_error *err)
 {
     double best = INFINITY, ba = 0, bb = 0;
+    *n = 0;
     for (size_t i = 0; i < na; i++)
         for (size_t j = 0; j < nb; j++) {
             if (va[i] == 0 && j > 0)
@@ -592,9 +607,11 @@ static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const dou
             *(double *)((char *)&t + fa) = va[i];
             *(double *)((char *)&t + fb) = va[i] == 0 ? 0 : vb[j];
             double o;
-            int rc = fit_all(data, &t, 1, &o, NULL, 0, only, err);
+            int rc = f(data, &t, only, &o, n, err);
             if (rc)
                 return rc;
+            if (*n == 0)
+                return 0;
             if (o < best * (1 - 1e-12)) {
                 best = o;
                 ba = va[i];
@@ -614,9 +631,10 @@ static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const dou
  * latency chain the instruction count does not describe (it runs 2-3x
  * slower per instruction on the A100 than the others); it would drag the
  * rate of the kernels the count does describe. */
-static int lsu_objective(const st_calib_data *data, const st_gpu_coef *c, double *obj, size_t *n,
+static int lsu_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
                          st_error *err)
 {
+    (void)only; /* no class is refitted */
     *obj = 0, *n = 0;
     for (size_t i = 0; i < data->n; i++) {
         const st_calib_sample *s = &data->s[i];
@@ -640,24 +658,18 @@ static int lsu_objective(const st_calib_data *data, const st_gpu_coef *c, double
  * samples are the framework's vectorised kernels, which carry none. */
 static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
-    double best = INFINITY, bl = 0, bh = 0;
-    size_t n = 0;
-    for (int i = 0; i <= 28; i++)
-        for (int j = 0; j <= 10; j++) {
-            st_gpu_coef t = *c;
-            t.lsu_ns = 2.0 + 0.5 * i;
-            t.lsu_hit_share = 0.1 * j;
-            double o;
-            int rc = lsu_objective(data, &t, &o, &n, err);
-            if (rc)
-                return rc;
-            if (n == 0)
-                break;
-            if (o < best * (1 - 1e-12))
-                best = o, bl = t.lsu_ns, bh = t.lsu_hit_share;
-        }
-    c->lsu_ns = n ? bl : 0;
-    c->lsu_hit_share = n ? round6(bh) : 0;
+    double ns[29], share[11];
+    for (int i = 0; i < 29; i++)
+        ns[i] = 2.0 + 0.5 * i;
+    for (int j = 0; j < 11; j++)
+        share[j] = 0.1 * j;
+    size_t n;
+    int rc = grid2(data, c, offsetof(st_gpu_coef, lsu_ns), ns, 29, offsetof(st_gpu_coef, lsu_hit_share), share,
+                   11, lsu_objective, 0, &n, err);
+    if (rc)
+        return rc;
+    c->lsu_ns = n ? c->lsu_ns : 0;
+    c->lsu_hit_share = n ? round6(c->lsu_hit_share) : 0;
     if (report) {
         if (n)
             fprintf(report, "  memory instructions: %.1f ns per SM, an L1 hit %.1f of that (%zu samples)\n",
@@ -789,18 +801,21 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     if (report)
         fprintf(report, "  sustained-clock reference: %.2f W per FP32 TFLOP/s\n", best_e);
     double obj;
+    size_t ngrid;
     int rc = fit_all(data, &c, 1, &obj, NULL, 0, 0, err); /* every class, for the search below */
     if (rc)
         return rc;
     /* the L2 hit curve of row re-reads: a grid over the share of L2 (a
      * fifth to all of it) and the sharpness (a gentle to a near-step fall);
-     * only the norm and softmax classes depend on it, so only they are
-     * refitted */
+     * the sharpness also sets how much of a whole tensor L2 keeps between
+     * passes, so the elementwise class is refitted with the norm and
+     * softmax classes, and its error weighs in the choice */
     static const double shares[] = {0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 1.0};
     static const double sharp[] = {2, 3, 4, 6, 8};
     if ((rc = grid2(data, &c, offsetof(st_gpu_coef, l2_reuse_share), shares, sizeof shares / sizeof shares[0],
                     offsetof(st_gpu_coef, l2_reuse_sharpness), sharp, sizeof sharp / sizeof sharp[0],
-                    (1u << ST_KC_NORM) | (1u << ST_KC_SOFTMAX), err)))
+                    refit_objective, (1u << ST_KC_ELEMENTWISE) | (1u << ST_KC_NORM) | (1u << ST_KC_SOFTMAX),
+                    &ngrid, err)))
         return rc;
     if (report)
         fprintf(report, "  L2 hits of row re-reads: share %.2f, sharpness %.0f\n", c.l2_reuse_share,
@@ -812,7 +827,8 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     static const double gsharp[] = {1, 2, 4};
     if ((rc = grid2(data, &c, offsetof(st_gpu_coef, gemm_reuse_span), spans, sizeof spans / sizeof spans[0],
                     offsetof(st_gpu_coef, gemm_reuse_sharpness), gsharp, sizeof gsharp / sizeof gsharp[0],
-                    (1u << ST_KC_GEMM_SIMT) | (1u << ST_KC_GEMM_TC) | (1u << ST_KC_CONV), err)))
+                    refit_objective, (1u << ST_KC_GEMM_SIMT) | (1u << ST_KC_GEMM_TC) | (1u << ST_KC_CONV),
+                    &ngrid, err)))
         return rc;
     if (report)
         fprintf(report, "  GEMM panel sharing: span %.0f x L2, sharpness %.0f\n", c.gemm_reuse_span,

@@ -140,8 +140,8 @@ typedef struct st_gpu_coef {
      * share below 1 stands for what else the cache holds meanwhile (the
      * rows' outputs, the next rows' first reads); the sharpness for how
      * abruptly hits stop once W passes it. The sharpness also shapes how
-     * much of a whole tensor of W bytes L2 keeps between passes (the same
-     * curve against the whole L2). Both are fitted by `strata calibrate`
+     * much of a whole tensor of T bytes L2 keeps between passes (the same
+     * curve with T against the whole L2). Both are fitted by `strata calibrate`
      * (a grid search); a table without them (0) gives no hits and no
      * L2-resident traffic. */
     double l2_reuse_share;

@@ -303,8 +303,9 @@ static void candidate_tiles(const st_gpu *g, const st_gpu_coef *c, int tensor, i
  * in registers); longer rows to cunn_SoftMaxForward with
  * SoftMax_getBlockSize(ILP): the power of two >= min(cols / ILP, 1024) / 2,
  * at least a warp, where ILP = sizeof(float4) / element size (4 for FP32, 8
- * for FP16). The NeuSight kernel names and block sizes agree (FP32: 256
- * threads up to 2048 columns, 512 above). */
+ * for FP16), the halving in integers. The block sizes of all 3505 NVIDIA
+ * softmax launches over 1024 columns in NeuSight's training sweeps agree
+ * (FP32: 128 threads up to 1031 columns, 256 up to 2055, 512 above). */
 static double row_block_threads(st_kop op, double cols, double es)
 {
     if (op != ST_KOP_SOFTMAX && op != ST_KOP_TOPK)
@@ -312,7 +313,7 @@ static double row_block_threads(st_kop op, double cols, double es)
     if (cols <= 1024)
         return 128;
     double ilp = es > 0 && es < 16 ? floor(16.0 / es) : 1;
-    double max_bs = (cols / ilp < 1024 ? floor(cols / ilp) : 1024) / 2, bs = 1;
+    double max_bs = floor((cols / ilp < 1024 ? floor(cols / ilp) : 1024) / 2), bs = 1;
     while (bs < max_bs)
         bs *= 2;
     return bs < 32 ? 32 : bs;
@@ -331,7 +332,8 @@ static double rows_resident(const st_gpu *g, double bs)
 
 /* Share of data still served by a cache of `cap` bytes when `w` bytes
  * compete for it: 1 / (1 + (w / cap)^sharpness), 0 without a cache. The row
- * kernels' re-reads and the GEMM operand panels both use it. */
+ * kernels' re-reads, a whole tensor between passes and the GEMM operand
+ * panels use it. */
 static double cache_kept(double w, double cap, double sharpness)
 {
     if (cap <= 0 || sharpness <= 0)
@@ -550,9 +552,9 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
     double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
     double pf = st_gpu_power_factor(g, c, 0);
     double vec = simt_peak(g) * pf;
-    /* a tensor that fits L2 stays there between the repetitions of a
-     * timing loop, and between producer and consumer in a model step; one
-     * larger than L2 does not keep its last L2-sized part for the next
+    /* a tensor well inside L2 mostly stays there between the repetitions
+     * of a timing loop, and between producer and consumer in a model step;
+     * one larger than L2 does not keep its last L2-sized part for the next
      * pass (least-recently-used eviction streams it out before it is read
      * again), so the share served by L2 falls with the same curve as the
      * row kernels' re-reads against the whole L2 (VIDUR's A100 residual

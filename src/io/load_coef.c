@@ -157,7 +157,7 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"e_ref_w_per_tflop", 1, "W per FP32 TFLOP/s a GPU needs to hold boost clock"},
         {"tc_energy_ratio", 1, "tensor / SIMT energy per FLOP"},
         {"l2_reuse_share", 1, "share of L2 that row re-reads can hit in"},
-        {"l2_reuse_sharpness", 1, "how abruptly row re-reads stop hitting L2 (exponent)"},
+        {"l2_reuse_sharpness", 1, "how abruptly row re-reads, and whole tensors between passes, stop hitting L2 (exponent)"},
         {"gemm_reuse_span", 0, "multiple of L2 a wave's GEMM operand panels may span and still be shared"},
         {"gemm_reuse_sharpness", 0, "how abruptly GEMM panels stop being shared (exponent)"},
         {"lsu_ns", 0, "SM time per warp-wide memory instruction of one-element-per-thread kernels, ns"},
