@@ -252,14 +252,11 @@ static int vidur_sample(const st_vidur_sample *v, int parallel, st_kernel *k)
         k->mem_requests = td * (1.0 + 4.0 * (ceil(pq / WARP) + ceil(pk / WARP)));
         k->mem_hits = td * 2.0 * (ceil(pq / WARP) + ceil(pk / WARP));
     } else if (strcmp(v->op, "emb") == 0) {
-        /* index_select (indexSelectLargeIndex): one element per thread per
-         * step (the element, the store; the row index from L1), 128-thread
-         * blocks */
+        /* F.embedding is index_select (indexSelectLargeIndex): offset
+         * arithmetic per element, see st_kernel.index_elems */
         k->op = ST_KOP_EMBEDDING, k->rows = t, k->cols = h;
         k->n_in = 1, k->n_out = 1;
-        k->mem_requests = 2.0 * ceil(td * hdd / WARP);
-        k->mem_hits = ceil(td * hdd / WARP);
-        k->req_blocks = ceil(td * hdd / 128.0);
+        k->index_elems = td * hdd;
     } else {
         return 0;
     }

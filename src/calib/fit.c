@@ -623,22 +623,17 @@ static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const dou
     return 0;
 }
 
-/* Squared log error of the kernels with a memory-instruction count (the
- * VIDUR vector ops: Sarathi's one-element-per-thread kernels) from
- * ST_VIDUR_MIN_TOKENS up. The embedding
- * (index_select) is left out: its grid holds half the warps the others do
- * and each step waits on the row index before it can load the element, a
- * latency chain the instruction count does not describe (it runs 2-3x
- * slower per instruction on the A100 than the others); it would drag the
- * rate of the kernels the count does describe. */
-static int lsu_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
-                         st_error *err)
+/* Squared log error, from ST_VIDUR_MIN_TOKENS up, of the kernels that
+ * carry a memory-instruction count (index 0: the VIDUR vector ops,
+ * Sarathi's one-element-per-thread kernels) or index arithmetic (1: the
+ * VIDUR embedding, index_select) */
+static int sq_log_error(const st_calib_data *data, const st_gpu_coef *c, int index, double *obj, size_t *n,
+                        st_error *err)
 {
-    (void)only; /* no class is refitted */
     *obj = 0, *n = 0;
     for (size_t i = 0; i < data->n; i++) {
         const st_calib_sample *s = &data->s[i];
-        if (!(s->k.mem_requests > 0) || s->tokens < ST_VIDUR_MIN_TOKENS || s->k.op == ST_KOP_EMBEDDING)
+        if (!((index ? s->k.index_elems : s->k.mem_requests) > 0) || s->tokens < ST_VIDUR_MIN_TOKENS)
             continue;
         st_kernel_est e;
         double pr;
@@ -650,6 +645,13 @@ static int lsu_objective(const st_calib_data *data, st_gpu_coef *c, unsigned onl
         (*n)++;
     }
     return 0;
+}
+
+static int lsu_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+                         st_error *err)
+{
+    (void)only; /* no class is refitted */
+    return sq_log_error(data, c, 0, obj, n, err);
 }
 
 /* lsu_ns and lsu_hit_share: a grid (0.5 ns steps from 2 to 16 ns; hit share
@@ -676,6 +678,42 @@ static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_e
                     c->lsu_ns, c->lsu_hit_share, n);
         else
             fprintf(report, "  memory instructions: no samples carry a count, lsu_ns left off\n");
+    }
+    return 0;
+}
+
+/* index_cycles: a grid (0.05-cycle steps from 0.05 to 8) on the kernels
+ * that carry index arithmetic; only their time depends on it. The count is
+ * fitted, not derived: the divisions compile to a mix of integer,
+ * conversion and reciprocal instructions whose issue and latency the
+ * source does not fix. */
+static int fit_index(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
+{
+    double best = INFINITY, bc = 0;
+    size_t nbest = 0;
+    for (int i = 1; i <= 160; i++) {
+        st_gpu_coef t = *c;
+        t.index_cycles = 0.05 * i;
+        double obj;
+        size_t n;
+        int rc = sq_log_error(data, &t, 1, &obj, &n, err);
+        if (rc)
+            return rc;
+        if (n == 0)
+            break;
+        if (obj < best * (1 - 1e-12)) {
+            best = obj;
+            bc = t.index_cycles;
+            nbest = n;
+        }
+    }
+    c->index_cycles = round6(bc);
+    if (report) {
+        if (nbest)
+            fprintf(report, "  index_select: %.2f SM cycles per element (%zu samples)\n", c->index_cycles,
+                    nbest);
+        else
+            fprintf(report, "  index_select: no samples carry index arithmetic, index_cycles left off\n");
     }
     return 0;
 }
@@ -843,6 +881,8 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     if (rc)
         return rc;
     if ((rc = fit_lsu(data, &c, report, err)))
+        return rc;
+    if ((rc = fit_index(data, &c, report, err)))
         return rc;
     /* how often the heuristic picks the library's tile */
     size_t agree = 0, named = 0;

@@ -46,7 +46,8 @@ static const char header_fmt[] =
     "# only). overlap: max means the compute and memory sides overlap, sum\n"
     "# that they add. lsu_ns is an SM's time per warp-wide memory instruction\n"
     "# of kernels that move one element per thread per instruction (an L1 hit\n"
-    "# costs lsu_hit_share of it).\n";
+    "# costs lsu_hit_share of it). index_cycles is index_select's SM cycles\n"
+    "# per element (the embedding's gather).\n";
 
 static int run(int argc, char **argv)
 {

@@ -83,6 +83,10 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
         k->rows = op->rows, k->cols = op->cols;
         k->n_in = 1, k->n_out = 1;
         k->dispatch = ST_DISP_OTHER;
+        /* the forward gather is index_select; the backward scatter-add
+         * (embedding_dense_backward) is priced by its bytes */
+        if (op->pass == ST_PASS_FWD)
+            k->index_elems = (double)op->rows * (double)op->cols;
         break;
     default: /* elementwise, rope, pool, optimizer: bytes and ALU work as counted */
         k->op = ST_KOP_ELEMENTWISE;

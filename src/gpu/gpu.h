@@ -101,17 +101,23 @@ typedef struct st_kernel {
      * the best streaming kernel needs for its bytes (see st_kernel_estimate) */
     int cold;
     /* vector ops written to load one element per thread per instruction
-     * (vLLM/Sarathi's norm, activation and rotary kernels, PyTorch's
-     * index_select): the warp-wide memory instructions they issue in all,
-     * split into those that go past L1 and those L1 serves, and the thread
-     * blocks those spread over (0: one block per row). Each SM retires such requests at a limited rate (its
-     * outstanding misses over the memory latency; st_gpu_coef.lsu_ns), which
-     * bounds these kernels well below DRAM bandwidth on HBM parts. 0: the
-     * framework's vectorised kernels (16 bytes per thread per instruction),
-     * whose request rate is not modelled. */
+     * (vLLM/Sarathi's norm, activation and rotary kernels): the warp-wide
+     * memory instructions they issue in all, split into those that go past
+     * L1 and those L1 serves, and the thread blocks those spread over (0:
+     * one block per row). Each SM retires such requests at a limited rate
+     * (its outstanding misses over the memory latency; st_gpu_coef.lsu_ns),
+     * which bounds these kernels well below DRAM bandwidth on HBM parts. 0:
+     * the framework's vectorised kernels (16 bytes per thread per
+     * instruction), whose request rate is not modelled. */
     double mem_requests;  /* those that miss the SM's L1: DRAM/L2 loads, stores */
     double mem_hits;      /* those served by L1 (a row re-read, a small table) */
     double req_blocks;
+    /* elements whose source and destination offsets the kernel works out
+     * with PyTorch's TensorInfo arithmetic, three 32-bit divisions by the
+     * row width per element (index_select's indexSelectLargeIndex, the
+     * embedding's forward): SM-bound integer work priced by
+     * st_gpu_coef.index_cycles. 0: none. */
+    double index_elems;
 } st_kernel;
 
 
@@ -163,6 +169,13 @@ typedef struct st_gpu_coef {
      * table without it) turns it off. */
     double lsu_ns;
     double lsu_hit_share;  /* an L1 hit's share of that time (fitted with it) */
+    /* SM cycles per element of index_select (st_kernel.index_elems): its
+     * 128-thread blocks, at most 8 per SM (aten/src/ATen/native/cuda/
+     * Indexing.cu), loop over the elements doing the offset divisions, so
+     * the time is elements x cycles over the busy SMs' clock, whatever the
+     * memory. Fitted by `strata calibrate` (a 1-D grid on the VIDUR A100
+     * embedding profiles); 0 (a table without it) turns it off. */
+    double index_cycles;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];
@@ -225,6 +238,7 @@ typedef struct st_kernel_est {
     double flops, bytes;
     double compute_s, memory_s;   /* the two leading features, coefficient-weighted */
     double lsu_s;                 /* memory-instruction time per SM (on the compute side) */
+    double index_s;               /* index_select's offset arithmetic per SM (compute side) */
     const char *bound;            /* "compute", "memory" or "latency" */
     double power_factor;          /* sustained / boost clock */
     double x[ST_GPU_MAX_FEATURES];/* features (s) */

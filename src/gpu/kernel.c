@@ -439,8 +439,9 @@ static void finish(const st_gpu_coef *c, st_kernel_est *e)
     double fixed;
     st_kclass_time(e->cls, c->cls[e->cls].beta, e->x, e->nx, c->cls[e->cls].sum, &e->compute_s, &e->memory_s,
                    &fixed);
-    /* memory instructions issue on the SM side, with the ALU work */
-    e->compute_s += e->lsu_s;
+    /* memory instructions and index arithmetic issue on the SM side, with
+     * the ALU work */
+    e->compute_s += e->lsu_s + e->index_s;
     double t = combine(fixed, e->compute_s, e->memory_s, c->cls[e->cls].sum);
     if (fixed > e->compute_s && fixed > e->memory_s)
         e->bound = "latency";
@@ -802,6 +803,16 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             double sm = g->sm_count > 0 ? g->sm_count : 1;
             e->lsu_s = c->lsu_ns * 1e-9 * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
                        (blocks < sm ? blocks : sm);
+        }
+        if (k->index_elems > 0 && c->index_cycles > 0) {
+            /* indexSelectLargeIndex: min(ceil(elements / 128), 8 x SMs)
+             * blocks of 128 threads (Indexing.cu), a grid-stride loop */
+            double sm = g->sm_count > 0 ? g->sm_count : 1;
+            double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+            double blocks = ceil(k->index_elems / 128.0);
+            if (blocks > 8 * sm)
+                blocks = 8 * sm;
+            e->index_s = k->index_elems * c->index_cycles / ((blocks < sm ? blocks : sm) * clk);
         }
         double bs = row_block_threads(k->op, (double)k->cols, es);
         double resident = rows_resident(g, bs);

@@ -162,6 +162,7 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"gemm_reuse_sharpness", 0, "how abruptly GEMM panels stop being shared (exponent)"},
         {"lsu_ns", 0, "SM time per warp-wide memory instruction of one-element-per-thread kernels, ns"},
         {"lsu_hit_share", 0, "an L1 hit's share of lsu_ns"},
+        {"index_cycles", 0, "SM cycles per element of index_select's offset arithmetic"},
         {"dispatch_us", 1, "framework per-op host cost by class"},
         {"harness_us", 0, "per-op overhead of the calibration data's timing harness by class"},
         {"classes", 1, "coefficients per kernel class"},
@@ -191,7 +192,8 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         f_number(&c, doc.root, "gemm_reuse_span", 0.01, 1e6, 1, "", &out->gemm_reuse_span) ||
         f_number(&c, doc.root, "gemm_reuse_sharpness", 0.5, 64, 1, "", &out->gemm_reuse_sharpness) ||
         f_number(&c, doc.root, "lsu_ns", 0.01, 1e4, 1, "ns", &out->lsu_ns) ||
-        f_number(&c, doc.root, "lsu_hit_share", 0, 1, 1, "", &out->lsu_hit_share))
+        f_number(&c, doc.root, "lsu_hit_share", 0, 1, 1, "", &out->lsu_hit_share) ||
+        f_number(&c, doc.root, "index_cycles", 0.01, 1e4, 1, "cycles", &out->index_cycles))
         goto done;
     if (read_disp(&c, f_get(doc.root, "dispatch_us"), "dispatch_us", out->dispatch_s) ||
         read_disp(&c, f_get(doc.root, "harness_us"), "harness_us", out->harness_s))
@@ -225,6 +227,8 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
         fprintf(f, "lsu_ns: %.17g\n", c->lsu_ns);
         fprintf(f, "lsu_hit_share: %.17g\n", c->lsu_hit_share);
     }
+    if (c->index_cycles > 0)
+        fprintf(f, "index_cycles: %.17g\n", c->index_cycles);
     fprintf(f, "dispatch_us:\n");
     for (int i = 0; i < ST_DISP_COUNT; i++)
         fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->dispatch_s[i] * 1e6);
