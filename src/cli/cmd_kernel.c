@@ -90,6 +90,8 @@ static int run(int argc, char **argv)
     k.weight_only_int4 = int4;
     k.flops_per_elem = fpe >= 0 ? fpe : 1;
     k.dispatch = ST_DISP_OTHER;
+    if (k.op == ST_KOP_EMBEDDING) /* the forward gather, index_select, as the compose layer sees it */
+        k.index_elems = (double)k.rows * (double)k.cols;
     int gemmlike = k.op == ST_KOP_GEMM || k.op == ST_KOP_BMM || k.op == ST_KOP_GROUPED || k.op == ST_KOP_CONV;
     if (gemmlike && (!k.m || !k.n || !k.k))
         return cli_usage_error(&cmd_kernel, "%s needs --m, --n and --k (and --b for a batch)", argv[optind]);
