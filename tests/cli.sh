@@ -231,6 +231,12 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
         jq -e '[.mlp[] | select(.device == "a100" and (.op | test("layernorm|mlp_act|attn_rope")))] | length == 16 and all(.mape <= 20)' "$tmp/vv.json"
     check "validate vidur: A40 norm, act and rope (held out) MAPE <= 30% per op x TP (regression guard)" \
         jq -e '[.mlp[] | select(.device == "a40" and (.op | test("layernorm|mlp_act|attn_rope")))] | length == 16 and all(.mape <= 30)' "$tmp/vv.json"
+    # the embedding is index_select, priced by its offset arithmetic
+    # (index_cycles, fitted on the A100 rows; the A40 rows held out)
+    check "validate vidur: embedding MAPE <= 10% per TP on the A100, <= 30% on the A40 (held out; regression guard)" \
+        jq -e '[.mlp[] | select(.op == "emb")] | length == 8 and all(.mape <= (if .device == "a100" then 10 else 30 end))' "$tmp/vv.json"
+    check "validate vidur: all A100 operator rows MAPE <= 10% (num_tokens >= 64; bar)" \
+        jq -e '[.devices[] | select(.device == "a100" and .op == "all")] | length == 1 and all(.mape <= 10)' "$tmp/vv.json"
     check "validate vidur --json: collectives[] rows for a100_dgx all-reduce and send/recv" \
         jq -e '(.collectives | length) == 9 and (.collectives | all(.cluster == "a100_dgx" and .n > 800 and .floor_measured_s > 0))' "$tmp/vv.json"
     check "validate vidur: intra-node all-reduce, 4 and 8 GPUs (held out), MAPE <= 15% for >= 1 MiB (bar)" \
@@ -243,7 +249,7 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
 else
     for t in "validate neusight --json keys" "kernels-test guard" "A100 GEMM guard" "elementwise guard" "ln guard" "softmax guard" "model guard" "model bar" \
         "samples rows" "samples write error" "model band coverage" \
-        "validate vidur --json keys" "vidur GEMM bar" "vidur A100 vector guard" "vidur A40 vector guard" "collectives rows" "collectives intra-node bar" \
+        "validate vidur --json keys" "vidur GEMM bar" "vidur A100 vector guard" "vidur A40 vector guard" "vidur embedding guard" "vidur A100 all-rows bar" "collectives rows" "collectives intra-node bar" \
         "collectives guard" "calibrate reproduces the table"; do
         skip_test "$t" "../shared/data is absent"
     done
