@@ -162,6 +162,17 @@ check "kernel gemm 8192^3 bf16 on H100: not faster than peak (>= 1.111 ms), with
 # 3 x 16 GiB moved at 3.35 TB/s takes >= 15.4 ms
 check "kernel elementwise 2^32 fp32 add on H100: memory-bound, >= bytes / peak BW" \
     jq -e '.bound == "memory" and .time_s >= 3*4*65536*65536/3.35e12' "$tmp/k2.json"
+# the embedding is index_select: with index_cycles set to 2 by hand, 4096 x
+# 8192 elements over the A100-SXM4's 108 SMs at 1.41 GHz take
+# 33554432 x 2 / (108 x 1.41e9) = 440.7 us (its 134 MB at DRAM speed: 66 us),
+# plus the table's fixed launch cost (a few us)
+sed 's/^index_cycles:.*/index_cycles: 2/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/idx2.yaml"
+"$S" kernel embedding --gpu a100-80gb-sxm --dtype fp16 --rows 4096 --cols 8192 --coef "$tmp/idx2.yaml" --json > "$tmp/emb.json" 2> "$tmp/err"
+check "kernel embedding: index_select's offset arithmetic, 440.7 us by hand at 2 cycles per element (+ launch < 5 us)" \
+    jq -e '.bound == "compute" and .time_s >= 33554432*2/(108*1.41e9) and .time_s - 33554432*2/(108*1.41e9) < 5e-6' "$tmp/emb.json"
+sed 's/^index_cycles:.*/index_cycles: -1/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/idxbad.yaml"
+"$S" kernel embedding --gpu a100-80gb-sxm --rows 4096 --cols 8192 --coef "$tmp/idxbad.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "idxbad.yaml:[0-9]*:[0-9]*:.*index_cycles" "$tmp/err"; then ok "a negative index_cycles: FILE:LINE:COL error naming the key"; else not_ok "a negative index_cycles: FILE:LINE:COL error naming the key" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" kernel gemm --gpu v100-pcie-32gb --dtype fp8 --m 64 --n 64 --k 64 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "fp8" "$tmp/err"; then ok "kernel: a dtype the GPU lacks is an error naming it"; else not_ok "kernel: a dtype the GPU lacks is an error naming it" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" kernel gemm --m 64 > /dev/null 2> "$tmp/err"; rc=$?

@@ -193,7 +193,7 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         f_number(&c, doc.root, "gemm_reuse_sharpness", 0.5, 64, 1, "", &out->gemm_reuse_sharpness) ||
         f_number(&c, doc.root, "lsu_ns", 0.01, 1e4, 1, "ns", &out->lsu_ns) ||
         f_number(&c, doc.root, "lsu_hit_share", 0, 1, 1, "", &out->lsu_hit_share) ||
-        f_number(&c, doc.root, "index_cycles", 0.01, 1e4, 1, "cycles", &out->index_cycles))
+        f_number(&c, doc.root, "index_cycles", 0.01, 100, 1, "cycles", &out->index_cycles))
         goto done;
     if (read_disp(&c, f_get(doc.root, "dispatch_us"), "dispatch_us", out->dispatch_s) ||
         read_disp(&c, f_get(doc.root, "harness_us"), "harness_us", out->harness_s))
