@@ -321,6 +321,20 @@ if [ $rc = 0 ] && grep -q "none of the [0-9]* configurations fits: the smallest 
 if [ $rc = 1 ] && grep -q "DP 12 = 12 GPUs, so stages straddle 8-GPU nodes" "$tmp/err"; then ok "train: 12-GPU stages on 8-GPU nodes are refused, naming the stage"; else not_ok "train: straddling stages" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && [ ! -e "$tmp/nodir/t.json" ]; then ok "train --trace into a missing folder: error, nothing written"; else not_ok "train --trace into a missing folder" "rc=$rc"; fi
+# an output path that is a link or a pipe is written through, not renamed
+# over (as root, renaming over /dev/null would replace the device node)
+: > "$tmp/real.json"; ln -s real.json "$tmp/link.json"
+"$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/link.json" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && [ -L "$tmp/link.json" ] && jq -e '.traceEvents | length > 0' "$tmp/real.json" > /dev/null; then ok "train --trace to a symlink: the file it points to is written, the link stays"
+else not_ok "train --trace to a symlink: the file it points to is written, the link stays" "rc=$rc"; fi
+mkfifo "$tmp/pipe"
+timeout 60 cat "$tmp/pipe" > "$tmp/piped.json" & catpid=$!
+timeout 60 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/pipe" > /dev/null 2> "$tmp/err"; rc=$?
+wait $catpid
+if [ $rc = 0 ] && [ -p "$tmp/pipe" ] && jq -e '.traceEvents | length > 0' "$tmp/piped.json" > /dev/null; then ok "train --trace to a pipe: written through it, the pipe stays"
+else not_ok "train --trace to a pipe: written through it, the pipe stays" "rc=$rc"; fi
+"$S" train gpt2-large --cluster hgx-a100-4gpu --trace "" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "empty output path" "$tmp/err"; then ok "train --trace '': an error naming the empty path"; else not_ok "train --trace '': an error naming the empty path" "rc=$rc"; fi
 "$S" plan gpt2-large --cluster hgx-a100-4gpu --global-batch 8 --seq 1024 --threads 1 --top 1000 --json > "$tmp/p1.json" 2> "$tmp/err"
 "$S" plan gpt2-large --cluster hgx-a100-4gpu --global-batch 8 --seq 1024 --threads 4 --top 1000 --json > "$tmp/p4.json" 2> "$tmp/err"
 check "plan: identical output on 1 and 4 threads" cmp "$tmp/p1.json" "$tmp/p4.json"

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Does msg start with "FILE:LINE:COL: "? Such errors are printed as they
@@ -177,11 +179,31 @@ int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, c
 int cli_out_open(cli_out *o, const char *path, st_error *err)
 {
     memset(o, 0, sizeof *o);
+    if (!path[0])
+        return st_error_set(err, ST_EINVAL, "empty output path: give a file name");
     if (strlen(path) >= sizeof o->path)
         return st_error_set(err, ST_EINVAL, "output path too long: %.60s...", path);
     snprintf(o->path, sizeof o->path, "%s", path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid());
-    o->f = fopen(o->tmp, "w");
+    snprintf(o->target, sizeof o->target, "%s", path);
+    struct stat st, lst;
+    int exists = stat(path, &st) == 0, link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if ((exists && !S_ISREG(st.st_mode)) || (link && !exists)) {
+        /* a device, a pipe, or a link to one (or to a file not there yet):
+         * write through it; a rename would replace the node or the link */
+        if (exists && S_ISDIR(st.st_mode))
+            return st_error_set(err, ST_EINVAL, "cannot write %s: it is a folder (give a file name)", path);
+        o->direct = 1;
+        o->f = fopen(path, "w");
+    } else {
+        if (link) { /* replace the file the link points to, keep the link */
+            char real[PATH_MAX];
+            if (!realpath(path, real) || strlen(real) >= sizeof o->target)
+                return st_error_set(err, ST_EIO, "cannot resolve %s: %s", path, strerror(errno));
+            snprintf(o->target, sizeof o->target, "%s", real);
+        }
+        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
+        o->f = fopen(o->tmp, "w");
+    }
     if (!o->f)
         return st_error_set(err, ST_EIO, "cannot write %s: %s (check the folder exists and is writable)",
                             path, strerror(errno));
@@ -195,13 +217,15 @@ int cli_out_close(cli_out *o, int ok, st_error *err)
     int bad = ferror(o->f);
     bad |= fclose(o->f) != 0;
     o->f = NULL;
+    if (o->direct) /* a device or pipe: what went out cannot be taken back */
+        return ok && bad ? st_error_set(err, ST_EIO, "writing %s failed", o->path) : 0;
     if (!ok || bad) {
         remove(o->tmp);
         if (!ok)
             return 0;
         return st_error_set(err, ST_EIO, "writing %s failed (disk full?); nothing written", o->path);
     }
-    if (rename(o->tmp, o->path) != 0) {
+    if (rename(o->tmp, o->target) != 0) {
         int e = errno;
         remove(o->tmp);
         return st_error_set(err, ST_EIO, "cannot replace %s: %s", o->path, strerror(e));

@@ -43,11 +43,15 @@ int cli_one_operand(const cli_command *cmd, int argc, char **argv, const char *m
  * $STRATA_SHARED/SUB, else ../shared/data/SUB beside the data root. */
 /* An output file written whole or not at all: cli_out_open writes to a
  * temporary beside path; cli_out_close(ok) renames it over path when ok
- * and every write succeeded, else removes it. Both return 0 or fail with
- * a message in err. */
+ * and every write succeeded, else removes it. A path that is a symbolic
+ * link to a regular file is resolved first (the file is replaced, not the
+ * link); one that names something other than a regular file (a device, a
+ * pipe, /dev/stdout) is written in place, since renaming over it would
+ * replace the device node. Both return 0 or fail with a message in err. */
 typedef struct cli_out {
     FILE *f;
-    char path[1024], tmp[1100];
+    int direct; /* writing in place (not a regular file) */
+    char path[1024], target[4096], tmp[4200];
 } cli_out;
 int cli_out_open(cli_out *o, const char *path, st_error *err);
 int cli_out_close(cli_out *o, int ok, st_error *err);
