@@ -321,6 +321,11 @@ if [ $rc = 0 ] && grep -q "none of the [0-9]* configurations fits: the smallest 
 if [ $rc = 1 ] && grep -q "DP 12 = 12 GPUs, so stages straddle 8-GPU nodes" "$tmp/err"; then ok "train: 12-GPU stages on 8-GPU nodes are refused, naming the stage"; else not_ok "train: straddling stages" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && [ ! -e "$tmp/nodir/t.json" ]; then ok "train --trace into a missing folder: error, nothing written"; else not_ok "train --trace into a missing folder" "rc=$rc"; fi
+# the model FLOPs behind MFU are counted per sequence: a global batch whose
+# whole operator list passes 2^53 elements keeps its MFU (it was 0), which
+# can only rise with more microbatches of the same work (a smaller bubble)
+check "train: MFU of 10M microbatches is not 0, and not below the 8-microbatch run's" \
+    sh -c "a=\$('$S' train llama2-7b --microbatches 8 --json | jq .mfu); b=\$('$S' train llama2-7b --microbatches 10000000 --json | jq .mfu); jq -n \"\$b >= \$a and \$b > 0\" | grep -q true"
 # an output path that is a link or a pipe is written through, not renamed
 # over (as root, renaming over /dev/null would replace the device node)
 : > "$tmp/real.json"; ln -s real.json "$tmp/link.json"

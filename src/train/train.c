@@ -819,13 +819,16 @@ int st_train_eval(const st_model *m, const st_cluster *c, const st_gpu_coef *coe
         st_gen_opts go;
         st_gen_opts_default(&go, &full);
         go.phase = ST_PHASE_PREFILL;
-        go.batch = k->global_batch;
+        go.batch = 1; /* one sequence, times the global batch: FLOPs are
+                         linear in the batch, and a whole-batch list can
+                         pass the 2^53 count that one microbatch's does not */
         go.seq = k->seq;
         go.attn = k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
         go.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
         st_oplist fo = {0};
-        if (st_transformer_ops(&full, &go, &fo, NULL) == 0)
-            r->model_flops = (k->lora_rank ? 2 : 3) * st_oplist_total_flops(&fo);
+        rc = st_transformer_ops(&full, &go, &fo, err);
+        if (!rc)
+            r->model_flops = (k->lora_rank ? 2 : 3) * st_oplist_total_flops(&fo) * (double)k->global_batch;
         st_oplist_free(&fo);
         st_dtype pk = k->dtype == ST_FP8 ? ST_FP8 : k->dtype;
         double peak = st_gpu_peak(gpu, pk, 0);
