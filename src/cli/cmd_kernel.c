@@ -100,6 +100,15 @@ static int run(int argc, char **argv)
                                             "decode; --b batch; --kv-heads for GQA; --causal)");
     if (!gemmlike && k.op != ST_KOP_FLASH && (!k.rows || !k.cols))
         return cli_usage_error(&cmd_kernel, "%s needs --rows and --cols", argv[optind]);
+    /* the multiply-adds a kernel does, counted exactly up to 2^53 as the
+     * workload layer counts (a GEMM's b x m x n x k, attention's scores
+     * times the head size, a vector op's elements) */
+    double work = gemmlike ? (double)k.b * k.m * k.n * k.k
+                  : k.op == ST_KOP_FLASH ? (double)k.b * k.heads * k.q_len * k.kv_len * k.head_dim
+                                         : (double)k.rows * k.cols;
+    if (work > 9007199254740992.0)
+        return cli_usage_error(&cmd_kernel, "%s of %.3g multiply-adds (or elements): strata counts up to 2^53 = "
+                                            "9.0e15; use smaller sizes", argv[optind], work);
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
         return cli_fail(&err);
