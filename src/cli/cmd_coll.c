@@ -210,7 +210,8 @@ static int run(int argc, char **argv)
                all[a].busbw * 1e-9, l, x, a == (int)e.algo ? "  <-" : "");
     }
     cli_secs(t, sizeof t, e.time_s);
-    printf("\n  %s: %s, bus bandwidth %.1f GB/s\n", algo == ST_ALGO_AUTO ? "fastest" : "chosen", t, e.busbw * 1e-9);
+    printf("\n  %s: %s, bus bandwidth %.1f GB/s\n",
+           algo == ST_ALGO_AUTO ? "NCCL's choice (the faster of its own algorithms)" : "chosen", t, e.busbw * 1e-9);
     if (sim) {
         cli_secs(t, sizeof t, sr[0].time_s);
         printf("  simulated (%s, chunk-level, %lld transfers): %s", st_algo_name(sr[0].algo), sr[0].transfers, t);
@@ -242,13 +243,14 @@ const cli_command cmd_coll = {
     "coll",
     "coll allreduce|allgather|reducescatter|alltoall|broadcast|sendrecv --bytes SIZE [--cluster PRESET]\n"
     "                   [--gpus N] [--per-node G] [--algo A] [--sim] [--concurrent K] [--sweep] [--json]",
-    "Time one collective on a cluster: every algorithm, the fastest, and a chunk-level simulation.",
+    "Time one collective on a cluster: every algorithm, NCCL's choice, and a chunk-level simulation.",
     "  --bytes SIZE     nccl-tests sizes: the whole buffer (64MiB, 64M, 100MB, 1GiB, 1048576)\n"
     "  --cluster P      cluster preset (default ib-a100)\n"
     "  --gpus N         GPUs in the group (default one node; 2 for sendrecv)\n"
     "  --per-node G     GPUs of the group on each node (default as many as fit); sendrecv\n"
     "                   --gpus 2 --per-node 1 crosses the network\n"
-    "  --algo A         auto (fastest), ring, tree, direct, halving_doubling, hierarchical\n"
+    "  --algo A         auto (as NCCL: the faster of ring and tree; direct for all-to-all and\n"
+    "                   send/recv), ring, tree, direct, halving_doubling, hierarchical\n"
     "  --sim            also run the chunk-level discrete-event simulation\n"
     "  --concurrent K   simulate K copies at once on the same GPUs (link contention)\n"
     "  --chunk SIZE     simulation chunk size (default 1MiB)\n"
