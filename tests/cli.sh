@@ -175,6 +175,8 @@ sed 's/^index_cycles:.*/index_cycles: -1/' "$srcdir/calibration/gpu-kernels.yaml
 if [ $rc = 1 ] && grep -q "idxbad.yaml:[0-9]*:[0-9]*:.*index_cycles" "$tmp/err"; then ok "a negative index_cycles: FILE:LINE:COL error naming the key"; else not_ok "a negative index_cycles: FILE:LINE:COL error naming the key" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" kernel gemm --gpu v100-pcie-32gb --dtype fp8 --m 64 --n 64 --k 64 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "fp8" "$tmp/err"; then ok "kernel: a dtype the GPU lacks is an error naming it"; else not_ok "kernel: a dtype the GPU lacks is an error naming it" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" train "" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "empty argument" "$tmp/err"; then ok "train '': a usage error"; else not_ok "train '': a usage error" "rc=$rc"; fi
 "$S" kernel bmm --b 1099511627776 --m 1099511627776 --n 1099511627776 --k 1099511627776 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "2^53" "$tmp/err"; then ok "kernel: sizes past 2^53 multiply-adds are a usage error"; else not_ok "kernel: sizes past 2^53 multiply-adds are a usage error" "rc=$rc"; fi
 "$S" kernel gemm --m 64 > /dev/null 2> "$tmp/err"; rc=$?

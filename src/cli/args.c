@@ -50,6 +50,8 @@ int cli_one_operand(const cli_command *cmd, int argc, char **argv, const char *m
 {
     if (optind >= argc)
         return cli_usage_error(cmd, "%s", missing);
+    if (!argv[optind][0])
+        return cli_usage_error(cmd, "an empty argument where a name belongs: %s", missing);
     if (optind + 1 < argc)
         return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
     return 0;
