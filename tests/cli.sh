@@ -422,7 +422,7 @@ printf '{"input_toks": 10, "output_toks": 5, "arrival_time": 0}\n{"input_toks": 
 if [ $rc = 1 ] && grep -q "bad.jsonl:2:35" "$tmp/err" && [ ! -e "$tmp/bad.csv" ]; then ok "serve: a bad trace line is FILE:LINE:COL, exit 1, nothing written"
 else not_ok "serve: a bad trace line is FILE:LINE:COL, exit 1, nothing written" "rc=$rc" "$(cat "$tmp/err")"; fi
 "$S" serve llama3.1-8b --sched vlm --qps 1 --requests 5 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 1 ] && grep -q "vllm" "$tmp/err"; then ok "serve: an unknown scheduler names the choices"; else not_ok "serve: an unknown scheduler names the choices" "rc=$rc"; fi
+if [ $rc = 2 ] && grep -q "sched 'vlm': choose vllm" "$tmp/err"; then ok "serve: an unknown scheduler is a usage error naming the choices"; else not_ok "serve: an unknown scheduler is a usage error naming the choices" "rc=$rc"; fi
 "$S" serve llama3.1-8b --qps 1 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--lengths" "$tmp/err"; then ok "serve: a missing workload is a usage error"; else not_ok "serve: a missing workload is a usage error" "rc=$rc"; fi
 "$S" serve llama3-70b --gpu rtx-4090 --qps 1 --requests 5 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?

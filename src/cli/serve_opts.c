@@ -58,6 +58,8 @@ static int pair(const cli_command *cmd, const char *opt, const char *text, long 
     return 0;
 }
 
+static int serve_enums(const cli_serve_opts *o, st_serve_cfg *c, st_error *err);
+
 int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opts *o, int *help)
 {
     static const struct option opts[] = {
@@ -152,6 +154,15 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         if (dst && cli_parse_ll(cmd, nm, optarg, lo, hi, dst))
             return 2;
     }
+    {
+        st_serve_cfg scratch;
+        st_error e;
+        st_serve_cfg_default(&scratch);
+        if (serve_enums(o, &scratch, &e)) {
+            cli_usage_error(cmd, "%s", e.msg);
+            return 2;
+        }
+    }
     if (o->trace && (o->qps > 0 || o->requests > 0 || o->lengths || o->arrival)) {
         cli_usage_error(cmd, "--trace replays its own arrivals and lengths; drop --qps/--requests/--lengths/--arrival");
         return 2;
@@ -201,11 +212,11 @@ static int enum_err(st_error *err, const char *opt, const char *v, const char *c
     return st_error_set(err, ST_EINVAL, "%s '%s': choose %s", opt, v, choices);
 }
 
-int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_setup *s, st_error *err)
+/* The named choices (--sched, --quant, --route, --preempt, --kv-dtype,
+ * --share) into c: checked at parse time (a usage error) and applied at
+ * set-up. */
+static int serve_enums(const cli_serve_opts *o, st_serve_cfg *c, st_error *err)
 {
-    memset(s, 0, sizeof *s);
-    st_serve_cfg *c = &s->cfg;
-    st_serve_cfg_default(c);
     if (o->sched && st_sched_parse(o->sched, &c->sched))
         return enum_err(err, "--sched", o->sched, st_sched_choices());
     if (o->quant && st_quant_parse(o->quant, &c->quant))
@@ -222,7 +233,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
         if (strcmp(o->kv_dtype, "fp8") == 0)
             c->kv_fp8 = 1;
         else if (strcmp(o->kv_dtype, "auto") != 0 && strcmp(o->kv_dtype, "bf16") != 0)
-            return enum_err(err, "--kv-dtype", o->kv_dtype, "auto (the model's dtype), bf16 or fp8");
+            return enum_err(err, "--kv-dtype", o->kv_dtype, "auto (the model's dtype; bf16 means the same) or fp8");
     }
     if (o->share) {
         if (strcmp(o->share, "space") == 0)
@@ -230,6 +241,16 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
         else if (strcmp(o->share, "time") != 0)
             return enum_err(err, "--share", o->share, "time or space");
     }
+    return 0;
+}
+
+int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_setup *s, st_error *err)
+{
+    memset(s, 0, sizeof *s);
+    st_serve_cfg *c = &s->cfg;
+    st_serve_cfg_default(c);
+    if (serve_enums(o, c, err))
+        return ST_EINVAL;
     int rc = st_load_model(model, &s->model, err);
     if (rc)
         return rc;
