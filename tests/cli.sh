@@ -326,10 +326,13 @@ if [ $rc = 1 ] && grep -q "DP 12 = 12 GPUs, so stages straddle 8-GPU nodes" "$tm
 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && [ ! -e "$tmp/nodir/t.json" ]; then ok "train --trace into a missing folder: error, nothing written"; else not_ok "train --trace into a missing folder" "rc=$rc"; fi
 # the model FLOPs behind MFU are counted per sequence: a global batch whose
-# whole operator list passes 2^53 elements keeps its MFU (it was 0), which
+# whole operator list passes 2^53 (80M x 4096 tokens x a 32000-word
+# vocabulary: 1.0e16 logits) keeps its MFU (it was 0), which
 # can only rise with more microbatches of the same work (a smaller bubble)
-check "train: MFU of 10M microbatches is not 0, and not below the 8-microbatch run's" \
-    sh -c "a=\$('$S' train llama2-7b --microbatches 8 --json | jq .mfu); b=\$('$S' train llama2-7b --microbatches 10000000 --json | jq .mfu); jq -n \"\$b >= \$a and \$b > 0\" | grep -q true"
+check "train: MFU of a global batch of 80M sequences is not 0, and not below the 8-microbatch run's" \
+    sh -c "a=\$('$S' train llama2-7b --microbatches 8 --json | jq .mfu); b=\$('$S' train llama2-7b --microbatches 1000000 --global-batch 80000000 --json | jq .mfu); jq -n \"\$b >= \$a and \$b > 0\" | grep -q true"
+"$S" train llama2-7b --microbatches 1000001 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "at most 1000000" "$tmp/err"; then ok "train: more than 1M microbatches is refused up front"; else not_ok "train: more than 1M microbatches is refused up front" "rc=$rc"; fi
 # an output path that is a link or a pipe is written through, not renamed
 # over (as root, renaming over /dev/null would replace the device node)
 : > "$tmp/real.json"; ln -s real.json "$tmp/link.json"

@@ -96,6 +96,10 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     if (k->sched == ST_PP_INTERLEAVED && (k->chunks < 2 || k->pp < 2 || k->microbatches % k->pp))
         return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs PP >= 2, --chunks >= 2 and microbatches a "
                             "multiple of PP (Megatron-LM's rule)");
+    if (k->microbatches > ST_TRAIN_MAX_MICROBATCHES)
+        return st_error_set(err, ST_EINVAL, "%lld microbatches: strata simulates the pipeline one microbatch at a "
+                            "time and takes at most %d per iteration; use larger microbatches",
+                            k->microbatches, ST_TRAIN_MAX_MICROBATCHES);
     if (k->global_batch < 1 || k->microbatches < 1 || k->global_batch % ((long long)k->dp * k->microbatches))
         return st_error_set(err, ST_EINVAL, "global batch %lld must split into DP %d x %lld microbatches of "
                             "whole sequences", k->global_batch, k->dp, k->microbatches);

@@ -61,6 +61,10 @@
 #include "net/net.h"
 #include "workload/workload.h"
 
+/* microbatches per iteration the pipeline simulation takes (it keeps an
+ * event per microbatch, stage and chunk: about 80 bytes each) */
+#define ST_TRAIN_MAX_MICROBATCHES 1000000
+
 typedef enum st_pp_sched { ST_PP_1F1B = 0, ST_PP_GPIPE, ST_PP_INTERLEAVED } st_pp_sched;
 typedef enum st_recompute { ST_RECOMP_NONE = 0, ST_RECOMP_SELECTIVE, ST_RECOMP_FULL } st_recompute;
 const char *st_pp_sched_name(st_pp_sched s);
