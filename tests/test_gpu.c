@@ -373,12 +373,12 @@ static void test_memory_instructions(void **state)
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &add, &err), 0);
     assert_true(rel_diff(add.gpu_s, add.lsu_s + add.memory_s) < 1e-12 && add.gpu_s > e.gpu_s);
     c.cls[ST_KC_NORM].sum = 0;
-    /* requests over explicit blocks (index_select's 128-thread grid): 30
-     * blocks on 30 SMs, 3000 instructions each at 10 ns = 30 us */
-    st_kernel emb = {0};
-    emb.op = ST_KOP_EMBEDDING, emb.dtype = ST_FP16, emb.rows = 4, emb.cols = 960, emb.n_in = 1, emb.n_out = 1;
-    emb.mem_requests = 90000, emb.req_blocks = 30;
-    assert_int_equal(st_kernel_estimate(&g, &c, &emb, NULL, 0, &add, &err), 0);
+    /* an elementwise kernel of 30 rows (one block each) on 30 SMs, 3000
+     * instructions each at 10 ns = 30 us */
+    st_kernel act = {0};
+    act.op = ST_KOP_ELEMENTWISE, act.dtype = ST_FP16, act.rows = 30, act.cols = 960, act.n_in = 1, act.n_out = 1;
+    act.mem_requests = 90000;
+    assert_int_equal(st_kernel_estimate(&g, &c, &act, NULL, 0, &add, &err), 0);
     assert_true(rel_diff(add.lsu_s, 30e-6) < 1e-12);
     /* no count, or the coefficient off: bytes alone */
     k.mem_requests = k.mem_hits = 0;

@@ -592,20 +592,24 @@ static int refit_objective(const st_calib_data *data, st_gpu_coef *c, unsigned o
 
 /* A grid search over two coefficients of c (fields at byte offsets fa and
  * fb) by objective f; a first value of 0 means "off" and is tried once,
- * with the second coefficient 0. Keeps the best pair (the first of equals);
- * *n gets the samples the objective covers. */
+ * with the second coefficient 0. vb NULL: one coefficient (fa) alone.
+ * Keeps the best pair (the first of equals); *n gets the samples the
+ * objective covers. */
 static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const double *va, size_t na, size_t fb,
                  const double *vb, size_t nb, grid_objective f, unsigned only, size_t *n, st_error *err)
 {
     double best = INFINITY, ba = 0, bb = 0;
     *n = 0;
+    if (!vb)
+        nb = 1;
     for (size_t i = 0; i < na; i++)
         for (size_t j = 0; j < nb; j++) {
             if (va[i] == 0 && j > 0)
                 continue;
             st_gpu_coef t = *c;
             *(double *)((char *)&t + fa) = va[i];
-            *(double *)((char *)&t + fb) = va[i] == 0 ? 0 : vb[j];
+            if (vb)
+                *(double *)((char *)&t + fb) = va[i] == 0 ? 0 : vb[j];
             double o;
             int rc = f(data, &t, only, &o, n, err);
             if (rc)
@@ -615,11 +619,12 @@ static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const dou
             if (o < best * (1 - 1e-12)) {
                 best = o;
                 ba = va[i];
-                bb = va[i] == 0 ? 0 : vb[j];
+                bb = va[i] == 0 || !vb ? 0 : vb[j];
             }
         }
     *(double *)((char *)c + fa) = ba;
-    *(double *)((char *)c + fb) = bb;
+    if (vb)
+        *(double *)((char *)c + fb) = bb;
     return 0;
 }
 
@@ -652,6 +657,13 @@ static int lsu_objective(const st_calib_data *data, st_gpu_coef *c, unsigned onl
 {
     (void)only; /* no class is refitted */
     return sq_log_error(data, c, 0, obj, n, err);
+}
+
+static int index_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+                           st_error *err)
+{
+    (void)only; /* no class is refitted */
+    return sq_log_error(data, c, 1, obj, n, err);
 }
 
 /* lsu_ns and lsu_hit_share: a grid (0.5 ns steps from 2 to 16 ns; hit share
@@ -689,25 +701,15 @@ static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_e
  * source does not fix. */
 static int fit_index(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
-    double best = INFINITY, bc = 0;
-    size_t nbest = 0;
-    for (int i = 1; i <= 160; i++) {
-        st_gpu_coef t = *c;
-        t.index_cycles = 0.05 * i;
-        double obj;
-        size_t n;
-        int rc = sq_log_error(data, &t, 1, &obj, &n, err);
-        if (rc)
-            return rc;
-        if (n == 0)
-            break;
-        if (obj < best * (1 - 1e-12)) {
-            best = obj;
-            bc = t.index_cycles;
-            nbest = n;
-        }
-    }
-    c->index_cycles = round6(bc);
+    double cyc[160];
+    for (int i = 0; i < 160; i++)
+        cyc[i] = 0.05 * (i + 1);
+    size_t nbest;
+    int rc = grid2(data, c, offsetof(st_gpu_coef, index_cycles), cyc, 160, 0, NULL, 0, index_objective, 0, &nbest,
+                   err);
+    if (rc)
+        return rc;
+    c->index_cycles = nbest ? round6(c->index_cycles) : 0;
     if (report) {
         if (nbest)
             fprintf(report, "  index_select: %.2f SM cycles per element (%zu samples)\n", c->index_cycles,

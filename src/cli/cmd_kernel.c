@@ -106,7 +106,7 @@ static int run(int argc, char **argv)
     double work = gemmlike ? (double)k.b * k.m * k.n * k.k
                   : k.op == ST_KOP_FLASH ? (double)k.b * k.heads * k.q_len * k.kv_len * k.head_dim
                                          : (double)k.rows * k.cols;
-    if (work > 9007199254740992.0)
+    if (work > ST_MAX_ELEMENTS)
         return cli_usage_error(&cmd_kernel, "%s of %.3g multiply-adds (or elements): strata counts up to 2^53 = "
                                             "9.0e15; use smaller sizes", argv[optind], work);
     st_gpu_coef coef;

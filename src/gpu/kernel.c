@@ -330,6 +330,13 @@ static double rows_resident(const st_gpu *g, double bs)
     return r < 1 ? 1 : r;
 }
 
+/* SMs that get work from a grid of `blocks` thread blocks */
+static double busy_sms(const st_gpu *g, double blocks)
+{
+    double sm = g->sm_count > 0 ? g->sm_count : 1;
+    return blocks < sm ? blocks : sm;
+}
+
 /* Share of data still served by a cache of `cap` bytes when `w` bytes
  * compete for it: 1 / (1 + (w / cap)^sharpness), 0 without a cache. The row
  * kernels' re-reads, a whole tensor between passes and the GEMM operand
@@ -794,26 +801,20 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             bytes += 2.0 * es * (double)k->cols; /* gamma, beta */
         if (k->bytes_total > 0)
             bytes = k->bytes_total;
-        if (k->mem_requests > 0 && c->lsu_ns > 0) {
-            /* the requests spread evenly over the SMs that have blocks (a
-             * fluid share: counting whole blocks on the busiest SM fits the
-             * A100 rows worse, norm 14-17% and rope 8-14% against 10-16 and
-             * 6-13) */
-            double blocks = k->req_blocks > 0 ? k->req_blocks : (double)k->rows;
-            double sm = g->sm_count > 0 ? g->sm_count : 1;
+        /* the SM-side work of these kernels spreads evenly over the SMs
+         * that get a block (a fluid share: counting whole blocks on the
+         * busiest SM fits the A100 rows worse, norm 14-17% and rope 8-14%
+         * against 10-16 and 6-13) */
+        if (k->mem_requests > 0 && c->lsu_ns > 0) /* one block per row */
             e->lsu_s = c->lsu_ns * 1e-9 * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
-                       (blocks < sm ? blocks : sm);
-        }
+                       busy_sms(g, (double)k->rows);
         if (k->index_elems > 0 && c->index_cycles > 0) {
             /* indexSelectLargeIndex: min(ceil(elements / 128), 8 x SMs)
-             * blocks of 128 threads (Indexing.cu), a grid-stride loop; the
-             * elements share out over the SMs that get a block (the cap
-             * only matters past one block per SM, where all SMs work). At
-             * the boost clock: the VIDUR A40 rows, held out, run at it. */
-            double sm = g->sm_count > 0 ? g->sm_count : 1;
+             * blocks of 128 threads (Indexing.cu), a grid-stride loop (the
+             * cap only matters past one block per SM, where all SMs work).
+             * At the boost clock: the VIDUR A40 rows, held out, run at it. */
             double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
-            double blocks = ceil(k->index_elems / 128.0);
-            e->index_s = k->index_elems * c->index_cycles / ((blocks < sm ? blocks : sm) * clk);
+            e->index_s = k->index_elems * c->index_cycles / (busy_sms(g, ceil(k->index_elems / 128.0)) * clk);
         }
         double bs = row_block_threads(k->op, (double)k->cols, es);
         double resident = rows_resident(g, bs);

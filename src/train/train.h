@@ -61,8 +61,9 @@
 #include "net/net.h"
 #include "workload/workload.h"
 
-/* microbatches per iteration the pipeline simulation takes (it keeps an
- * event per microbatch, stage and chunk: about 80 bytes each) */
+/* microbatches per iteration the pipeline simulation takes: it keeps state
+ * per microbatch, stage and chunk (measured: 100M microbatches of one
+ * stage took 28 s and 7.8 GB; 1M takes under a second and about 80 MB) */
 #define ST_TRAIN_MAX_MICROBATCHES 1000000
 
 typedef enum st_pp_sched { ST_PP_1F1B = 0, ST_PP_GPIPE, ST_PP_INTERLEAVED } st_pp_sched;
