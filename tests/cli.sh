@@ -328,7 +328,8 @@ if [ $rc = 1 ] && [ ! -e "$tmp/nodir/t.json" ]; then ok "train --trace into a mi
 # the model FLOPs behind MFU are counted per sequence: a global batch whose
 # whole operator list passes 2^53 (80M x 4096 tokens x a 32000-word
 # vocabulary: 1.0e16 logits) keeps its MFU (it was 0), which
-# can only rise with more microbatches of the same work (a smaller bubble)
+# can only rise with more microbatches of the same work (the per-iteration
+# costs, gradient all-reduce and optimizer step, spread over more tokens)
 check "train: MFU of a global batch of 80M sequences is not 0, and not below the 8-microbatch run's" \
     sh -c "a=\$('$S' train llama2-7b --microbatches 8 --json | jq .mfu); b=\$('$S' train llama2-7b --microbatches 1000000 --global-batch 80000000 --json | jq .mfu); jq -n \"\$b >= \$a and \$b > 0\" | grep -q true"
 "$S" train llama2-7b --microbatches 1000001 > /dev/null 2> "$tmp/err"; rc=$?
