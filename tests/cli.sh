@@ -450,6 +450,14 @@ if [ -d "$SH/vllm" ]; then
     "$S" validate vllm --data "$SH/vllm" --json > "$tmp/vllm.json" 2> "$tmp/err"
     check "validate vllm: every run with timestamps within the bars" \
         jq -e '[.runs[] | select(.ttft.measured_mean)] | length > 0 and all(.within_bars)' "$tmp/vllm.json"
+    # a run whose requests.jsonl is not JSON is an error at its line and column
+    mkdir -p "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B"
+    cp "$SH/vllm/RTXPRO6000_Llama-3.1-8B/meta.json" "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/"
+    head -n 3 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" > "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
+    head -n 1 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" | sed 's/}[[:space:]]*$/,}/' >> "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
+    "$S" validate vllm --data "$tmp/badvllm" > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && grep -q "B/requests.jsonl:4:[0-9]*: expected a key" "$tmp/err"; then ok "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL"
+    else not_ok "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL" "rc=$rc" "$(cat "$tmp/err")"; fi
     jq -r '.runs[] | select(.ttft.measured_mean) | "# vllm \(.run): TTFT \(.ttft.error_mean_pct | floor)%, TPOT \(.tpot.error_mean_pct | floor)%, latency \(.latency.error_mean_pct | floor)%"' "$tmp/vllm.json"
     if [ -d "$SH/vllm/inputs-only/RTX4090_Llama-3.1-8B" ]; then
         check "validate vllm: the RTX 4090's KV block count within 5% of vLLM's log" \
@@ -460,6 +468,7 @@ if [ -d "$SH/vllm" ]; then
 else
     skip_test "validate vllm: every run with timestamps within the bars" "../shared/data is absent"
     skip_test "validate vllm: the RTX 4090's KV block count" "../shared/data is absent"
+    skip_test "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL" "../shared/data is absent"
 fi
 
 tap_done

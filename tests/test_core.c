@@ -83,6 +83,60 @@ static void test_json_numbers(void **state)
     assert_string_equal(buf, "null");
 }
 
+/* JSONL lines are JSON (RFC 8259): one object per line, every value
+ * checked, the keys asked for read as numbers. Columns counted by hand. */
+static void test_jsonl(void **state)
+{
+    static const char *const keys[2] = {"a", "b"};
+    static const struct {
+        const char *line;
+        int col;          /* 0: valid */
+        const char *why;  /* part of the message */
+    } cases[] = {
+        {"{\"a\": 1, \"b\": -2.5e1}\n", 0, NULL},
+        {"  {\"s\": \"x\\\"y\\u00e9\", \"n\": {\"m\": [1, {}, [], null, true]}, \"a\": 0}  \r\n", 0, NULL},
+        {"{}", 0, NULL},
+        {"{\"a\": 1", 8, "not closed"},
+        {"{\"a\": 1} x", 10, "text after"},
+        {"{\"a\": 1, \"a\": 2}", 10, "duplicate key \"a\""},
+        {"{\"a\": \"1\"}", 7, "\"a\" must be a number"},
+        {"{\"a\": 01}", 8, "expected ','"},
+        {"{\"a\": 1.}", 9, "digit after the decimal"},
+        {"{\"a\": 1e}", 9, "exponent"},
+        {"{\"a\": 1e999}", 7, "out of range"},
+        {"{\"a\": 1,, \"b\": 2}", 9, "expected a key"},
+        {"{a: 1}", 2, "expected a key"},
+        {"{\"a\" 1}", 6, "expected ':'"},
+        {"{\"s\": \"\\q\"}", 8, "unknown escape"},
+        {"{\"s\": [1, 2}", 12, "expected ',' or ']'"},
+        {"{\"s\": tru}", 7, "expected a value"},
+        {"[1]", 1, "JSON object"},
+        {"{\"s\": \"abc", 11, "unterminated"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double v[2] = {0, 0};
+        int found[2], col = 0;
+        char why[160] = "";
+        int rc = st_jsonl_parse(cases[i].line, keys, 2, v, found, &col, why, sizeof why);
+        if (!cases[i].col) {
+            if (rc)
+                fail_msg("case %zu: %s at %d", i, why, col);
+            continue;
+        }
+        if (rc != -1 || col != cases[i].col || !strstr(why, cases[i].why))
+            fail_msg("case %zu: rc %d col %d (want %d) '%s' (want '%s')", i, rc, col, cases[i].col, why,
+                     cases[i].why);
+    }
+    double v[2];
+    int found[2], col;
+    char why[160];
+    assert_int_equal(st_jsonl_parse("{\"x\": {\"a\": 5}, \"b\": -2.5e1}", keys, 2, v, found, &col, why, sizeof why), 0);
+    assert_int_equal(found[0], 0); /* a nested "a" is not the top-level key */
+    assert_int_equal(found[1], 22);
+    assert_true(v[1] == -25);
+}
+
 static void test_suggest(void **state)
 {
     static const char *const keys[] = {"sm_count", "memory_gib", "warp_size"};
@@ -129,6 +183,7 @@ int main(void)
         cmocka_unit_test(test_ridge_closed_form),
         cmocka_unit_test(test_ridge_errors),
         cmocka_unit_test(test_json_numbers),
+        cmocka_unit_test(test_jsonl),
         cmocka_unit_test(test_suggest),
         cmocka_unit_test(test_units),
     };

@@ -441,6 +441,26 @@ static void test_traces(void **state)
     char want[96];
     snprintf(want, sizeof want, "%s:2:16", p);
     assert_non_null(strstr(err.msg, want));
+    /* JSON is checked, not scanned for keys: a line not closed, text after
+     * the object, a key given twice, a fractional token count */
+    static const struct {
+        const char *text, *where, *why;
+    } bad[] = {
+        {"{\"input_toks\": 10, \"output_toks\": 3, \"arrival_time\": 1\n", ":1:55", "not closed"},
+        {"{\"input_toks\": 10, \"output_toks\": 3, \"arrival_time\": 1} 7\n", ":1:57", "text after"},
+        {"{\"input_toks\": 10, \"input_toks\": 20, \"output_toks\": 3, \"arrival_time\": 1}\n", ":1:20", "duplicate"},
+        {"{\"input_toks\": 10.5, \"output_toks\": 3, \"arrival_time\": 1}\n", ":1:16", "whole number"},
+        {"[{\"input_toks\": 10, \"output_toks\": 3, \"arrival_time\": 1}]\n", ":1:1", "JSON array"},
+        {"arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,100,2.5\n", ":2:9", "whole number"},
+        {"arrived_at,num_prefill_tokens,num_decode_tokens\n,100,2\n", ":2:1", "time"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_file(p, bad[i].text);
+        assert_int_equal(st_requests_load(p, &s, &err), ST_EINVAL);
+        snprintf(want, sizeof want, "%s%s:", p, bad[i].where);
+        if (!strstr(err.msg, want) || !strstr(err.msg, bad[i].why))
+            fail_msg("case %zu: '%s' (want %s and '%s')", i, err.msg, want, bad[i].why);
+    }
     write_file(p, "arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,100,10\n0.25,50,0\n");
     assert_int_equal(st_requests_load(p, &s, &err), ST_EINVAL);
     snprintf(want, sizeof want, "%s:3:", p);

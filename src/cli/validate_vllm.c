@@ -93,14 +93,27 @@ static int read_measured(const char *path, measured *m, st_error *err)
     char *line = NULL;
     size_t lcap = 0;
     int rc = 0, any = 0, missing = 0;
+    size_t lineno = 0;
+    static const char *const keys[4] = {"queued_ts", "first_token_ts", "last_token_ts", "output_toks"};
     while (getline(&line, &lcap, f) > 0) {
-        double qv, av, lv, ov;
-        int col;
-        if (st_jsonl_number(line, "queued_ts", &qv, &col) != 1 || st_jsonl_number(line, "first_token_ts", &av, &col) != 1 ||
-            st_jsonl_number(line, "last_token_ts", &lv, &col) != 1 || st_jsonl_number(line, "output_toks", &ov, &col) != 1) {
+        lineno++;
+        const char *p = line;
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+            p++;
+        if (!*p)
+            continue;
+        double v[4];
+        int found[4], col;
+        char why[160];
+        if (st_jsonl_parse(line, keys, 4, v, found, &col, why, sizeof why)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%zu:%d: %s", path, lineno, col, why);
+            break;
+        }
+        if (!found[0] || !found[1] || !found[2] || !found[3]) {
             missing = 1;
             continue;
         }
+        double qv = v[0], av = v[1], lv = v[2], ov = v[3];
         any = 1;
         if (n == cap) {
             cap = cap ? cap * 2 : 512;
@@ -141,7 +154,7 @@ static int read_measured(const char *path, measured *m, st_error *err)
     free(tt);
     free(e2);
     free(tp);
-    if (rc)
+    if (rc == ST_ENOMEM)
         st_error_set(err, rc, "out of memory reading %s", path);
     return rc;
 }

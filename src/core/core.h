@@ -84,9 +84,14 @@ void st_json_null(st_json *j, const char *key);
 void st_json_finish(st_json *j);
 /* Shortest decimal text that reads back as exactly v ("1e+20", "0.1"). */
 void st_format_double(char *buf, size_t n, double v);
-/* "key": NUMBER in one line of JSONL: 1 found (*v set), 0 absent, -1 malformed
- * (*col: the 1-based column of the bad value). */
-int st_jsonl_number(const char *line, const char *key, double *v, int *col);
+/* One line of JSONL: a single JSON object (RFC 8259; nested values are
+ * checked and skipped) and nothing after it but white space. For each of
+ * keys[0..nkeys) found at the top level, found[i] = the 1-based column of
+ * its value and v[i] = the number. Returns 0, or -1 with *col (1-based byte
+ * column) and why: what is wrong (a key given twice, a wanted key whose value
+ * is not a number, a syntax error). */
+int st_jsonl_parse(const char *line, const char *const *keys, int nkeys, double *v, int *found, int *col,
+                   char *why, size_t whyn);
 
 /* ---- did you mean ---------------------------------------------------------- */
 /* Levenshtein distance, case-insensitive. */

@@ -146,32 +146,221 @@ void st_json_finish(st_json *j)
     fflush(j->out);
 }
 
-/* A flat JSON object on one line (JSONL): a scan, not a parser, so that
- * million-line traces read fast. */
-int st_jsonl_number(const char *line, const char *key, double *v, int *col)
+/* One line of JSONL, checked against RFC 8259 as it is read: a scanner
+ * with no tree, so that million-line traces read fast. */
+typedef struct jl {
+    const char *s, *p;
+    const char *const *keys;
+    int nkeys;
+    double *v;
+    int *found;
+    char *why;
+    size_t whyn;
+} jl;
+
+static int jl_fail(jl *j, const char *at, const char *msg)
 {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *p = strstr(line, pat);
-    if (!p)
-        return 0;
-    const char *q = p + strlen(pat);
-    while (*q == ' ' || *q == '\t')
-        q++;
-    if (*q != ':') {
-        *col = (int)(q - line) + 1;
-        return -1;
+    j->p = at;
+    snprintf(j->why, j->whyn, "%s", msg);
+    return -1;
+}
+
+/* White space inside the line; its end (NUL, \n or \r\n) ends the object. */
+static void jl_ws(jl *j)
+{
+    while (*j->p == ' ' || *j->p == '\t')
+        j->p++;
+}
+
+static int jl_eol(const char *p) { return !*p || *p == '\n' || (*p == '\r' && (!p[1] || p[1] == '\n')); }
+
+static int jl_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/* A string at j->p (the opening quote); its raw bytes are [*b, *e). */
+static int jl_string(jl *j, const char **b, const char **e)
+{
+    const char *p = j->p + 1;
+    *b = p;
+    for (;;) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"')
+            break;
+        if (jl_eol(p))
+            return jl_fail(j, p, "unterminated string");
+        if (c < 0x20)
+            return jl_fail(j, p, "control character in a string (escape it)");
+        if (c == '\\') {
+            p++;
+            if (*p == 'u') {
+                if (!jl_hex(p[1]) || !jl_hex(p[2]) || !jl_hex(p[3]) || !jl_hex(p[4]))
+                    return jl_fail(j, p, "\\u needs four hex digits");
+                p += 4;
+            } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+                return jl_fail(j, p - 1, "unknown escape in a string");
+            }
+        }
+        p++;
     }
-    q++;
-    while (*q == ' ' || *q == '\t')
-        q++;
-    char *e;
+    *e = p;
+    j->p = p + 1;
+    return 0;
+}
+
+/* A number in JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int jl_number(jl *j, double *out)
+{
+    const char *p = j->p, *start = p;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return jl_fail(j, start, "expected a value (number, string, object, array, true, false or null)");
+    if (*p == '.') {
+        p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return jl_fail(j, p, "expected a digit after the decimal point");
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return jl_fail(j, p, "expected a digit in the exponent");
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
     errno = 0;
-    *v = strtod(q, &e);
-    if (e == q || errno || !isfinite(*v)) {
-        *col = (int)(q - line) + 1;
-        return -1;
+    double v = strtod(start, NULL);
+    if (!isfinite(v))
+        return jl_fail(j, start, "number out of range");
+    *out = v;
+    j->p = p;
+    return 0;
+}
+
+static int jl_value(jl *j, int depth, int *is_number, double *num);
+
+static int jl_object(jl *j, int depth, int top)
+{
+    j->p++; /* { */
+    jl_ws(j);
+    if (*j->p == '}') {
+        j->p++;
+        return 0;
     }
-    return 1;
+    for (;;) {
+        if (*j->p != '"')
+            return jl_fail(j, j->p, "expected a key in double quotes");
+        const char *kat = j->p, *kb, *ke;
+        if (jl_string(j, &kb, &ke))
+            return -1;
+        int want = -1;
+        if (top)
+            for (int i = 0; i < j->nkeys; i++)
+                if (strlen(j->keys[i]) == (size_t)(ke - kb) && !memcmp(j->keys[i], kb, (size_t)(ke - kb)))
+                    want = i;
+        if (want >= 0 && j->found[want]) {
+            j->p = kat;
+            snprintf(j->why, j->whyn, "duplicate key \"%s\" (give each key once)", j->keys[want]);
+            return -1;
+        }
+        jl_ws(j);
+        if (*j->p != ':')
+            return jl_fail(j, j->p, "expected ':' after the key");
+        j->p++;
+        jl_ws(j);
+        const char *vat = j->p;
+        int isnum = 0;
+        double num = 0;
+        if (jl_value(j, depth + 1, &isnum, &num))
+            return -1;
+        if (want >= 0) {
+            if (!isnum) {
+                j->p = vat;
+                snprintf(j->why, j->whyn, "\"%s\" must be a number", j->keys[want]);
+                return -1;
+            }
+            j->found[want] = (int)(vat - j->s) + 1;
+            j->v[want] = num;
+        }
+        jl_ws(j);
+        if (*j->p == '}') {
+            j->p++;
+            return 0;
+        }
+        if (*j->p != ',')
+            return jl_fail(j, j->p, jl_eol(j->p) ? "the object is not closed (expected '}')" : "expected ',' or '}'");
+        j->p++;
+        jl_ws(j);
+    }
+}
+
+static int jl_value(jl *j, int depth, int *is_number, double *num)
+{
+    if (depth > 64)
+        return jl_fail(j, j->p, "nested more than 64 deep");
+    const char *p = j->p;
+    if (*p == '{')
+        return jl_object(j, depth, 0);
+    if (*p == '[') {
+        j->p++;
+        jl_ws(j);
+        if (*j->p == ']') {
+            j->p++;
+            return 0;
+        }
+        for (;;) {
+            int n = 0;
+            double d = 0;
+            if (jl_value(j, depth + 1, &n, &d))
+                return -1;
+            jl_ws(j);
+            if (*j->p == ']') {
+                j->p++;
+                return 0;
+            }
+            if (*j->p != ',')
+                return jl_fail(j, j->p, jl_eol(j->p) ? "the array is not closed (expected ']')" : "expected ',' or ']'");
+            j->p++;
+            jl_ws(j);
+        }
+    }
+    if (*p == '"') {
+        const char *b, *e;
+        return jl_string(j, &b, &e);
+    }
+    static const char *const words[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++)
+        if (!strncmp(p, words[i], strlen(words[i]))) {
+            j->p = p + strlen(words[i]);
+            return 0;
+        }
+    *is_number = 1;
+    return jl_number(j, num);
+}
+
+int st_jsonl_parse(const char *line, const char *const *keys, int nkeys, double *v, int *found, int *col,
+                   char *why, size_t whyn)
+{
+    jl j = {line, line, keys, nkeys, v, found, why, whyn};
+    for (int i = 0; i < nkeys; i++)
+        found[i] = 0;
+    jl_ws(&j);
+    if (*j.p != '{') {
+        jl_fail(&j, j.p, "expected a JSON object ('{') on each line");
+    } else if (!jl_object(&j, 0, 1)) {
+        jl_ws(&j);
+        if (jl_eol(j.p))
+            return 0;
+        jl_fail(&j, j.p, "text after the object (one object per line)");
+    }
+    *col = (int)(j.p - line) + 1;
+    return -1;
 }
 

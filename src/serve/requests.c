@@ -232,6 +232,10 @@ static int cmp_arrival(const void *a, const void *b)
     return (x->arrival > y->arrival) - (x->arrival < y->arrival);
 }
 
+/* A token count: a whole number from 1 to 1e8 (a fraction is a typo or a
+ * mean, not a request). */
+static int tok_ok(double v) { return v >= 1 && v <= 1e8 && v == floor(v); }
+
 static int csv_col(char **cells, int n, const char *name)
 {
     for (int i = 0; i < n; i++)
@@ -284,34 +288,41 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
             p++;
         if (*p == '\n' || *p == '\r' || !*p)
             continue;
+        if (csv < 0 && *p == '[') {
+            st_error_set(err, ST_EINVAL, "%s:%zu:%d: a JSON array; a trace is JSON lines (one object per line) or CSV",
+                         path, lineno, (int)(p - line) + 1);
+            rc = ST_EINVAL;
+            break;
+        }
         if (csv < 0)
             csv = *p != '{';
         st_request r = {0};
         r.prefix_group = -1;
         if (!csv) {
-            double in, outt, arr = 0;
-            int col = 1;
-            int a = st_jsonl_number(p, "input_toks", &in, &col);
-            int b = a < 0 ? -1 : st_jsonl_number(p, "output_toks", &outt, &col);
-            int c = b < 0 ? -1 : st_jsonl_number(p, "arrival_time", &arr, &col);
-            if (a < 0 || b < 0 || c < 0) {
-                st_error_set(err, ST_EINVAL, "%s:%zu:%d: malformed number; expected \"key\": NUMBER", path, lineno,
-                             col + (int)(p - line));
+            static const char *const keys[3] = {"input_toks", "output_toks", "arrival_time"};
+            double v[3];
+            int found[3], col = 1;
+            char why[160];
+            if (st_jsonl_parse(p, keys, 3, v, found, &col, why, sizeof why)) {
+                st_error_set(err, ST_EINVAL, "%s:%zu:%d: %s", path, lineno, col + (int)(p - line), why);
                 rc = ST_EINVAL;
                 break;
             }
-            if (!a || !b || !c) {
+            int miss = !found[0] ? 0 : !found[1] ? 1 : !found[2] ? 2 : -1;
+            if (miss >= 0) {
                 st_error_set(err, ST_EINVAL, "%s:%zu:1: missing \"%s\"; each line needs input_toks, output_toks and arrival_time",
-                             path, lineno, !a ? "input_toks" : !b ? "output_toks" : "arrival_time");
+                             path, lineno, keys[miss]);
                 rc = ST_EINVAL;
                 break;
             }
-            if (in < 1 || outt < 1 || in > 1e8 || outt > 1e8) {
-                st_error_set(err, ST_EINVAL, "%s:%zu:1: token counts must be between 1 and 1e8 (input_toks %g, output_toks %g)",
-                             path, lineno, in, outt);
+            int bad = !tok_ok(v[0]) ? 0 : !tok_ok(v[1]) ? 1 : -1;
+            if (bad >= 0) {
+                st_error_set(err, ST_EINVAL, "%s:%zu:%d: %s %g is not a token count (a whole number from 1 to 1e8)",
+                             path, lineno, found[bad] + (int)(p - line), keys[bad], v[bad]);
                 rc = ST_EINVAL;
                 break;
             }
+            double in = v[0], outt = v[1], arr = v[2];
             r.in = (int)in;
             r.out = (int)outt;
             r.arrival = arr;
@@ -339,11 +350,11 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
             char *e1, *e2, *e3 = NULL;
             double in = strtod(cells[c_in], &e1), outt = strtod(cells[c_out], &e2);
             double arr = c_arr >= 0 ? strtod(cells[c_arr], &e3) : 0;
-            if (*e1 || *e2 || (c_arr >= 0 && *e3) || !(in >= 1 && in <= 1e8) || !(outt >= 1 && outt <= 1e8) ||
-                !isfinite(arr)) {
-                int bad = *e1 || !(in >= 1 && in <= 1e8) ? c_in : (*e2 || !(outt >= 1 && outt <= 1e8)) ? c_out : c_arr;
-                st_error_set(err, ST_EINVAL, "%s:%zu:%d: '%s' is not a valid %s (token counts >= 1)", path, lineno,
-                             (int)(cells[bad] - p) + 1, cells[bad], bad == c_arr ? "time" : "token count");
+            if (*e1 || *e2 || (c_arr >= 0 && (*e3 || e3 == cells[c_arr])) || !tok_ok(in) || !tok_ok(outt) || !isfinite(arr)) {
+                int bad = *e1 || !tok_ok(in) ? c_in : (*e2 || !tok_ok(outt)) ? c_out : c_arr;
+                st_error_set(err, ST_EINVAL, "%s:%zu:%d: '%s' is not a valid %s", path, lineno,
+                             (int)(cells[bad] - p) + 1, cells[bad],
+                             bad == c_arr ? "time (seconds)" : "token count (a whole number from 1 to 1e8)");
                 rc = ST_EINVAL;
                 break;
             }
