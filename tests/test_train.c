@@ -186,7 +186,24 @@ static void test_plan(void **state)
         for (size_t j = 0; j < na && a[i].pareto; j++)
             assert_false(!a[j].r.mem.oom && a[j].r.iteration_s < a[i].r.iteration_s &&
                          a[j].r.memory_per_gpu_bytes < a[i].r.memory_per_gpu_bytes);
+    /* the plan's shared contention memo changes nothing: every point equals
+     * its evaluation alone, and some point did simulate contention */
+    int contended = 0;
+    for (size_t i = 0; i < na; i++) {
+        st_train_result r;
+        assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &a[i].cfg, &r, NULL, &err), 0);
+        assert_true(r.iteration_s == a[i].r.iteration_s && r.dp_contention == a[i].r.dp_contention);
+        contended += r.dp_contention > 1;
+    }
+    assert_true(contended > 0);
     free(a), free(b);
+    /* no valid configuration: the reason every candidate gave, not a guess */
+    o.gpus = 8 * f->c.node.gpus * f->c.nodes;
+    assert_int_equal(st_plan(&f->m, &f->c, &f->coef, &o, &a, &na, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "GPUs asked; cluster"));
+    o.gpus = 4, o.seq = f->m.tf.max_seq + 1;
+    assert_int_equal(st_plan(&f->m, &f->c, &f->coef, &o, &a, &na, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "max_seq"));
 }
 
 int main(void)

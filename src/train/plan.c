@@ -13,6 +13,7 @@ typedef struct job {
     const st_model *m;
     const st_cluster *c;
     const st_gpu_coef *coef;
+    st_train_memo *memo;
     st_plan_point *pts;
     int *ok;
     size_t n;
@@ -23,7 +24,7 @@ static void *worker(void *arg)
 {
     job *j = arg;
     for (size_t i = (size_t)j->first; i < j->n; i += (size_t)j->stride)
-        j->ok[i] = st_train_eval(j->m, j->c, j->coef, &j->pts[i].cfg, &j->pts[i].r, NULL, NULL) == 0;
+        j->ok[i] = st_train_eval_memo(j->m, j->c, j->coef, &j->pts[i].cfg, &j->pts[i].r, NULL, j->memo, NULL) == 0;
     return NULL;
 }
 
@@ -46,11 +47,21 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
     if (m->kind != ST_MODEL_TRANSFORMER)
         return st_error_set(err, ST_EINVAL, "%s is not a transformer; the training layer (and its plan "
                             "search) models transformers", m->id);
+    /* the reasons that rule out every configuration, said once */
+    if ((long long)o->gpus > (long long)c->node.gpus * c->nodes)
+        return st_error_set(err, ST_EINVAL, "%d GPUs asked; cluster %s has %d (%d nodes x %d)", o->gpus, c->id,
+                            c->node.gpus * c->nodes, c->nodes, c->node.gpus);
+    if (o->seq < 1 || o->seq > m->tf.max_seq)
+        return st_error_set(err, ST_EINVAL, "sequence length %lld is outside 1..%lld (max_seq of %s)", o->seq,
+                            m->tf.max_seq, m->id);
     size_t cap = 256, n = 0;
     st_plan_point *pts = malloc(cap * sizeof *pts);
     if (!pts)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     static const int mbs[] = {1, 2, 4, 8, 16};
+    long long n_split = 0, n_check = 0;
+    st_error first = {0};
+    int same = 1;
     int G = c->node.gpus;
     for (int tp = 1; tp <= G && tp <= o->gpus; tp *= 2) {
         if (o->max_tp && tp > o->max_tp)
@@ -78,11 +89,21 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
                                 k.dtype = o->dtype;
                                 k.flash = o->flash;
                                 k.lora_rank = o->lora_rank;
-                                if (o->global_batch % ((long long)dp * mbs[b]))
+                                if (o->global_batch % ((long long)dp * mbs[b])) {
+                                    n_split++;
                                     continue;
+                                }
                                 k.microbatches = o->global_batch / ((long long)dp * mbs[b]);
-                                if (st_train_check(m, c, &k, NULL))
+                                st_error why = {0};
+                                if (st_train_check(m, c, &k, &why)) {
+                                    /* keep the first reason, and whether every
+                                     * rejection gave the same one */
+                                    if (!n_check++)
+                                        first = why;
+                                    else if (strcmp(first.msg, why.msg))
+                                        same = 0;
                                     continue;
+                                }
                                 if (n == cap) {
                                     st_plan_point *p = realloc(pts, 2 * cap * sizeof *p);
                                     if (!p) {
@@ -99,9 +120,16 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
     }
     if (!n) {
         free(pts);
+        if (n_check && !n_split)
+            return st_error_set(err, ST_EINVAL, "no valid configuration of %s on %d GPUs: %s%s", m->id, o->gpus,
+                                first.msg, same ? "" : " (the first of several reasons)");
+        if (!n_check)
+            return st_error_set(err, ST_EINVAL, "no valid configuration of %s on %d GPUs: global batch %lld does not "
+                                "split over the data-parallel ranks (dp x microbatch size 1-16 must divide it; dp is "
+                                "GPUs / (tp x pp x cp))", m->id, o->gpus, o->global_batch);
         return st_error_set(err, ST_EINVAL, "no valid configuration of %s on %d GPUs with global batch %lld and "
-                            "sequence %lld (check that the batch splits over data-parallel ranks)",
-                            m->id, o->gpus, o->global_batch, o->seq);
+                            "sequence %lld: %lld splits do not divide the batch, %lld break a rule (the first: %s)",
+                            m->id, o->gpus, o->global_batch, o->seq, n_split, n_check, first.msg);
     }
     int *ok = calloc(n, sizeof *ok);
     int T = o->threads > 0 ? o->threads : 1;
@@ -112,8 +140,9 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
     int started = 0;
+    st_train_memo *memo = st_train_memo_new();
     for (int t = 0; t < T; t++) {
-        jobs[t] = (job){m, c, coef, pts, ok, n, T, t};
+        jobs[t] = (job){m, c, coef, memo, pts, ok, n, T, t};
         if (t > 0 && pthread_create(&th[t], NULL, worker, &jobs[t]) == 0)
             started++;
         else if (t > 0)
@@ -129,6 +158,7 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
         }
     }
     (void)started;
+    st_train_memo_free(memo);
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
         if (ok[i])

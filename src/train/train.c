@@ -3,6 +3,7 @@
 #include "train/train.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -579,8 +580,111 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const do
     st_json_finish(&j);
 }
 
+/* ---- the contention memo ----------------------------------------------------
+ * The DP-against-TP slow-down is a pure function of (collective, bucket,
+ * activation all-reduce, TP, DP ranks) on one cluster, and simulating it
+ * costs O(n^2) chunk transfers: a plan search asks for the same few keys
+ * thousands of times. Threads share the table under a mutex; two that miss
+ * together both compute the same value, so results never depend on order. */
+typedef struct memo_ent {
+    int used, coll, tp, n;
+    double bucket, act, value;
+} memo_ent;
+
+struct st_train_memo {
+    pthread_mutex_t mu;
+    memo_ent *e;
+    size_t n, cap;
+};
+
+st_train_memo *st_train_memo_new(void)
+{
+    st_train_memo *m = calloc(1, sizeof *m);
+    if (m && pthread_mutex_init(&m->mu, NULL)) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void st_train_memo_free(st_train_memo *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->mu);
+    free(m->e);
+    free(m);
+}
+
+static size_t memo_slot(const memo_ent *e, size_t cap, const memo_ent *key)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    const double d[2] = {key->bucket, key->act};
+    const int i[3] = {key->coll, key->tp, key->n};
+    const unsigned char *b = (const unsigned char *)d;
+    for (size_t j = 0; j < sizeof d; j++)
+        h = (h ^ b[j]) * 1099511628211ULL;
+    b = (const unsigned char *)i;
+    for (size_t j = 0; j < sizeof i; j++)
+        h = (h ^ b[j]) * 1099511628211ULL;
+    size_t s = (size_t)h & (cap - 1);
+    while (e[s].used && !(e[s].coll == key->coll && e[s].tp == key->tp && e[s].n == key->n &&
+                          e[s].bucket == key->bucket && e[s].act == key->act))
+        s = (s + 1) & (cap - 1);
+    return s;
+}
+
+static int memo_get(st_train_memo *m, const memo_ent *key, double *value)
+{
+    int hit = 0;
+    if (!m)
+        return 0;
+    pthread_mutex_lock(&m->mu);
+    if (m->cap) {
+        size_t s = memo_slot(m->e, m->cap, key);
+        if (m->e[s].used)
+            *value = m->e[s].value, hit = 1;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return hit;
+}
+
+static void memo_put(st_train_memo *m, const memo_ent *key, double value)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    if (2 * (m->n + 1) > m->cap) { /* keep it at most half full */
+        size_t nc = m->cap ? 2 * m->cap : 256;
+        memo_ent *ne = calloc(nc, sizeof *ne);
+        if (ne) {
+            for (size_t i = 0; i < m->cap; i++)
+                if (m->e[i].used)
+                    ne[memo_slot(ne, nc, &m->e[i])] = m->e[i];
+            free(m->e);
+            m->e = ne, m->cap = nc;
+        }
+    }
+    if (2 * (m->n + 1) <= m->cap) {
+        size_t s = memo_slot(m->e, m->cap, key);
+        if (!m->e[s].used) {
+            m->e[s] = *key;
+            m->e[s].used = 1;
+            m->e[s].value = value;
+            m->n++;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
 int st_train_eval(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_train_cfg *k,
                   st_train_result *r, FILE *trace, st_error *err)
+{
+    return st_train_eval_memo(m, c, coef, k, r, trace, NULL, err);
+}
+
+int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_train_cfg *k,
+                       st_train_result *r, FILE *trace, st_train_memo *memo, st_error *err)
 {
     int rc = st_train_check(m, c, k, err);
     memset(r, 0, sizeof *r);
@@ -705,11 +809,17 @@ int st_train_eval(const st_model *m, const st_cluster *c, const st_gpu_coef *coe
                               k->tp, n},
                              {ST_COLL_ALLREDUCE, ST_ALGO_AUTO, act, 0, 0, 1, k->tp}};
             st_flow_result fr[2];
-            int ok_shape = pn == n || pn == 1 || pn * k->tp == G;
-            if (ok_shape && st_net_simulate(c, fl, 1, 0, fr, NULL) == 0) {
-                double alone = fr[0].time_s;
-                if (st_net_simulate(c, fl, 2, 0, fr, NULL) == 0 && alone > 0)
-                    contention = fr[0].time_s / alone;
+            /* With one DP rank per node the DP ring uses NIC ports only and
+             * the TP group NVLink ports only: nothing shared, no slow-down. */
+            int ok_shape = pn > 1 && (pn == n || pn * k->tp == G);
+            memo_ent key = {0, (int)fl[0].coll, k->tp, n, bucket, act, 0};
+            if (ok_shape && !memo_get(memo, &key, &contention)) {
+                if (st_net_simulate(c, fl, 1, 0, fr, NULL) == 0) {
+                    double alone = fr[0].time_s;
+                    if (st_net_simulate(c, fl, 2, 0, fr, NULL) == 0 && alone > 0)
+                        contention = fr[0].time_s / alone;
+                }
+                memo_put(memo, &key, contention);
             }
         }
         dp_one *= contention;

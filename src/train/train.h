@@ -130,6 +130,17 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *c
 int st_train_eval(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_train_cfg *cfg,
                   st_train_result *r, FILE *trace, st_error *err);
 
+/* A table shared by evaluations of one model on one cluster (a plan search)
+ * so that the simulated DP/TP contention of a shape is computed once; safe
+ * to share between threads. NULL from new when out of memory (evaluations
+ * then go without it). */
+typedef struct st_train_memo st_train_memo;
+st_train_memo *st_train_memo_new(void);
+void st_train_memo_free(st_train_memo *m);
+/* st_train_eval with a memo (may be NULL): the same results. */
+int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_train_cfg *cfg,
+                       st_train_result *r, FILE *trace, st_train_memo *memo, st_error *err);
+
 /* The schedule alone, for stages of equal forward time f and backward time
  * b with p2p seconds between stages: the bubble (idle share of the busiest
  * stage) and the most microbatches in flight on any stage. */
