@@ -10,7 +10,9 @@
 #include "accel/accel.h"
 #include "compose/compose.h"
 #include "io/io.h"
+#include "net/net.h"
 #include "serve/serve.h"
+#include "train/train.h"
 #include "ui/ui.h"
 
 #include <stdio.h>
@@ -163,6 +165,84 @@ static int bench_serve(void)
     return 0;
 }
 
+/* Layer 4. (1) The chunk-level simulation with contention across 4,096 GPUs:
+ * ib-h100 (DGX SuperPOD H100 nodes and fabric) scaled to 512 nodes; one
+ * 1 GiB all-reduce over all 4,096 GPUs (halving-doubling, 64 KiB chunks)
+ * while every pair of nodes runs an expert-parallel all-to-all of 256 MiB
+ * per GPU across the same NICs: 257 flows in one simulation. (2) The full plan search for
+ * Llama-2-70B on 64 GPUs of ib-h100, on 2 threads. Bars: < 1 s and < 5 s. */
+static int bench_layer4(void)
+{
+    st_error err;
+    st_cluster cl;
+    if (st_load_cluster("ib-h100", &cl, &err)) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    cl.nodes = 512;
+    int G = cl.node.gpus, N = G * cl.nodes;
+    size_t nf = 1 + (size_t)cl.nodes / 2;
+    st_flow *f = calloc(nf, sizeof *f);
+    st_flow_result *r = calloc(nf, sizeof *r);
+    if (!f || !r) {
+        free(f), free(r);
+        return 1;
+    }
+    f[0] = (st_flow){ST_COLL_ALLREDUCE, ST_ALGO_HD, 1073741824.0, 0, 0, 1, N};
+    for (int a = 0; a < cl.nodes / 2; a++)
+        f[1 + a] = (st_flow){ST_COLL_ALLTOALL, ST_ALGO_DIRECT, 256.0 * 1048576, 0, 2 * a * G, 1, 2 * G};
+    double alone = 0, t[5];
+    long long xfers = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = now();
+        if (st_net_simulate(&cl, f, nf, 65536, r, &err)) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            free(f), free(r);
+            return 1;
+        }
+        t[rep] = now() - t0;
+    }
+    double dp = r[0].time_s;
+    for (size_t i = 0; i < nf; i++)
+        xfers += r[i].transfers;
+    if (st_net_simulate(&cl, f, 1, 65536, r, &err) == 0)
+        alone = r[0].time_s;
+    qsort(t, 5, sizeof *t, cmp_d);
+    printf("collective simulation with contention, 4,096 GPUs (1 GiB all-reduce over all + an all-to-all "
+           "on every node pair, %lld chunk transfers): %.3f s (median of 5)  [bar < 1 s]\n", xfers, t[2]);
+    printf("  (simulated all-reduce: %.1f ms alone, %.1f ms under the all-to-all traffic)\n", alone * 1e3, dp * 1e3);
+    free(f), free(r);
+
+    st_model m;
+    st_gpu_coef coef;
+    if (st_load_cluster("ib-h100", &cl, &err) || st_load_model("llama2-70b", &m, &err) ||
+        st_gpu_coef_load(NULL, &coef, &err)) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    st_plan_opts o;
+    memset(&o, 0, sizeof o);
+    o.gpus = 64, o.global_batch = 1024, o.seq = 4096, o.dtype = ST_BF16, o.flash = 1, o.threads = 2;
+    st_plan_point *pts = NULL;
+    size_t n = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        free(pts);
+        double t0 = now();
+        if (st_plan(&m, &cl, &coef, &o, &pts, &n, &err)) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            st_model_free(&m);
+            return 1;
+        }
+        t[rep] = now() - t0;
+    }
+    qsort(t, 3, sizeof *t, cmp_d);
+    printf("plan search, Llama-2-70B on 64 GPUs of ib-h100 (global batch 1024, seq 4096, BF16; %zu "
+           "configurations, 2 threads): %.3f s (median of 3)  [bar < 5 s]\n", n, t[1]);
+    free(pts);
+    st_model_free(&m);
+    return 0;
+}
+
 int main(void)
 {
     st_error err;
@@ -237,6 +317,8 @@ int main(void)
     printf("Llama-2-70B train step (seq 4096, all 80 layers fwd+bwd+AdamW) estimate: %.3f ms "
            "(median of 21)  [bar < 1 ms]\n", times[10] * 1e3);
     printf("  (predicted step on H100 SXM: %.1f ms)\n", step->total_s * 1e3);
+    if (bench_layer4())
+        return 1;
     free(step);
     free(ks);
     st_model_free(&m);
