@@ -91,7 +91,7 @@ static int run(int argc, char **argv)
                                "a size of at least 1 byte (e.g. --bytes 8 for the latency floor)");
     st_error err;
     st_cluster cl;
-    if (st_load_cluster(cluster, &cl, &err))
+    if (st_load_cluster_or_node(cluster, &cl, &err))
         return cli_fail(&err);
     if (!gpus)
         gpus = coll == ST_COLL_SENDRECV ? 2 : cl.node.gpus;
@@ -245,7 +245,7 @@ const cli_command cmd_coll = {
     "                   [--gpus N] [--per-node G] [--algo A] [--sim] [--concurrent K] [--sweep] [--json]",
     "Time one collective on a cluster: every algorithm, NCCL's choice, and a chunk-level simulation.",
     "  --bytes SIZE     nccl-tests sizes: the whole buffer (64MiB, 64M, 100MB, 1GiB, 1048576)\n"
-    "  --cluster P      cluster preset (default ib-a100)\n"
+    "  --cluster P      cluster or node preset (default ib-a100; a node is one node)\n"
     "  --gpus N         GPUs in the group (default one node; 2 for sendrecv)\n"
     "  --per-node G     GPUs of the group on each node (default as many as fit); sendrecv\n"
     "                   --gpus 2 --per-node 1 crosses the network\n"
