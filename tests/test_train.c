@@ -200,7 +200,7 @@ static void test_plan(void **state)
     /* no valid configuration: the reason every candidate gave, not a guess */
     o.gpus = 8 * f->c.node.gpus * f->c.nodes;
     assert_int_equal(st_plan(&f->m, &f->c, &f->coef, &o, &a, &na, &err), ST_EINVAL);
-    assert_non_null(strstr(err.msg, "GPUs asked; cluster"));
+    assert_non_null(strstr(err.msg, "GPUs asked (dp x tp x pp x cp); cluster ")); /* said once, not as a batch problem */
     o.gpus = 4, o.seq = f->m.tf.max_seq + 1;
     assert_int_equal(st_plan(&f->m, &f->c, &f->coef, &o, &a, &na, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "max_seq"));

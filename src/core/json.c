@@ -235,8 +235,7 @@ static int jl_number(jl *j, double *out)
         while (*p >= '0' && *p <= '9')
             p++;
     }
-    errno = 0;
-    double v = strtod(start, NULL);
+    double v = strtod(start, NULL); /* the text is JSON's grammar, a subset of strtod's */
     if (!isfinite(v))
         return jl_fail(j, start, "number out of range");
     *out = v;
@@ -303,7 +302,7 @@ static int jl_object(jl *j, int depth, int top)
 
 static int jl_value(jl *j, int depth, int *is_number, double *num)
 {
-    if (depth > 64)
+    if (depth > 64) /* a bound on the recursion, so no line can exhaust the stack */
         return jl_fail(j, j->p, "nested more than 64 deep");
     const char *p = j->p;
     if (*p == '{')

@@ -322,10 +322,9 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
                 rc = ST_EINVAL;
                 break;
             }
-            double in = v[0], outt = v[1], arr = v[2];
-            r.in = (int)in;
-            r.out = (int)outt;
-            r.arrival = arr;
+            r.in = (int)v[0];
+            r.out = (int)v[1];
+            r.arrival = v[2];
         } else {
             char *cells[16];
             if (c_in < 0) {

@@ -48,12 +48,9 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
         return st_error_set(err, ST_EINVAL, "%s is not a transformer; the training layer (and its plan "
                             "search) models transformers", m->id);
     /* the reasons that rule out every configuration, said once */
-    if ((long long)o->gpus > (long long)c->node.gpus * c->nodes)
-        return st_error_set(err, ST_EINVAL, "%d GPUs asked; cluster %s has %d (%d nodes x %d)", o->gpus, c->id,
-                            c->node.gpus * c->nodes, c->nodes, c->node.gpus);
-    if (o->seq < 1 || o->seq > m->tf.max_seq)
-        return st_error_set(err, ST_EINVAL, "sequence length %lld is outside 1..%lld (max_seq of %s)", o->seq,
-                            m->tf.max_seq, m->id);
+    int rc = st_train_check_scope(m, c, o->gpus, o->seq, err);
+    if (rc)
+        return rc;
     size_t cap = 256, n = 0;
     st_plan_point *pts = malloc(cap * sizeof *pts);
     if (!pts)
@@ -94,7 +91,7 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
                                     continue;
                                 }
                                 k.microbatches = o->global_batch / ((long long)dp * mbs[b]);
-                                st_error why = {0};
+                                st_error why;
                                 if (st_train_check(m, c, &k, &why)) {
                                     /* keep the first reason, and whether every
                                      * rejection gave the same one */

@@ -54,6 +54,17 @@ void st_train_cfg_default(st_train_cfg *c, const st_model *m, int gpus)
     c->bucket_bytes = 25 * MIB; /* PyTorch DDP bucket_cap_mb default */
 }
 
+int st_train_check_scope(const st_model *m, const st_cluster *c, long long gpus, long long seq, st_error *err)
+{
+    if (gpus > (long long)c->node.gpus * c->nodes)
+        return st_error_set(err, ST_EINVAL, "%lld GPUs asked (dp x tp x pp x cp); cluster %s has %d (%d nodes x %d)",
+                            gpus, c->id, c->node.gpus * c->nodes, c->nodes, c->node.gpus);
+    if (seq < 1 || seq > m->tf.max_seq)
+        return st_error_set(err, ST_EINVAL, "sequence length %lld is outside 1..%lld (max_seq of %s)", seq,
+                            m->tf.max_seq, m->id);
+    return 0;
+}
+
 int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k, st_error *err)
 {
     if (m->kind != ST_MODEL_TRANSFORMER)
@@ -63,9 +74,9 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     long long gpus = (long long)k->dp * k->tp * k->pp * k->cp;
     if (k->dp < 1 || k->tp < 1 || k->pp < 1 || k->cp < 1 || k->ep < 1)
         return st_error_set(err, ST_EINVAL, "parallel degrees must be >= 1");
-    if (gpus > (long long)G * c->nodes)
-        return st_error_set(err, ST_EINVAL, "dp x tp x pp x cp = %lld GPUs; cluster %s has %d", gpus, c->id,
-                            G * c->nodes);
+    int rc = st_train_check_scope(m, c, gpus, k->seq, err);
+    if (rc)
+        return rc;
     if (k->tp > G)
         return st_error_set(err, ST_EINVAL, "TP %d spans more than one %d-GPU node; keep TP inside a node", k->tp, G);
     if (G % k->tp || (k->tp * k->cp <= G && G % (k->tp * k->cp)))
@@ -104,9 +115,6 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     if (k->global_batch < 1 || k->microbatches < 1 || k->global_batch % ((long long)k->dp * k->microbatches))
         return st_error_set(err, ST_EINVAL, "global batch %lld must split into DP %d x %lld microbatches of "
                             "whole sequences", k->global_batch, k->dp, k->microbatches);
-    if (k->seq < 1 || k->seq > tf->max_seq)
-        return st_error_set(err, ST_EINVAL, "sequence length %lld is outside 1..%lld (max_seq of %s)", k->seq,
-                            tf->max_seq, m->id);
     if (k->seq % k->cp)
         return st_error_set(err, ST_EINVAL, "CP %d must divide the sequence length %lld", k->cp, k->seq);
     if (k->sp && (k->seq / k->cp) % k->tp)
@@ -583,11 +591,12 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const do
 /* ---- the contention memo ----------------------------------------------------
  * The DP-against-TP slow-down is a pure function of (collective, bucket,
  * activation all-reduce, TP, DP ranks) on one cluster, and simulating it
- * costs O(n^2) chunk transfers: a plan search asks for the same few keys
- * thousands of times. Threads share the table under a mutex; two that miss
- * together both compute the same value, so results never depend on order. */
+ * costs O(n^2) chunk transfers: a plan search asks for the same few shapes
+ * (tens to hundreds) thousands of times, so a list searched in order under
+ * a mutex is enough. Two threads that miss together both compute the same
+ * value, so results never depend on thread count or order. */
 typedef struct memo_ent {
-    int used, coll, tp, n;
+    int coll, tp, n;
     double bucket, act, value;
 } memo_ent;
 
@@ -616,22 +625,9 @@ void st_train_memo_free(st_train_memo *m)
     free(m);
 }
 
-static size_t memo_slot(const memo_ent *e, size_t cap, const memo_ent *key)
+static int memo_same(const memo_ent *a, const memo_ent *b)
 {
-    unsigned long long h = 1469598103934665603ULL;
-    const double d[2] = {key->bucket, key->act};
-    const int i[3] = {key->coll, key->tp, key->n};
-    const unsigned char *b = (const unsigned char *)d;
-    for (size_t j = 0; j < sizeof d; j++)
-        h = (h ^ b[j]) * 1099511628211ULL;
-    b = (const unsigned char *)i;
-    for (size_t j = 0; j < sizeof i; j++)
-        h = (h ^ b[j]) * 1099511628211ULL;
-    size_t s = (size_t)h & (cap - 1);
-    while (e[s].used && !(e[s].coll == key->coll && e[s].tp == key->tp && e[s].n == key->n &&
-                          e[s].bucket == key->bucket && e[s].act == key->act))
-        s = (s + 1) & (cap - 1);
-    return s;
+    return a->coll == b->coll && a->tp == b->tp && a->n == b->n && a->bucket == b->bucket && a->act == b->act;
 }
 
 static int memo_get(st_train_memo *m, const memo_ent *key, double *value)
@@ -640,39 +636,31 @@ static int memo_get(st_train_memo *m, const memo_ent *key, double *value)
     if (!m)
         return 0;
     pthread_mutex_lock(&m->mu);
-    if (m->cap) {
-        size_t s = memo_slot(m->e, m->cap, key);
-        if (m->e[s].used)
-            *value = m->e[s].value, hit = 1;
-    }
+    for (size_t i = 0; i < m->n && !hit; i++)
+        if (memo_same(&m->e[i], key))
+            *value = m->e[i].value, hit = 1;
     pthread_mutex_unlock(&m->mu);
     return hit;
 }
 
+/* Remember a value (when out of memory, the next caller simulates again). */
 static void memo_put(st_train_memo *m, const memo_ent *key, double value)
 {
     if (!m)
         return;
     pthread_mutex_lock(&m->mu);
-    if (2 * (m->n + 1) > m->cap) { /* keep it at most half full */
-        size_t nc = m->cap ? 2 * m->cap : 256;
-        memo_ent *ne = calloc(nc, sizeof *ne);
-        if (ne) {
-            for (size_t i = 0; i < m->cap; i++)
-                if (m->e[i].used)
-                    ne[memo_slot(ne, nc, &m->e[i])] = m->e[i];
-            free(m->e);
+    int have = 0;
+    for (size_t i = 0; i < m->n && !have; i++)
+        have = memo_same(&m->e[i], key);
+    if (!have && m->n == m->cap) {
+        size_t nc = m->cap ? 2 * m->cap : 64;
+        memo_ent *ne = realloc(m->e, nc * sizeof *ne);
+        if (ne)
             m->e = ne, m->cap = nc;
-        }
     }
-    if (2 * (m->n + 1) <= m->cap) {
-        size_t s = memo_slot(m->e, m->cap, key);
-        if (!m->e[s].used) {
-            m->e[s] = *key;
-            m->e[s].used = 1;
-            m->e[s].value = value;
-            m->n++;
-        }
+    if (!have && m->n < m->cap) {
+        m->e[m->n] = *key;
+        m->e[m->n++].value = value;
     }
     pthread_mutex_unlock(&m->mu);
 }
@@ -812,7 +800,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             /* With one DP rank per node the DP ring uses NIC ports only and
              * the TP group NVLink ports only: nothing shared, no slow-down. */
             int ok_shape = pn > 1 && (pn == n || pn * k->tp == G);
-            memo_ent key = {0, (int)fl[0].coll, k->tp, n, bucket, act, 0};
+            memo_ent key = {(int)fl[0].coll, k->tp, n, bucket, act, 0};
             if (ok_shape && !memo_get(memo, &key, &contention)) {
                 if (st_net_simulate(c, fl, 1, 0, fr, NULL) == 0) {
                     double alone = fr[0].time_s;

@@ -125,6 +125,10 @@ typedef struct st_train_result {
  * the rule it breaks and how to fix it. */
 int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *cfg, st_error *err);
 
+/* The checks that hold for a whole search: the GPUs fit the cluster, the
+ * sequence fits the model. 0, or ST_EINVAL saying which. */
+int st_train_check_scope(const st_model *m, const st_cluster *c, long long gpus, long long seq, st_error *err);
+
 /* Evaluate one iteration. trace (may be NULL): a Chrome/Perfetto trace of
  * the iteration is written there. */
 int st_train_eval(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_train_cfg *cfg,
