@@ -329,49 +329,53 @@ static void gen_hier(gen *q, st_coll c, double S)
 }
 
 /* ---- the event loop ---------------------------------------------------------- */
+/* Ready transfers ordered by (ready time, index). The time is copied into
+ * the entry: a transfer's ready time is final once it is pushed (it waits
+ * on nothing more), and the copy keeps the comparisons in cache. */
+typedef struct hent {
+    double ready;
+    int i;
+} hent;
+
 typedef struct heap {
-    int *a;
+    hent *a;
     size_t n;
-    const xfer *x;
 } heap;
 
-static int before(const heap *h, int i, int j)
-{
-    double ri = h->x[i].ready, rj = h->x[j].ready;
-    return ri < rj || (ri == rj && i < j);
-}
+static int before(hent x, hent y) { return x.ready < y.ready || (x.ready == y.ready && x.i < y.i); }
 
-static void push(heap *h, int v)
+static void push(heap *h, const xfer *x, int v)
 {
     size_t i = h->n++;
-    h->a[i] = v;
+    hent e = {x[v].ready, v};
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!before(h, h->a[i], h->a[p]))
+        if (!before(e, h->a[p]))
             break;
-        int t = h->a[i];
-        h->a[i] = h->a[p], h->a[p] = t;
+        h->a[i] = h->a[p];
         i = p;
     }
+    h->a[i] = e;
 }
 
 static int pop(heap *h)
 {
-    int top = h->a[0];
-    h->a[0] = h->a[--h->n];
+    int top = h->a[0].i;
+    hent e = h->a[--h->n];
     size_t i = 0;
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->n && before(h, h->a[l], h->a[m]))
-            m = l;
-        if (r < h->n && before(h, h->a[r], h->a[m]))
-            m = r;
-        if (m == i)
+        size_t l = 2 * i + 1, r = l + 1, m = l;
+        if (l >= h->n)
             break;
-        int t = h->a[i];
-        h->a[i] = h->a[m], h->a[m] = t;
+        if (r < h->n && before(h->a[r], h->a[l]))
+            m = r;
+        if (!before(h->a[m], e))
+            break;
+        h->a[i] = h->a[m];
         i = m;
     }
+    if (h->n)
+        h->a[i] = e;
     return top;
 }
 
@@ -493,12 +497,12 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         int nics = c->node.nics > 0 ? c->node.nics : 1;
         size_t nports = (size_t)total * 2 + (size_t)c->nodes * nics * 2;
         double *port = calloc(nports, sizeof(double));
-        heap h = {malloc((s.d.n ? s.d.n : 1) * sizeof(int)), 0, s.d.x};
+        heap h = {malloc((s.d.n ? s.d.n : 1) * sizeof(hent)), 0};
         if (!port || !h.a)
             rc = st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
         for (size_t i = 0; !rc && i < s.d.n; i++)
             if (s.d.x[i].waits == 0)
-                push(&h, (int)i);
+                push(&h, s.d.x, (int)i);
         for (size_t f = 0; f < n_flows; f++)
             out[f].end_s = flows[f].start_s;
         while (!rc && h.n) {
@@ -515,7 +519,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
                 if (arrive > y->ready)
                     y->ready = arrive;
                 if (--y->waits == 0)
-                    push(&h, s.d.deps[x->first_dep + k]);
+                    push(&h, s.d.x, s.d.deps[x->first_dep + k]);
             }
         }
         free(port);
