@@ -141,6 +141,78 @@ static void test_comm(void **state)
     assert_true(r.pp_s > 0);
 }
 
+/* Uneven pipeline stages: the split, by hand, and its effect. */
+static void test_uneven_stages(void **state)
+{
+    fx *f = *state;
+    /* Llama 3 405B: 126 layers on 16 stages, 7 on the first and the last,
+     * 8 on the rest (Llama 3 paper, Sec. 3.3.2); 11 on 4: the last short */
+    long long sum = 0;
+    for (int vs = 0; vs < 16; vs++) {
+        long long n = st_pipeline_stage_layers(126, 16, vs);
+        assert_int_equal(n, vs == 0 || vs == 15 ? 7 : 8);
+        sum += n;
+    }
+    assert_int_equal(sum, 126);
+    long long want11[4] = {3, 3, 3, 2}, want10[4] = {2, 3, 3, 2};
+    for (int vs = 0; vs < 4; vs++) {
+        assert_int_equal(st_pipeline_stage_layers(11, 4, vs), want11[vs]);
+        assert_int_equal(st_pipeline_stage_layers(10, 4, vs), want10[vs]);
+    }
+    assert_int_equal(st_pipeline_stage_layers(10, 4, 4), 0);
+    /* 34 layers on PP 4 (8, 9, 9, 8) run between the even 32 and 36; the
+     * busiest device holds 9 blocks */
+    st_model m = f->m;
+    st_train_cfg k;
+    st_train_result r32, r34, r36;
+    st_error err;
+    st_train_cfg_default(&k, &m, 4);
+    k.global_batch = 16, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1;
+    k.dp = 1, k.pp = 4, k.microbatches = 16;
+    m.tf.layers = 32;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r32, NULL, &err), 0);
+    m.tf.layers = 34;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r34, NULL, &err), 0);
+    m.tf.layers = 36;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r36, NULL, &err), 0);
+    assert_true(r34.iteration_s > r32.iteration_s && r34.iteration_s <= r36.iteration_s);
+    assert_int_equal(r34.stage_layers_min, 8);
+    assert_int_equal(r34.stage_layers_max, 9);
+    /* 1F1B holds 4, 3, 2, 1 microbatches on devices 0..3: with 8, 9, 9, 8
+     * blocks the most is device 0's 8 x 4 = 32 block-microbatches (device
+     * 1: 27), against 9 x 4 = 36 on the even 36-layer split */
+    assert_true(rel_diff(r34.mem.activations, r36.mem.activations * 32 / 36) < 1e-9);
+    /* fewer layers than stages is refused */
+    m.tf.layers = 3;
+    assert_int_equal(st_train_check(&m, &f->c, &k, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "cannot fill"));
+}
+
+/* Full recompute re-issues the forward's TP all-reduces; executed FLOPs
+ * count the recomputed forward. */
+static void test_recompute_counts(void **state)
+{
+    fx *f = *state;
+    st_train_cfg k;
+    st_train_result r, z;
+    st_error err;
+    st_train_cfg_default(&k, &f->m, 4);
+    k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1, k.dp = 1, k.tp = 4;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    k.recompute = ST_RECOMP_FULL;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    /* Megatron: 2 all-reduces forward, 2 backward, 2 more in the rerun */
+    assert_true(rel_diff(z.tp_s, r.tp_s * 6 / 4) < 1e-9);
+    assert_true(r.hw_flops == r.model_flops && z.model_flops == r.model_flops);
+    /* the rerun forward is a third of fwd + bwd for the blocks: executed
+     * FLOPs below 4/3 of model FLOPs (embedding and head are not rerun) and
+     * above 1.3 (GPT-2 Large's head is 2.5% of its forward) */
+    double ratio = z.hw_flops / z.model_flops;
+    assert_true(ratio > 1.3 && ratio < 4.0 / 3);
+    assert_true(rel_diff(z.hw_tflops_per_gpu / z.tflops_per_gpu, ratio) < 1e-12);
+    assert_true(rel_diff(z.tflops_per_gpu, z.model_flops / z.iteration_s / 4 / 1e12) < 1e-12);
+}
+
 static void test_rules(void **state)
 {
     fx *f = *state;
@@ -212,6 +284,8 @@ int main(void)
         cmocka_unit_test(test_pipeline),
         cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_comm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_uneven_stages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recompute_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
     };

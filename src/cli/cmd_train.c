@@ -132,6 +132,8 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_number(j, "lo_s", r->lo_s);
     st_json_number(j, "hi_s", r->hi_s);
     st_json_number(j, "mfu", r->mfu);
+    st_json_number(j, "tflops_per_gpu", r->tflops_per_gpu);
+    st_json_number(j, "hw_tflops_per_gpu", r->hw_tflops_per_gpu);
     st_json_number(j, "tokens_per_s", r->tokens_per_s);
     st_json_number(j, "memory_per_gpu_bytes", r->memory_per_gpu_bytes);
     st_json_number(j, "bubble_fraction", r->bubble_fraction);
@@ -154,6 +156,8 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_int(j, "seq", k->seq);
     st_json_string(j, "dtype", st_dtype_name(k->dtype));
     st_json_int(j, "lora_rank", k->lora_rank);
+    st_json_int(j, "stage_layers_min", r->stage_layers_min);
+    st_json_int(j, "stage_layers_max", r->stage_layers_max);
     st_json_end_object(j);
     st_json_begin_object(j, "breakdown");
     st_json_number(j, "forward_microbatch_s", r->fwd_s);
@@ -170,6 +174,7 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_number(j, "optimizer_s", r->optimizer_s);
     st_json_number(j, "comm_total_s", r->comm_total_s);
     st_json_number(j, "model_flops", r->model_flops);
+    st_json_number(j, "hw_flops", r->hw_flops);
     st_json_end_object(j);
     st_json_begin_object(j, "memory");
     st_json_number(j, "weights", r->mem.weights);
@@ -258,15 +263,22 @@ static int run_train(int argc, char **argv)
     } else {
         char a[32], b[32], c2[32], m1[32], m2[32];
         printf("%s on %d x %s (%s), %s\n", s.m.name, r.gpus, s.cl.node.gpu.name, s.cl.id, st_dtype_name(k.dtype));
-        printf("  DP %d  TP %d%s  PP %d (%s%s, %lld microbatches of %lld)  CP %d  EP %d  ZeRO %d  recompute %s%s\n",
-               k.dp, k.tp, k.sp ? "+SP" : "", k.pp, st_pp_sched_name(k.sched), k.sched == ST_PP_INTERLEAVED ? "" : "",
-               k.microbatches, r.micro_batch, k.cp, k.ep, k.zero, st_recompute_name(k.recompute),
-               k.lora_rank ? " LoRA" : "");
+        char split[64] = "";
+        if (r.stage_layers_min != r.stage_layers_max)
+            snprintf(split, sizeof split, ", %lld-%lld layers per stage, fewer at the ends", r.stage_layers_min,
+                     r.stage_layers_max);
+        printf("  DP %d  TP %d%s  PP %d (%s, %lld microbatches of %lld%s)  CP %d  EP %d  ZeRO %d  recompute %s%s\n",
+               k.dp, k.tp, k.sp ? "+SP" : "", k.pp, st_pp_sched_name(k.sched), k.microbatches, r.micro_batch, split,
+               k.cp, k.ep, k.zero, st_recompute_name(k.recompute), k.lora_rank ? " LoRA" : "");
         cli_secs(a, sizeof a, r.iteration_s);
         cli_secs(b, sizeof b, r.lo_s);
         cli_secs(c2, sizeof c2, r.hi_s);
         printf("\n  iteration    %s  (90%% band %s .. %s)\n", a, b, c2);
         printf("  throughput   %.0f tokens/s   MFU %.1f%%\n", r.tokens_per_s, 100 * r.mfu);
+        printf("  TFLOP/s/GPU  %.1f model", r.tflops_per_gpu);
+        if (r.hw_flops > r.model_flops)
+            printf(", %.1f executed (recompute counted)", r.hw_tflops_per_gpu);
+        printf("\n");
         printf("  bubble       %.1f%% of the pipeline\n", 100 * r.bubble_fraction);
         cli_secs(a, sizeof a, r.comm_s);
         cli_secs(b, sizeof b, r.comm_total_s);
@@ -399,8 +411,10 @@ const cli_command cmd_train = {
     "  --fused          compiled / fused kernels (the compose layer's fused mode)\n"
     "  --moe-imbalance  busiest expert's tokens over the mean (default 1)\n"
     "  --trace FILE     write a Chrome/Perfetto trace of the iteration\n"
-    "  --json           iteration_s, lo_s, hi_s, mfu, tokens_per_s, memory_per_gpu_bytes,\n"
-    "                   bubble_fraction, comm_s, oom, config{}, breakdown{}, memory{}\n",
+    "  --json           iteration_s, lo_s, hi_s, mfu, tflops_per_gpu, hw_tflops_per_gpu (recompute\n"
+    "                   counted), tokens_per_s, memory_per_gpu_bytes, bubble_fraction, comm_s, oom,\n"
+    "                   config{}, breakdown{}, memory{}\n"
+    "\nLayers that do not divide over the stages go one fewer on the end stages (Llama 3: 126 on 16).\n",
     run_train,
 };
 

@@ -65,6 +65,16 @@ int st_train_check_scope(const st_model *m, const st_cluster *c, long long gpus,
     return 0;
 }
 
+long long st_pipeline_stage_layers(long long L, long long V, long long vs)
+{
+    if (V < 1 || vs < 0 || vs >= V)
+        return 0;
+    long long base = L / V, r = L % V;
+    /* rank among the ends: last 0, first 1, second-to-last 2, second 3, ... */
+    long long rank = vs >= V - 1 - vs ? 2 * (V - 1 - vs) : 2 * vs + 1;
+    return rank < V - r ? base : base + 1;
+}
+
 int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k, st_error *err)
 {
     if (m->kind != ST_MODEL_TRANSFORMER)
@@ -101,8 +111,13 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
         return st_error_set(err, ST_EINVAL, "sequence parallelism needs TP >= 2");
     long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
     long long L = tf->layers + tf->encoder_layers;
-    if (L % V)
-        return st_error_set(err, ST_EINVAL, "%lld layers do not split into %lld pipeline stages%s; choose PP%s dividing %lld",
+    if (L < V)
+        return st_error_set(err, ST_EINVAL, "%lld layers cannot fill %lld pipeline stages%s; choose PP%s of at most %lld",
+                            L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
+                            k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L);
+    if (L % V && tf->encoder_layers)
+        return st_error_set(err, ST_EINVAL, "%lld encoder and decoder layers do not split evenly into %lld pipeline "
+                            "stages%s; an encoder-decoder model needs PP%s dividing %lld",
                             L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
                             k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L);
     if (k->sched == ST_PP_INTERLEAVED && (k->chunks < 2 || k->pp < 2 || k->microbatches % k->pp))
@@ -726,6 +741,19 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         ep_blk_f = 2 * a2a * share;
         ep_blk_b = 2 * a2a * share;
     }
+    /* Recompute runs forward work again inside the backward, collectives
+     * included: a fully recomputed block re-issues its TP all-reduces, its
+     * ring-attention exchange and its MoE all-to-alls (Megatron-LM
+     * checkpoints whole layers and reruns their forward); selective
+     * recompute redoes the attention core only, whose one collective is
+     * CP's ring. */
+    if (k->recompute == ST_RECOMP_FULL) {
+        tp_blk_b += tp_blk_f;
+        cp_blk_b += cp_blk_f;
+        ep_blk_b += ep_blk_f;
+    } else if (k->recompute == ST_RECOMP_SELECTIVE) {
+        cp_blk_b += cp_blk_f;
+    }
     /* parameters on the largest stage (the first: embedding; or the last: head) */
     double blk_p = 0;
     {
@@ -738,10 +766,21 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     }
     double emb_p = (double)tf->vocab * tf->hidden / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0);
     double head_p = tf->lm_head && !tf->tied_embeddings ? (double)tf->vocab * tf->hidden / k->tp : 0;
-    double stage_blocks = (double)L.blocks * v;
-    double stage_p0 = stage_blocks * blk_p + emb_p + (pp == 1 ? head_p : 0);
-    double stage_pl = stage_blocks * blk_p + (pp == 1 ? emb_p : 0) + head_p + (pp > 1 && tf->tied_embeddings ? emb_p : 0);
-    double stage_p = stage_p0 > stage_pl ? stage_p0 : stage_pl;
+    /* blocks and parameters per device (device d holds virtual stages d,
+     * d + pp, ...); the busiest device sets memory and gradient bytes */
+    long long L_all = tf->layers + tf->encoder_layers;
+    double *dev_blocks = calloc((size_t)pp, sizeof(double));
+    if (!dev_blocks)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    double stage_blocks = 0, stage_p = 0;
+    for (int d = 0; d < pp; d++) {
+        for (int ch = 0; ch < v; ch++)
+            dev_blocks[d] += (double)st_pipeline_stage_layers(L_all, V, (long long)ch * pp + d);
+        double p_d = dev_blocks[d] * blk_p + (d == 0 ? emb_p : 0) + (d == pp - 1 ? head_p : 0) +
+                     (pp > 1 && d == pp - 1 && tf->tied_embeddings ? emb_p : 0);
+        stage_blocks = dev_blocks[d] > stage_blocks ? dev_blocks[d] : stage_blocks;
+        stage_p = p_d > stage_p ? p_d : stage_p;
+    }
     double train_p = k->lora_rank ? stage_blocks * lora_params(tf, k->lora_rank, k->tp) : stage_p;
 
     /* ZeRO-3: each block's weights gathered forward and backward, gradients
@@ -758,25 +797,34 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     double b_blk = pb.blk + tp_blk_b + cp_blk_b + ep_blk_b + z3_b;
     double *F = calloc((size_t)V, sizeof(double)), *B = calloc((size_t)V, sizeof(double));
     if (!F || !B) {
-        free(F), free(B);
+        free(F), free(B), free(dev_blocks);
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
     for (int vs = 0; vs < V; vs++) {
-        F[vs] = L.blocks * f_blk + (vs == 0 ? pf.embed : 0) + (vs == V - 1 ? pf.head : 0);
-        B[vs] = L.blocks * b_blk + (vs == 0 ? pb.embed : 0) + (vs == V - 1 ? pb.head : 0);
+        double nbl = (double)st_pipeline_stage_layers(L_all, V, vs);
+        F[vs] = nbl * f_blk + (vs == 0 ? pf.embed : 0) + (vs == V - 1 ? pf.head : 0);
+        B[vs] = nbl * b_blk + (vs == 0 ? pb.embed : 0) + (vs == V - 1 ? pb.head : 0);
     }
     /* pipeline send/recv of one microbatch's activations */
     double p2p = 0;
     if (pp > 1) {
         int stride = k->tp * k->cp * k->dp;
         double bytes = k->sp ? act / k->tp : act;
+        /* Megatron-LM's scatter/gather (Narayanan et al. 2021, Sec. 4.1;
+         * on by default with TP and without SP): each TP rank sends only its
+         * 1/tp of the replicated activation, the receiving stage all-gathers
+         * it over the node's fabric */
+        if (!k->sp && k->tp > 1)
+            bytes = act / k->tp;
         p2p = coll_time(c, ST_COLL_SENDRECV, 2, stride < G ? 2 : 1, bytes, err, &rc);
+        if (!k->sp && k->tp > 1)
+            p2p += coll_time(c, ST_COLL_ALLGATHER, k->tp, tp_pn, act, err, &rc);
     }
     sched S;
     if (!rc)
         rc = simulate(k, F, B, p2p, &S, err);
     if (rc) {
-        free(F), free(B);
+        free(F), free(B), free(dev_blocks);
         return rc;
     }
     /* DP gradient buckets during each device's last backward */
@@ -882,11 +930,14 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             if (k->recompute == ST_RECOMP_NONE && !k->flash)
                 per_blk += as2b * (2 * e + 1) / k->tp;
         }
-        double inflight = 0;
-        for (int d = 0; d < pp; d++)
+        double inflight = 0, act_max = 0;
+        for (int d = 0; d < pp; d++) {
             inflight = S.inflight[d] > inflight ? S.inflight[d] : inflight;
+            double a = per_blk * dev_blocks[d] * S.inflight[d];
+            act_max = a > act_max ? a : act_max;
+        }
         M->inflight = inflight;
-        M->activations = per_blk * stage_blocks * inflight;
+        M->activations = act_max;
         M->logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
         M->buffers = k->dp > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
         M->total = M->weights + M->grads + M->optimizer + M->activations + M->logits + M->buffers;
@@ -929,14 +980,33 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         go.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
         st_oplist fo = {0};
         rc = st_transformer_ops(&full, &go, &fo, err);
-        if (!rc)
+        if (!rc) {
             r->model_flops = (k->lora_rank ? 2 : 3) * st_oplist_total_flops(&fo) * (double)k->global_batch;
+            /* executed FLOPs add the recomputed forward work of the blocks
+             * (Megatron-LM's "hardware" count, 96 B s l h^2 (...) with full
+             * recompute, Narayanan et al. 2021, Sec. 5.1) */
+            double again = 0;
+            for (size_t i = 0; i < fo.n; i++) {
+                const st_op *op = &fo.ops[i];
+                if (!is_block(op->layer))
+                    continue;
+                if (k->recompute == ST_RECOMP_FULL ||
+                    (k->recompute == ST_RECOMP_SELECTIVE &&
+                     (op->kind == ST_OP_BMM || op->kind == ST_OP_SOFTMAX || op->kind == ST_OP_ATTENTION)))
+                    again += op->flops * (double)op->repeat;
+            }
+            r->hw_flops = r->model_flops + again * (double)k->global_batch;
+        }
         st_oplist_free(&fo);
         st_dtype pk = k->dtype == ST_FP8 ? ST_FP8 : k->dtype;
         double peak = st_gpu_peak(gpu, pk, 0);
         if (!(peak > 0))
             peak = gpu->vector[ST_FP32];
         r->mfu = r->iteration_s > 0 && peak > 0 ? r->model_flops / (r->iteration_s * r->gpus * peak) : 0;
+        r->tflops_per_gpu = r->iteration_s > 0 ? r->model_flops / (r->iteration_s * r->gpus) / 1e12 : 0;
+        r->hw_tflops_per_gpu = r->iteration_s > 0 ? r->hw_flops / (r->iteration_s * r->gpus) / 1e12 : 0;
+        r->stage_layers_min = L_all / V;
+        r->stage_layers_max = L_all / V + (L_all % V ? 1 : 0);
         r->tokens_per_s = r->iteration_s > 0 ? (double)k->global_batch * k->seq / r->iteration_s : 0;
         /* band: compute by the compose layer's correlated band, exposed
          * communication by COMM_SPREAD */
@@ -949,7 +1019,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         if (trace)
             write_trace(trace, &S, k, dps, dpe, end_all, opt_s, zero_ag);
     }
-    free(dps), free(dpe), free(F), free(B);
+    free(dps), free(dpe), free(F), free(B), free(dev_blocks);
     sched_free(&S, pp);
     return rc;
 }

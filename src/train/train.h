@@ -115,11 +115,23 @@ typedef struct st_train_result {
     double optimizer_s;
     double pipeline_s;            /* end of the last backward */
     double model_flops;           /* per iteration, all GPUs (no recompute) */
+    double hw_flops;              /* executed: model FLOPs plus the recomputed forward */
+    double tflops_per_gpu;        /* model FLOPs / (iteration x GPUs), in TFLOP/s */
+    double hw_tflops_per_gpu;     /* executed FLOPs / (iteration x GPUs), in TFLOP/s */
+    long long stage_layers_min, stage_layers_max; /* layers per virtual pipeline stage */
     double dp_contention;         /* DP comm slow-down from concurrent TP (simulated) */
     long long micro_batch;        /* sequences per microbatch */
     st_train_mem mem;
     int gpus;
 } st_train_result;
+
+/* Layers on virtual pipeline stage vs (0..V-1) when L layers split over V:
+ * L / V each and one more on L % V of them. The stages left short are the
+ * end ones, taken last, first, second-to-last, second, ..., since they also
+ * carry the embedding and the LM head: Llama 3 405B trains its 126 layers
+ * on 16 stages with one layer fewer on the first and the last (Llama 3
+ * paper, Sec. 3.3.2). 0 when vs is out of range. */
+long long st_pipeline_stage_layers(long long L, long long V, long long vs);
 
 /* Check a configuration against model and cluster: 0, or ST_EINVAL with
  * the rule it breaks and how to fix it. */
