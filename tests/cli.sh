@@ -367,6 +367,26 @@ if [ $rc = 1 ] && grep -q "empty output path" "$tmp/err"; then ok "train --trace
 check "plan: identical output on 1 and 4 threads" cmp "$tmp/p1.json" "$tmp/p4.json"
 check "plan --json: plans sorted by time, a non-empty Pareto set" \
     jq -e '(.plans | length) > 10 and ([.plans[] | select(.oom | not) | .iteration_s] as $t | $t == ($t | sort)) and (.pareto | length) >= 1' "$tmp/p1.json"
+# published anchors (issue 5; README "Published anchors"): Megatron-LM's
+# GPT-3 175B on 1,024 A100s of Selene, 140 TFLOP/s per GPU counting the
+# recomputed forward (Narayanan et al. 2021, Sec. 5.1), and Llama 3 405B on
+# 16,384 H100s, 400 TFLOP/s per GPU (Llama 3 paper, Table 4; Chu et al.,
+# ISCA 2025)
+"$S" train megatron-gpt3-175b --cluster selene-a100 --gpus 1024 --tp 8 --pp 16 --global-batch 1536 --seq 2048 \
+    --recompute full --json > "$tmp/g3.json" 2> "$tmp/err"
+check "train: Megatron-LM GPT-3 175B on 1,024 A100s within 15% of the published 140 TFLOP/s per GPU" \
+    jq -e '(.hw_tflops_per_gpu / 140 - 1 | fabs) <= 0.15 and (.oom | not)' "$tmp/g3.json"
+check "train: executed FLOPs = Megatron's 96 B s l h^2 (1 + s/6h + V/16lh) within 0.5%" \
+    jq -e '(.breakdown.hw_flops / (96 * 1536 * 2048 * 96 * 12288 * 12288 * (1 + 2048 / (6 * 12288) + 51200 / (16 * 96 * 12288))) - 1 | fabs) < 0.005' "$tmp/g3.json"
+"$S" train llama3.1-405b --cluster meta-roce-h100 --gpus 16384 --tp 8 --sp --pp 16 --schedule interleaved --chunks 4 \
+    --zero 2 --global-batch 2048 --seq 8192 --flash --json > "$tmp/l3.json" 2> "$tmp/err"
+check "train: Llama 3 405B on 16,384 H100s within 15% of the published 400 TFLOP/s per GPU, in 80 GB" \
+    jq -e '(.tflops_per_gpu / 400 - 1 | fabs) <= 0.15 and (.oom | not)' "$tmp/l3.json"
+check "train: 126 layers on 16 x 4 virtual stages split 1-2, not refused" \
+    jq -e '.config.stage_layers_min == 1 and .config.stage_layers_max == 2' "$tmp/l3.json"
+"$S" train llama3.1-405b --cluster meta-roce-h100 --gpus 16384 --tp 8 --sp --pp 16 --zero 2 --global-batch 2048 \
+    --seq 8192 --flash > "$tmp/out" 2> "$tmp/err"
+check "train: the text output names an uneven split (7-8 layers per stage)" grep -q "7-8 layers per stage, fewer at the ends" "$tmp/out"
 
 # ---- accelerator layer (issue 4) ---------------------------------------------
 # hand count: ResNet-50 conv1 is 64 x 3 x 7 x 7 x 112 x 112 = 118,013,952 MACs
