@@ -299,6 +299,15 @@ for cc in "allreduce 57.4" "reducescatter 29.0"; do
     check "coll: ASTRA-sim's HGX-H100 $1 on its chunk schedule within 15% of its $2 us" \
         sh -c "'$S' coll $1 --cluster astra-hgx-h100 --bytes 512KiB --algo ring --json | jq -e '(2 * .time_s / $2e-6 - 1 | fabs) < 0.15'"
 done
+"$S" coll allreduce --bytes 1MiB --chunk -1 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && [ "$(grep -c '^strata coll:' "$tmp/err")" = 1 ]; then ok "coll --chunk -1: one usage error, exit 2"; else not_ok "coll --chunk -1: one usage error, exit 2" "rc=$rc $(cat "$tmp/err")"; fi
+check "coll --sweep below 1 KiB: the sweep is the asked size, not 1 KiB" \
+    sh -c "'$S' coll allreduce --bytes 100 --sweep --json | jq -e '(.sweep | length) == 1 and .sweep[0].bytes == 100'"
+# 1 GiB over 64 ranks is 16 MiB per step: 256 chunks of 64 KiB, cut to the 16 the simulation takes
+check "coll --sim: the chunks per step are reported (16 MiB per step, 64 KiB asked: capped at 16)" \
+    sh -c "'$S' coll allreduce --cluster ib-a100 --gpus 64 --bytes 1GiB --sim --chunk 64KiB --json | jq -e '.sim.chunks == 16'"
+"$S" coll allreduce --cluster ib-a100 --gpus 160 --bytes 1GiB --algo ring --sim --chunk 64KiB > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "simulation too large: over 4000000" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "coll --sim too large: refused with the fix, nothing printed"; else not_ok "coll --sim too large: refused with the fix, nothing printed" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" coll sendrecv --gpus 3 --bytes 1MiB > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "between 2 GPUs" "$tmp/err"; then ok "coll sendrecv --gpus 3: error naming the rule"; else not_ok "coll sendrecv --gpus 3: error naming the rule" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" coll allreduce --bytes 12Q > /dev/null 2> "$tmp/err"; rc=$?
@@ -459,6 +468,10 @@ printf '{"input_toks": 10, "output_toks": 5, "arrival_time": 0}\n{"input_toks": 
 "$S" serve llama3.1-8b --trace "$tmp/bad.jsonl" --per-request "$tmp/bad.csv" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "bad.jsonl:2:35" "$tmp/err" && [ ! -e "$tmp/bad.csv" ]; then ok "serve: a bad trace line is FILE:LINE:COL, exit 1, nothing written"
 else not_ok "serve: a bad trace line is FILE:LINE:COL, exit 1, nothing written" "rc=$rc" "$(cat "$tmp/err")"; fi
+"$S" serve llama3.1-8b --gpu h100-sxm --qps 2 --requests 10 --lengths bogus > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "^strata serve: bad --lengths 'bogus'" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --lengths bogus: a usage error (exit 2) with the forms"; else not_ok "serve --lengths bogus: a usage error (exit 2)" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" serve llama3.1-8b --gpu h100-sxm --qps 2 --requests 10 --lengths fixed:100,100 --runtime-reserve 1TiB > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "runtime-reserve .* alone fills" "$tmp/err" && ! grep -q "weights" "$tmp/err"; then ok "serve --runtime-reserve 1TiB: the reserve is blamed, not the weights"; else not_ok "serve --runtime-reserve 1TiB: the reserve is blamed" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" serve llama3.1-8b --sched vlm --qps 1 --requests 5 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "sched 'vlm': choose vllm" "$tmp/err"; then ok "serve: an unknown scheduler is a usage error naming the choices"; else not_ok "serve: an unknown scheduler is a usage error naming the choices" "rc=$rc"; fi
 "$S" serve llama3.1-8b --qps 1 > /dev/null 2> "$tmp/err"; rc=$?

@@ -61,9 +61,10 @@ static int run(int argc, char **argv)
             sim = 1;
             break;
         case 'C':
-            if (cli_parse_bytes(&cmd_coll, "--chunk", optarg, &chunk) || chunk < 1) {
-                if (chunk < 1 && chunk >= 0)
-                    cli_usage_error(&cmd_coll, "--chunk: must be at least 1 byte");
+            if (cli_parse_bytes(&cmd_coll, "--chunk", optarg, &chunk))
+                return 2;
+            if (chunk < 1) {
+                cli_usage_error(&cmd_coll, "--chunk: must be at least 1 byte");
                 return 2;
             }
             break;
@@ -89,6 +90,7 @@ static int run(int argc, char **argv)
     if (bytes == 0) /* NCCL returns from a zero-count call without launching anything */
         return cli_usage_error(&cmd_coll, "--bytes 0 moves no data, so there is no time to estimate; give "
                                "a size of at least 1 byte (e.g. --bytes 8 for the latency floor)");
+    double sweep0 = bytes < 1024 ? bytes : 1024; /* the sweep's first size: 1 KiB, or SIZE below it */
     st_error err;
     st_cluster cl;
     if (st_load_cluster_or_node(cluster, &cl, &err))
@@ -166,11 +168,12 @@ static int run(int argc, char **argv)
             st_json_number(&j, "all_done_s", last);
             st_json_number(&j, "busbw", sr[0].time_s > 0 ? bytes / sr[0].time_s * st_coll_bus_factor(coll, g.n) : 0);
             st_json_int(&j, "transfers", sr[0].transfers);
+            st_json_int(&j, "chunks", sr[0].chunks);
             st_json_end_object(&j);
         }
         if (sweep) {
             st_json_begin_array(&j, "sweep");
-            for (double s = 1024; s <= bytes * 1.0000001 || s == 1024; s *= 2) {
+            for (double s = sweep0; s <= bytes * 1.0000001 || s == sweep0; s *= 2) {
                 st_coll_est w;
                 if (st_coll_estimate(&g, coll, algo, s, &w, NULL))
                     break;
@@ -214,7 +217,8 @@ static int run(int argc, char **argv)
            algo == ST_ALGO_AUTO ? "NCCL's choice (the faster of its own algorithms)" : "chosen", t, e.busbw * 1e-9);
     if (sim) {
         cli_secs(t, sizeof t, sr[0].time_s);
-        printf("  simulated (%s, chunk-level, %lld transfers): %s", st_algo_name(sr[0].algo), sr[0].transfers, t);
+        printf("  simulated (%s, chunk-level, %d chunk%s per step, %lld transfers): %s", st_algo_name(sr[0].algo),
+               sr[0].chunks, sr[0].chunks == 1 ? "" : "s", sr[0].transfers, t);
         if (conc > 1) {
             double last = 0;
             for (int i = 0; i < conc; i++)
@@ -226,7 +230,7 @@ static int run(int argc, char **argv)
     }
     if (sweep) {
         printf("\n  %12s  %-17s %11s %12s\n", "bytes", "algorithm", "time", "busbw GB/s");
-        for (double s = 1024; s <= bytes * 1.0000001 || s == 1024; s *= 2) {
+        for (double s = sweep0; s <= bytes * 1.0000001 || s == sweep0; s *= 2) {
             st_coll_est w;
             if (st_coll_estimate(&g, coll, algo, s, &w, NULL))
                 break;
@@ -253,9 +257,10 @@ const cli_command cmd_coll = {
     "                   send/recv), ring, tree, direct, halving_doubling, hierarchical\n"
     "  --sim            also run the chunk-level discrete-event simulation\n"
     "  --concurrent K   simulate K copies at once on the same GPUs (link contention)\n"
-    "  --chunk SIZE     simulation chunk size (default 1MiB)\n"
-    "  --sweep          also print time and bus bandwidth from 1 KiB up to SIZE (the\n"
-    "                   small-message latency floor)\n"
+    "  --chunk SIZE     simulation chunk size (default 1MiB); a step's block is cut into\n"
+    "                   1 to 16 chunks (the simulation output says how many)\n"
+    "  --sweep          also print time and bus bandwidth from 1 KiB (or SIZE, when smaller)\n"
+    "                   up to SIZE, doubling: the small-message latency floor\n"
     "  --json           one object: collective, cluster, gpus, per_node, nodes, bytes, algo,\n"
     "                   time_s, algbw, busbw (bytes/s), latency_s, transfer_s, algorithms[],\n"
     "                   sim{}, sweep[]\n",

@@ -171,6 +171,17 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         cli_usage_error(cmd, "give --trace FILE, or --qps Q --requests N --lengths SPEC (e.g. --lengths uniform:100-2000,50-800)");
         return 2;
     }
+    /* a malformed SPEC is a usage error like any other option; trace:FILE
+     * is read later, where a file's faults are I/O errors */
+    if (o->lengths && strncmp(o->lengths, "trace:", 6) != 0) {
+        st_lenspec ls;
+        st_error e;
+        if (st_lenspec_parse(o->lengths, &ls, &e)) {
+            cli_usage_error(cmd, "%s", e.msg);
+            return 2;
+        }
+        st_lenspec_free(&ls);
+    }
     if (o->per_request && o->trace_out && strcmp(o->per_request, o->trace_out) == 0) {
         cli_usage_error(cmd, "--per-request and --trace-out name the same file");
         return 2;

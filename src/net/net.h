@@ -147,10 +147,15 @@ typedef struct st_flow_result {
     double end_s;      /* completion time */
     double time_s;     /* end_s - start_s */
     long long transfers;
+    int chunks;        /* pipelined chunks per step: ceil(bytes / n / chunk_bytes), 1..16 */
 } st_flow_result;
 
 /* Simulate flows together on cluster c (GPUs numbered node-major: GPU r is
- * on node r / GPUs-per-node). chunk_bytes <= 0: 1 MiB. Results in order. */
+ * on node r / GPUs-per-node). chunk_bytes <= 0: 1 MiB. A step's block is
+ * cut into ceil(bytes / n / chunk_bytes) chunks, at least 1 and at most 16
+ * (out[].chunks says how many). The transfers are counted before any is
+ * built: over 4,000,000 in all is refused (ST_EINVAL) without the build's
+ * time and memory. Results in order. */
 int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, double chunk_bytes,
                     st_flow_result *out, st_error *err);
 

@@ -39,6 +39,8 @@ typedef struct sim {
     st_net_group g;       /* rates and latencies (per flow group shape) */
     dag d;
     int failed;
+    int counting;         /* first pass: count transfers, build nothing */
+    int chunks;           /* of the flow being generated (for the message) */
     st_error *err;
 } sim;
 
@@ -63,11 +65,17 @@ static int add_x(sim *s, int flow, int src, int dst, double bytes, double ready)
     if (s->failed)
         return -1;
     if (s->d.n >= MAX_TRANSFERS) {
-        st_error_set(s->err, ST_EINVAL, "simulation too large (over %d chunk transfers); use a larger "
-                     "chunk size or the analytical model", MAX_TRANSFERS);
+        char fewer[96] = "";
+        if (s->chunks > 1)
+            snprintf(fewer, sizeof fewer, "fewer chunks per step (a larger --chunk; now %d), ", s->chunks);
+        st_error_set(s->err, ST_EINVAL, "simulation too large: over %d chunk transfers; use %san algorithm "
+                     "with fewer steps (halving_doubling, hierarchical), fewer GPUs, or the analytical model",
+                     MAX_TRANSFERS, fewer);
         s->failed = 1;
         return -1;
     }
+    if (s->counting)
+        return (int)s->d.n++;
     if (grow((void **)&s->d.x, &s->d.cap, s->d.n + 1, sizeof(xfer))) {
         st_error_set(s->err, ST_ENOMEM, "out of memory in the network simulation");
         s->failed = 1;
@@ -82,7 +90,7 @@ static int add_x(sim *s, int flow, int src, int dst, double bytes, double ready)
 static int add_join(sim *s, int flow, double ready)
 {
     int x = add_x(s, flow, 0, 0, 0, ready);
-    if (x >= 0)
+    if (x >= 0 && !s->counting)
         s->d.x[x].join = 1;
     return x;
 }
@@ -90,7 +98,7 @@ static int add_join(sim *s, int flow, double ready)
 /* `to` waits for `from` to arrive. */
 static void dep(sim *s, int from, int to)
 {
-    if (s->failed || from < 0 || to < 0)
+    if (s->failed || s->counting || from < 0 || to < 0)
         return;
     if (grow((void **)&s->d.edges, &s->d.cap_edges, s->d.n_edges + 1, sizeof *s->d.edges)) {
         st_error_set(s->err, ST_ENOMEM, "out of memory in the network simulation");
@@ -421,6 +429,11 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
     st_net_group *groups = calloc(n_flows ? n_flows : 1, sizeof *groups);
     if (!groups)
         return st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
+    /* pass 0 counts the transfers (refusing a simulation too large before
+     * it takes time and memory), pass 1 builds them */
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+    s.counting = pass == 0;
+    s.d.n = 0;
     for (size_t f = 0; f < n_flows && !rc; f++) {
         const st_flow *fl = &flows[f];
         memset(&out[f], 0, sizeof out[f]);
@@ -460,6 +473,8 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
             double per = fl->bytes / fl->n;
             int chunks = (int)ceil(per / chunk_bytes);
             chunks = chunks < 1 ? 1 : chunks > MAX_CHUNKS ? MAX_CHUNKS : chunks;
+            out[f].chunks = chunks;
+            s.chunks = chunks;
             gen q = {&s, (int)f, rank, fl->n, pn, fl->n / pn, chunks, fl->start_s + (fl->coll == ST_COLL_SENDRECV ? ST_NET_BASE_LATENCY : groups[f].base_s)};
             switch (a) {
             case ST_ALGO_RING: gen_ring(&q, fl->coll, fl->bytes); break;
@@ -472,6 +487,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
                 rc = err ? err->code : ST_EINVAL;
         }
         free(rank);
+    }
     }
     /* CSR of dependents */
     if (!rc && s.d.n) {

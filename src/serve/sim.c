@@ -1336,11 +1336,21 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
         if (cfg->spec_k > 0 && m == 0 && cfg->draft)
             blocks -= (long long)ceil((s.draft.weights_bytes) / (s.cost[0].kv_bytes_per_token * cfg->block_size));
         if (blocks < 1 || blocks * cfg->block_size < 1) {
-            st_error_set(err, ST_EINVAL,
-                         "%s does not fit: %.2f GB of weights per GPU and %.2f GB of activations leave no KV cache on %s "
-                         "at --gpu-mem-util %.2f; raise --tp, quantise (--quant) or use a larger GPU",
-                         models[m]->id, s.cost[m].weights_bytes / 1e9, s.cost[m].act_bytes / 1e9, cfg->gpu->id,
-                         cfg->gpu_mem_util);
+            double usable = s.cost[m].gpu.mem_bytes * cfg->gpu_mem_util * mem_frac;
+            double reserve = cfg->runtime_reserve_bytes * mem_frac;
+            if (reserve >= usable)
+                st_error_set(err, ST_EINVAL,
+                             "--runtime-reserve %.2f GB alone fills the %.2f GB that --gpu-mem-util %.2f leaves of "
+                             "%s%s; lower --runtime-reserve",
+                             reserve / 1e9, usable / 1e9, cfg->gpu_mem_util, cfg->gpu->id,
+                             s.nmodels > 1 ? " (this model's share)" : "");
+            else
+                st_error_set(err, ST_EINVAL,
+                             "%s does not fit: %.2f GB of weights, %.2f GB of activations and %.2f GB of runtime "
+                             "reserve per GPU leave no KV cache in the %.2f GB that --gpu-mem-util %.2f leaves of %s; "
+                             "raise --tp, quantise (--quant) or use a larger GPU",
+                             models[m]->id, s.cost[m].weights_bytes / 1e9, s.cost[m].act_bytes / 1e9, reserve / 1e9,
+                             usable / 1e9, cfg->gpu_mem_util, cfg->gpu->id);
             rc = ST_EINVAL;
             break;
         }
