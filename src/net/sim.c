@@ -406,14 +406,12 @@ static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, 
         rate = p2p ? g->p2p_nic : g->bw_nic;
         lat = g->lat_net;
     }
-    double start = x->ready;
-    if (port[po] > start)
-        start = port[po];
-    if (port[pi] > start)
-        start = port[pi];
-    double end = start + x->bytes / rate;
-    port[po] = port[pi] = end;
-    return end + lat;
+    double d = x->bytes / rate;
+    double so = x->ready > port[po] ? x->ready : port[po];
+    double si = so > port[pi] ? so : port[pi];
+    port[po] = so + d;
+    port[pi] = si + d;
+    return si + d + lat;
 }
 
 int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, double chunk_bytes,
