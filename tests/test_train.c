@@ -160,9 +160,14 @@ static void test_uneven_stages(void **state)
         assert_int_equal(st_pipeline_stage_layers(10, 4, vs), want10[vs]);
     }
     assert_int_equal(st_pipeline_stage_layers(10, 4, 4), 0);
+    /* Llama 3 with one layer per model chunk: 126 layers on 128 chunks, the
+     * first holding only the embedding, the last only the head */
+    for (int vs = 0; vs < 128; vs++)
+        assert_int_equal(st_pipeline_stage_layers(126, 128, vs), vs == 0 || vs == 127 ? 0 : 1);
     /* 34 layers on PP 4 (8, 9, 9, 8) run between the even 32 and 36; the
      * busiest device holds 9 blocks */
     st_model m = f->m;
+    m.tf.vocab = 1000; /* a light head, so that a middle stage can be the busiest */
     st_train_cfg k;
     st_train_result r32, r34, r36;
     st_error err;
@@ -177,13 +182,22 @@ static void test_uneven_stages(void **state)
     assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r36, NULL, &err), 0);
     assert_true(r34.iteration_s > r32.iteration_s && r34.iteration_s <= r36.iteration_s);
     assert_int_equal(r34.stage_layers_min, 8);
+    /* the busiest stage is a 9-block middle one, not an end (8 blocks and
+     * the embedding or head, as every stage of the 32-layer split) */
+    assert_true(r34.fwd_s > r32.fwd_s && r34.bwd_s > r32.bwd_s);
     assert_int_equal(r34.stage_layers_max, 9);
-    /* 1F1B holds 4, 3, 2, 1 microbatches on devices 0..3: with 8, 9, 9, 8
-     * blocks the most is device 0's 8 x 4 = 32 block-microbatches (device
-     * 1: 27), against 9 x 4 = 36 on the even 36-layer split */
-    assert_true(rel_diff(r34.mem.activations, r36.mem.activations * 32 / 36) < 1e-9);
-    /* fewer layers than stages is refused */
-    m.tf.layers = 3;
+    /* memory is each device's own: 1F1B holds 4, 3, 2, 1 microbatches on
+     * devices 0..3. Device 0: 8 blocks of weights (16 B x 12 x 1280^2 =
+     * 315 MB each with AdamW) and 8 x 4 = 32 block-microbatches of
+     * activations (1024 x 1280 x 34 B = 44.6 MB each): 3.95 GB; device 1:
+     * 9 blocks and 9 x 3 = 27: 4.04 GB, the busiest, so its 27 are reported
+     * (against 9 x 4 = 36 on device 0 of the even 36-layer split) */
+    assert_true(rel_diff(r34.mem.activations, r36.mem.activations * 27 / 36) < 1e-9);
+    /* only the two end stages may be empty: 2 layers on 4 stages run, 1 is
+     * refused */
+    m.tf.layers = 2;
+    assert_int_equal(st_train_check(&m, &f->c, &k, &err), 0);
+    m.tf.layers = 1;
     assert_int_equal(st_train_check(&m, &f->c, &k, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "cannot fill"));
 }
@@ -203,6 +217,19 @@ static void test_recompute_counts(void **state)
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
     /* Megatron: 2 all-reduces forward, 2 backward, 2 more in the rerun */
     assert_true(rel_diff(z.tp_s, r.tp_s * 6 / 4) < 1e-9);
+    /* and the rerun sits in the backward: the backward grows by one
+     * forward block, all-reduces included, per block. One block's forward
+     * is the 36-layer forward less the 35-layer one. Without the rerun's
+     * all-reduces the growth would be short by r.tp_s / 2 (about 10%). */
+    st_model m35 = f->m;
+    m35.tf.layers = 35;
+    st_train_result r35;
+    k.recompute = ST_RECOMP_NONE;
+    assert_int_equal(st_train_eval(&m35, &f->c, &f->coef, &k, &r35, NULL, &err), 0);
+    double f_blk = r.fwd_s - r35.fwd_s;
+    assert_true(rel_diff(z.bwd_s - r.bwd_s, 36 * f_blk) < 0.02);
+    assert_true(r.tp_s / 2 > 0.05 * (z.bwd_s - r.bwd_s));
+    k.recompute = ST_RECOMP_FULL;
     assert_true(r.hw_flops == r.model_flops && z.model_flops == r.model_flops);
     /* the rerun forward is a third of fwd + bwd for the blocks: executed
      * FLOPs below 4/3 of model FLOPs (embedding and head are not rerun) and

@@ -111,10 +111,14 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
         return st_error_set(err, ST_EINVAL, "sequence parallelism needs TP >= 2");
     long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
     long long L = tf->layers + tf->encoder_layers;
-    if (L < V)
-        return st_error_set(err, ST_EINVAL, "%lld layers cannot fill %lld pipeline stages%s; choose PP%s of at most %lld",
+    /* the two end stages may hold no layer (the first only the
+     * embedding, the last only the head and loss: Llama 3's 126 layers on
+     * 128 model chunks); every other stage needs one */
+    if (L < V - 2 || L < 1)
+        return st_error_set(err, ST_EINVAL, "%lld layers cannot fill %lld pipeline stages%s (only the first and "
+                            "the last may hold no layer); choose PP%s of at most %lld",
                             L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
-                            k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L);
+                            k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L + 2);
     if (L % V && tf->encoder_layers)
         return st_error_set(err, ST_EINVAL, "%lld encoder and decoder layers do not split evenly into %lld pipeline "
                             "stages%s; an encoder-decoder model needs PP%s dividing %lld",
@@ -192,7 +196,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
     memset(out, 0, sizeof *out);
     st_transformer_shard(tf, k->tp, k->ep);
     /* one stage's blocks; an encoder-decoder keeps its proportions */
-    long long per = L / V;
+    long long per = L / V > 0 ? L / V : 1; /* cost per block; end stages may have none */
     if (m->tf.encoder_layers) {
         tf->encoder_layers = per * m->tf.encoder_layers / L;
         tf->layers = per - tf->encoder_layers;
@@ -769,7 +773,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     /* blocks and parameters per device (device d holds virtual stages d,
      * d + pp, ...); the busiest device sets memory and gradient bytes */
     long long L_all = tf->layers + tf->encoder_layers;
-    double *dev_blocks = calloc((size_t)pp, sizeof(double));
+    double *dev_blocks = calloc((size_t)pp * 2, sizeof(double)), *dev_p = dev_blocks ? dev_blocks + pp : NULL;
     if (!dev_blocks)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     double stage_blocks = 0, stage_p = 0;
@@ -778,6 +782,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             dev_blocks[d] += (double)st_pipeline_stage_layers(L_all, V, (long long)ch * pp + d);
         double p_d = dev_blocks[d] * blk_p + (d == 0 ? emb_p : 0) + (d == pp - 1 ? head_p : 0) +
                      (pp > 1 && d == pp - 1 && tf->tied_embeddings ? emb_p : 0);
+        dev_p[d] = p_d;
         stage_blocks = dev_blocks[d] > stage_blocks ? dev_blocks[d] : stage_blocks;
         stage_p = p_d > stage_p ? p_d : stage_p;
     }
@@ -914,9 +919,6 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double shard_w = k->zero == 3 ? k->dp : 1, shard_g = k->zero >= 2 ? k->dp : 1, shard_o = k->zero >= 1 ? k->dp : 1;
         double opt_bytes = k->dtype == ST_FP32 ? 8 : 12; /* m, v (+ fp32 master) */
         double grad_b = k->dtype == ST_FP32 ? 4 : 2;
-        M->weights = stage_p * wb / shard_w + (k->lora_rank ? train_p * e : 0);
-        M->grads = train_p * grad_b / shard_g;
-        M->optimizer = train_p * opt_bytes / shard_o;
         double sbh = (double)mb * s_loc * tf->hidden;
         double as2b = (double)mb * (tf->heads) * s_loc * (double)k->seq; /* CP: local queries x all keys */
         double per_blk;
@@ -930,17 +932,28 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             if (k->recompute == ST_RECOMP_NONE && !k->flash)
                 per_blk += as2b * (2 * e + 1) / k->tp;
         }
-        double inflight = 0, act_max = 0;
+        /* each device's own total (its blocks, its embedding or head, its
+         * microbatches in flight, the logits on the last); the busiest
+         * device's terms are reported */
+        double logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
+        double buffers = k->dp > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
+        double inflight = 0;
+        M->total = -1;
         for (int d = 0; d < pp; d++) {
             inflight = S.inflight[d] > inflight ? S.inflight[d] : inflight;
-            double a = per_blk * dev_blocks[d] * S.inflight[d];
-            act_max = a > act_max ? a : act_max;
+            double tr = k->lora_rank ? dev_blocks[d] * lora_params(tf, k->lora_rank, k->tp) : dev_p[d];
+            st_train_mem m_d = {0};
+            m_d.weights = dev_p[d] * wb / shard_w + (k->lora_rank ? tr * e : 0);
+            m_d.grads = tr * grad_b / shard_g;
+            m_d.optimizer = tr * opt_bytes / shard_o;
+            m_d.activations = per_blk * dev_blocks[d] * S.inflight[d];
+            m_d.logits = d == pp - 1 ? logits : 0;
+            m_d.buffers = buffers;
+            m_d.total = m_d.weights + m_d.grads + m_d.optimizer + m_d.activations + m_d.logits + m_d.buffers;
+            if (m_d.total > M->total)
+                *M = m_d;
         }
         M->inflight = inflight;
-        M->activations = act_max;
-        M->logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
-        M->buffers = k->dp > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
-        M->total = M->weights + M->grads + M->optimizer + M->activations + M->logits + M->buffers;
         M->capacity = gpu->mem_bytes;
         M->oom = M->total > M->capacity;
         r->memory_per_gpu_bytes = M->total;
@@ -964,8 +977,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         r->pp_s = pp > 1 ? 2.0 * nmb * v * p2p : 0;
         r->comm_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + dp_exposed + zero_ag + nmb * blocks * (z3_f + z3_b);
         r->comm_total_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + r->dp_s + zero_ag;
-        r->fwd_s = F[0] > F[V - 1] ? F[0] : F[V - 1];
-        r->bwd_s = B[0] > B[V - 1] ? B[0] : B[V - 1];
+        for (int vs = 0; vs < V; vs++) {
+            r->fwd_s = F[vs] > r->fwd_s ? F[vs] : r->fwd_s;
+            r->bwd_s = B[vs] > r->bwd_s ? B[vs] : r->bwd_s;
+        }
         /* model FLOPs: the unsharded model's forward x 3 (x 2 for LoRA's
          * frozen base: no weight gradients), no recompute */
         st_model full = *m;
@@ -982,9 +997,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         rc = st_transformer_ops(&full, &go, &fo, err);
         if (!rc) {
             r->model_flops = (k->lora_rank ? 2 : 3) * st_oplist_total_flops(&fo) * (double)k->global_batch;
-            /* executed FLOPs add the recomputed forward work of the blocks
-             * (Megatron-LM's "hardware" count, 96 B s l h^2 (...) with full
-             * recompute, Narayanan et al. 2021, Sec. 5.1) */
+            /* executed FLOPs add the recomputed forward work of the blocks:
+             * the count behind Megatron-LM's TFLOP/s, 96 B s l h^2 (...)
+             * with full recompute (Narayanan et al. 2021, Sec. 5.1), which
+             * Korthikanti et al. 2022 call hardware FLOPs */
             double again = 0;
             for (size_t i = 0; i < fo.n; i++) {
                 const st_op *op = &fo.ops[i];

@@ -125,12 +125,14 @@ typedef struct st_train_result {
     int gpus;
 } st_train_result;
 
-/* Layers on virtual pipeline stage vs (0..V-1) when L layers split over V:
- * L / V each and one more on L % V of them. The stages left short are the
- * end ones, taken last, first, second-to-last, second, ..., since they also
- * carry the embedding and the LM head: Llama 3 405B trains its 126 layers
- * on 16 stages with one layer fewer on the first and the last (Llama 3
- * paper, Sec. 3.3.2). 0 when vs is out of range. */
+/* Layers on virtual pipeline stage (model chunk) vs (0..V-1) when L layers
+ * split over V: L / V each and one more on L % V of them. The stages left
+ * short are the end ones, taken last, first, second-to-last, second, ...,
+ * since they also carry the embedding and the LM head. Llama 3 405B trains
+ * its 126 layers on 16 stages of 8 one-layer chunks whose first holds only
+ * the embedding and whose last only the head (Llama 3 paper, Sec. 3.3.2):
+ * 126 over 128 gives 0 at both ends and 1 elsewhere, 7 layers on the first
+ * and last devices. 0 when vs is out of range. */
 long long st_pipeline_stage_layers(long long L, long long V, long long vs);
 
 /* Check a configuration against model and cluster: 0, or ST_EINVAL with
