@@ -161,6 +161,14 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
 /* ---- the sharded per-GPU operator lists ------------------------------------- */
 static int is_block(const char *layer) { return strstr(layer, "block") != NULL; }
 
+/* The attention core, which selective recompute reruns (Korthikanti et al.
+ * 2022): a block's batched GEMMs, softmax and fused attention. */
+static int is_core(const st_op *op)
+{
+    return is_block(op->layer) &&
+           (op->kind == ST_OP_BMM || op->kind == ST_OP_SOFTMAX || op->kind == ST_OP_ATTENTION);
+}
+
 typedef struct lists {
     st_oplist fwd, bwd, core; /* forward, backward, attention core (selective recompute) */
     long long blocks;         /* blocks generated (all of one stage's share: L / V) */
@@ -270,8 +278,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
     }
     for (size_t i = 0; i < out->fwd.n && !rc; i++) {
         const st_op *op = &out->fwd.ops[i];
-        if (is_block(op->layer) &&
-            (op->kind == ST_OP_BMM || op->kind == ST_OP_SOFTMAX || op->kind == ST_OP_ATTENTION))
+        if (is_core(op))
             rc = st_oplist_push(&out->core, op, err);
     }
     if (rc)
@@ -1004,11 +1011,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             double again = 0;
             for (size_t i = 0; i < fo.n; i++) {
                 const st_op *op = &fo.ops[i];
-                if (!is_block(op->layer))
-                    continue;
-                if (k->recompute == ST_RECOMP_FULL ||
-                    (k->recompute == ST_RECOMP_SELECTIVE &&
-                     (op->kind == ST_OP_BMM || op->kind == ST_OP_SOFTMAX || op->kind == ST_OP_ATTENTION)))
+                if ((k->recompute == ST_RECOMP_FULL && is_block(op->layer)) ||
+                    (k->recompute == ST_RECOMP_SELECTIVE && is_core(op)))
                     again += op->flops * (double)op->repeat;
             }
             r->hw_flops = r->model_flops + again * (double)k->global_batch;
