@@ -334,6 +334,15 @@ check "train --trace: a Chrome trace with a forward and a backward per microbatc
     jq -e '[.traceEvents[] | select(.ph == "X" and (.cat == "forward" or .cat == "backward"))] | length == 4 * 16 * 2' "$tmp/trace.json"
 "$S" train gpt2-large --cluster hgx-a100-4gpu --tp 3 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "multiple of tp" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
+# options the command does not read are refused, not ignored (train and plan share a parser)
+"$S" plan gpt2-large --cluster hgx-a100-4gpu --tp 2 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--tp is a train option" "$tmp/err"; then ok "plan --tp: refused as a train option (exit 2)"; else not_ok "plan --tp: refused as a train option" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" train gpt2-large --cluster hgx-a100-4gpu --max-pp 2 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--max-pp is a plan option" "$tmp/err"; then ok "train --max-pp: refused as a plan option (exit 2)"; else not_ok "train --max-pp: refused as a plan option" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" train gpt2-large --cluster hgx-a100-4gpu --pp 2 --chunks 2 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "add --schedule interleaved" "$tmp/err"; then ok "train --chunks without the interleaved schedule: usage error naming the fix"; else not_ok "train --chunks without interleaved" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" train gpt2-large --cluster hgx-a100-4gpu --moe-imbalance 1.5 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "dense" "$tmp/err"; then ok "train --moe-imbalance on a dense model: usage error"; else not_ok "train --moe-imbalance on a dense model" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "FP8" "$tmp/err"; then ok "train --dtype fp8 on A100: error naming the reason"; else not_ok "train --dtype fp8 on A100: error naming the reason" "rc=$rc"; fi
 for args in "eval resnet50 --seq 512" "eval gpt2-large --kv 100" "eval gpt2-large --recompute" "show gpt2-large --no-optimizer" "accel resnet50 --arch eyeriss-like --attn flash"; do

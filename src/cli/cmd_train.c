@@ -15,7 +15,46 @@ typedef struct topts {
     long long gpus, dp, tp, pp, cp, ep, mbs, zero, gb, seq, lora, chunks, threads, max_tp, max_pp;
     double imbalance;
     int sp, flash, fused, json, top;
+    unsigned char given[128]; /* options seen, by their getopt code */
 } topts;
+
+/* Options that only one of the two commands reads: train evaluates the one
+ * configuration it is given, plan searches the split, microbatches, ZeRO and
+ * recompute itself. Given to the other command they are refused, not
+ * ignored. */
+static const struct {
+    int code;
+    const char *name;
+    int plan; /* 1: plan only, 0: train only */
+} scoped[] = {
+    {'D', "--dp", 0},           {'T', "--tp", 0},        {'P', "--pp", 0},         {'C', "--cp", 0},
+    {'E', "--ep", 0},           {'S', "--sp", 0},        {'M', "--microbatches", 0}, {'Z', "--zero", 0},
+    {'R', "--recompute", 0},    {'t', "--trace", 0},     {'H', "--schedule", 0},   {'V', "--chunks", 0},
+    {'I', "--moe-imbalance", 0}, {'U', "--fused", 0},    {'j', "--threads", 1},    {'a', "--max-tp", 1},
+    {'b', "--max-pp", 1},       {'o', "--top", 1},
+};
+
+static int check_scope(const cli_command *cmd, const topts *t)
+{
+    int plan = cmd == &cmd_plan;
+    for (size_t i = 0; i < sizeof scoped / sizeof scoped[0]; i++) {
+        if (!t->given[scoped[i].code] || scoped[i].plan == plan)
+            continue;
+        if (plan)
+            return cli_usage_error(cmd,
+                                   "%s is a train option: plan searches DP x TP x PP x CP, microbatches, ZeRO and "
+                                   "recompute itself (bound it with --max-tp / --max-pp); evaluate one "
+                                   "configuration with `strata train`",
+                                   scoped[i].name);
+        return cli_usage_error(cmd, "%s is a plan option: train evaluates the one configuration given; search "
+                                    "configurations with `strata plan`",
+                               scoped[i].name);
+    }
+    if (!plan && t->given['V'] && (!t->sched || strcmp(t->sched, "interleaved") != 0))
+        return cli_usage_error(cmd, "--chunks sets the model chunks per device of the interleaved schedule: add "
+                                    "--schedule interleaved");
+    return 0;
+}
 
 static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *help)
 {
@@ -88,6 +127,8 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         }
         if (dst && cli_parse_ll(cmd, nm, optarg, lo, hi, dst))
             return 2;
+        if (c > 0 && c < 128)
+            t->given[c] = 1;
     }
     return cli_one_operand(cmd, argc, argv, "which model? e.g. gpt2-large (strata list --kind model)");
 }
@@ -111,6 +152,8 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
             cli_print_help(cmd, stdout);
         return help ? 0 : rc;
     }
+    if ((rc = check_scope(cmd, t)))
+        return rc;
     const char *model = argv[optind];
     if (st_load_cluster_or_node(t->cluster, &s->cl, &err))
         return cli_fail(&err);
@@ -224,6 +267,10 @@ static int run_train(int argc, char **argv)
     k.chunks = t.chunks ? (int)t.chunks : 2;
     k.flash = t.flash;
     k.fused = t.fused;
+    if (t.given['I'] && !s.m.tf.experts) {
+        st_model_free(&s.m);
+        return cli_usage_error(&cmd_train, "--moe-imbalance: %s is dense (no experts to imbalance)", s.m.id);
+    }
     if (t.imbalance >= 1)
         k.moe_imbalance = t.imbalance;
     if (t.sched && st_pp_sched_parse(t.sched, &k.sched)) {
