@@ -481,6 +481,8 @@ else not_ok "serve: a bad trace line is FILE:LINE:COL, exit 1, nothing written" 
 if [ $rc = 2 ] && grep -q "^strata serve: bad --lengths 'bogus'" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --lengths bogus: a usage error (exit 2) with the forms"; else not_ok "serve --lengths bogus: a usage error (exit 2)" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" serve llama3.1-8b --gpu h100-sxm --qps 2 --requests 10 --lengths fixed:100,100 --runtime-reserve 1TiB > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "runtime-reserve .* alone fills" "$tmp/err" && ! grep -q "weights" "$tmp/err"; then ok "serve --runtime-reserve 1TiB: the reserve is blamed, not the weights"; else not_ok "serve --runtime-reserve 1TiB: the reserve is blamed" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" serve llama3.1-8b --gpu h100-sxm --qps 2 --requests 10000001 --lengths fixed:10,10 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "10000000" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --requests above 10M: refused up front (exit 2), not gigabytes later"; else not_ok "serve --requests above 10M" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" serve llama3.1-8b --sched vlm --qps 1 --requests 5 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "sched 'vlm': choose vllm" "$tmp/err"; then ok "serve: an unknown scheduler is a usage error naming the choices"; else not_ok "serve: an unknown scheduler is a usage error naming the choices" "rc=$rc"; fi
 "$S" serve llama3.1-8b --qps 1 > /dev/null 2> "$tmp/err"; rc=$?

@@ -41,7 +41,7 @@ const cli_command cmd_serve = {
     "  --trace FILE          replay requests: JSONL (input_toks, output_toks, arrival_time) or\n"
     "                        CSV (arrived_at, num_prefill_tokens, num_decode_tokens)\n"
     "  --qps Q               mean arrival rate (requests/s), with --requests N and --lengths SPEC\n"
-    "  --requests N          requests to generate\n"
+    "  --requests N          requests to generate (at most 10,000,000)\n"
     "  --arrival A           poisson (default) or gamma\n"
     "  --cv C                gamma: the gaps' coefficient of variation (1 = Poisson)\n"
     "  --lengths SPEC        fixed:IN,OUT  uniform:LO-HI,LO-HI  zipf:S,MAX_IN,MAX_OUT  trace:FILE\n"
