@@ -340,7 +340,11 @@ if [ $rc = 2 ] && grep -q -- "--tp is a train option" "$tmp/err"; then ok "plan 
 "$S" train gpt2-large --cluster hgx-a100-4gpu --max-pp 2 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--max-pp is a plan option" "$tmp/err"; then ok "train --max-pp: refused as a plan option (exit 2)"; else not_ok "train --max-pp: refused as a plan option" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --pp 2 --chunks 2 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q -- "add --schedule interleaved" "$tmp/err"; then ok "train --chunks without the interleaved schedule: usage error naming the fix"; else not_ok "train --chunks without interleaved" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 2 ] && grep -q -- "the schedule is 1f1b: use --schedule interleaved" "$tmp/err"; then ok "train --chunks without the interleaved schedule: usage error naming the fix"; else not_ok "train --chunks without interleaved" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" train gpt2-large --cluster hgx-a100-4gpu --chunks 2 --schedule interleaved --pp 2 --microbatches 4 --global-batch 8 --json > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && jq -e '.config.chunks == 2' "$tmp/out" > /dev/null; then ok "train --chunks before --schedule interleaved: taken (order does not matter)"; else not_ok "train --chunks before --schedule interleaved" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" plan gpt2-large --cluster hgx-a100-4gpu --tp 0 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--tp is a train option" "$tmp/err"; then ok "plan --tp 0: refused as a train option before its value is read"; else not_ok "plan --tp 0: refused as a train option" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --moe-imbalance 1.5 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "dense" "$tmp/err"; then ok "train --moe-imbalance on a dense model: usage error"; else not_ok "train --moe-imbalance on a dense model" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
@@ -483,6 +487,9 @@ if [ $rc = 2 ] && grep -q "^strata serve: bad --lengths 'bogus'" "$tmp/err" && [
 if [ $rc = 1 ] && grep -q "runtime-reserve .* alone fills" "$tmp/err" && ! grep -q "weights" "$tmp/err"; then ok "serve --runtime-reserve 1TiB: the reserve is blamed, not the weights"; else not_ok "serve --runtime-reserve 1TiB: the reserve is blamed" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" serve llama3.1-8b --gpu h100-sxm --qps 2 --requests 10000001 --lengths fixed:10,10 > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "10000000" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --requests above 10M: refused up front (exit 2), not gigabytes later"; else not_ok "serve --requests above 10M" "rc=$rc $(cat "$tmp/err")"; fi
+sed 's/^\( *requests:\).*/\1 20000000/' "$srcdir/workloads/sweeps/serve-qps.yaml" > "$tmp/sweep-big.yaml"
+"$S" sweep "$tmp/sweep-big.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc != 0 ] && grep -q "sweep-big.yaml:10:13: requests: 20000000 is out of range" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "sweep: requests above 10M refused at file:line:col, as serve refuses them"; else not_ok "sweep: requests above 10M" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" serve llama3.1-8b --sched vlm --qps 1 --requests 5 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "sched 'vlm': choose vllm" "$tmp/err"; then ok "serve: an unknown scheduler is a usage error naming the choices"; else not_ok "serve: an unknown scheduler is a usage error naming the choices" "rc=$rc"; fi
 "$S" serve llama3.1-8b --qps 1 > /dev/null 2> "$tmp/err"; rc=$?

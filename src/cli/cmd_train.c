@@ -15,44 +15,47 @@ typedef struct topts {
     long long gpus, dp, tp, pp, cp, ep, mbs, zero, gb, seq, lora, chunks, threads, max_tp, max_pp;
     double imbalance;
     int sp, flash, fused, json, top;
-    unsigned char given[128]; /* options seen, by their getopt code */
 } topts;
 
 /* Options that only one of the two commands reads: train evaluates the one
  * configuration it is given, plan searches the split, microbatches, ZeRO and
- * recompute itself. Given to the other command they are refused, not
- * ignored. */
+ * recompute itself (1F1B, unfused, balanced experts). Given to the other
+ * command they are refused as soon as they are seen, before their value is
+ * read, each with what to do instead. */
 static const struct {
     int code;
     const char *name;
     int plan; /* 1: plan only, 0: train only */
+    const char *instead;
 } scoped[] = {
-    {'D', "--dp", 0},           {'T', "--tp", 0},        {'P', "--pp", 0},         {'C', "--cp", 0},
-    {'E', "--ep", 0},           {'S', "--sp", 0},        {'M', "--microbatches", 0}, {'Z', "--zero", 0},
-    {'R', "--recompute", 0},    {'t', "--trace", 0},     {'H', "--schedule", 0},   {'V', "--chunks", 0},
-    {'I', "--moe-imbalance", 0}, {'U', "--fused", 0},    {'j', "--threads", 1},    {'a', "--max-tp", 1},
-    {'b', "--max-pp", 1},       {'o', "--top", 1},
+    {'D', "--dp", 0, "plan searches DP x TP x PP x CP itself"},
+    {'T', "--tp", 0, "plan searches TP itself; bound it with --max-tp"},
+    {'P', "--pp", 0, "plan searches PP itself; bound it with --max-pp"},
+    {'C', "--cp", 0, "plan searches CP itself"},
+    {'E', "--ep", 0, "plan searches EP itself (MoE models)"},
+    {'S', "--sp", 0, "plan tries SP with every TP >= 2"},
+    {'M', "--microbatches", 0, "plan searches the microbatch size"},
+    {'Z', "--zero", 0, "plan searches ZeRO 0-3"},
+    {'R', "--recompute", 0, "plan searches none, selective and full"},
+    {'t', "--trace", 0, "trace one configuration with `strata train`"},
+    {'H', "--schedule", 0, "plan ranks 1F1B schedules only; compare schedules with `strata train`"},
+    {'V', "--chunks", 0, "plan ranks 1F1B schedules only; try interleaving with `strata train`"},
+    {'I', "--moe-imbalance", 0, "plan assumes balanced experts; try an imbalance with `strata train`"},
+    {'U', "--fused", 0, "plan ranks unfused (eager) kernels; try --fused with `strata train`"},
+    {'j', "--threads", 1, "train evaluates one configuration on one thread"},
+    {'a', "--max-tp", 1, "give train its TP with --tp"},
+    {'b', "--max-pp", 1, "give train its PP with --pp"},
+    {'o', "--top", 1, "train prints its one configuration"},
 };
 
-static int check_scope(const cli_command *cmd, const topts *t)
+/* 2 (after a usage error) when option code c belongs to the other command */
+static int refuse_other(const cli_command *cmd, int c)
 {
     int plan = cmd == &cmd_plan;
-    for (size_t i = 0; i < sizeof scoped / sizeof scoped[0]; i++) {
-        if (!t->given[scoped[i].code] || scoped[i].plan == plan)
-            continue;
-        if (plan)
-            return cli_usage_error(cmd,
-                                   "%s is a train option: plan searches DP x TP x PP x CP, microbatches, ZeRO and "
-                                   "recompute itself (bound it with --max-tp / --max-pp); evaluate one "
-                                   "configuration with `strata train`",
-                                   scoped[i].name);
-        return cli_usage_error(cmd, "%s is a plan option: train evaluates the one configuration given; search "
-                                    "configurations with `strata plan`",
-                               scoped[i].name);
-    }
-    if (!plan && t->given['V'] && (!t->sched || strcmp(t->sched, "interleaved") != 0))
-        return cli_usage_error(cmd, "--chunks sets the model chunks per device of the interleaved schedule: add "
-                                    "--schedule interleaved");
+    for (size_t i = 0; i < sizeof scoped / sizeof scoped[0]; i++)
+        if (scoped[i].code == c && scoped[i].plan != plan)
+            return cli_usage_error(cmd, "%s is a%s option: %s", scoped[i].name, plan ? " train" : " plan",
+                                   scoped[i].instead);
     return 0;
 }
 
@@ -80,6 +83,8 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
     while ((c = cli_getopt(cmd, argc, argv, "c:n:h", opts)) != -1) {
         long long *dst = NULL, lo = 1, hi = 1 << 24;
         const char *nm = NULL;
+        if (refuse_other(cmd, c))
+            return 2;
         switch (c) {
         case 'c': t->cluster = optarg; break;
         case 'n': dst = &t->gpus, nm = "--gpus"; break;
@@ -127,8 +132,6 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         }
         if (dst && cli_parse_ll(cmd, nm, optarg, lo, hi, dst))
             return 2;
-        if (c > 0 && c < 128)
-            t->given[c] = 1;
     }
     return cli_one_operand(cmd, argc, argv, "which model? e.g. gpt2-large (strata list --kind model)");
 }
@@ -152,8 +155,6 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
             cli_print_help(cmd, stdout);
         return help ? 0 : rc;
     }
-    if ((rc = check_scope(cmd, t)))
-        return rc;
     const char *model = argv[optind];
     if (st_load_cluster_or_node(t->cluster, &s->cl, &err))
         return cli_fail(&err);
@@ -193,6 +194,7 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_int(j, "zero", k->zero);
     st_json_string(j, "recompute", st_recompute_name(k->recompute));
     st_json_string(j, "schedule", st_pp_sched_name(k->sched));
+    st_json_int(j, "chunks", k->sched == ST_PP_INTERLEAVED ? k->chunks : 1); /* model chunks per device */
     st_json_int(j, "microbatches", k->microbatches);
     st_json_int(j, "micro_batch", r->micro_batch);
     st_json_int(j, "global_batch", k->global_batch);
@@ -267,7 +269,7 @@ static int run_train(int argc, char **argv)
     k.chunks = t.chunks ? (int)t.chunks : 2;
     k.flash = t.flash;
     k.fused = t.fused;
-    if (t.given['I'] && !s.m.tf.experts) {
+    if (t.imbalance > 0 && !s.m.tf.experts) {
         st_model_free(&s.m);
         return cli_usage_error(&cmd_train, "--moe-imbalance: %s is dense (no experts to imbalance)", s.m.id);
     }
@@ -276,6 +278,12 @@ static int run_train(int argc, char **argv)
     if (t.sched && st_pp_sched_parse(t.sched, &k.sched)) {
         st_model_free(&s.m);
         return cli_usage_error(&cmd_train, "--schedule: expected 1f1b, gpipe or interleaved, got '%s'", t.sched);
+    }
+    if (t.chunks && k.sched != ST_PP_INTERLEAVED) {
+        st_model_free(&s.m);
+        return cli_usage_error(&cmd_train, "--chunks sets the model chunks per device of the interleaved schedule, "
+                                           "but the schedule is %s: use --schedule interleaved",
+                               st_pp_sched_name(k.sched));
     }
     if (k.sched != ST_PP_INTERLEAVED)
         k.chunks = 1;

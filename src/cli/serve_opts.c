@@ -114,9 +114,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'r': o->route = optarg; break;
         case 't': o->trace = optarg; break;
         case 'q': rc = num(cmd, "--qps", optarg, 1e-9, 1e9, &o->qps); break;
-        /* at most 10M: the simulation keeps about 150 bytes per request
-         * (1.5 GB and ~20 s at the cap, measured); 1e8 took 13 GB */
-        case 'N': dst = &o->requests, nm = "--requests", hi = 10000000; break;
+        case 'N': dst = &o->requests, nm = "--requests", hi = ST_SERVE_MAX_REQUESTS; break;
         case 'l': o->lengths = optarg; break;
         case 'a': o->arrival = optarg; break;
         case 'v': rc = num(cmd, "--cv", optarg, 1e-3, 100, &o->cv); break;

@@ -142,8 +142,8 @@ int st_requests_generate(const st_arrivals *a, const st_lenspec *l, st_reqset *o
         st_error_set(err, ST_EINVAL, "--qps must be a positive rate (requests per second)");
         return ST_EINVAL;
     }
-    if (a->n == 0 || a->n > 100000000) {
-        st_error_set(err, ST_EINVAL, "--requests must be between 1 and 100000000");
+    if (a->n == 0 || a->n > ST_SERVE_MAX_REQUESTS) {
+        st_error_set(err, ST_EINVAL, "--requests must be between 1 and %lld", ST_SERVE_MAX_REQUESTS);
         return ST_EINVAL;
     }
     if (a->gamma && !(a->cv > 0)) {
