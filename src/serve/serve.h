@@ -238,10 +238,11 @@ typedef struct st_serve_result {
     int gpus;
 } st_serve_result;
 #define ST_SERVE_KV_SAMPLES 2048
-/* Most requests one generated stream may hold: the simulation keeps about
- * 150 bytes per request (1.5 GB and ~20 s at this cap, measured; 1e8 took
- * 13 GB). serve --requests, sweep's 'requests' and st_requests_generate
- * all stop here. */
+/* Most requests one generated stream may hold. Measured with llama2-7b on
+ * a100-80gb-sxm, fixed:512,128 at 50 req/s: 1M requests took 151 MB and
+ * 1.98 s, about 150 bytes each, so this cap is about 1.5 GB and 20 s; 1e8
+ * took 13 GB. serve --requests (its help text states the cap), sweep's
+ * 'requests' and st_requests_generate all stop here. */
 #define ST_SERVE_MAX_REQUESTS 10000000LL
 
 void st_serve_result_free(st_serve_result *r);
