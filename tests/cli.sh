@@ -235,7 +235,7 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
     if [ $rc = 1 ] && grep -q "cannot write" "$tmp/err" && [ ! -e "$tmp/no/such/dir/s.csv" ]; then ok "validate --samples into a missing folder: error, nothing written"; else not_ok "validate --samples into a missing folder: error, nothing written" "rc=$rc"; fi
     check "validate neusight: the 90% band holds >= 80% of the measured models (bar)" \
         jq -e '([.models[] | select(.measured_ms >= .lo_ms and .measured_ms <= .hi_ms)] | length) >= 0.8 * (.models | length)' "$tmp/vn.json"
-    "$S" validate vidur --data "$SH/vidur" --json > "$tmp/vv.json" 2> "$tmp/err"
+    "$S" validate vidur --data "$SH/vidur" --json --coll-samples "$tmp/coll.csv" > "$tmp/vv.json" 2> "$tmp/err"
     check "validate vidur --json: mlp[] rows with device, op, tp, n, mape, p90" \
         jq -e '(.mlp | length) > 10 and (.mlp | all(.device and .op and .tp >= 1 and .n > 0 and .mape >= 0 and .p90 >= 0))' "$tmp/vv.json"
     check "validate vidur: A100 projection GEMMs MAPE <= 10% per op x TP (num_tokens >= 64; bar)" \
@@ -258,6 +258,18 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
         jq -e '[.collectives[] | select(.collective == "allreduce" and .gpus == .per_node and .gpus > 2)] | length == 2 and all(.mape <= 15)' "$tmp/vv.json"
     check "validate vidur: every collective row MAPE <= 70% (regression guard; 16 GPUs on 2 nodes is the worst)" \
         jq -e '.collectives | all(.mape <= 70)' "$tmp/vv.json"
+    # the per-size CSV against the summary and against VIDUR's own file:
+    # one row per scored size, their mean APE is the pooled MAPE, and the
+    # measured column is all_reduce.csv's median (ms) in seconds
+    check "validate vidur --coll-samples: one row per scored size, mean APE = the pooled MAPE" \
+        sh -c "n=\$(jq '.collectives_summary.n' '$tmp/vv.json'); m=\$(jq '.collectives_summary.mape' '$tmp/vv.json');
+               awk -F, -v n=\"\$n\" -v m=\"\$m\" 'NR > 1 { s += \$10; k++ } END { d = s / k - m; exit !(k == n && d < 0.01 && d > -0.01) }' '$tmp/coll.csv'"
+    check "validate vidur --coll-samples: measured_s is VIDUR's median (2 nodes x 1 GPU, 1 MiB all-reduce)" \
+        sh -c "want=\$(awk -F, '\$9 == 1048576 && \$8 == 2 && \$11 == 1 { print \$5 / 1000 }' '$SH/vidur/profiling/network/a100_dgx/all_reduce.csv');
+               got=\$(awk -F, '\$3 == \"allreduce\" && \$4 == 2 && \$5 == 1 && \$6 == 1048576 { print \$8 }' '$tmp/coll.csv');
+               [ -n \"\$want\" ] && awk -v a=\"\$want\" -v b=\"\$got\" 'BEGIN { exit !(a > 0 && a - b < 1e-12 && b - a < 1e-12) }'"
+    "$S" validate neusight --data "$SH/neusight" --coll-samples "$tmp/nc.csv" > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc = 2 ] && grep -q "is for vidur" "$tmp/err" && [ ! -e "$tmp/nc.csv" ]; then ok "validate neusight --coll-samples: refused (exit 2), nothing written"; else not_ok "validate neusight --coll-samples: refused (exit 2), nothing written" "rc=$rc"; fi
     OPENBLAS_NUM_THREADS=1 "$S" calibrate --quiet --neusight "$SH/neusight" --vidur "$SH/vidur" > "$tmp/coef.yaml" 2> "$tmp/err"
     check "calibrate reproduces calibration/gpu-kernels.yaml bit-for-bit" \
         cmp "$tmp/coef.yaml" "$srcdir/calibration/gpu-kernels.yaml"
@@ -265,7 +277,7 @@ else
     for t in "validate neusight --json keys" "kernels-test guard" "A100 GEMM guard" "elementwise guard" "ln guard" "softmax guard" "model guard" "model bar" \
         "samples rows" "samples write error" "model band coverage" \
         "validate vidur --json keys" "vidur GEMM bar" "vidur A100 vector guard" "vidur A40 vector guard" "vidur embedding guard" "vidur A100 all-rows bar" "collectives rows" "collectives intra-node bar" \
-        "collectives guard" "calibrate reproduces the table"; do
+        "collectives guard" "coll-samples rows" "coll-samples measured" "coll-samples on neusight" "calibrate reproduces the table"; do
         skip_test "$t" "../shared/data is absent"
     done
 fi

@@ -184,7 +184,7 @@ static void print_coll(const st_val_coll *r, size_t n, size_t skipped)
 }
 
 static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long long min_tokens,
-                     FILE *samples)
+                     FILE *samples, FILE *coll_samples)
 {
     st_error err;
     st_val_result res;
@@ -193,7 +193,7 @@ static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long lo
         return cli_fail(&err);
     st_val_coll *coll = NULL;
     size_t n_coll = 0, skipped = 0;
-    if (st_validate_collectives(dir, COLL_MIN_BYTES, NULL, &coll, &n_coll, &skipped, &err)) {
+    if (st_validate_collectives(dir, COLL_MIN_BYTES, coll_samples, &coll, &n_coll, &skipped, &err)) {
         st_val_result_free(&res);
         return cli_fail(&err);
     }
@@ -227,10 +227,10 @@ static int run(int argc, char **argv)
     static const struct option opts[] = {
         {"data", required_argument, NULL, 'd'}, {"coef", required_argument, NULL, 'c'},
         {"min-tokens", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
-        {"samples", required_argument, NULL, 's'},
+        {"samples", required_argument, NULL, 's'}, {"coll-samples", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
-    const char *data = NULL, *coefp = NULL, *samples = NULL;
+    const char *data = NULL, *coefp = NULL, *samples = NULL, *coll_samples = NULL;
     long long min_tokens = ST_VIDUR_MIN_TOKENS;
     int json = 0, c, rc;
     optind = 0;
@@ -243,6 +243,7 @@ static int run(int argc, char **argv)
                 return 2;
             break;
         case 's': samples = optarg; break;
+        case 'S': coll_samples = optarg; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_validate, stdout); return 0;
         default: return 2;
@@ -260,6 +261,10 @@ static int run(int argc, char **argv)
     char dir[600];
     if (cli_shared_dir(data, what, dir, sizeof dir, &err))
         return cli_fail(&err);
+    if (coll_samples && !is_vd)
+        return cli_usage_error(&cmd_validate, "--coll-samples is for vidur (its NCCL timings)");
+    if (samples && coll_samples && !strcmp(samples, coll_samples))
+        return cli_usage_error(&cmd_validate, "--samples and --coll-samples name the same file '%s'", samples);
     if (is_vl) {
         if (samples)
             return cli_usage_error(&cmd_validate, "--samples is for neusight and vidur");
@@ -271,18 +276,28 @@ static int run(int argc, char **argv)
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
         return cli_fail(&err);
-    cli_out o = {0};
+    cli_out o = {0}, oc = {0};
     if (samples && cli_out_open(&o, samples, &err))
         return cli_fail(&err);
-    rc = is_ns ? run_neusight(dir, json, &coef, o.f) : run_vidur(dir, json, &coef, min_tokens, o.f);
-    if (cli_out_close(&o, rc == 0, &err))
+    if (coll_samples && cli_out_open(&oc, coll_samples, &err)) {
+        cli_out_close(&o, 0, &err);
+        return cli_fail(&err);
+    }
+    rc = is_ns ? run_neusight(dir, json, &coef, o.f) : run_vidur(dir, json, &coef, min_tokens, o.f, oc.f);
+    /* each file is written whole, or not at all when the run failed */
+    st_error err2;
+    int bad = cli_out_close(&o, rc == 0, &err);
+    if (cli_out_close(&oc, rc == 0 && !bad, &err2) && !bad)
+        bad = 1, err = err2;
+    if (bad)
         return cli_fail(&err);
     return rc;
 }
 
 const cli_command cmd_validate = {
     "validate",
-    "validate neusight|vidur|vllm [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv] [--json]",
+    "validate neusight|vidur|vllm [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv]\n"
+    "                 [--coll-samples FILE.csv] [--json]",
     "Measure prediction error against measured kernels, operator profiles and whole models.",
     "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
     "                   models (model from models/, device from devices/ and the folder name)\n"
@@ -295,6 +310,9 @@ const cli_command cmd_validate = {
     "  --min-tokens N   vidur: only rows with num_tokens >= N (default 64)\n"
     "  --samples FILE   also write every measured kernel with its prediction as CSV\n"
     "                   (device, op, shape, chosen tile, bound, measured_s, predicted_s)\n"
+    "  --coll-samples FILE  vidur: also write every NCCL timing of 1 MiB and up with its\n"
+    "                   prediction as CSV (folder, cluster, collective, gpus, per_node, bytes,\n"
+    "                   algo, measured_s, predicted_s, ape_pct, error_pct: signed)\n"
     "  --json           one JSON object: {\"kernels\":[...],\"models\":[...]}, {\"mlp\":[...]} or\n"
     "                   {\"runs\":[{run, model, gpu, ttft, tpot, latency: {predicted_mean, measured_mean,\n"
     "                   error_mean_pct, ...}, within_bars}]}\n"
