@@ -322,8 +322,9 @@ static int run_train(int argc, char **argv)
         if (r.stage_layers_min != r.stage_layers_max)
             snprintf(split, sizeof split, ", %lld-%lld layers per %s, fewer at the ends", r.stage_layers_min,
                      r.stage_layers_max, k.sched == ST_PP_INTERLEAVED ? "model chunk" : "stage");
-        printf("  DP %d  TP %d%s  PP %d (%s, %lld microbatches of %lld%s)  CP %d  EP %d  ZeRO %d  recompute %s%s\n",
-               k.dp, k.tp, k.sp ? "+SP" : "", k.pp, st_pp_sched_name(k.sched), k.microbatches, r.micro_batch, split,
+        printf("  DP %d  TP %d%s  PP %d (%s, %lld microbatch%s of %lld%s)  CP %d  EP %d  ZeRO %d  recompute %s%s\n",
+               k.dp, k.tp, k.sp ? "+SP" : "", k.pp, st_pp_sched_name(k.sched), k.microbatches,
+               k.microbatches == 1 ? "" : "es", r.micro_batch, split,
                k.cp, k.ep, k.zero, st_recompute_name(k.recompute), k.lora_rank ? " LoRA" : "");
         cli_secs(a, sizeof a, r.iteration_s);
         cli_secs(b, sizeof b, r.lo_s);

@@ -309,15 +309,18 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         else
             m->dtype = ST_BF16;
     }
+    /* the repository the config came from names the model; without one,
+     * the file's own name does, with the class (many configs share
+     * GPT2LMHeadModel: gpt2_large and NeuSight's gpt3_xl alike) */
     v = f_get(root, "_name_or_path");
-    if (!v || v->kind != ST_Y_SCALAR || !v->scalar[0]) {
+    if (v && v->kind == ST_Y_SCALAR && v->scalar[0]) {
+        snprintf(m->name, sizeof m->name, "%s", v->scalar);
+    } else {
         const st_ynode *arch = f_get(root, "architectures");
         v = (arch && arch->kind == ST_Y_SEQ && arch->n > 0) ? arch->items[0] : NULL;
+        snprintf(m->name, sizeof m->name, "%s (%s)", m->id,
+                 v && v->kind == ST_Y_SCALAR && v->scalar[0] ? v->scalar : type);
     }
-    if (v && v->kind == ST_Y_SCALAR && v->scalar[0])
-        snprintf(m->name, sizeof m->name, "%s", v->scalar);
-    else
-        snprintf(m->name, sizeof m->name, "%s (%s)", m->id, type);
     /* a config is someone else's file: keep its name printable */
     for (char *p = m->name; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
