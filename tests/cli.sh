@@ -413,7 +413,7 @@ check "train: Megatron-LM GPT-3 175B on 1,024 A100s within 15% of the published 
 check "train: executed FLOPs = Megatron's 96 B s l h^2 (1 + s/6h + V/16lh) within 0.5%" \
     jq -e '(.breakdown.hw_flops / (96 * 1536 * 2048 * 96 * 12288 * 12288 * (1 + 2048 / (6 * 12288) + 51200 / (16 * 96 * 12288))) - 1 | fabs) < 0.005' "$tmp/g3.json"
 "$S" train llama3.1-405b --cluster meta-roce-h100 --gpus 16384 --tp 8 --sp --pp 16 --schedule interleaved --chunks 8 \
-    --zero 2 --global-batch 2048 --seq 8192 --flash --json > "$tmp/l3.json" 2> "$tmp/err"
+    --zero 2 --global-batch 2048 --seq 8192 --flash --fused --json > "$tmp/l3.json" 2> "$tmp/err"
 check "train: Llama 3 405B on 16,384 H100s within 15% of the published 400 TFLOP/s per GPU, in 80 GB" \
     jq -e '(.tflops_per_gpu / 400 - 1 | fabs) <= 0.15 and (.oom | not)' "$tmp/l3.json"
 check "train: 126 layers on 16 x 8 model chunks: the two end chunks hold none, the rest one (Llama 3, Sec. 3.3.2)" \

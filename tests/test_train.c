@@ -81,10 +81,22 @@ static void test_memory(void **state)
     double P = r.mem.weights / 2;
     assert_true(rel_diff(P, st_model_params(&f->m)) < 0.01);
     assert_true(rel_diff(r.mem.grads, 2 * P) < 1e-9 && rel_diff(r.mem.optimizer, 12 * P) < 1e-9);
-    /* activations with FlashAttention: s b h (16e + 2) per block, 36 blocks,
-     * one microbatch of one sequence */
+    /* activations with FlashAttention: s b h 16e per block (Korthikanti's
+     * 16e + 2 less the two dropout masks: the catalog's GPT-2 Large trains
+     * without dropout), 36 blocks, one microbatch of one sequence */
     double sbh = 1024.0 * 1280;
-    assert_true(rel_diff(r.mem.activations, 36 * sbh * 34) < 1e-9);
+    assert_true(rel_diff(r.mem.activations, 36 * sbh * 32) < 1e-9);
+    /* fp32: 4 + 4 + 8 (m, v; no master copy); TF32 is a math mode over fp32
+     * storage (A100 whitepaper), so its memory is fp32's */
+    k.dtype = ST_FP32;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(rel_diff(z.mem.grads, 4 * P) < 0.01 && rel_diff(z.mem.optimizer, 8 * P) < 0.01);
+    st_train_result t32;
+    k.dtype = ST_TF32;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &t32, NULL, &err), 0);
+    assert_true(t32.mem.weights == z.mem.weights && t32.mem.grads == z.mem.grads &&
+                t32.mem.optimizer == z.mem.optimizer);
+    k.dtype = ST_BF16;
     /* ZeRO-1 shards the optimizer over DP 4, ZeRO-3 everything */
     k.zero = 1;
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
@@ -108,6 +120,60 @@ static void test_memory(void **state)
     k.lora_rank = 16;
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
     assert_true(z.iteration_s < r.iteration_s);
+}
+
+/* Activation memory follows the architecture: with GPT's dropouts it is
+ * Korthikanti et al. 2022, Table 2, exactly (34 s b h + 5 a s^2 b per layer
+ * at 16 bits; TP t: s b h (10 + 24/t) + 5 a s^2 b / t); a gated MLP keeps
+ * four f-wide tensors eagerly; MoE with EP keeps attention whole per rank. */
+static void test_activation_terms(void **state)
+{
+    fx *f = *state;
+    st_train_cfg k;
+    st_train_result r;
+    st_error err;
+    st_model m = f->m;
+    m.tf.hidden_dropout = m.tf.attn_dropout = 0.1;
+    st_train_cfg_default(&k, &m, 1);
+    k.global_batch = 1, k.seq = 1024, k.dtype = ST_BF16, k.flash = 0;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    double sbh = 1024.0 * 1280, as2b = 20.0 * 1024 * 1024;
+    assert_true(rel_diff(r.mem.activations, 36 * (34 * sbh + 5 * as2b)) < 1e-9);
+    st_train_cfg_default(&k, &m, 4);
+    k.global_batch = 1, k.seq = 1024, k.dtype = ST_BF16, k.tp = 4, k.dp = 1;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    assert_true(rel_diff(r.mem.activations, 36 * (sbh * (10 + 24.0 / 4) + 5 * as2b / 4)) < 1e-9);
+
+    /* Llama-2-7B, BF16, FlashAttention, no dropout: per token and block
+     * 4eh (norm and GEMM inputs) + e(2q + 2kv) (Q, K, V, projection input)
+     * + 4ef (gate, SiLU output, up, product) = 32768 + 32768 + 88064 */
+    st_model l;
+    assert_int_equal(st_load_model("llama2-7b", &l, &err), 0);
+    st_train_cfg_default(&k, &l, 1);
+    k.global_batch = 1, k.seq = 2048, k.dtype = ST_BF16, k.flash = 1;
+    assert_int_equal(st_train_eval(&l, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    assert_true(rel_diff(r.mem.activations, 32 * 2048.0 * 153600) < 1e-9);
+    /* fused SwiGLU keeps gate and up only: 3ef, 66048 */
+    k.fused = 1;
+    assert_int_equal(st_train_eval(&l, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    assert_true(rel_diff(r.mem.activations, 32 * 2048.0 * (32768 + 32768 + 66048)) < 1e-9);
+    st_model_free(&l);
+
+    /* Mixtral 8x7B, TP 2, PP 4, EP 8 on 64 H100s: per block and TP rank,
+     * (attention 4096 x 6144 + 4096 x 4096, norms 2 x 4096, router 4096 x 8,
+     * experts 8 x 3 x 4096 x 14336 / EP 8) / TP 2; 8 blocks per stage and
+     * the first stage's 32000 x 4096 / 2 embedding, in BF16 */
+    st_model x;
+    st_cluster cl;
+    assert_int_equal(st_load_model("mixtral-8x7b", &x, &err), 0);
+    assert_int_equal(st_load_cluster("ib-h100", &cl, &err), 0);
+    st_train_cfg_default(&k, &x, 64);
+    k.tp = 2, k.pp = 4, k.ep = 8, k.sp = 1, k.dp = 8, k.flash = 1, k.dtype = ST_BF16;
+    k.global_batch = 256, k.seq = 4096, k.microbatches = 32;
+    assert_int_equal(st_train_eval(&x, &cl, &f->coef, &k, &r, NULL, &err), 0);
+    double blk = (4096.0 * 6144 + 4096.0 * 4096 + 2 * 4096 + 4096 * 8 + 8 * 3 * 4096.0 * 14336 / 8) / 2;
+    assert_true(rel_diff(r.mem.weights, 2 * (8 * blk + 32000.0 * 4096 / 2)) < 1e-9);
+    st_model_free(&x);
 }
 
 static void test_comm(void **state)
@@ -310,6 +376,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pipeline),
         cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_activation_terms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_comm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uneven_stages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recompute_counts, setup, teardown),

@@ -513,17 +513,43 @@ int st_pipeline_sim(const st_train_cfg *k, double f, double b, double p2p, doubl
 }
 
 /* ---- parameters --------------------------------------------------------------------- */
-static double block_params(const st_transformer *tf, int moe)
+/* Activation bytes one block keeps for its backward, per token of the
+ * microbatch (multiply by b s), with e bytes per element: Korthikanti et
+ * al. 2022's accounting (Table 2) term by term, so that it follows the
+ * architecture instead of assuming GPT's 4h GELU MLP and dropout:
+ *   kept whole under TP (split by SP): the two norms' inputs, the QKV and
+ *     first MLP GEMMs' inputs (e h each), one-byte keep masks of the
+ *     hidden dropouts (h each, when the model has dropout);
+ *   split by TP: Q and K, V, the output projection's input (e (2q + 2kv),
+ *     q = heads x head_dim, kv = KV heads x head_dim), and the MLP's
+ *     intermediates: a GELU MLP keeps the activation's input and output
+ *     (2 e f); a gated one eagerly keeps the gate, the activation's output,
+ *     the up projection and their product (4 e f), fused (Megatron-LM's
+ *     swiglu, Transformer Engine) the gate and up only, recomputing the
+ *     rest (3 e f);
+ *   an MoE block instead sends top_k copies of each token to its experts:
+ *     their inputs and outputs (2 top_k e h, kept whole), the experts'
+ *     intermediates at expert_ffn_hidden (top_k times the MLP's, split by
+ *     TP), the router's fp32 logits (4 x experts);
+ *   the attention scores (eager attention, no recompute) are separate.
+ * For GPT (q = kv = h, f = 4h, GELU, dropout) it is Korthikanti's
+ * (16e + 2) h, 4e + 2 of it kept whole. *rep gets the part TP keeps whole. */
+static double block_act_per_token(const st_transformer *tf, int moe, int fused, double e, double *rep)
 {
-    double h = (double)tf->hidden, q = (double)(tf->heads * tf->head_dim), kv = (double)(tf->kv_heads * tf->head_dim);
-    double attn = h * (q + 2 * kv) + q * h + (tf->bias ? q + 2 * kv + h : 0);
-    double norms = 2 * (tf->norm == ST_NORM_RMSNORM ? 1 : 2) * h;
-    double mats = tf->gated_mlp ? 3 : 2;
-    double f = moe ? (double)tf->expert_ffn_hidden : (double)tf->ffn_hidden;
-    double mlp = mats * h * f + (tf->bias ? (tf->gated_mlp ? 2 : 1) * f + h : 0);
-    if (moe)
-        mlp = mlp * (double)tf->experts + h * (double)tf->experts;
-    return attn + norms + mlp;
+    double h = (double)tf->hidden, q = (double)tf->heads * tf->head_dim, kv = (double)tf->kv_heads * tf->head_dim;
+    double masks = tf->hidden_dropout > 0 ? 2 * h : 0;
+    double mult = tf->gated_mlp ? (fused ? 3 : 4) : 2;
+    double whole = 4 * e * h + masks;
+    double split = e * (2 * q + 2 * kv);
+    if (moe) {
+        double k = (double)tf->top_k;
+        whole += 2 * k * e * h + 4.0 * (double)tf->experts;
+        split += k * mult * e * (double)tf->expert_ffn_hidden;
+    } else {
+        split += mult * e * (double)tf->ffn_hidden;
+    }
+    *rep = whole;
+    return whole + split;
 }
 
 /* LoRA adapter parameters of one block (rank r on every linear layer). */
@@ -770,9 +796,13 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     {
         long long n_moe = tf->experts ? (tf->layers + tf->encoder_layers) / tf->moe_every : 0;
         long long n_all = tf->layers + tf->encoder_layers;
-        double dense = block_params(tf, 0), moe = tf->experts ? block_params(tf, 1) : 0;
+        /* EP splits the routed experts only: attention, norms and router
+         * weights are whole on every EP rank */
+        double experts = 0, dense = st_transformer_block_params(tf, 0, NULL);
+        double moe = tf->experts ? st_transformer_block_params(tf, 1, &experts) : 0;
         double ep_div = k->ep > 1 ? k->ep : 1;
-        double avg = ((double)(n_all - n_moe) * dense + (double)n_moe * (moe > 0 ? (moe - (double)tf->hidden * tf->experts) / ep_div + (double)tf->hidden * tf->experts : 0)) / (double)n_all;
+        double avg = ((double)(n_all - n_moe) * dense + (double)n_moe * (moe - experts + experts / ep_div)) /
+                     (double)n_all;
         blk_p = avg / k->tp;
     }
     double emb_p = (double)tf->vocab * tf->hidden / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0);
@@ -924,20 +954,31 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         st_train_mem *M = &r->mem;
         double wb = k->dtype == ST_FP8 ? 3 : e; /* FP8: BF16 weights + FP8 copy */
         double shard_w = k->zero == 3 ? k->dp : 1, shard_g = k->zero >= 2 ? k->dp : 1, shard_o = k->zero >= 1 ? k->dp : 1;
-        double opt_bytes = k->dtype == ST_FP32 ? 8 : 12; /* m, v (+ fp32 master) */
-        double grad_b = k->dtype == ST_FP32 ? 4 : 2;
+        /* TF32 is a math mode: weights, gradients and states stay fp32 */
+        int fp32_store = k->dtype == ST_FP32 || k->dtype == ST_TF32;
+        double opt_bytes = fp32_store ? 8 : 12; /* m, v (+ fp32 master) */
+        double grad_b = fp32_store ? 4 : 2;
         double sbh = (double)mb * s_loc * tf->hidden;
         double as2b = (double)mb * (tf->heads) * s_loc * (double)k->seq; /* CP: local queries x all keys */
         double per_blk;
         if (k->recompute == ST_RECOMP_FULL)
             per_blk = e * sbh / (k->sp ? k->tp : 1);
         else {
-            double split = k->sp ? (16 * e + 2) / k->tp : (4 * e + 2) + 12 * e / k->tp;
-            if (k->tp == 1)
-                split = 16 * e + 2;
-            per_blk = sbh * split;
+            /* the blocks' average (dense and MoE blocks alternate per
+             * moe_every) of block_act_per_token, over TP as Korthikanti */
+            long long n_all = tf->layers + tf->encoder_layers;
+            long long n_moe = tf->experts ? n_all / tf->moe_every : 0;
+            double tok = (double)mb * s_loc, kept = 0, rep_d, rep_m = 0;
+            double all_d = block_act_per_token(tf, 0, k->fused, e, &rep_d);
+            double all_m = n_moe ? block_act_per_token(tf, 1, k->fused, e, &rep_m) : 0;
+            double all = ((double)(n_all - n_moe) * all_d + (double)n_moe * all_m) / (double)n_all;
+            kept = ((double)(n_all - n_moe) * rep_d + (double)n_moe * rep_m) / (double)n_all;
+            per_blk = tok * (k->sp ? all / k->tp : kept + (all - kept) / k->tp);
+            /* softmax output, its dropout mask and the dropped-out
+             * probabilities PV reads (Korthikanti's a s^2 b (2e + 1));
+             * without attention dropout PV reads the softmax output itself */
             if (k->recompute == ST_RECOMP_NONE && !k->flash)
-                per_blk += as2b * (2 * e + 1) / k->tp;
+                per_blk += as2b * (e + (tf->attn_dropout > 0 ? 1 + e : 0)) / k->tp;
         }
         /* each device's own total (its blocks, its embedding or head, its
          * microbatches in flight, the logits on the last); the busiest

@@ -39,11 +39,15 @@
  * optimizer states (AdamW; 16-bit training: 2 + 2 + 12 bytes per parameter
  * as in the ZeRO paper, fp32: 4 + 4 + 8), divided over DP by ZeRO stage;
  * activations per block after Korthikanti et al. 2022 ("Reducing Activation
- * Recomputation in Large Transformer Models", Table 2), with e bytes per
- * element: s b h (16e + 2) + a s^2 b (2e + 1) without parallelism; TP
- * splits all but s b h (4e + 2); SP splits that too; selective recompute
- * and FlashAttention drop the s^2 terms; full recompute keeps e s b h per
- * block; times the microbatches in flight on the stage, counted in the
+ * Recomputation in Large Transformer Models", Table 2), term by term from
+ * the architecture (GQA's narrower K and V, the MLP width, a gated MLP's
+ * four f-wide tensors or three fused, MoE's top_k token copies and expert
+ * intermediates, dropout masks only with dropout), e bytes per element:
+ * for GPT s b h (16e + 2) + a s^2 b (2e + 1) without parallelism; TP
+ * splits all but the norm and GEMM inputs and masks (s b h (4e + 2) for
+ * GPT); SP splits that too; selective recompute and FlashAttention drop
+ * the s^2 terms; full recompute keeps e s b h per block; times the
+ * microbatches in flight on the stage, counted in the
  * simulated schedule; the last stage's logits (e + 4 bytes per element for
  * the fp32 loss); DP bucket buffers. Out of memory when over the GPU's HBM.
  *

@@ -220,11 +220,15 @@ void st_op_cost(st_op *op)
     case ST_OP_OPTIMIZER: {
         /* AdamW over rows parameters: fp32 master weight, m and v, plus the
          * gradient in the training dtype; writes master, m, v and the
-         * low-precision weight copy (none when training in fp32). */
+         * low-precision weight copy (none when training in fp32). Before
+         * it, clip-by-global-norm (the default of Megatron-LM, DeepSpeed
+         * and the HF Trainer: max norm 1.0) reads every gradient once more
+         * for the norm, 2 FLOPs each; the rescaling pass runs only on steps
+         * whose norm exceeds the limit and is not counted. */
         double p = D(op->rows);
-        double lowp = op->dtype == ST_FP32 ? 0 : e;
-        op->flops = ADAMW_FLOPS * p;
-        op->bytes_read = p * (12 + e);
+        double lowp = op->dtype == ST_FP32 || op->dtype == ST_TF32 ? 0 : e; /* TF32: fp32 storage */
+        op->flops = (ADAMW_FLOPS + 2) * p;
+        op->bytes_read = p * (12 + e) + p * e;
         op->bytes_written = p * (12 + lowp);
         break;
     }

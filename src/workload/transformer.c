@@ -507,6 +507,13 @@ static double block_params(const st_transformer *tf, int moe, int cross)
     return p;
 }
 
+double st_transformer_block_params(const st_transformer *tf, int moe, double *experts)
+{
+    if (experts)
+        *experts = moe ? D(tf->experts) * mlp_params(tf, D(tf->expert_ffn_hidden)) : 0;
+    return block_params(tf, moe, 0);
+}
+
 static double stack_params(const st_transformer *tf, long long count, int cross)
 {
     long long n_moe = tf->experts > 0 ? count / tf->moe_every : 0;

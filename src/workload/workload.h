@@ -117,6 +117,11 @@ double st_model_params(const st_model *m);
 double st_model_params_non_embedding(const st_model *m);
 /* Parameters of the routed experts (0 for dense models). */
 double st_model_params_expert(const st_model *m);
+/* Parameters of one decoder block (moe: a block with routed experts);
+ * *experts, when given, gets the routed experts' MLP share of it (0 for a
+ * dense block): the part expert parallelism divides, while attention, the
+ * norms and the router stay whole on every EP rank. */
+double st_transformer_block_params(const st_transformer *tf, int moe, double *experts);
 /* Shard a transformer the way Megatron-LM / vLLM do for tensor parallelism
  * tp (heads, KV heads (replicated below tp), MLP hidden, vocabulary) and
  * expert parallelism ep (experts). Divisibility is the caller's check. */
