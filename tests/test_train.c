@@ -205,6 +205,34 @@ static void test_comm(void **state)
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
     assert_true(r.bubble_fraction > 0.08 && r.bubble_fraction < 0.25);
     assert_true(r.pp_s > 0);
+
+    /* ZeRO-3 over DP 4, one microbatch, BF16: every block's weights
+     * gathered forward and backward and its gradients reduce-scattered
+     * (the ZeRO paper's 1.5x of DP's volume), GPT-2 Large's block 12h^2 +
+     * 13h parameters; the tied embedding (50257 + 1024 positions) x h the
+     * same way; nothing else communicates */
+    st_train_cfg_default(&k, &f->m, 4);
+    k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.zero = 3;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    double h = 1280, blk = 2 * (12 * h * h + 13 * h), emb = 2 * (50257 + 1024) * h, ag, rs, ag_e, rs_e;
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, blk, &e, &err), 0);
+    ag = e.time_s;
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, blk, &e, &err), 0);
+    rs = e.time_s;
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, emb, &e, &err), 0);
+    ag_e = e.time_s;
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, emb, &e, &err), 0);
+    rs_e = e.time_s;
+    assert_true(rel_diff(r.comm_total_s, 36 * (2 * ag + rs) + 2 * ag_e + rs_e) < 1e-9);
+    assert_true(r.dp_s == 0 && r.zero_s > 0 && r.zero_s == r.comm_s && r.comm_s < r.comm_total_s);
+    /* the first block's gather is paid whole each way: at least 2 ag + rs
+     * exposed, besides the embedding's */
+    assert_true(r.comm_s >= 2 * ag + rs + 2 * ag_e + rs_e - 1e-12);
+    /* memory: the running and the prefetched block gathered whole */
+    st_train_result z2;
+    k.zero = 2;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z2, NULL, &err), 0);
+    assert_true(rel_diff(r.mem.buffers - z2.mem.buffers, 2 * blk) < 1e-9);
 }
 
 /* Uneven pipeline stages: the split, by hand, and its effect. */

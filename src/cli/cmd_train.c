@@ -345,7 +345,21 @@ static int run_train(int argc, char **argv)
         cli_secs(a, sizeof a, r.tp_s);
         cli_secs(b, sizeof b, r.pp_s);
         cli_secs(c2, sizeof c2, r.dp_exposed_s);
-        printf("  parts        TP %s, PP %s, DP exposed %s", a, b, c2);
+        printf("  parts        TP %s, PP %s", a, b);
+        /* every exposed part that comm sums, so that they add up to it */
+        if (r.cp_s > 0) {
+            cli_secs(a, sizeof a, r.cp_s);
+            printf(", CP %s", a);
+        }
+        if (r.ep_s > 0) {
+            cli_secs(a, sizeof a, r.ep_s);
+            printf(", EP %s", a);
+        }
+        printf(", DP exposed %s", c2);
+        if (r.zero_s > 0) {
+            cli_secs(a, sizeof a, r.zero_s);
+            printf(", ZeRO %s %s", k.zero == 3 ? "gathers and reduce-scatters" : "weight all-gather", a);
+        }
         cli_secs(a, sizeof a, r.optimizer_s);
         printf(", optimizer %s\n", a);
         cli_bytes(m1, sizeof m1, r.memory_per_gpu_bytes);

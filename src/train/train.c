@@ -825,15 +825,35 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     }
     double train_p = k->lora_rank ? stage_blocks * lora_params(tf, k->lora_rank, k->tp) : stage_p;
 
-    /* ZeRO-3: each block's weights gathered forward and backward, gradients
-     * reduce-scattered, prefetched behind the block's compute */
+    /* ZeRO-3: each block's weights gathered forward and backward, its
+     * gradients reduce-scattered in the backward (every microbatch: the
+     * gradients stay sharded), each prefetched behind the previous block's
+     * compute; a model chunk's first block has nothing before it to hide
+     * behind, so its gather (forward) and its gather and reduce-scatter
+     * (backward) are paid whole (z3_fill_*). A recomputed block's forward
+     * rerun uses the gather of its backward. */
     int dp_pn = per_node_of(G, k->tp * k->cp, k->dp);
-    double z3_f = 0, z3_b = 0;
+    double z3_f = 0, z3_b = 0, z3_ag = 0, z3_rs = 0, z3_fill_f = 0, z3_fill_b = 0;
     if (k->zero == 3 && k->dp > 1) {
-        double ag = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, blk_p * e, err, &rc);
-        double rs = coll_time(c, ST_COLL_REDUCESCATTER, k->dp, dp_pn, blk_p * e, err, &rc);
-        z3_f = ag > pf.blk ? ag - pf.blk : 0;
-        z3_b = ag + rs > pb.blk ? ag + rs - pb.blk : 0;
+        z3_ag = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, blk_p * e, err, &rc);
+        z3_rs = coll_time(c, ST_COLL_REDUCESCATTER, k->dp, dp_pn, blk_p * e, err, &rc);
+        z3_f = z3_ag > pf.blk ? z3_ag - pf.blk : 0;
+        z3_b = z3_ag + z3_rs > pb.blk ? z3_ag + z3_rs - pb.blk : 0;
+        z3_fill_f = z3_ag - z3_f;
+        z3_fill_b = z3_ag + z3_rs - z3_b;
+    }
+    /* ... and the embedding's and the head's, gathered before the first
+     * block's forward and after the last block's, reduce-scattered after
+     * their backward: paid whole */
+    double z3_emb = 0, z3_head = 0;
+    double head_w = head_p + (pp > 1 && tf->tied_embeddings ? emb_p : 0);
+    if (k->zero == 3 && k->dp > 1) {
+        z3_emb = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, emb_p * e, err, &rc);
+        z3_emb = 2 * z3_emb + coll_time(c, ST_COLL_REDUCESCATTER, k->dp, dp_pn, emb_p * e, err, &rc);
+        if (head_w > 0) {
+            z3_head = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, head_w * e, err, &rc);
+            z3_head = 2 * z3_head + coll_time(c, ST_COLL_REDUCESCATTER, k->dp, dp_pn, head_w * e, err, &rc);
+        }
     }
     double f_blk = pf.blk + tp_blk_f + cp_blk_f + ep_blk_f + z3_f;
     double b_blk = pb.blk + tp_blk_b + cp_blk_b + ep_blk_b + z3_b;
@@ -844,8 +864,12 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     }
     for (int vs = 0; vs < V; vs++) {
         double nbl = (double)st_pipeline_stage_layers(L_all, V, vs);
-        F[vs] = nbl * f_blk + (vs == 0 ? pf.embed : 0) + (vs == V - 1 ? pf.head : 0);
-        B[vs] = nbl * b_blk + (vs == 0 ? pb.embed : 0) + (vs == V - 1 ? pb.head : 0);
+        F[vs] = nbl * f_blk + (vs == 0 ? pf.embed : 0) + (vs == V - 1 ? pf.head : 0) + (nbl > 0 ? z3_fill_f : 0);
+        B[vs] = nbl * b_blk + (vs == 0 ? pb.embed : 0) + (vs == V - 1 ? pb.head : 0) + (nbl > 0 ? z3_fill_b : 0);
+        /* ZeRO-3 embedding and head: one gather each way, a third of the
+         * three collectives in the forward, two in the backward */
+        double zw = (vs == 0 ? z3_emb : 0) + (vs == V - 1 ? z3_head : 0);
+        F[vs] += zw / 3, B[vs] += 2 * zw / 3;
     }
     /* pipeline send/recv of one microbatch's activations */
     double p2p = 0;
@@ -873,8 +897,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     double grad_bytes = train_p * e;
     double dp_one = 0, contention = 1;
     int nb = 0;
-    if (k->dp > 1 || k->cp > 1) {
-        int n = k->dp * k->cp;
+    /* (ZeRO-3 reduce-scatters each block's gradients in its backward) */
+    if ((k->dp > 1 && k->zero < 3) || k->cp > 1) {
+        int n = k->zero < 3 ? k->dp * k->cp : k->cp;
         int pn = per_node_of(G, k->tp, n);
         nb = (int)ceil(grad_bytes / k->bucket_bytes);
         if (nb < 1)
@@ -985,6 +1010,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
          * device's terms are reported */
         double logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
         double buffers = k->dp > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
+        /* ZeRO-3: the gathered weights of the running block and of the one
+         * being prefetched */
+        if (k->zero == 3 && k->dp > 1)
+            buffers += 2 * blk_p * wb;
         double inflight = 0;
         M->total = -1;
         for (int d = 0; d < pp; d++) {
@@ -1023,8 +1052,16 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         r->cp_s = nmb * blocks * (cp_blk_f + cp_blk_b);
         r->ep_s = nmb * blocks * (ep_blk_f + ep_blk_b);
         r->pp_s = pp > 1 ? 2.0 * nmb * v * p2p : 0;
-        r->comm_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + dp_exposed + zero_ag + nmb * blocks * (z3_f + z3_b);
-        r->comm_total_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + r->dp_s + zero_ag;
+        /* ZeRO-3's gathers and reduce-scatters on the busiest stage: exposed
+         * (per block beyond its prefetch, plus each chunk's first) and all */
+        double z3_ends = z3_emb > z3_head ? z3_emb : z3_head; /* the busier end stage's */
+        double z3_exposed =
+            nmb * (blocks * (z3_f + z3_b) + (k->zero == 3 ? v * (z3_fill_f + z3_fill_b) : 0) + z3_ends);
+        double z3_all = nmb * (blocks * (2 * z3_ag + z3_rs) + z3_ends);
+        if (k->zero == 3)
+            r->zero_s = z3_exposed;
+        r->comm_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + dp_exposed + zero_ag + z3_exposed;
+        r->comm_total_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + r->dp_s + zero_ag + z3_all;
         for (int vs = 0; vs < V; vs++) {
             r->fwd_s = F[vs] > r->fwd_s ? F[vs] : r->fwd_s;
             r->bwd_s = B[vs] > r->bwd_s ? B[vs] : r->bwd_s;

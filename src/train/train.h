@@ -27,8 +27,13 @@
  *          produces their gradients, so most of it hides behind compute; the
  *          chunk-level simulation measures how much a concurrent TP
  *          all-reduce slows it where both share NVLink;
- *   ZeRO-3 all-gathers each block's weights in forward and backward,
- *          prefetched behind the previous block's compute.
+ *   ZeRO-3 all-gathers each block's weights in forward and backward and
+ *          reduce-scatters its gradients in the backward, every microbatch,
+ *          prefetched behind the previous block's compute (a model chunk's
+ *          first block, the embedding and the head pay theirs whole), no
+ *          DP buckets; the running and the prefetched block's gathered
+ *          weights are buffers. DeepSpeed's and FSDP's per-module host
+ *          hooks are not modelled.
  * The pipeline is simulated, not taken from the closed form: each stage runs
  * its schedule's order of forward and backward microbatches (GPipe; 1F1B;
  * interleaved 1F1B with v model chunks per stage), each waits for its
