@@ -149,6 +149,43 @@ static void test_train_backward(void **state)
     st_oplist_free(&l);
 }
 
+/* FP8 is the Transformer Engine recipe (NVIDIA TE docs: FP8 GEMMs, other
+ * operators in higher precision): block GEMMs in FP8 with a BF16 input
+ * cast each, softmax and the LM head in BF16, the optimizer over BF16 */
+static void test_fp8_recipe(void **state)
+{
+    st_model m = load("llama2-7b");
+    (void)state;
+    st_gen_opts o;
+    st_oplist l = {0, 0, NULL};
+    st_error err;
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_TRAIN, o.batch = 1, o.seq = 512, o.dtype = ST_FP8;
+    assert_int_equal(st_model_ops(&m, &o, &l, &err), 0);
+    int fwd_gemm = 0, casts = 0, head = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const st_op *op = &l.ops[i];
+        if (op->kind == ST_OP_SOFTMAX || op->kind == ST_OP_RMSNORM)
+            assert_int_equal(op->dtype, ST_BF16);
+        if (op->kind == ST_OP_GEMM && op->pass == ST_PASS_FWD) {
+            if (strstr(op->layer, "block"))
+                fwd_gemm++, assert_int_equal(op->dtype, ST_FP8);
+            else
+                head++, assert_int_equal(op->dtype, ST_BF16);
+        }
+        if (op->pass == ST_PASS_FWD && strstr(op->name, "cast"))
+            casts++;
+    }
+    /* Llama's block GEMMs: qkv (one fused launch), out, gate, up, down,
+     * each one op repeated over the 32 blocks */
+    assert_int_equal(fwd_gemm, 5);
+    assert_int_equal(casts, fwd_gemm);
+    assert_int_equal(head, 1);
+    const st_op *opt = find(&l, "optimizer.adamw");
+    assert_int_equal(opt->dtype, ST_BF16);
+    st_oplist_free(&l);
+}
+
 static void test_moe_routing(void **state)
 {
     st_model m = load("mixtral-8x7b"); /* 8 experts, top-2, ffn 14336 */
@@ -482,6 +519,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_llama2_7b_prefill_flops),
+        cmocka_unit_test(test_fp8_recipe),
         cmocka_unit_test(test_gpt2_prefill_flops),
         cmocka_unit_test(test_gqa_shapes),
         cmocka_unit_test(test_decode_shapes),

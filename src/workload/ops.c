@@ -313,8 +313,25 @@ int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_err
                             "%s%s%s has %.3g parameters; strata counts up to 2^53 = 9.0e15: make the "
                             "model smaller",
                             m->path[0] ? m->path : "", m->path[0] ? ": " : "", m->id, st_model_params(m));
-    rc = m->kind == ST_MODEL_TRANSFORMER ? st_transformer_ops(m, o, out, err)
+    /* FP8 on a transformer is the Transformer Engine recipe that train and
+     * serve's --quant fp8 model: the blocks' GEMMs in FP8, each input cast
+     * from BF16; attention, norms, elementwise work, the LM head and the
+     * optimizer stay in BF16 (their tensors were priced at one byte before) */
+    int fp8 = m->kind == ST_MODEL_TRANSFORMER && o->dtype == ST_FP8;
+    st_gen_opts go = *o;
+    if (fp8)
+        go.dtype = ST_BF16;
+    rc = m->kind == ST_MODEL_TRANSFORMER ? st_transformer_ops(m, &go, out, err)
                                          : st_cnn_ops(m, o, out, err);
+    for (size_t i = 0, n = out->n; fp8 && rc == 0 && i < n; i++) {
+        st_op *op = &out->ops[i];
+        if ((op->kind != ST_OP_GEMM && op->kind != ST_OP_MOE_EXPERTS) || !strstr(op->layer, "block"))
+            continue;
+        op->dtype = ST_FP8;
+        st_op_cost(op);
+        st_op cast = st_op_input_cast(op, ST_BF16);
+        rc = st_oplist_push(out, &cast, err);
+    }
     if (rc == 0 && o->phase == ST_PHASE_TRAIN) {
         size_t n_fwd = out->n;
         rc = st_ops_add_backward(out, n_fwd, err);
@@ -325,7 +342,7 @@ int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_err
             snprintf(opt.layer, sizeof opt.layer, "optimizer");
             opt.kind = ST_OP_OPTIMIZER;
             opt.pass = ST_PASS_OPT;
-            opt.dtype = o->dtype;
+            opt.dtype = fp8 ? ST_BF16 : o->dtype;
             opt.repeat = 1;
             opt.rows = (long long)st_model_params(m);
             opt.cols = 1;
