@@ -134,6 +134,15 @@ if [ $rc = 0 ] && grep -q "H100 SXM" "$tmp/sum" && grep -q "Llama 2 7B" "$tmp/su
 check "summary --json: decode is memory-bound on H100 (AI < ridge)" \
     sh -c "'$S' summary --json | jq -e '(.steps[] | select(.phase == \"decode\") | .flop_per_byte) < .ridge_flop_per_byte'"
 
+# an HF config with an architecture strata does not model (DeepSeek's
+# multi-head latent attention) is refused at the key, not read as a plain
+# dense model
+printf '{\n  "model_type": "deepseek_v2",\n  "hidden_size": 2048,\n  "num_hidden_layers": 27,\n  "num_attention_heads": 16,\n  "vocab_size": 102400,\n  "kv_lora_rank": 512\n}\n' > "$tmp/ds.json"
+"$S" eval "$tmp/ds.json" --gpu h100-sxm > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "ds.json:7:19: key 'kv_lora_rank': multi-head latent attention" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "HF config with MLA (kv_lora_rank): refused at file:line:col, nothing on stdout"
+else not_ok "HF config with MLA (kv_lora_rank): refused at file:line:col, nothing on stdout" "rc=$rc $(cat "$tmp/err")"; fi
+
 # shared data: every NeuSight HF config loads (skip when absent)
 SH=${STRATA_SHARED:-$srcdir/../shared/data}
 if [ -d "$SH/neusight/models" ]; then

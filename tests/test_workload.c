@@ -6,6 +6,8 @@
 #include "config.h"
 #include "testutil.h"
 
+#include <math.h>
+
 #include "io/io.h"
 
 static st_model load(const char *name)
@@ -184,6 +186,24 @@ static void test_fp8_recipe(void **state)
     const st_op *opt = find(&l, "optimizer.adamw");
     assert_int_equal(opt->dtype, ST_BF16);
     st_oplist_free(&l);
+}
+
+/* OPT-350m embeds tokens at word_embed_proj_dim 512 and projects them into
+ * its 1024-wide blocks (project_in) and back for the tied LM head
+ * (project_out): 331,196,416 parameters (the Hugging Face model
+ * facebook/opt-350m; by hand: 50272 x 512 + 2050 x 1024 positions +
+ * 2 x 512 x 1024 + 24 x 12,596,224 per layer), the head GEMM 512 wide. */
+static void test_opt350m_projections(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/opt-350m-config.json"));
+    assert_true(fabs(st_model_params(&m) - 331196416.0) / 331196416.0 < 1e-5);
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 1, 128, 0, ST_ATTN_EAGER);
+    const st_op *in = find(&l, "embed.project_in"), *out = find(&l, "head.project_out"), *h = find(&l, "head.lm_head");
+    assert_true(in->k == 512 && in->n == 1024 && out->k == 1024 && out->n == 512);
+    assert_true(h->k == 512 && h->n == 50272 && h->flops == 2.0 * 128 * 512 * 50272);
+    st_oplist_free(&l);
+    st_model_free(&m);
 }
 
 static void test_moe_routing(void **state)
@@ -520,6 +540,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_llama2_7b_prefill_flops),
         cmocka_unit_test(test_fp8_recipe),
+        cmocka_unit_test(test_opt350m_projections),
         cmocka_unit_test(test_gpt2_prefill_flops),
         cmocka_unit_test(test_gqa_shapes),
         cmocka_unit_test(test_decode_shapes),

@@ -171,6 +171,27 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         return f_error(c, root, "Hugging Face config: expected a JSON object");
     if (mt && (mt->kind != ST_Y_SCALAR || st_ynode_is_null(mt) || mt->plain))
         return f_error(c, mt, "key 'model_type': expected a string such as \"llama\"");
+    /* Architecture features strata does not model: refused where they
+     * change the model (reading such a config as its plain cousin gave a
+     * silently wrong model: DeepSeek-V2-Lite as a dense 2.7B, Qwen1.5-MoE
+     * without its shared expert, OPT-350m without its projections) */
+    static const struct {
+        const char *key, *what;
+    } unmodelled[] = {
+        {"kv_lora_rank", "multi-head latent attention (DeepSeek's compressed KV)"},
+        {"q_lora_rank", "multi-head latent attention (DeepSeek's compressed queries)"},
+        {"n_shared_experts", "shared experts beside the routed ones"},
+        {"shared_expert_intermediate_size", "a shared expert beside the routed ones"},
+        {"n_routed_experts", "DeepSeek-style routed experts"},
+    };
+    for (size_t i = 0; i < sizeof unmodelled / sizeof unmodelled[0]; i++) {
+        v = f_get(root, unmodelled[i].key);
+        if (v && !st_ynode_is_null(v) && !(v->kind == ST_Y_SCALAR && !strcmp(v->scalar, "0")))
+            return f_error(c, v,
+                           "key '%s': %s is not modelled by strata; describe the nearest model strata "
+                           "does model in a workload YAML (see strata-workloads(5)) and say what it leaves out",
+                           unmodelled[i].key, unmodelled[i].what);
+    }
     if ((rc = hf_int(c, root, k_hidden, 1, 1, &tf->hidden)) ||
         (rc = hf_int(c, root, k_layers, 1, 1, &tf->layers)) ||
         (rc = hf_int(c, root, k_heads, 1, 1, &tf->heads)) ||
@@ -186,6 +207,12 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         return rc;
     if (tf->ffn_hidden == 0)
         tf->ffn_hidden = 4 * tf->hidden; /* GPT-2: n_inner null means 4 * n_embd */
+    /* OPT: word_embed_proj_dim, the embedding width (350m: 512 of 1024) */
+    static const char *const k_embed[] = {"word_embed_proj_dim", NULL};
+    if ((rc = hf_int(c, root, k_embed, 0, 1, &tf->embed_dim)))
+        return rc;
+    if (tf->embed_dim == tf->hidden)
+        tf->embed_dim = 0;
     if (tf->max_seq == 0)
         tf->max_seq = 512; /* T5 family: relative positions, trained at 512 */
     if (hf_bool(root, "multi_query", 0))

@@ -805,8 +805,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
                      (double)n_all;
         blk_p = avg / k->tp;
     }
-    double emb_p = (double)tf->vocab * tf->hidden / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0);
-    double head_p = tf->lm_head && !tf->tied_embeddings ? (double)tf->vocab * tf->hidden / k->tp : 0;
+    double ed = (double)(tf->embed_dim > 0 ? tf->embed_dim : tf->hidden), proj = ed != tf->hidden ? ed * tf->hidden : 0;
+    double emb_p = (double)tf->vocab * ed / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0) + proj;
+    double head_p = (tf->lm_head && !tf->tied_embeddings ? (double)tf->vocab * ed / k->tp : 0) + proj;
     /* blocks and parameters per device (device d holds virtual stages d,
      * d + pp, ...); the busiest device sets memory and gradient bytes */
     long long L_all = tf->layers + tf->encoder_layers;

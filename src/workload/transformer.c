@@ -343,11 +343,14 @@ static void embeddings(gen *g, long long tokens)
     const st_transformer *tf = g->tf;
     g->layer = "embed";
     g->repeat = 1;
+    long long ed = tf->embed_dim > 0 ? tf->embed_dim : tf->hidden;
     st_op op = new_op(g, ST_OP_EMBEDDING, "tokens");
     op.rows = tokens;
-    op.cols = tf->hidden;
+    op.cols = ed;
     op.n = tf->vocab;
     push(g, &op);
+    if (ed != tf->hidden)
+        gemm(g, "project_in", tokens, ed, tf->hidden);
     if (tf->position == ST_POS_LEARNED) {
         op = new_op(g, ST_OP_EMBEDDING, "positions");
         op.rows = tokens;
@@ -458,7 +461,10 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
             activation(&g, "transform", rows, tf->hidden);
             norm(&g, "transform.norm", rows);
         }
-        gemm(&g, "lm_head", rows, tf->hidden, tf->vocab);
+        long long ed = tf->embed_dim > 0 ? tf->embed_dim : tf->hidden;
+        if (ed != tf->hidden)
+            gemm(&g, "project_out", rows, tf->hidden, ed);
+        gemm(&g, "lm_head", rows, ed, tf->vocab);
         if (o->phase == ST_PHASE_TRAIN)
             vec(&g, ST_OP_SOFTMAX, "loss", rows, tf->vocab); /* cross-entropy */
     } else if (tf->num_labels > 0) {
@@ -522,11 +528,14 @@ static double stack_params(const st_transformer *tf, long long count, int cross)
 
 static double embedding_params(const st_transformer *tf)
 {
-    double p = D(tf->vocab) * D(tf->hidden);
+    double ed = D(tf->embed_dim > 0 ? tf->embed_dim : tf->hidden);
+    double p = D(tf->vocab) * ed;
     if (tf->position == ST_POS_LEARNED)
         p += D(tf->max_seq) * D(tf->hidden);
     if (tf->lm_head && !tf->tied_embeddings)
-        p += D(tf->vocab) * D(tf->hidden);
+        p += D(tf->vocab) * ed;
+    if (ed != D(tf->hidden)) /* project_in and project_out, no bias (OPT) */
+        p += 2 * ed * D(tf->hidden);
     return p;
 }
 

@@ -49,6 +49,11 @@ typedef struct st_transformer {
      * (GPT2ForSequenceClassification) */
     long long num_labels;
     long long experts, top_k, moe_every, expert_ffn_hidden; /* experts = 0: dense */
+    /* Token-embedding width when it differs from hidden (OPT-350m's
+     * word_embed_proj_dim): a project_in GEMM widens the embedding into the
+     * blocks and a project_out narrows the final state for the LM head,
+     * which is embed_dim x vocab. 0: hidden. */
+    long long embed_dim;
     /* Eager attention as the framework's reference code runs it: elementwise
      * passes over the (batch x heads x q x kv) score matrix between the two
      * matmuls, besides the softmax. Unary: a pass whose other operand is a
