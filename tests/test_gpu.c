@@ -37,6 +37,21 @@ static void load(const char *id, st_gpu *g)
     assert_int_equal(rc, 0);
 }
 
+/* Tensor cores or not: the P100 has none (its FP16 is packed half2 on the
+ * CUDA cores, P100 whitepaper) and runs an FP16 GEMM on the SIMT path at
+ * twice its FP32 rate; the V100 has them (V100 whitepaper) */
+static void test_vector_fp16(void **state)
+{
+    (void)state;
+    st_gpu p, v;
+    load("p100-pcie-16gb", &p);
+    load("v100-pcie-32gb", &v);
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_FP16, k.b = 1, k.m = k.n = k.k = 4096;
+    assert_int_equal(st_kernel_class(&p, &k), ST_KC_GEMM_SIMT);
+    assert_int_equal(st_kernel_class(&v, &k), ST_KC_GEMM_TC);
+}
+
 /* Fixed costs add; compute and memory overlap (max) or, in sum mode, add:
  * gemm features compute=3, dram=5, launch=2 with unit coefficients give
  * 2 + max(3, 5) = 7 and 2 + 3 + 5 = 10. Row kernels: launch geometry, L2
@@ -784,6 +799,7 @@ int main(void)
         cmocka_unit_test(test_overlap),           cmocka_unit_test(test_tile_names),        cmocka_unit_test(test_gemm_waves),
         cmocka_unit_test(test_elementwise_bytes), cmocka_unit_test(test_power_factor), cmocka_unit_test(test_power_capped_tensor),
         cmocka_unit_test(test_errors),            cmocka_unit_test(test_compose_host_bound),
+        cmocka_unit_test(test_vector_fp16),
         cmocka_unit_test(test_compose_fused_epilogue),
         cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_flash_bad_shapes),
         cmocka_unit_test(test_table_roundtrip),

@@ -176,7 +176,10 @@ static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
     *tensor = 0;
     if (t == ST_FP32)
         return simt_peak(g);
-    if (g->matrix[t].dense > 0) {
+    /* a throughput entry no faster than the vector path is the vector path
+     * itself, as presets without tensor cores give it (P100's packed FP16:
+     * 18.7 both): SIMT, not tensor-core coefficients */
+    if (g->matrix[t].dense > 0 && !(g->vector[t] >= g->matrix[t].dense)) {
         *tensor = 1;
         return g->matrix[t].dense;
     }
