@@ -378,6 +378,12 @@ done
 "$S" plan llama2-70b --cluster ib-a100 --gpus 1 --global-batch 8 --seq 2048 > "$tmp/out" 2> "$tmp/err"; rc=$?
 # 70e9 parameters x 16 bytes (BF16 weights and grads, FP32 master and Adam) alone exceed 80 GiB
 if [ $rc = 0 ] && grep -q "none of the [0-9]* configurations fits: the smallest needs" "$tmp/out"; then ok "plan: a model that never fits says so after the table"; else not_ok "plan: never-fits summary" "rc=$rc"; fi
+# on one whole DGX A100: Llama-2-70B's 68.98e9 x 16 bytes over 8 GPUs (ZeRO-3)
+# = 128.5 GiB of state per GPU: the advice is a larger cluster or LoRA
+"$S" plan llama2-70b --cluster dgx-a100 --global-batch 8 --seq 4096 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && grep -q "optimizer states alone take 128.5 GiB" "$tmp/out" && grep -q "a --cluster with more GPUs" "$tmp/out" && grep -q "\-\-lora" "$tmp/out"; then
+    ok "plan: never-fits names the state that does not shard further and the levers (cluster, LoRA)"
+else not_ok "plan: never-fits names the state and the levers" "rc=$rc $(tail -3 "$tmp/out")"; fi
 "$S" train gpt2-large --cluster ib-a100 --gpus 24 --pp 2 --global-batch 48 --seq 1024 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "DP 12 = 12 GPUs, so stages straddle 8-GPU nodes" "$tmp/err"; then ok "train: 12-GPU stages on 8-GPU nodes are refused, naming the stage"; else not_ok "train: straddling stages" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?

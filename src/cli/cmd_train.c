@@ -449,10 +449,24 @@ static int run_plan(int argc, char **argv)
             if (p[i].r.memory_per_gpu_bytes < p[least].r.memory_per_gpu_bytes)
                 least = i;
         }
-        if (n && !fit)
-            printf("\n  none of the %zu configurations fits: the smallest needs %.1f GiB per GPU against %.1f GiB;\n"
-                   "  give more GPUs (--gpus), or a larger --max-tp / --max-pp\n",
-                   n, p[least].r.memory_per_gpu_bytes / 1073741824.0, p[least].r.mem.capacity / 1073741824.0);
+        if (n && !fit) {
+            const st_train_mem *M = &p[least].r.mem;
+            double state = M->weights + M->grads + M->optimizer, gib = 1073741824.0;
+            int all = s.cl.nodes * s.cl.node.gpus;
+            printf("\n  none of the %zu configurations fits: the smallest needs %.1f GiB per GPU against %.1f GiB",
+                   n, p[least].r.memory_per_gpu_bytes / gib, M->capacity / gib);
+            /* say which part does not fit, and the lever that moves it */
+            if (state > M->capacity)
+                printf(";\n  its weights, gradients and optimizer states alone take %.1f GiB: they shrink only with more\n"
+                       "  GPUs to shard over (%s), or train adapters only (strata train --lora RANK)\n",
+                       state / gib,
+                       o.gpus < all ? "--gpus, up to this cluster's GPUs" : "a --cluster with more GPUs than these");
+            else
+                printf(";\n  %.1f GiB of it is activations: a smaller --global-batch, a shorter --seq or more\n"
+                       "  GPUs (%s) would fit; plan already searches recompute, TP, PP and ZeRO\n",
+                       M->activations / gib,
+                       o.gpus < all ? "--gpus, up to this cluster's GPUs" : "a larger --cluster");
+        }
         else if (n)
             printf("\n  %zu of %zu configurations fit in memory\n", fit, n);
     }
