@@ -228,11 +228,27 @@ static void test_comm(void **state)
     /* the first block's gather is paid whole each way: at least 2 ag + rs
      * exposed, besides the embedding's */
     assert_true(r.comm_s >= 2 * ag + rs + 2 * ag_e + rs_e - 1e-12);
-    /* memory: the running and the prefetched block gathered whole */
-    st_train_result z2;
-    k.zero = 2;
-    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z2, NULL, &err), 0);
-    assert_true(rel_diff(r.mem.buffers - z2.mem.buffers, 2 * blk) < 1e-9);
+    /* memory: the running and the prefetched block gathered whole, and one
+     * block's BF16 gradients before their reduce-scatter; no DP buckets */
+    assert_true(rel_diff(r.mem.buffers, 2 * blk + blk) < 1e-9);
+    /* untied head (Llama-2-7B, PP 1): the one stage gathers embedding and
+     * head both, each 32000 x 4096 BF16, and comm counts both */
+    st_model l;
+    assert_int_equal(st_load_model("llama2-7b", &l, &err), 0);
+    st_train_cfg_default(&k, &l, 4);
+    k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.zero = 3, k.flash = 1;
+    assert_int_equal(st_train_eval(&l, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    double lb = 2 * (4096.0 * 4096 * 4 + 3 * 4096.0 * 11008 + 2 * 4096), le = 2 * 32000.0 * 4096;
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, lb, &e, &err), 0);
+    ag = e.time_s;
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, lb, &e, &err), 0);
+    rs = e.time_s;
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, le, &e, &err), 0);
+    ag_e = e.time_s;
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, le, &e, &err), 0);
+    rs_e = e.time_s;
+    assert_true(rel_diff(r.comm_total_s, 32 * (2 * ag + rs) + 2 * (2 * ag_e + rs_e)) < 1e-9);
+    st_model_free(&l);
 }
 
 /* Uneven pipeline stages: the split, by hand, and its effect. */

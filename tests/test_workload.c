@@ -192,7 +192,11 @@ static void test_fp8_recipe(void **state)
  * its 1024-wide blocks (project_in) and back for the tied LM head
  * (project_out): 331,196,416 parameters (the Hugging Face model
  * facebook/opt-350m; by hand: 50272 x 512 + 2050 x 1024 positions +
- * 2 x 512 x 1024 + 24 x 12,596,224 per layer), the head GEMM 512 wide. */
+ * 2 x 512 x 1024 + 24 x 12,596,224 per layer), the head GEMM 512 wide.
+ * strata is 2,048 over (0.0006%): it reads 2048 positions, not OPT's
+ * 2048 + 2, and gives this post-norm model an embedding norm and a final
+ * norm that OPT-350m lacks (+4,096); without the projections' 1.0 M and at
+ * the 1024-wide embedding the count was 25.7 M off. */
 static void test_opt350m_projections(void **state)
 {
     (void)state;

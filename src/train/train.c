@@ -1011,10 +1011,11 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
          * device's terms are reported */
         double logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
         double buffers = k->dp > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
-        /* ZeRO-3: the gathered weights of the running block and of the one
-         * being prefetched */
+        /* ZeRO-3 has no DP buckets: the gathered weights of the running
+         * block and of the one being prefetched, and one block's gradients
+         * before their reduce-scatter */
         if (k->zero == 3 && k->dp > 1)
-            buffers += 2 * blk_p * wb;
+            buffers = 2 * blk_p * wb + blk_p * grad_b;
         double inflight = 0;
         M->total = -1;
         for (int d = 0; d < pp; d++) {
@@ -1055,7 +1056,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         r->pp_s = pp > 1 ? 2.0 * nmb * v * p2p : 0;
         /* ZeRO-3's gathers and reduce-scatters on the busiest stage: exposed
          * (per block beyond its prefetch, plus each chunk's first) and all */
-        double z3_ends = z3_emb > z3_head ? z3_emb : z3_head; /* the busier end stage's */
+        /* the busier end stage's; one stage pays both */
+        double z3_ends = pp == 1 ? z3_emb + z3_head : z3_emb > z3_head ? z3_emb : z3_head;
         double z3_exposed =
             nmb * (blocks * (z3_f + z3_b) + (k->zero == 3 ? v * (z3_fill_f + z3_fill_b) : 0) + z3_ends);
         double z3_all = nmb * (blocks * (2 * z3_ag + z3_rs) + z3_ends);
