@@ -176,6 +176,18 @@ static void test_activation_terms(void **state)
     st_model_free(&x);
 }
 
+/* One ZeRO-3 round for `bytes` of weights on group g: all-gather forward
+ * and backward, reduce-scatter of the gradients. */
+static double z3_round(const st_net_group *g, double bytes)
+{
+    st_coll_est e;
+    st_error err;
+    assert_int_equal(st_coll_estimate(g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, bytes, &e, &err), 0);
+    double ag = e.time_s;
+    assert_int_equal(st_coll_estimate(g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, bytes, &e, &err), 0);
+    return 2 * ag + e.time_s;
+}
+
 static void test_comm(void **state)
 {
     fx *f = *state;
@@ -214,20 +226,12 @@ static void test_comm(void **state)
     st_train_cfg_default(&k, &f->m, 4);
     k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.zero = 3;
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
-    double h = 1280, blk = 2 * (12 * h * h + 13 * h), emb = 2 * (50257 + 1024) * h, ag, rs, ag_e, rs_e;
-    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, blk, &e, &err), 0);
-    ag = e.time_s;
-    assert_int_equal(st_coll_estimate(&g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, blk, &e, &err), 0);
-    rs = e.time_s;
-    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, emb, &e, &err), 0);
-    ag_e = e.time_s;
-    assert_int_equal(st_coll_estimate(&g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, emb, &e, &err), 0);
-    rs_e = e.time_s;
-    assert_true(rel_diff(r.comm_total_s, 36 * (2 * ag + rs) + 2 * ag_e + rs_e) < 1e-9);
+    double h = 1280, blk = 2 * (12 * h * h + 13 * h), emb = 2 * (50257 + 1024) * h;
+    assert_true(rel_diff(r.comm_total_s, 36 * z3_round(&g, blk) + z3_round(&g, emb)) < 1e-9);
     assert_true(r.dp_s == 0 && r.zero_s > 0 && r.zero_s == r.comm_s && r.comm_s < r.comm_total_s);
     /* the first block's gather is paid whole each way: at least 2 ag + rs
      * exposed, besides the embedding's */
-    assert_true(r.comm_s >= 2 * ag + rs + 2 * ag_e + rs_e - 1e-12);
+    assert_true(r.comm_s >= z3_round(&g, blk) + z3_round(&g, emb) - 1e-12);
     /* memory: the running and the prefetched block gathered whole, and one
      * block's BF16 gradients before their reduce-scatter; no DP buckets */
     assert_true(rel_diff(r.mem.buffers, 2 * blk + blk) < 1e-9);
@@ -239,15 +243,7 @@ static void test_comm(void **state)
     k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.zero = 3, k.flash = 1;
     assert_int_equal(st_train_eval(&l, &f->c, &f->coef, &k, &r, NULL, &err), 0);
     double lb = 2 * (4096.0 * 4096 * 4 + 3 * 4096.0 * 11008 + 2 * 4096), le = 2 * 32000.0 * 4096;
-    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, lb, &e, &err), 0);
-    ag = e.time_s;
-    assert_int_equal(st_coll_estimate(&g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, lb, &e, &err), 0);
-    rs = e.time_s;
-    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLGATHER, ST_ALGO_AUTO, le, &e, &err), 0);
-    ag_e = e.time_s;
-    assert_int_equal(st_coll_estimate(&g, ST_COLL_REDUCESCATTER, ST_ALGO_AUTO, le, &e, &err), 0);
-    rs_e = e.time_s;
-    assert_true(rel_diff(r.comm_total_s, 32 * (2 * ag + rs) + 2 * (2 * ag_e + rs_e)) < 1e-9);
+    assert_true(rel_diff(r.comm_total_s, 32 * z3_round(&g, lb) + 2 * z3_round(&g, le)) < 1e-9);
     st_model_free(&l);
 }
 
