@@ -173,6 +173,13 @@ static void test_activation_terms(void **state)
     assert_int_equal(st_train_eval(&x, &cl, &f->coef, &k, &r, NULL, &err), 0);
     double blk = (4096.0 * 6144 + 4096.0 * 4096 + 2 * 4096 + 4096 * 8 + 8 * 3 * 4096.0 * 14336 / 8) / 2;
     assert_true(rel_diff(r.mem.weights, 2 * (8 * blk + 32000.0 * 4096 / 2)) < 1e-9);
+    /* ZeRO-1 shards the dense part's 12-byte Adam state over DP 8, the
+     * experts' only over the dp / ep = 1 ranks that hold the same expert
+     * shard (Megatron-LM's expert-data-parallel group): nothing */
+    k.zero = 1;
+    assert_int_equal(st_train_eval(&x, &cl, &f->coef, &k, &r, NULL, &err), 0);
+    double xpert = 8 * (8 * 3 * 4096.0 * 14336 / 8 / 2), dense = 8 * blk + 32000.0 * 4096 / 2 - xpert;
+    assert_true(rel_diff(r.mem.optimizer, 12 * (dense / 8 + xpert)) < 1e-9);
     st_model_free(&x);
 }
 

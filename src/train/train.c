@@ -792,7 +792,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         cp_blk_b += cp_blk_f;
     }
     /* parameters on the largest stage (the first: embedding; or the last: head) */
-    double blk_p = 0;
+    double blk_p = 0, blk_xp = 0; /* parameters per block and TP rank; blk_xp: routed experts' share */
     {
         long long n_moe = tf->experts ? (tf->layers + tf->encoder_layers) / tf->moe_every : 0;
         long long n_all = tf->layers + tf->encoder_layers;
@@ -804,6 +804,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double avg = ((double)(n_all - n_moe) * dense + (double)n_moe * (moe - experts + experts / ep_div)) /
                      (double)n_all;
         blk_p = avg / k->tp;
+        blk_xp = (double)n_moe * experts / ep_div / (double)n_all / k->tp;
     }
     double ed = (double)(tf->embed_dim > 0 ? tf->embed_dim : tf->hidden), proj = ed != tf->hidden ? ed * tf->hidden : 0;
     double emb_p = (double)tf->vocab * ed / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0) + proj;
@@ -1022,9 +1023,15 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             inflight = S.inflight[d] > inflight ? S.inflight[d] : inflight;
             double tr = k->lora_rank ? dev_blocks[d] * lora_params(tf, k->lora_rank, k->tp) : dev_p[d];
             st_train_mem m_d = {0};
-            m_d.weights = dev_p[d] * wb / shard_w + (k->lora_rank ? tr * e : 0);
-            m_d.grads = tr * grad_b / shard_g;
-            m_d.optimizer = tr * opt_bytes / shard_o;
+            /* ZeRO shards over the ranks that hold the same weights: DP for
+             * the dense part, and for the routed experts only the dp x cp /
+             * ep ranks that hold the same expert shard (Megatron-LM's
+             * expert-data-parallel group); LoRA adapters are dense */
+            double xp = k->lora_rank ? 0 : dev_blocks[d] * blk_xp, xdp = (double)k->dp * k->cp / k->ep;
+            double xw = k->zero == 3 ? xdp : 1, xg = k->zero >= 2 ? xdp : 1, xo = k->zero >= 1 ? xdp : 1;
+            m_d.weights = (dev_p[d] - xp) * wb / shard_w + xp * wb / xw + (k->lora_rank ? tr * e : 0);
+            m_d.grads = (tr - xp) * grad_b / shard_g + xp * grad_b / xg;
+            m_d.optimizer = (tr - xp) * opt_bytes / shard_o + xp * opt_bytes / xo;
             m_d.activations = per_blk * dev_blocks[d] * S.inflight[d];
             m_d.logits = d == pp - 1 ? logits : 0;
             m_d.buffers = buffers;

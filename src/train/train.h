@@ -42,7 +42,10 @@
  *
  * Memory per GPU (bytes, the largest stage): weights, gradients and
  * optimizer states (AdamW; 16-bit training: 2 + 2 + 12 bytes per parameter
- * as in the ZeRO paper, fp32: 4 + 4 + 8), divided over DP by ZeRO stage;
+ * as in the ZeRO paper, fp32: 4 + 4 + 8), divided over DP by ZeRO stage
+ * (the routed experts' share only over the dp x cp / ep ranks that hold
+ * the same expert shard; their gradient collectives are still sized over
+ * the whole DP group);
  * activations per block after Korthikanti et al. 2022 ("Reducing Activation
  * Recomputation in Large Transformer Models", Table 2), term by term from
  * the architecture (GQA's narrower K and V, the MLP width, a gated MLP's
