@@ -301,7 +301,7 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     double mlp_live = (ft->gated_mlp ? 3.0 : 2.0) * f_local;
     c->act_bytes = T * (4.0 * (double)ft->hidden + mlp_live) * es + 2.0 * S * (double)ft->vocab * 4.0;
     /* MFU: 2 FLOPs per active parameter per token (embedding lookup excluded) */
-    double active = p_all - p_exp - (double)ft->vocab * (double)(ft->embed_dim > 0 ? ft->embed_dim : ft->hidden);
+    double active = p_all - p_exp - (double)ft->vocab * (double)st_transformer_embed_width(ft);
     if (ft->experts > 0)
         active += p_exp * (double)ft->top_k / (double)ft->experts;
     c->flops_per_token = 2.0 * active;

@@ -552,6 +552,15 @@ static double block_act_per_token(const st_transformer *tf, int moe, int fused, 
     return whole + split;
 }
 
+/* The average over a model's blocks of a quantity that is `dense` on a
+ * dense block and `moe` on an MoE block (one block in moe_every). */
+static double block_mix(const st_transformer *tf, double dense, double moe)
+{
+    long long n_all = tf->layers + tf->encoder_layers;
+    long long n_moe = tf->experts ? n_all / tf->moe_every : 0;
+    return ((double)(n_all - n_moe) * dense + (double)n_moe * moe) / (double)n_all;
+}
+
 /* LoRA adapter parameters of one block (rank r on every linear layer). */
 static double lora_params(const st_transformer *tf, int r, int tp)
 {
@@ -794,19 +803,15 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     /* parameters on the largest stage (the first: embedding; or the last: head) */
     double blk_p = 0, blk_xp = 0; /* parameters per block and TP rank; blk_xp: routed experts' share */
     {
-        long long n_moe = tf->experts ? (tf->layers + tf->encoder_layers) / tf->moe_every : 0;
-        long long n_all = tf->layers + tf->encoder_layers;
         /* EP splits the routed experts only: attention, norms and router
          * weights are whole on every EP rank */
         double experts = 0, dense = st_transformer_block_params(tf, 0, NULL);
         double moe = tf->experts ? st_transformer_block_params(tf, 1, &experts) : 0;
         double ep_div = k->ep > 1 ? k->ep : 1;
-        double avg = ((double)(n_all - n_moe) * dense + (double)n_moe * (moe - experts + experts / ep_div)) /
-                     (double)n_all;
-        blk_p = avg / k->tp;
-        blk_xp = (double)n_moe * experts / ep_div / (double)n_all / k->tp;
+        blk_p = block_mix(tf, dense, moe - experts + experts / ep_div) / k->tp;
+        blk_xp = block_mix(tf, 0, experts / ep_div) / k->tp;
     }
-    double ed = (double)(tf->embed_dim > 0 ? tf->embed_dim : tf->hidden), proj = ed != tf->hidden ? ed * tf->hidden : 0;
+    double ed = (double)st_transformer_embed_width(tf), proj = ed != tf->hidden ? ed * tf->hidden : 0;
     double emb_p = (double)tf->vocab * ed / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0) + proj;
     double head_p = (tf->lm_head && !tf->tied_embeddings ? (double)tf->vocab * ed / k->tp : 0) + proj;
     /* blocks and parameters per device (device d holds virtual stages d,
@@ -991,15 +996,12 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         if (k->recompute == ST_RECOMP_FULL)
             per_blk = e * sbh / (k->sp ? k->tp : 1);
         else {
-            /* the blocks' average (dense and MoE blocks alternate per
-             * moe_every) of block_act_per_token, over TP as Korthikanti */
-            long long n_all = tf->layers + tf->encoder_layers;
-            long long n_moe = tf->experts ? n_all / tf->moe_every : 0;
-            double tok = (double)mb * s_loc, kept = 0, rep_d, rep_m = 0;
+            /* the blocks' average of block_act_per_token, over TP as
+             * Korthikanti */
+            double tok = (double)mb * s_loc, rep_d, rep_m = 0;
             double all_d = block_act_per_token(tf, 0, k->fused, e, &rep_d);
-            double all_m = n_moe ? block_act_per_token(tf, 1, k->fused, e, &rep_m) : 0;
-            double all = ((double)(n_all - n_moe) * all_d + (double)n_moe * all_m) / (double)n_all;
-            kept = ((double)(n_all - n_moe) * rep_d + (double)n_moe * rep_m) / (double)n_all;
+            double all_m = tf->experts ? block_act_per_token(tf, 1, k->fused, e, &rep_m) : 0;
+            double all = block_mix(tf, all_d, all_m), kept = block_mix(tf, rep_d, rep_m);
             per_blk = tok * (k->sp ? all / k->tp : kept + (all - kept) / k->tp);
             /* softmax output, its dropout mask and the dropped-out
              * probabilities PV reads (Korthikanti's a s^2 b (2e + 1));
@@ -1062,8 +1064,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         r->ep_s = nmb * blocks * (ep_blk_f + ep_blk_b);
         r->pp_s = pp > 1 ? 2.0 * nmb * v * p2p : 0;
         /* ZeRO-3's gathers and reduce-scatters on the busiest stage: exposed
-         * (per block beyond its prefetch, plus each chunk's first) and all */
-        /* the busier end stage's; one stage pays both */
+         * (per block beyond its prefetch, plus each chunk's first) and all;
+         * the embedding's or the head's on the busier end stage (one stage
+         * pays both) */
         double z3_ends = pp == 1 ? z3_emb + z3_head : z3_emb > z3_head ? z3_emb : z3_head;
         double z3_exposed =
             nmb * (blocks * (z3_f + z3_b) + (k->zero == 3 ? v * (z3_fill_f + z3_fill_b) : 0) + z3_ends);

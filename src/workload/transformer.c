@@ -343,7 +343,7 @@ static void embeddings(gen *g, long long tokens)
     const st_transformer *tf = g->tf;
     g->layer = "embed";
     g->repeat = 1;
-    long long ed = tf->embed_dim > 0 ? tf->embed_dim : tf->hidden;
+    long long ed = st_transformer_embed_width(tf);
     st_op op = new_op(g, ST_OP_EMBEDDING, "tokens");
     op.rows = tokens;
     op.cols = ed;
@@ -461,7 +461,7 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
             activation(&g, "transform", rows, tf->hidden);
             norm(&g, "transform.norm", rows);
         }
-        long long ed = tf->embed_dim > 0 ? tf->embed_dim : tf->hidden;
+        long long ed = st_transformer_embed_width(tf);
         if (ed != tf->hidden)
             gemm(&g, "project_out", rows, tf->hidden, ed);
         gemm(&g, "lm_head", rows, ed, tf->vocab);
@@ -513,6 +513,11 @@ static double block_params(const st_transformer *tf, int moe, int cross)
     return p;
 }
 
+long long st_transformer_embed_width(const st_transformer *tf)
+{
+    return tf->embed_dim > 0 ? tf->embed_dim : tf->hidden;
+}
+
 double st_transformer_block_params(const st_transformer *tf, int moe, double *experts)
 {
     if (experts)
@@ -528,7 +533,7 @@ static double stack_params(const st_transformer *tf, long long count, int cross)
 
 static double embedding_params(const st_transformer *tf)
 {
-    double ed = D(tf->embed_dim > 0 ? tf->embed_dim : tf->hidden);
+    double ed = D(st_transformer_embed_width(tf));
     double p = D(tf->vocab) * ed;
     if (tf->position == ST_POS_LEARNED)
         p += D(tf->max_seq) * D(tf->hidden);

@@ -127,6 +127,8 @@ double st_model_params_expert(const st_model *m);
  * dense block): the part expert parallelism divides, while attention, the
  * norms and the router stay whole on every EP rank. */
 double st_transformer_block_params(const st_transformer *tf, int moe, double *experts);
+/* The token embedding's width: embed_dim when set, else hidden. */
+long long st_transformer_embed_width(const st_transformer *tf);
 /* Shard a transformer the way Megatron-LM / vLLM do for tensor parallelism
  * tp (heads, KV heads (replicated below tp), MLP hidden, vocabulary) and
  * expert parallelism ep (experts). Divisibility is the caller's check. */
