@@ -160,9 +160,10 @@ static void test_activation_terms(void **state)
     st_model_free(&l);
 
     /* Mixtral 8x7B, TP 2, PP 4, EP 8 on 64 H100s: per block and TP rank,
-     * (attention 4096 x 6144 + 4096 x 4096, norms 2 x 4096, router 4096 x 8,
-     * experts 8 x 3 x 4096 x 14336 / EP 8) / TP 2; 8 blocks per stage and
-     * the first stage's 32000 x 4096 / 2 embedding, in BF16 */
+     * (attention 4096 x 6144 + 4096 x 4096 and experts 8 x 3 x 4096 x 14336
+     * / EP 8) / TP 2, the norms 2 x 4096 and the router 4096 x 8 whole on
+     * every rank (Megatron-LM replicates them); 8 blocks per stage and the
+     * first stage's 32000 x 4096 / 2 embedding, in BF16 */
     st_model x;
     st_cluster cl;
     assert_int_equal(st_load_model("mixtral-8x7b", &x, &err), 0);
@@ -171,7 +172,7 @@ static void test_activation_terms(void **state)
     k.tp = 2, k.pp = 4, k.ep = 8, k.sp = 1, k.dp = 8, k.flash = 1, k.dtype = ST_BF16;
     k.global_batch = 256, k.seq = 4096, k.microbatches = 32;
     assert_int_equal(st_train_eval(&x, &cl, &f->coef, &k, &r, NULL, &err), 0);
-    double blk = (4096.0 * 6144 + 4096.0 * 4096 + 2 * 4096 + 4096 * 8 + 8 * 3 * 4096.0 * 14336 / 8) / 2;
+    double blk = (4096.0 * 6144 + 4096.0 * 4096 + 8 * 3 * 4096.0 * 14336 / 8) / 2 + 2 * 4096 + 4096 * 8;
     assert_true(rel_diff(r.mem.weights, 2 * (8 * blk + 32000.0 * 4096 / 2)) < 1e-9);
     /* ZeRO-1 shards the dense part's 12-byte Adam state over DP 8, the
      * experts' only over the dp / ep = 1 ranks that hold the same expert
@@ -180,7 +181,53 @@ static void test_activation_terms(void **state)
     assert_int_equal(st_train_eval(&x, &cl, &f->coef, &k, &r, NULL, &err), 0);
     double xpert = 8 * (8 * 3 * 4096.0 * 14336 / 8 / 2), dense = 8 * blk + 32000.0 * 4096 / 2 - xpert;
     assert_true(rel_diff(r.mem.optimizer, 12 * (dense / 8 + xpert)) < 1e-9);
+    /* the gradient buckets: the dense part's all-reduced over the DP 8
+     * ranks (TP 2 apart: 4 per 8-GPU node), the experts' over their group
+     * of one, which has nothing to reduce */
+    k.zero = 0;
+    assert_int_equal(st_train_eval(&x, &cl, &f->coef, &k, &r, NULL, &err), 0);
+    {
+        st_net_group g8;
+        st_coll_est e8;
+        double bytes = 2 * dense, nb = ceil(bytes / (25.0 * 1024 * 1024));
+        assert_int_equal(st_net_group_init(&cl, 8, 4, &g8, &err), 0);
+        assert_int_equal(st_coll_estimate(&g8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, bytes / nb, &e8, &err), 0);
+        assert_true(rel_diff(r.dp_s, nb * e8.time_s * r.dp_contention) < 1e-9);
+    }
     st_model_free(&x);
+
+    /* ReLU keeps only its output (its backward takes the mask from it):
+     * GPT-2 Large made ReLU, BF16, flash, no dropout: per token and block
+     * 4eh + e(2q + 2kv) + ef = 10240 + 10240 + 10240 B, against GELU's
+     * input and output, 2ef */
+    m.tf.hidden_dropout = m.tf.attn_dropout = 0;
+    m.tf.activation = ST_ACT_RELU;
+    st_train_cfg_default(&k, &m, 1);
+    k.global_batch = 1, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    assert_true(rel_diff(r.mem.activations, 36 * 1024.0 * 30720) < 1e-9);
+    m.tf.activation = ST_ACT_GELU;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    assert_true(rel_diff(r.mem.activations, 36 * 1024.0 * 40960) < 1e-9);
+
+    /* K and V heads fewer than TP are replicated, not split: GPT-2 Large
+     * with 2 KV heads at TP 4 keeps one KV head per rank. Per token and
+     * block: 4eh = 10240 whole, Q and the projection input 5 heads x 64 x
+     * 2 B each (1280), K and V one head each (256), the GELU pair 2 x 1280
+     * x 2 B (5120). FP32 weights per rank and block: QKV 1280 x (320 + 2 x
+     * 64) and its bias, projection 320 x 1280 and its whole 1280 bias,
+     * fc1 1280 x 1280 and its bias, fc2 1280 x 1280 and its whole bias,
+     * both norms' 2 x 1280 whole; the embedding 50257 x 1280 / 4 and the
+     * 1024 x 1280 positions */
+    m.tf.kv_heads = 2;
+    st_train_cfg_default(&k, &m, 4);
+    k.global_batch = 1, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1, k.tp = 4, k.dp = 1;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    assert_true(rel_diff(r.mem.activations, 36 * 1024.0 * (10240 + 1280 + 256 + 5120)) < 1e-9);
+    k.dtype = ST_FP32;
+    assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    double h = 1280, wblk = h * (320 + 128) + (320 + 128) + 320 * h + h + 2 * h * 1280 + 1280 + h + 2 * (2 * h);
+    assert_true(rel_diff(r.mem.weights, 4 * (36 * wblk + 50257 * h / 4 + 1024 * h)) < 1e-9);
 }
 
 /* One ZeRO-3 round for `bytes` of weights on group g: all-gather forward
@@ -242,6 +289,14 @@ static void test_comm(void **state)
     /* memory: the running and the prefetched block gathered whole, and one
      * block's BF16 gradients before their reduce-scatter; no DP buckets */
     assert_true(rel_diff(r.mem.buffers, 2 * blk + blk) < 1e-9);
+    /* ZeRO-3 with CP 2 x DP 2: the four ranks share the weights (Megatron-
+     * LM reduces CP's gradients with DP's and shards over both), so the
+     * same rounds run on a group of 4, and a quarter of the weights stays */
+    k.dp = 2, k.cp = 2, k.global_batch = 2;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    assert_true(rel_diff(r.comm_total_s - r.cp_s, 36 * z3_round(&g, blk) + z3_round(&g, emb)) < 1e-9);
+    assert_true(r.dp_s == 0); /* CP's ring, if any, is in cp_s */
+    assert_true(rel_diff(r.mem.weights, (36 * blk + emb) / 4) < 1e-9);
     /* untied head (Llama-2-7B, PP 1): the one stage gathers embedding and
      * head both, each 32000 x 4096 BF16, and comm counts both */
     st_model l;
@@ -313,6 +368,35 @@ static void test_uneven_stages(void **state)
     m.tf.layers = 1;
     assert_int_equal(st_train_check(&m, &f->c, &k, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "cannot fill"));
+}
+
+/* One GPU, one microbatch: train's step is eval's (forward, backward and
+ * optimizer composed the same way), so the relative 90% band must be the
+ * same, the compose layer's correlated band summed over the step. */
+static void test_band_matches_eval(void **state)
+{
+    fx *f = *state;
+    st_train_cfg k;
+    st_train_result r;
+    st_error err;
+    st_train_cfg_default(&k, &f->m, 1);
+    k.global_batch = 1, k.seq = 1024, k.dtype = ST_FP32;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    st_gen_opts o;
+    st_gen_opts_default(&o, &f->m);
+    o.phase = ST_PHASE_TRAIN, o.batch = 1, o.seq = 1024, o.dtype = ST_FP32;
+    st_oplist ops = {0};
+    assert_int_equal(st_model_ops(&f->m, &o, &ops, &err), 0);
+    st_compose_opts co;
+    st_compose_opts_default(&co);
+    st_step *s = malloc(sizeof *s);
+    assert_non_null(s);
+    assert_int_equal(st_compose(&f->c.node.gpu, &f->coef, &ops, &co, s, &err), 0);
+    assert_true(rel_diff(r.iteration_s, s->total_s) < 0.01);
+    assert_true(fabs(r.lo_s / r.iteration_s - s->lo_s / s->total_s) < 5e-4);
+    assert_true(fabs(r.hi_s / r.iteration_s - s->hi_s / s->total_s) < 5e-4);
+    free(s);
+    st_oplist_free(&ops);
 }
 
 /* Full recompute re-issues the forward's TP all-reduces; executed FLOPs
@@ -427,6 +511,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_comm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uneven_stages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recompute_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_band_matches_eval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
     };

@@ -289,6 +289,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
 typedef struct parts {
     double blk, embed, head; /* seconds: one block, the embedding, final norm + head */
     double lo_rel, hi_rel;   /* the step's correlated band, relative */
+    double total;            /* the step's time (the band's weight) */
     double flops;
 } parts;
 
@@ -319,6 +320,7 @@ static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_opli
         p->blk = blocks ? b / blocks : 0;
         p->lo_rel = s->total_s > 0 ? s->lo_s / s->total_s : 1;
         p->hi_rel = s->total_s > 0 ? s->hi_s / s->total_s : 1;
+        p->total = s->total_s;
         p->flops = s->flops;
     }
     free(s);
@@ -538,7 +540,11 @@ static double block_act_per_token(const st_transformer *tf, int moe, int fused, 
 {
     double h = (double)tf->hidden, q = (double)tf->heads * tf->head_dim, kv = (double)tf->kv_heads * tf->head_dim;
     double masks = tf->hidden_dropout > 0 ? 2 * h : 0;
-    double mult = tf->gated_mlp ? (fused ? 3 : 4) : 2;
+    /* f-wide tensors the MLP keeps: a gated MLP's gate, up, activation
+     * and product (the activation recomputed in a fused kernel); GELU's
+     * input and output; ReLU only its output, from which its backward
+     * takes the mask (PyTorch's threshold_backward) */
+    double mult = tf->gated_mlp ? (fused ? 3 : 4) : tf->activation == ST_ACT_RELU ? 1 : 2;
     double whole = 4 * e * h + masks;
     double split = e * (2 * q + 2 * kv);
     if (moe) {
@@ -657,7 +663,7 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const do
  * a mutex is enough. Two threads that miss together both compute the same
  * value, so results never depend on thread count or order. */
 typedef struct memo_ent {
-    int coll, tp, n;
+    int coll, tp, n, stride;
     double bucket, act, value;
 } memo_ent;
 
@@ -688,7 +694,8 @@ void st_train_memo_free(st_train_memo *m)
 
 static int memo_same(const memo_ent *a, const memo_ent *b)
 {
-    return a->coll == b->coll && a->tp == b->tp && a->n == b->n && a->bucket == b->bucket && a->act == b->act;
+    return a->coll == b->coll && a->tp == b->tp && a->n == b->n && a->stride == b->stride && a->bucket == b->bucket &&
+           a->act == b->act;
 }
 
 static int memo_get(st_train_memo *m, const memo_ent *key, double *value)
@@ -724,6 +731,45 @@ static void memo_put(st_train_memo *m, const memo_ent *key, double value)
         m->e[m->n++].value = value;
     }
     pthread_mutex_unlock(&m->mu);
+}
+
+/* Data-parallel gradient buckets of `bytes` in all, reduced over n ranks
+ * `stride` apart in k->bucket_bytes pieces (PyTorch DDP's and Megatron-LM's
+ * buckets): the time of one bucket, slowed by TP's concurrent all-reduce of
+ * `act` bytes on the same GPUs where they share ports (simulated, the
+ * slow-down in *contention), and their count in *nb. */
+static double dp_buckets(const st_cluster *c, const st_train_cfg *k, int n, int stride, double bytes, double act,
+                         double tp_ar, st_train_memo *memo, int *nb, double *contention, st_error *err, int *rc)
+{
+    *nb = 0;
+    *contention = 1;
+    if (*rc || n <= 1 || bytes <= 0)
+        return 0;
+    int G = c->node.gpus, pn = per_node_of(G, stride, n);
+    *nb = (int)ceil(bytes / k->bucket_bytes);
+    if (*nb < 1)
+        *nb = 1;
+    double bucket = bytes / *nb;
+    st_coll coll = k->zero >= 1 ? ST_COLL_REDUCESCATTER : ST_COLL_ALLREDUCE;
+    double one = coll_time(c, coll, n, pn, bucket, err, rc);
+    if (!*rc && k->tp > 1 && tp_ar > 0 && (long long)n * stride <= (long long)G * c->nodes) {
+        st_flow fl[2] = {{coll, ST_ALGO_AUTO, bucket, 0, 0, stride, n},
+                         {ST_COLL_ALLREDUCE, ST_ALGO_AUTO, act, 0, 0, 1, k->tp}};
+        st_flow_result fr[2];
+        /* With one DP rank per node the DP ring uses NIC ports only and
+         * the TP group NVLink ports only: nothing shared, no slow-down. */
+        int ok_shape = pn > 1 && (pn == n || pn * stride == G);
+        memo_ent key = {(int)coll, k->tp, n, stride, bucket, act, 0};
+        if (ok_shape && !memo_get(memo, &key, contention)) {
+            if (st_net_simulate(c, fl, 1, 0, fr, NULL) == 0) {
+                double alone = fr[0].time_s;
+                if (st_net_simulate(c, fl, 2, 0, fr, NULL) == 0 && alone > 0)
+                    *contention = fr[0].time_s / alone;
+            }
+            memo_put(memo, &key, *contention);
+        }
+    }
+    return one * *contention;
 }
 
 int st_train_eval(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, const st_train_cfg *k,
@@ -803,13 +849,19 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     /* parameters on the largest stage (the first: embedding; or the last: head) */
     double blk_p = 0, blk_xp = 0; /* parameters per block and TP rank; blk_xp: routed experts' share */
     {
-        /* EP splits the routed experts only: attention, norms and router
-         * weights are whole on every EP rank */
-        double experts = 0, dense = st_transformer_block_params(tf, 0, NULL);
-        double moe = tf->experts ? st_transformer_block_params(tf, 1, &experts) : 0;
-        double ep_div = k->ep > 1 ? k->ep : 1;
-        blk_p = block_mix(tf, dense, moe - experts + experts / ep_div) / k->tp;
-        blk_xp = block_mix(tf, 0, experts / ep_div) / k->tp;
+        /* one TP x EP rank's block as Megatron-LM lays it out: the column-
+         * and row-parallel weights, the column-parallel biases and the
+         * routed experts split; the norms, the row-parallel output biases
+         * and the router whole on every rank; K and V heads replicated
+         * where TP exceeds their count (st_transformer_shard) */
+        st_transformer sh = *tf;
+        st_transformer_shard(&sh, k->tp, k->ep);
+        double experts = 0, dense = st_transformer_block_params(&sh, 0, NULL);
+        double moe = tf->experts ? st_transformer_block_params(&sh, 1, &experts) : 0;
+        if (tf->experts) /* the router scores all experts, not the rank's */
+            moe += (double)tf->hidden * (double)(tf->experts - sh.experts);
+        blk_p = block_mix(tf, dense, moe);
+        blk_xp = block_mix(tf, 0, experts);
     }
     double ed = (double)st_transformer_embed_width(tf), proj = ed != tf->hidden ? ed * tf->hidden : 0;
     double emb_p = (double)tf->vocab * ed / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0) + proj;
@@ -839,11 +891,20 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
      * behind, so its gather (forward) and its gather and reduce-scatter
      * (backward) are paid whole (z3_fill_*). A recomputed block's forward
      * rerun uses the gather of its backward. */
-    int dp_pn = per_node_of(G, k->tp * k->cp, k->dp);
+    /* the ranks that hold the same weights and reduce their gradients
+     * together: DP x CP for the dense part (Megatron-LM reduces CP's
+     * gradients with DP's and its distributed optimizer shards over both),
+     * and for the routed experts the dp x cp / ep ranks that hold the same
+     * expert shard (its expert-data-parallel group, EP ranks adjacent) */
+    int zd = k->dp * k->cp, zx = zd / k->ep;
+    int zd_pn = per_node_of(G, k->tp, zd), zx_pn = per_node_of(G, k->tp * k->ep, zx);
+    double blk_d = (blk_p - blk_xp) * e, blk_x = blk_xp * e; /* a block's dense and expert bytes */
     double z3_f = 0, z3_b = 0, z3_ag = 0, z3_rs = 0, z3_fill_f = 0, z3_fill_b = 0;
-    if (k->zero == 3 && k->dp > 1) {
-        z3_ag = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, blk_p * e, err, &rc);
-        z3_rs = coll_time(c, ST_COLL_REDUCESCATTER, k->dp, dp_pn, blk_p * e, err, &rc);
+    if (k->zero == 3 && zd > 1) {
+        z3_ag = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, blk_d, err, &rc) +
+                coll_time(c, ST_COLL_ALLGATHER, zx, zx_pn, blk_x, err, &rc);
+        z3_rs = coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, blk_d, err, &rc) +
+                coll_time(c, ST_COLL_REDUCESCATTER, zx, zx_pn, blk_x, err, &rc);
         z3_f = z3_ag > pf.blk ? z3_ag - pf.blk : 0;
         z3_b = z3_ag + z3_rs > pb.blk ? z3_ag + z3_rs - pb.blk : 0;
         z3_fill_f = z3_ag - z3_f;
@@ -854,12 +915,12 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
      * their backward: paid whole */
     double z3_emb = 0, z3_head = 0;
     double head_w = head_p + (pp > 1 && tf->tied_embeddings ? emb_p : 0);
-    if (k->zero == 3 && k->dp > 1) {
-        z3_emb = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, emb_p * e, err, &rc);
-        z3_emb = 2 * z3_emb + coll_time(c, ST_COLL_REDUCESCATTER, k->dp, dp_pn, emb_p * e, err, &rc);
+    if (k->zero == 3 && zd > 1) {
+        z3_emb = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, emb_p * e, err, &rc);
+        z3_emb = 2 * z3_emb + coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, emb_p * e, err, &rc);
         if (head_w > 0) {
-            z3_head = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, head_w * e, err, &rc);
-            z3_head = 2 * z3_head + coll_time(c, ST_COLL_REDUCESCATTER, k->dp, dp_pn, head_w * e, err, &rc);
+            z3_head = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, head_w * e, err, &rc);
+            z3_head = 2 * z3_head + coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, head_w * e, err, &rc);
         }
     }
     double f_blk = pf.blk + tp_blk_f + cp_blk_f + ep_blk_f + z3_f;
@@ -900,39 +961,19 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         free(F), free(B), free(dev_blocks);
         return rc;
     }
-    /* DP gradient buckets during each device's last backward */
-    double grad_bytes = train_p * e;
-    double dp_one = 0, contention = 1;
+    /* DP gradient buckets during each device's last backward: the dense
+     * gradients over DP x CP, the experts' over their own group, buckets
+     * of either kind in turn (one average bucket's time); ZeRO-3
+     * reduce-scatters each block's gradients in its backward instead */
+    double grad_bytes = train_p * e, xgrad = k->lora_rank ? 0 : stage_blocks * blk_x;
+    double dp_one = 0, contention = 1, cont_x = 1;
     int nb = 0;
-    /* (ZeRO-3 reduce-scatters each block's gradients in its backward) */
-    if ((k->dp > 1 && k->zero < 3) || k->cp > 1) {
-        int n = k->zero < 3 ? k->dp * k->cp : k->cp;
-        int pn = per_node_of(G, k->tp, n);
-        nb = (int)ceil(grad_bytes / k->bucket_bytes);
-        if (nb < 1)
-            nb = 1;
-        double bucket = grad_bytes / nb;
-        dp_one = coll_time(c, k->zero >= 1 ? ST_COLL_REDUCESCATTER : ST_COLL_ALLREDUCE, n, pn, bucket, err, &rc);
-        /* concurrent TP all-reduce on the same GPUs: simulated slow-down */
-        if (!rc && k->tp > 1 && tp_ar > 0 && n * k->tp <= G * c->nodes) {
-            st_flow fl[2] = {{k->zero >= 1 ? ST_COLL_REDUCESCATTER : ST_COLL_ALLREDUCE, ST_ALGO_AUTO, bucket, 0, 0,
-                              k->tp, n},
-                             {ST_COLL_ALLREDUCE, ST_ALGO_AUTO, act, 0, 0, 1, k->tp}};
-            st_flow_result fr[2];
-            /* With one DP rank per node the DP ring uses NIC ports only and
-             * the TP group NVLink ports only: nothing shared, no slow-down. */
-            int ok_shape = pn > 1 && (pn == n || pn * k->tp == G);
-            memo_ent key = {(int)fl[0].coll, k->tp, n, bucket, act, 0};
-            if (ok_shape && !memo_get(memo, &key, &contention)) {
-                if (st_net_simulate(c, fl, 1, 0, fr, NULL) == 0) {
-                    double alone = fr[0].time_s;
-                    if (st_net_simulate(c, fl, 2, 0, fr, NULL) == 0 && alone > 0)
-                        contention = fr[0].time_s / alone;
-                }
-                memo_put(memo, &key, contention);
-            }
-        }
-        dp_one *= contention;
+    if (k->zero < 3 && zd > 1) {
+        int nb_d = 0, nb_x = 0;
+        double one_d = dp_buckets(c, k, zd, k->tp, grad_bytes - xgrad, act, tp_ar, memo, &nb_d, &contention, err, &rc);
+        double one_x = dp_buckets(c, k, zx, k->tp * k->ep, xgrad, act, tp_ar, memo, &nb_x, &cont_x, err, &rc);
+        nb = nb_d + nb_x;
+        dp_one = nb ? (nb_d * one_d + nb_x * one_x) / nb : 0;
     }
     r->dp_contention = contention;
     double *dps = calloc((size_t)pp, sizeof(double)), *dpe = calloc((size_t)pp, sizeof(double));
@@ -956,7 +997,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         }
     }
     /* optimizer step over this GPU's share of the trainable parameters */
-    double opt_s = 0, zero_ag = 0;
+    double opt_s = 0, zero_ag = 0, opt_lo = 1, opt_hi = 1;
     {
         st_oplist ol = {0};
         st_op o;
@@ -967,7 +1008,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         o.pass = ST_PASS_OPT;
         o.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
         o.repeat = 1;
-        o.rows = (long long)ceil(train_p / (k->zero >= 1 ? k->dp : 1));
+        double xs = xgrad / e; /* the routed experts' share, sharded over their own group */
+        o.rows = (long long)ceil(k->zero >= 1 ? (train_p - xs) / zd + xs / zx : train_p);
         o.cols = 1;
         st_op_cost(&o);
         if (!rc)
@@ -976,16 +1018,17 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         if (!rc && o.rows > 0)
             rc = compose_parts(gpu, coef, &ol, 0, k->fused, &po, err);
         if (!rc && o.rows > 0)
-            opt_s = po.head;
+            opt_s = po.head, opt_lo = po.lo_rel, opt_hi = po.hi_rel;
         st_oplist_free(&ol);
-        if (k->zero >= 1 && k->zero <= 2 && k->dp > 1)
-            zero_ag = coll_time(c, ST_COLL_ALLGATHER, k->dp, dp_pn, train_p * e, err, &rc);
+        if (k->zero >= 1 && k->zero <= 2)
+            zero_ag = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, grad_bytes - xgrad, err, &rc) +
+                      coll_time(c, ST_COLL_ALLGATHER, zx, zx_pn, xgrad, err, &rc);
     }
     if (!rc) {
         /* memory on the busiest stage */
         st_train_mem *M = &r->mem;
         double wb = k->dtype == ST_FP8 ? 3 : e; /* FP8: BF16 weights + FP8 copy */
-        double shard_w = k->zero == 3 ? k->dp : 1, shard_g = k->zero >= 2 ? k->dp : 1, shard_o = k->zero >= 1 ? k->dp : 1;
+        double shard_w = k->zero == 3 ? zd : 1, shard_g = k->zero >= 2 ? zd : 1, shard_o = k->zero >= 1 ? zd : 1;
         /* TF32 is a math mode: weights, gradients and states stay fp32 */
         int fp32_store = k->dtype == ST_FP32 || k->dtype == ST_TF32;
         double opt_bytes = fp32_store ? 8 : 12; /* m, v (+ fp32 master) */
@@ -999,8 +1042,13 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             /* the blocks' average of block_act_per_token, over TP as
              * Korthikanti */
             double tok = (double)mb * s_loc, rep_d, rep_m = 0;
-            double all_d = block_act_per_token(tf, 0, k->fused, e, &rep_d);
-            double all_m = tf->experts ? block_act_per_token(tf, 1, k->fused, e, &rep_m) : 0;
+            /* K and V replicated where TP exceeds their heads: each rank
+             * keeps one head's, as if there were TP of them */
+            st_transformer ta = *tf;
+            if (ta.kv_heads < k->tp)
+                ta.kv_heads = k->tp;
+            double all_d = block_act_per_token(&ta, 0, k->fused, e, &rep_d);
+            double all_m = tf->experts ? block_act_per_token(&ta, 1, k->fused, e, &rep_m) : 0;
             double all = block_mix(tf, all_d, all_m), kept = block_mix(tf, rep_d, rep_m);
             per_blk = tok * (k->sp ? all / k->tp : kept + (all - kept) / k->tp);
             /* softmax output, its dropout mask and the dropped-out
@@ -1013,11 +1061,11 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
          * microbatches in flight, the logits on the last); the busiest
          * device's terms are reported */
         double logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
-        double buffers = k->dp > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
+        double buffers = zd > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
         /* ZeRO-3 has no DP buckets: the gathered weights of the running
          * block and of the one being prefetched, and one block's gradients
          * before their reduce-scatter */
-        if (k->zero == 3 && k->dp > 1)
+        if (k->zero == 3 && zd > 1)
             buffers = 2 * blk_p * wb + blk_p * grad_b;
         double inflight = 0;
         M->total = -1;
@@ -1025,12 +1073,11 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             inflight = S.inflight[d] > inflight ? S.inflight[d] : inflight;
             double tr = k->lora_rank ? dev_blocks[d] * lora_params(tf, k->lora_rank, k->tp) : dev_p[d];
             st_train_mem m_d = {0};
-            /* ZeRO shards over the ranks that hold the same weights: DP for
-             * the dense part, and for the routed experts only the dp x cp /
-             * ep ranks that hold the same expert shard (Megatron-LM's
-             * expert-data-parallel group); LoRA adapters are dense */
-            double xp = k->lora_rank ? 0 : dev_blocks[d] * blk_xp, xdp = (double)k->dp * k->cp / k->ep;
-            double xw = k->zero == 3 ? xdp : 1, xg = k->zero >= 2 ? xdp : 1, xo = k->zero >= 1 ? xdp : 1;
+            /* ZeRO shards over the ranks that hold the same weights (zd
+             * for the dense part, zx for the routed experts); LoRA adapters
+             * are dense */
+            double xp = k->lora_rank ? 0 : dev_blocks[d] * blk_xp;
+            double xw = k->zero == 3 ? zx : 1, xg = k->zero >= 2 ? zx : 1, xo = k->zero >= 1 ? zx : 1;
             m_d.weights = (dev_p[d] - xp) * wb / shard_w + xp * wb / xw + (k->lora_rank ? tr * e : 0);
             m_d.grads = (tr - xp) * grad_b / shard_g + xp * grad_b / xg;
             m_d.optimizer = (tr - xp) * opt_bytes / shard_o + xp * opt_bytes / xo;
@@ -1124,7 +1171,12 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double comp = r->iteration_s - r->comm_s;
         if (comp < 0)
             comp = 0;
-        double lo_rel = (pf.lo_rel + pb.lo_rel) / 2, hi_rel = (pf.hi_rel + pb.hi_rel) / 2;
+        /* the relative bands of forward, backward and optimizer weighted
+         * by their time, as the compose layer's correlated band adds up a
+         * whole step's (eval --phase train on one GPU gives the same) */
+        double w_f = (double)nmb * pf.total, w_b = (double)nmb * pb.total, wsum = w_f + w_b + opt_s;
+        double lo_rel = wsum > 0 ? (w_f * pf.lo_rel + w_b * pb.lo_rel + opt_s * opt_lo) / wsum : 1;
+        double hi_rel = wsum > 0 ? (w_f * pf.hi_rel + w_b * pb.hi_rel + opt_s * opt_hi) / wsum : 1;
         r->lo_s = comp * lo_rel + r->comm_s * (1 - COMM_SPREAD);
         r->hi_s = comp * hi_rel + r->comm_s * (1 + COMM_SPREAD);
         if (trace)
