@@ -50,6 +50,14 @@ static void test_vector_fp16(void **state)
     k.op = ST_KOP_GEMM, k.dtype = ST_FP16, k.b = 1, k.m = k.n = k.k = 4096;
     assert_int_equal(st_kernel_class(&p, &k), ST_KC_GEMM_SIMT);
     assert_int_equal(st_kernel_class(&v, &k), ST_KC_GEMM_TC);
+    /* the P4's INT8 is dp4a on its CUDA cores (compute capability 6.1, no
+     * tensor cores: P4 datasheet), the T4's on tensor cores (Turing) */
+    st_gpu p4, t4;
+    load("p4", &p4);
+    load("t4", &t4);
+    k.dtype = ST_INT8;
+    assert_int_equal(st_kernel_class(&p4, &k), ST_KC_GEMM_SIMT);
+    assert_int_equal(st_kernel_class(&t4, &k), ST_KC_GEMM_TC);
 }
 
 /* Fixed costs add; compute and memory overlap (max) or, in sum mode, add:

@@ -80,7 +80,7 @@ int st_read_throughput(const fctx *c, const st_ynode *map, const char *key, st_p
 int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
 {
     static const fkey vec_keys[] = {{"fp32", 1, "peak FP32 non-matrix TFLOPS"},
-                                    {"fp16", 0, ""}, {"bf16", 0, ""}};
+                                    {"fp16", 0, ""}, {"bf16", 0, ""}, {"int8", 0, ""}};
     int rc, vendor = 0, ff = -1;
     const st_ynode *v;
     fctx vc = *c;
@@ -131,10 +131,11 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         snprintf(g->form_factor, sizeof g->form_factor, "%s", form_factors[ff]);
     v = f_get(root, "vector_tflops");
     vc.what = "vector_tflops";
-    if ((rc = f_check_map(&vc, v, vec_keys, 3)) ||
+    if ((rc = f_check_map(&vc, v, vec_keys, sizeof vec_keys / sizeof vec_keys[0])) ||
         (rc = f_number(&vc, v, "fp32", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_FP32])) ||
         (rc = f_number(&vc, v, "fp16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_FP16])) ||
-        (rc = f_number(&vc, v, "bf16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_BF16])))
+        (rc = f_number(&vc, v, "bf16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_BF16])) ||
+        (rc = f_number(&vc, v, "int8", 1e-6, 1e6, TERA, "TOPS", &g->vector[ST_INT8])))
         return rc;
     if (g->base_clock_hz > g->boost_clock_hz)
         return f_error(c, f_get(root, "base_clock_mhz"),
