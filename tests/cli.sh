@@ -190,6 +190,37 @@ if [ $rc = 2 ] && grep -q "empty argument" "$tmp/err"; then ok "train '': a usag
 if [ $rc = 2 ] && grep -q "2^53" "$tmp/err"; then ok "kernel: sizes past 2^53 multiply-adds are a usage error"; else not_ok "kernel: sizes past 2^53 multiply-adds are a usage error" "rc=$rc"; fi
 "$S" kernel gemm --m 64 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--n" "$tmp/err"; then ok "kernel gemm without --n/--k: usage error"; else not_ok "kernel gemm without --n/--k: usage error" "rc=$rc"; fi
+# an option the op does not read is refused (exit 2), naming it, the op and
+# the options the op takes (st_kernel_estimate: GEMM-like ops read b, m, n,
+# k and the INT4 weights, conv also groups; vector ops rows and cols;
+# elementwise alone its inputs and ALU work), not ignored
+while IFS='|' read -r args opt takes; do
+    # shellcheck disable=SC2086
+    "$S" kernel $args > "$tmp/out" 2> "$tmp/err"; rc=$?
+    op=${args%% *}
+    if [ $rc = 2 ] && [ ! -s "$tmp/out" ] && grep -q -- "$opt does not apply to $op; $op takes $takes (and --gpu" "$tmp/err"; then
+        ok "kernel $args: $opt refused, naming what $op takes"
+    else not_ok "kernel $args: $opt refused, naming what $op takes" "rc=$rc $(cat "$tmp/err")"; fi
+done <<'CASES'
+softmax --rows 64 --cols 64 --m 4096|--m|--rows, --cols
+gemm --m 64 --n 64 --k 64 --rows 10|--rows|--b, --m, --n, --k, --int4
+gemm --m 64 --n 64 --k 64 --heads 8|--heads|--b, --m, --n, --k, --int4
+softmax --rows 64 --cols 64 --int4|--int4|--rows, --cols
+gemm --m 64 --n 64 --k 64 --inputs 2|--inputs|--b, --m, --n, --k, --int4
+bmm --b 2 --m 64 --n 64 --k 64 --flops-per-elem 3|--flops-per-elem|--b, --m, --n, --k, --int4
+gemm --m 64 --n 64 --k 64 --groups 2|--groups|--b, --m, --n, --k, --int4
+flash --heads 8 --kv-len 128 --head-dim 64 --m 64|--m|--b, --heads, --kv-heads, --q-len, --kv-len, --head-dim, --causal
+norm --rows 64 --cols 64 --b 2|--b|--rows, --cols
+embedding --rows 64 --cols 64 --inputs 2|--inputs|--rows, --cols
+elementwise --rows 64 --cols 64 --causal|--causal|--rows, --cols, --inputs, --flops-per-elem
+CASES
+# ... and the options an op does read are still taken, before or after it
+for args in "conv --groups 2 --b 1 --m 64 --n 64 --k 64 --int4" "flash --b 2 --heads 8 --kv-heads 2 --q-len 64 --kv-len 128 --head-dim 64 --causal" \
+    "--inputs 2 elementwise --rows 64 --cols 64 --flops-per-elem 3" "topk --rows 64 --cols 8"; do
+    # shellcheck disable=SC2086
+    "$S" kernel $args --json > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 0 ] && jq -e '.time_s > 0' "$tmp/out" > /dev/null; then ok "kernel $args: every option applies"; else not_ok "kernel $args: every option applies" "rc=$rc $(cat "$tmp/err")"; fi
+done
 
 "$S" eval llama2-7b --gpu h100-sxm --phase prefill --batch 1 --seq 2048 --json > "$tmp/e.json"
 check "eval --json: total inside both bands, layers listed" \
