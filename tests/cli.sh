@@ -214,6 +214,14 @@ norm --rows 64 --cols 64 --b 2|--b|--rows, --cols
 embedding --rows 64 --cols 64 --inputs 2|--inputs|--rows, --cols
 elementwise --rows 64 --cols 64 --causal|--causal|--rows, --cols, --inputs, --flops-per-elem
 CASES
+# softmax and norm count their own ALU work, as eval prices them (it was 1
+# per element from the command line): a softmax row element is max,
+# subtract, exp, sum, scale = 5 ops; a norm's is mean 1, variance 3
+# (subtract, square, add), normalise 2, scale 1, shift 1 = 8; over 2^20
+check "kernel softmax 1024 x 1024: 5 x 2^20 = 5242880 FLOP" \
+    sh -c "'$S' kernel softmax --rows 1024 --cols 1024 --json | jq -e '.flops == 5242880'"
+check "kernel norm 1024 x 1024: 8 x 2^20 = 8388608 FLOP" \
+    sh -c "'$S' kernel norm --rows 1024 --cols 1024 --json | jq -e '.flops == 8388608'"
 # ... and the options an op does read are still taken, before or after it
 for args in "conv --groups 2 --b 1 --m 64 --n 64 --k 64 --int4" "flash --b 2 --heads 8 --kv-heads 2 --q-len 64 --kv-len 128 --head-dim 64 --causal" \
     "--inputs 2 elementwise --rows 64 --cols 64 --flops-per-elem 3" "topk --rows 64 --cols 8"; do

@@ -132,7 +132,10 @@ static int run(int argc, char **argv)
     k.causal = causal;
     k.groups = v[IG] ? v[IG] : 1;
     k.weight_only_int4 = int4;
-    k.flops_per_elem = fpe >= 0 ? fpe : 1;
+    /* elementwise: --flops-per-elem (default 1); the other vector ops count
+     * their own (softmax and topk 5, norm 8) from 0, as the compose layer
+     * leaves it */
+    k.flops_per_elem = k.op == ST_KOP_ELEMENTWISE ? (fpe >= 0 ? fpe : 1) : 0;
     k.dispatch = ST_DISP_OTHER;
     if (k.op == ST_KOP_EMBEDDING) /* the forward gather, index_select, as the compose layer sees it */
         k.index_elems = (double)k.rows * (double)k.cols;
