@@ -330,6 +330,25 @@ else
     done
 fi
 
+# --samples and --coll-samples naming one file, however spelled, are refused
+# before any data is read (an empty --data folder: nothing to score): files
+# not there yet by folder and name, then existing ones by inode (a link)
+mkdir -p "$tmp/same/data" "$tmp/same/sub"
+same_file() {
+    (cd "$tmp/same" && "$S" validate vidur --data data --samples "$1" --coll-samples "$2") > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc = 2 ] && grep -q -- "--samples '$1' and --coll-samples '$2' name the same file" "$tmp/err" &&
+        { [ "$3" != "not there yet" ] || [ ! -e "$tmp/same/x.csv" ]; } && [ ! -s "$tmp/same/x.csv" ]; then
+        ok "validate --samples $1 --coll-samples ${2#"$tmp"/} ($3): one file, refused (exit 2), nothing written"
+    else not_ok "validate --samples $1 --coll-samples ${2#"$tmp"/} ($3): one file, refused" "rc=$rc $(cat "$tmp/err")"; fi
+}
+same_file x.csv ./x.csv "not there yet"
+same_file sub/../x.csv "$tmp/same/x.csv" "not there yet"
+: > "$tmp/same/x.csv" && ln -s x.csv "$tmp/same/l.csv"
+same_file ./x.csv x.csv "existing"
+same_file l.csv x.csv "a link to it"
+(cd "$tmp/same" && "$S" validate vidur --data data --samples x.csv --coll-samples y.csv) > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && ! grep -q "same file" "$tmp/err" && [ ! -e "$tmp/same/y.csv" ]; then ok "validate --samples x.csv --coll-samples y.csv: two files pass the check"; else not_ok "validate: two files pass the same-file check" "rc=$rc $(cat "$tmp/err")"; fi
+
 # ---- collectives (issue 5) -----------------------------------------------------
 "$S" coll allreduce --bytes 4GiB --cluster ib-a100 --json > "$tmp/c.json" 2> "$tmp/err"
 # nccl-tests on one DGX A100 (NVIDIA/nccl-tests #175): 232.5 GB/s bus bandwidth at large sizes
