@@ -442,6 +442,16 @@ if [ $rc = 0 ] && grep -q "none of the [0-9]* configurations fits: the smallest 
 if [ $rc = 0 ] && grep -q "optimizer states alone take 128.5 GiB" "$tmp/out" && grep -q "a --cluster with more GPUs" "$tmp/out" && grep -q "\-\-lora" "$tmp/out"; then
     ok "plan: never-fits names the state that does not shard further and the levers (cluster, LoRA)"
 else not_ok "plan: never-fits names the state and the levers" "rc=$rc $(tail -3 "$tmp/out")"; fi
+# with --lora already given, LoRA is no lever: on one A100 80GB the frozen
+# base is 68,976,648,192 x 2 bytes (BF16) = 128.48 GiB, the rank-16 adapters
+# 16 x (8192 + 8192 + 2 x 1024 [qkv] + 8192 + 8192 [o] + 2 x (8192 + 28672)
+# [gate, up] + 28672 + 8192 [down]) = 2,326,528 a block x 80 = 186,122,240
+# x 2 bytes = 0.35 GiB: 128.8 GiB of weights; more GPUs are what is left
+"$S" plan llama2-70b --cluster ib-a100 --gpus 1 --global-batch 8 --seq 2048 --lora 16 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && grep -q "128.8 GiB of it the weights" "$tmp/out" && grep -q "a smaller --lora rank saves little" "$tmp/out" &&
+    grep -q "GPUs to shard over (--gpus, up to this cluster's GPUs)" "$tmp/out" && ! grep -q "train adapters only" "$tmp/out"; then
+    ok "plan --lora: never-fits names the frozen base weights and more GPUs, not LoRA again"
+else not_ok "plan --lora: never-fits advice" "rc=$rc $(tail -4 "$tmp/out")"; fi
 "$S" train gpt2-large --cluster ib-a100 --gpus 24 --pp 2 --global-batch 48 --seq 1024 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "DP 12 = 12 GPUs, so stages straddle 8-GPU nodes" "$tmp/err"; then ok "train: 12-GPU stages on 8-GPU nodes are refused, naming the stage"; else not_ok "train: straddling stages" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?
