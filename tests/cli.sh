@@ -190,6 +190,45 @@ if [ $rc = 2 ] && grep -q "empty argument" "$tmp/err"; then ok "train '': a usag
 if [ $rc = 2 ] && grep -q "2^53" "$tmp/err"; then ok "kernel: sizes past 2^53 multiply-adds are a usage error"; else not_ok "kernel: sizes past 2^53 multiply-adds are a usage error" "rc=$rc"; fi
 "$S" kernel gemm --m 64 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--n" "$tmp/err"; then ok "kernel gemm without --n/--k: usage error"; else not_ok "kernel gemm without --n/--k: usage error" "rc=$rc"; fi
+# an option the op does not read is refused (exit 2), naming it, the op and
+# the options the op takes (st_kernel_estimate: GEMM-like ops read b, m, n,
+# k and the INT4 weights, conv also groups; vector ops rows and cols;
+# elementwise alone its inputs and ALU work), not ignored
+while IFS='|' read -r args opt takes; do
+    # shellcheck disable=SC2086
+    "$S" kernel $args > "$tmp/out" 2> "$tmp/err"; rc=$?
+    op=${args%% *}
+    if [ $rc = 2 ] && [ ! -s "$tmp/out" ] && grep -q -- "$opt does not apply to $op; $op takes $takes (and --gpu" "$tmp/err"; then
+        ok "kernel $args: $opt refused, naming what $op takes"
+    else not_ok "kernel $args: $opt refused, naming what $op takes" "rc=$rc $(cat "$tmp/err")"; fi
+done <<'CASES'
+softmax --rows 64 --cols 64 --m 4096|--m|--rows, --cols
+gemm --m 64 --n 64 --k 64 --rows 10|--rows|--b, --m, --n, --k, --int4
+gemm --m 64 --n 64 --k 64 --heads 8|--heads|--b, --m, --n, --k, --int4
+softmax --rows 64 --cols 64 --int4|--int4|--rows, --cols
+gemm --m 64 --n 64 --k 64 --inputs 2|--inputs|--b, --m, --n, --k, --int4
+bmm --b 2 --m 64 --n 64 --k 64 --flops-per-elem 3|--flops-per-elem|--b, --m, --n, --k, --int4
+gemm --m 64 --n 64 --k 64 --groups 2|--groups|--b, --m, --n, --k, --int4
+flash --heads 8 --kv-len 128 --head-dim 64 --m 64|--m|--b, --heads, --kv-heads, --q-len, --kv-len, --head-dim, --causal
+norm --rows 64 --cols 64 --b 2|--b|--rows, --cols
+embedding --rows 64 --cols 64 --inputs 2|--inputs|--rows, --cols
+elementwise --rows 64 --cols 64 --causal|--causal|--rows, --cols, --inputs, --flops-per-elem
+CASES
+# softmax and norm count their own ALU work, as eval prices them (it was 1
+# per element from the command line): a softmax row element is max,
+# subtract, exp, sum, scale = 5 ops; a norm's is mean 1, variance 3
+# (subtract, square, add), normalise 2, scale 1, shift 1 = 8; over 2^20
+check "kernel softmax 1024 x 1024: 5 x 2^20 = 5242880 FLOP" \
+    sh -c "'$S' kernel softmax --rows 1024 --cols 1024 --json | jq -e '.flops == 5242880'"
+check "kernel norm 1024 x 1024: 8 x 2^20 = 8388608 FLOP" \
+    sh -c "'$S' kernel norm --rows 1024 --cols 1024 --json | jq -e '.flops == 8388608'"
+# ... and the options an op does read are still taken, before or after it
+for args in "conv --groups 2 --b 1 --m 64 --n 64 --k 64 --int4" "flash --b 2 --heads 8 --kv-heads 2 --q-len 64 --kv-len 128 --head-dim 64 --causal" \
+    "--inputs 2 elementwise --rows 64 --cols 64 --flops-per-elem 3" "topk --rows 64 --cols 8"; do
+    # shellcheck disable=SC2086
+    "$S" kernel $args --json > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 0 ] && jq -e '.time_s > 0' "$tmp/out" > /dev/null; then ok "kernel $args: every option applies"; else not_ok "kernel $args: every option applies" "rc=$rc $(cat "$tmp/err")"; fi
+done
 
 "$S" eval llama2-7b --gpu h100-sxm --phase prefill --batch 1 --seq 2048 --json > "$tmp/e.json"
 check "eval --json: total inside both bands, layers listed" \
@@ -291,6 +330,25 @@ else
     done
 fi
 
+# --samples and --coll-samples naming one file, however spelled, are refused
+# before any data is read (an empty --data folder: nothing to score): files
+# not there yet by folder and name, then existing ones by inode (a link)
+mkdir -p "$tmp/same/data" "$tmp/same/sub"
+same_file() {
+    (cd "$tmp/same" && "$S" validate vidur --data data --samples "$1" --coll-samples "$2") > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc = 2 ] && grep -q -- "--samples '$1' and --coll-samples '$2' name the same file" "$tmp/err" &&
+        { [ "$3" != "not there yet" ] || [ ! -e "$tmp/same/x.csv" ]; } && [ ! -s "$tmp/same/x.csv" ]; then
+        ok "validate --samples $1 --coll-samples ${2#"$tmp"/} ($3): one file, refused (exit 2), nothing written"
+    else not_ok "validate --samples $1 --coll-samples ${2#"$tmp"/} ($3): one file, refused" "rc=$rc $(cat "$tmp/err")"; fi
+}
+same_file x.csv ./x.csv "not there yet"
+same_file sub/../x.csv "$tmp/same/x.csv" "not there yet"
+: > "$tmp/same/x.csv" && ln -s x.csv "$tmp/same/l.csv"
+same_file ./x.csv x.csv "existing"
+same_file l.csv x.csv "a link to it"
+(cd "$tmp/same" && "$S" validate vidur --data data --samples x.csv --coll-samples y.csv) > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && ! grep -q "same file" "$tmp/err" && [ ! -e "$tmp/same/y.csv" ]; then ok "validate --samples x.csv --coll-samples y.csv: two files pass the check"; else not_ok "validate: two files pass the same-file check" "rc=$rc $(cat "$tmp/err")"; fi
+
 # ---- collectives (issue 5) -----------------------------------------------------
 "$S" coll allreduce --bytes 4GiB --cluster ib-a100 --json > "$tmp/c.json" 2> "$tmp/err"
 # nccl-tests on one DGX A100 (NVIDIA/nccl-tests #175): 232.5 GB/s bus bandwidth at large sizes
@@ -384,6 +442,16 @@ if [ $rc = 0 ] && grep -q "none of the [0-9]* configurations fits: the smallest 
 if [ $rc = 0 ] && grep -q "optimizer states alone take 128.5 GiB" "$tmp/out" && grep -q "a --cluster with more GPUs" "$tmp/out" && grep -q "\-\-lora" "$tmp/out"; then
     ok "plan: never-fits names the state that does not shard further and the levers (cluster, LoRA)"
 else not_ok "plan: never-fits names the state and the levers" "rc=$rc $(tail -3 "$tmp/out")"; fi
+# with --lora already given, LoRA is no lever: on one A100 80GB the frozen
+# base is 68,976,648,192 x 2 bytes (BF16) = 128.48 GiB, the rank-16 adapters
+# 16 x (8192 + 8192 + 2 x 1024 [qkv] + 8192 + 8192 [o] + 2 x (8192 + 28672)
+# [gate, up] + 28672 + 8192 [down]) = 2,326,528 a block x 80 = 186,122,240
+# x 2 bytes = 0.35 GiB: 128.8 GiB of weights; more GPUs are what is left
+"$S" plan llama2-70b --cluster ib-a100 --gpus 1 --global-batch 8 --seq 2048 --lora 16 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && grep -q "128.8 GiB of it the weights" "$tmp/out" && grep -q "a smaller --lora rank saves little" "$tmp/out" &&
+    grep -q "GPUs to shard over (--gpus, up to this cluster's GPUs)" "$tmp/out" && ! grep -q "train adapters only" "$tmp/out"; then
+    ok "plan --lora: never-fits names the frozen base weights and more GPUs, not LoRA again"
+else not_ok "plan --lora: never-fits advice" "rc=$rc $(tail -4 "$tmp/out")"; fi
 "$S" train gpt2-large --cluster ib-a100 --gpus 24 --pp 2 --global-batch 48 --seq 1024 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "DP 12 = 12 GPUs, so stages straddle 8-GPU nodes" "$tmp/err"; then ok "train: 12-GPU stages on 8-GPU nodes are refused, naming the stage"; else not_ok "train: straddling stages" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$tmp/nodir/t.json" > /dev/null 2> "$tmp/err"; rc=$?

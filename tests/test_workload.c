@@ -539,6 +539,33 @@ static void test_hf_sequence_classifier(void **state)
     st_model_free(&m);
 }
 
+/* OPTForSequenceClassification (opt-350m, 3 labels): the decoder's
+ * project_out (1024 -> 512, since word_embed_proj_dim != hidden_size) runs
+ * before the score layer, nn.Linear(word_embed_proj_dim, num_labels,
+ * bias=False), on every token (2 x 16 = 32 rows): 2 x 32 x 1024 x 512 =
+ * 33554432 and 2 x 32 x 512 x 3 = 98304 FLOPs. Both models wrap OPTModel
+ * and the causal LM's head is tied, so the classifier adds exactly
+ * 512 x 3 = 1536 parameters to it (at the hidden width with a bias it was
+ * 1024 x 3 + 3 = 3075). */
+static void test_opt350m_classifier(void **state)
+{
+    (void)state;
+    st_model lm = load(testdata("hf/opt-350m-config.json"));
+    st_model m = load(testdata("hf/opt-350m-cls-config.json"));
+    assert_int_equal(m.tf.num_labels, 3);
+    assert_int_equal(m.tf.lm_head, 0);
+    assert_true(st_model_params(&m) - st_model_params(&lm) == 1536.0);
+    st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 2, 16, 0, ST_ATTN_EAGER);
+    const st_op *out = find(&l, "head.project_out"), *c = find(&l, "head.classifier");
+    assert_true(out->m == 32 && out->k == 1024 && out->n == 512 && out->flops == 33554432.0);
+    assert_true(c->m == 32 && c->k == 512 && c->n == 3 && c->flops == 98304.0);
+    assert_true(out < c); /* project_out feeds the classifier */
+    assert_null(find_opt(&l, "head.lm_head"));
+    st_oplist_free(&l);
+    st_model_free(&m);
+    st_model_free(&lm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_hf_opt_eager),
         cmocka_unit_test(test_hf_gelu_new_composed),
         cmocka_unit_test(test_hf_sequence_classifier),
+        cmocka_unit_test(test_opt350m_classifier),
     };
     return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
 }

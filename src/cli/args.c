@@ -235,6 +235,49 @@ int cli_out_close(cli_out *o, int ok, st_error *err)
     return 0;
 }
 
+/* Where a path that names no file yet would be created: its folder's real
+ * path and its last component, following a dangling link (cli_out_open
+ * writes through it) up to 40 hops, as the kernel does. */
+static int path_target(const char *path, char *out, size_t n)
+{
+    char cur[PATH_MAX];
+    if (strlen(path) >= sizeof cur)
+        return -1;
+    snprintf(cur, sizeof cur, "%s", path);
+    for (int hop = 0; hop < 40; hop++) {
+        char dir[PATH_MAX], real[PATH_MAX], link[PATH_MAX];
+        const char *slash = strrchr(cur, '/'), *base = slash ? slash + 1 : cur;
+        size_t dl = !slash ? 0 : slash == cur ? 1 : (size_t)(slash - cur);
+        snprintf(dir, sizeof dir, "%.*s", dl ? (int)dl : 1, dl ? cur : ".");
+        if (!realpath(dir, real))
+            return -1;
+        if ((size_t)snprintf(out, n, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) >= n)
+            return -1;
+        ssize_t k = readlink(out, link, sizeof link - 1);
+        if (k < 0)
+            return 0; /* not a link: the file itself */
+        link[k] = '\0';
+        if ((size_t)snprintf(cur, sizeof cur, "%s%s%s", link[0] == '/' ? "" : real,
+                             link[0] == '/' || !strcmp(real, "/") ? "" : "/", link) >= sizeof cur)
+            return -1;
+    }
+    return -1;
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea || eb)
+        return 0;
+    char ta[PATH_MAX], tb[PATH_MAX];
+    if (path_target(a, ta, sizeof ta) || path_target(b, tb, sizeof tb))
+        return !strcmp(a, b); /* a folder that is not there: opening either fails anyway */
+    return !strcmp(ta, tb);
+}
+
 int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, double *out)
 {
     static const struct {

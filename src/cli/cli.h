@@ -55,6 +55,10 @@ typedef struct cli_out {
 } cli_out;
 int cli_out_open(cli_out *o, const char *path, st_error *err);
 int cli_out_close(cli_out *o, int ok, st_error *err);
+/* Do paths a and b name the same file? Files that exist compare by device
+ * and inode (x.csv, ./x.csv, a link to it); files not there yet by their
+ * folder's real path and name, after the links that lead to them. */
+int cli_same_file(const char *a, const char *b);
 
 int cli_shared_dir(const char *given, const char *sub, char *buf, size_t n, st_error *err);
 

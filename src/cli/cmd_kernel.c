@@ -7,27 +7,67 @@
 #include <stdio.h>
 #include <string.h>
 
+static const struct option opts[] = {
+    {"gpu", required_argument, NULL, 'g'},     {"dtype", required_argument, NULL, 'd'},
+    {"b", required_argument, NULL, 'B'},       {"m", required_argument, NULL, 'M'},
+    {"n", required_argument, NULL, 'N'},       {"k", required_argument, NULL, 'K'},
+    {"rows", required_argument, NULL, 'r'},    {"cols", required_argument, NULL, 'c'},
+    {"inputs", required_argument, NULL, 'i'},  {"flops-per-elem", required_argument, NULL, 'f'},
+    {"heads", required_argument, NULL, 'H'},   {"kv-heads", required_argument, NULL, 'V'},
+    {"q-len", required_argument, NULL, 'q'},   {"kv-len", required_argument, NULL, 'L'},
+    {"head-dim", required_argument, NULL, 'D'},{"causal", no_argument, NULL, 'C'},
+    {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
+    {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+};
+
+/* The options that apply to every op; the others are each op's shape, as
+ * st_kernel_estimate reads it (op_takes, by their codes in opts). */
+static const char common_opts[] = "gdxjh";
+static const char *const op_takes[ST_KOP_COUNT] = {
+    [ST_KOP_GEMM] = "BMNK4",       [ST_KOP_BMM] = "BMNK4",    [ST_KOP_GROUPED] = "BMNK4",
+    [ST_KOP_CONV] = "BMNKG4",      [ST_KOP_FLASH] = "BHVqLDC", [ST_KOP_ELEMENTWISE] = "rcif",
+    [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
+    [ST_KOP_TOPK] = "rc",
+};
+
+static const char *opt_name(int code)
+{
+    for (const struct option *o = opts; o->name; o++)
+        if (o->val == code)
+            return o->name;
+    return "?";
+}
+
+/* An option given for another op would be ignored: refuse it, naming the
+ * options this op reads. given: the codes of the shape options given. */
+static int check_applies(st_kop op, const char *given)
+{
+    const char *takes = op_takes[op], *name = st_kop_name(op);
+    for (const char *g = given; *g; g++) {
+        if (strchr(takes, *g))
+            continue;
+        char list[160];
+        size_t n = 0;
+        list[0] = '\0';
+        for (const char *t = takes; *t && n < sizeof list; t++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s--%s", n ? ", " : "", opt_name(*t));
+        return cli_usage_error(&cmd_kernel, "--%s does not apply to %s; %s takes %s (and --gpu, --dtype, "
+                                            "--coef, --json)", opt_name(*g), name, name, list);
+    }
+    return 0;
+}
+
 static int run(int argc, char **argv)
 {
     int rc_arg;
-    static const struct option opts[] = {
-        {"gpu", required_argument, NULL, 'g'},     {"dtype", required_argument, NULL, 'd'},
-        {"b", required_argument, NULL, 'B'},       {"m", required_argument, NULL, 'M'},
-        {"n", required_argument, NULL, 'N'},       {"k", required_argument, NULL, 'K'},
-        {"rows", required_argument, NULL, 'r'},    {"cols", required_argument, NULL, 'c'},
-        {"inputs", required_argument, NULL, 'i'},  {"flops-per-elem", required_argument, NULL, 'f'},
-        {"heads", required_argument, NULL, 'H'},   {"kv-heads", required_argument, NULL, 'V'},
-        {"q-len", required_argument, NULL, 'q'},   {"kv-len", required_argument, NULL, 'L'},
-        {"head-dim", required_argument, NULL, 'D'},{"causal", no_argument, NULL, 'C'},
-        {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
-        {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
-    };
     const char *gpu = "h100-sxm", *dtype = NULL, *coefp = NULL;
     long long v[16] = {0};
     enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG };
     double fpe = -1;
     int json = 0, causal = 0, int4 = 0, c;
+    char given[32] = "";
+    size_t ngiven = 0;
     optind = 0;
     while ((c = cli_getopt(&cmd_kernel, argc, argv, "g:d:jh", opts)) != -1) {
         int idx = -1;
@@ -64,6 +104,8 @@ static int run(int argc, char **argv)
         }
         if (idx >= 0 && cli_parse_ll(&cmd_kernel, nm, optarg, 1, 1LL << 40, &v[idx]))
             return 2;
+        if (!strchr(common_opts, c) && !strchr(given, c) && ngiven + 1 < sizeof given)
+            given[ngiven++] = (char)c;
     }
     if ((rc_arg = cli_one_operand(&cmd_kernel, argc, argv, "which kernel? gemm, bmm, grouped, conv, flash, elementwise, "
                                             "softmax, norm, embedding or topk")))
@@ -73,6 +115,8 @@ static int run(int argc, char **argv)
     if (st_kop_parse(argv[optind], &k.op))
         return cli_usage_error(&cmd_kernel, "unknown kernel '%s': expected gemm, bmm, grouped, conv, flash, "
                                             "elementwise, softmax, norm, embedding or topk", argv[optind]);
+    if ((rc_arg = check_applies(k.op, given)))
+        return rc_arg;
     st_error err;
     st_gpu g;
     if (st_load_gpu(gpu, &g, &err))
@@ -88,7 +132,10 @@ static int run(int argc, char **argv)
     k.causal = causal;
     k.groups = v[IG] ? v[IG] : 1;
     k.weight_only_int4 = int4;
-    k.flops_per_elem = fpe >= 0 ? fpe : 1;
+    /* elementwise: --flops-per-elem (default 1); the other vector ops count
+     * their own (softmax and topk 5, norm 8) from 0, as the compose layer
+     * leaves it */
+    k.flops_per_elem = k.op == ST_KOP_ELEMENTWISE ? (fpe >= 0 ? fpe : 1) : 0;
     k.dispatch = ST_DISP_OTHER;
     if (k.op == ST_KOP_EMBEDDING) /* the forward gather, index_select, as the compose layer sees it */
         k.index_elems = (double)k.rows * (double)k.cols;
@@ -165,8 +212,9 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_kernel = {
     "kernel",
-    "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K] [--rows R --cols C]\n"
-    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal] [--int4] [--json]",
+    "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --int4]\n"
+    "                   [--rows R --cols C --inputs N --flops-per-elem F]\n"
+    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal] [--coef FILE] [--json]",
     "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
     "  OP               gemm (x W, weights shared over --b), bmm, grouped (MoE experts: --b\n"
     "                   experts of --m tokens), conv (implicit GEMM sizes, --groups), flash\n"
@@ -178,6 +226,11 @@ const cli_command cmd_kernel = {
     "  --flops-per-elem elementwise: ALU operations per element (default 1)\n"
     "  --int4           weight-only INT4 (W4A16): weights read at 4 bits and dequantised\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
-    "  --json           machine-readable\n",
+    "  --json           machine-readable\n"
+    "\nEach op takes only the options it reads (others are a usage error):\n"
+    "  gemm, bmm, grouped  --b --m --n --k --int4        conv  the same and --groups\n"
+    "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal\n"
+    "  elementwise         --rows --cols --inputs --flops-per-elem\n"
+    "  softmax, norm, embedding, topk  --rows --cols\n",
     run,
 };

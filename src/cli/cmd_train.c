@@ -456,11 +456,19 @@ static int run_plan(int argc, char **argv)
             printf("\n  none of the %zu configurations fits: the smallest needs %.1f GiB per GPU against %.1f GiB",
                    n, p[least].r.memory_per_gpu_bytes / gib, M->capacity / gib);
             /* say which part does not fit, and the lever that moves it */
-            if (state > M->capacity)
+            const char *more = o.gpus < all ? "--gpus, up to this cluster's GPUs" : "a --cluster with more GPUs than these";
+            if (state > M->capacity && o.lora_rank)
+                /* the frozen base weights: LoRA already leaves them no
+                 * gradients or optimizer states, and its adapters are a
+                 * sliver, so a smaller rank barely moves this */
+                printf(";\n  its weights, gradients and optimizer states alone take %.1f GiB, %.1f GiB of it the weights,\n"
+                       "  nearly all the frozen base (a smaller --lora rank saves little): they shrink only with more\n"
+                       "  GPUs to shard over (%s)\n",
+                       state / gib, M->weights / gib, more);
+            else if (state > M->capacity)
                 printf(";\n  its weights, gradients and optimizer states alone take %.1f GiB: they shrink only with more\n"
                        "  GPUs to shard over (%s), or train adapters only (strata train --lora RANK)\n",
-                       state / gib,
-                       o.gpus < all ? "--gpus, up to this cluster's GPUs" : "a --cluster with more GPUs than these");
+                       state / gib, more);
             else
                 printf(";\n  %.1f GiB of it is activations: a smaller --global-batch, a shorter --seq or more\n"
                        "  GPUs (%s) would fit; plan already searches recompute, TP, PP and ZeRO\n",

@@ -263,8 +263,9 @@ static int run(int argc, char **argv)
         return cli_fail(&err);
     if (coll_samples && !is_vd)
         return cli_usage_error(&cmd_validate, "--coll-samples is for vidur (its NCCL timings)");
-    if (samples && coll_samples && !strcmp(samples, coll_samples))
-        return cli_usage_error(&cmd_validate, "--samples and --coll-samples name the same file '%s'", samples);
+    if (samples && coll_samples && cli_same_file(samples, coll_samples))
+        return cli_usage_error(&cmd_validate, "--samples '%s' and --coll-samples '%s' name the same file; give "
+                                              "each its own", samples, coll_samples);
     if (is_vl) {
         if (samples)
             return cli_usage_error(&cmd_validate, "--samples is for neusight and vidur");

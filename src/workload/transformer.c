@@ -364,6 +364,16 @@ static void embeddings(gen *g, long long tokens)
     dropout(g, "dropout", tokens, tf->hidden, tf->hidden_dropout);
 }
 
+/* The decoder's output back to the embedding's width where they differ
+ * (OPT's project_out, no bias); returns the width the head reads. */
+static long long project_out(gen *g, long long rows)
+{
+    long long ed = st_transformer_embed_width(g->tf);
+    if (ed != g->tf->hidden)
+        gemm(g, "project_out", rows, g->tf->hidden, ed);
+    return ed;
+}
+
 int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error *err)
 {
     const st_transformer *tf = &m->tf;
@@ -461,10 +471,7 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
             activation(&g, "transform", rows, tf->hidden);
             norm(&g, "transform.norm", rows);
         }
-        long long ed = st_transformer_embed_width(tf);
-        if (ed != tf->hidden)
-            gemm(&g, "project_out", rows, tf->hidden, ed);
-        gemm(&g, "lm_head", rows, ed, tf->vocab);
+        gemm(&g, "lm_head", rows, project_out(&g, rows), tf->vocab);
         if (o->phase == ST_PHASE_TRAIN)
             vec(&g, ST_OP_SOFTMAX, "loss", rows, tf->vocab); /* cross-entropy */
     } else if (tf->num_labels > 0) {
@@ -474,7 +481,10 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
             gemm(&g, "pooler", o->batch, tf->hidden, tf->hidden);
             eltwise(&g, "pooler.act", o->batch, tf->hidden, 1, 1); /* tanh, one op */
         }
-        gemm(&g, "classifier", rows, tf->hidden, tf->num_labels);
+        /* a causal model's score layer reads the decoder's output, after
+         * project_out (OPTForSequenceClassification: word_embed_proj_dim) */
+        long long width = tf->causal ? project_out(&g, rows) : tf->hidden;
+        gemm(&g, "classifier", rows, width, tf->num_labels);
         if (o->phase == ST_PHASE_TRAIN)
             vec(&g, ST_OP_SOFTMAX, "loss", o->batch, tf->num_labels);
     }
@@ -555,9 +565,13 @@ static double transformer_params_non_embedding(const st_transformer *tf)
     if (tf->lm_head && !tf->causal) /* MLM transform: dense + bias + norm; decoder bias */
         p += D(tf->hidden) * D(tf->hidden) + D(tf->hidden) + norm_params(tf) +
              (tf->bias ? D(tf->vocab) : 0);
-    if (!tf->lm_head && tf->num_labels > 0) /* pooler (encoders) and classifier, with biases */
-        p += (tf->causal ? 0 : D(tf->hidden) * D(tf->hidden) + D(tf->hidden)) +
-             D(tf->hidden) * D(tf->num_labels) + D(tf->num_labels);
+    /* encoders: pooler and classifier, with biases (BERT); causal models:
+     * a score layer without bias on the embedding's width (Hugging Face's
+     * GPT2-, Llama- and OPTForSequenceClassification: bias=False) */
+    if (!tf->lm_head && tf->num_labels > 0)
+        p += tf->causal ? D(st_transformer_embed_width(tf)) * D(tf->num_labels)
+                        : D(tf->hidden) * D(tf->hidden) + D(tf->hidden) + D(tf->hidden) * D(tf->num_labels) +
+                              D(tf->num_labels);
     return p;
 }
 
