@@ -327,6 +327,20 @@ static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_opli
     return rc;
 }
 
+/* Recompute: every block of the backward p reruns the block work of r
+ * (the forward, or its attention core); the step's band takes the rerun's
+ * at its share of the time. */
+static void add_rerun(parts *p, const parts *r, long long blocks)
+{
+    double add = r->blk * (double)blocks, t = p->total + add;
+    if (t > 0) {
+        p->lo_rel = (p->lo_rel * p->total + r->lo_rel * add) / t;
+        p->hi_rel = (p->hi_rel * p->total + r->hi_rel * add) / t;
+    }
+    p->total = t;
+    p->blk += r->blk;
+}
+
 /* ---- communication -------------------------------------------------------------- */
 static double coll_time(const st_cluster *c, st_coll coll, int n, int per_node, double bytes, st_error *err, int *rc)
 {
@@ -806,9 +820,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     }
     lists_free(&L);
     if (k->recompute == ST_RECOMP_FULL)
-        pb.blk += pf.blk;
+        add_rerun(&pb, &pf, L.blocks);
     else if (k->recompute == ST_RECOMP_SELECTIVE)
-        pb.blk += pc.blk;
+        add_rerun(&pb, &pc, L.blocks);
 
     /* communication per block and microbatch */
     double act = (double)mb * s_loc * tf->hidden * e;
