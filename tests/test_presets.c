@@ -52,6 +52,7 @@ static const struct {
     {"t4", 64},             {"a100-40gb-sxm", 64}, {"a100-80gb-sxm", 64},
     {"a100-40gb-pcie", 64}, {"a100-80gb-pcie", 64}, {"a40", 128}, {"l4", 128},
     {"h100-sxm", 128},      {"h100-pcie", 128}, {"h200", 128}, {"b200", 128},
+    {"rtx-4090", 128},      {"rtx-pro-6000", 128},
     {"mi100", 64},          {"mi210", 64}, {"mi250", 64}, {"mi300x", 64},
 };
 
@@ -78,7 +79,39 @@ static void test_gpu_spec_consistency(void **state)
                 fail_msg("%s: %s dense %.4g below fp32 %.4g", g.id, st_dtype_name((st_dtype)t),
                          g.matrix[t].dense, g.matrix[ST_FP32].dense);
         assert_true(g.warp_size == (g.vendor == ST_VENDOR_AMD ? 64 : 32));
+        /* the FP32 issue set, where given, agrees with the lanes above */
+        if (g.fp32_lanes_per_sm > 0 && g.fp32_lanes_per_sm != fp32_lanes[i].lanes)
+            fail_msg("%s: fp32_lanes_per_sm %d vs %d", g.id, g.fp32_lanes_per_sm, fp32_lanes[i].lanes);
         assert_true(g.mem_bw > 1e11 && g.mem_bytes > 4e9);
+    }
+}
+
+/* Issue slots an FP32 FMA holds, from the SM figures of the whitepapers
+ * (partitions per SM, FP32 lanes and dispatch units per partition):
+ * GP100 2 x 32 lanes, 2 dispatch; GP104 4 x 32, 2; GV100, TU10x, GA100
+ * 4 x 16, 1; GA102, AD10x, GH100, GB202 4 x 32, 1. Every NVIDIA GPU in the
+ * calibration data must hold 2 (the reference the fitted operand term is
+ * stated at, src/gpu/kernel.c); the AMD presets give none. */
+static void test_fma_issue_cycles(void **state)
+{
+    static const struct {
+        const char *id;
+        double cycles;
+    } want[] = {
+        {"p100-pcie-16gb", 2}, {"p4", 2}, {"v100-pcie-32gb", 2}, {"v100-sxm2-32gb", 2}, {"t4", 2},
+        {"a100-40gb-pcie", 2}, {"a100-40gb-sxm", 2}, {"a100-80gb-pcie", 2}, {"a100-80gb-sxm", 2},
+        {"a40", 1}, {"l4", 1}, {"rtx-4090", 1}, {"h100-sxm", 1}, {"h100-pcie", 1}, {"h200", 1},
+        {"b200", 1}, {"rtx-pro-6000", 1}, {"mi100", 0}, {"mi210", 0}, {"mi250", 0}, {"mi300x", 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        st_gpu g;
+        st_error err;
+        if (st_load_gpu(want[i].id, &g, &err) != 0)
+            fail_msg("%s", err.msg);
+        if (st_gpu_fma_issue_cycles(&g) != want[i].cycles)
+            fail_msg("%s: an FMA holds %g issue slots, want %g", g.id, st_gpu_fma_issue_cycles(&g),
+                     want[i].cycles);
     }
 }
 
@@ -263,6 +296,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalog_loads_everything),
         cmocka_unit_test(test_gpu_spec_consistency),
+        cmocka_unit_test(test_fma_issue_cycles),
         cmocka_unit_test(test_against_neusight_devices),
         cmocka_unit_test(test_eyeriss_matches_timeloop_ert),
         cmocka_unit_test(test_device_names),

@@ -23,6 +23,8 @@ static const bad_case bad_cases[] = {
     {"bad/not-integer.yaml", 7, 11, "expected a whole number in [1, 100000], found '10.5'"},
     {"bad/nan.yaml", 18, 8, "key 'tdp_w'"},
     {"bad/process-nm.yaml", 19, 13, "key 'process_nm': expected a number in [1, 100]"},
+    {"bad/issue-partial.yaml", 19, 16, "key 'dispatch_per_partition' is missing"},
+    {"bad/issue-lanes.yaml", 21, 20, "128 lanes do not split evenly over 3 partitions"},
     {"bad/hex.yaml", 18, 8, "found '0x10'"},
     {"bad/unknown-key.yaml", 7, 1, "did you mean 'sm_count'?"},
     {"bad/missing-key.yaml", 3, 1, "missing required keys 'warp_size' (32 or 64), 'tdp_w'"},

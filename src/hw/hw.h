@@ -58,9 +58,26 @@ typedef struct st_gpu {
     double launch_overhead_s;
     double tdp_w;
     double process_nm; /* foundry node as named (12 for TSMC 12FFN); 0 when not given */
+    /* SM partitions (warp schedulers), warp instructions each dispatches
+     * per clock, and FP32 lanes per SM: together they say how many issue
+     * slots an FP32 FMA leaves free (st_gpu_fma_issue_cycles); 0 when not
+     * given (all three or none) */
+    int sm_partitions;
+    int dispatch_per_partition;
+    int fp32_lanes_per_sm;
     st_peak matrix[ST_DTYPE_COUNT]; /* GEMM path (tensor / matrix cores) */
     double vector[ST_DTYPE_COUNT];  /* non-matrix SIMD path (fp32, fp16, bf16) */
 } st_gpu;
+
+/* Dispatch cycles one warp-wide FP32 FMA instruction occupies its
+ * partition's FP32 pipe for, counted in the partition's issue slots:
+ * (warp / FP32 lanes per partition) x dispatches per clock. 2 on Pascal
+ * (32 lanes, dual dispatch), Volta, Turing and GA100 (16 lanes, single
+ * dispatch): every other slot is free for the loads and address arithmetic
+ * that feed the FMAs. 1 on GA102, Ada, Hopper and Blackwell (32 lanes,
+ * single dispatch): each of those instructions takes a slot an FMA could
+ * have used. 0 when the preset does not say. */
+double st_gpu_fma_issue_cycles(const st_gpu *g);
 
 /* Peak GEMM throughput for a dtype (dense or sparse), 0 if unsupported. */
 double st_gpu_peak(const st_gpu *g, st_dtype t, int sparse);

@@ -28,6 +28,9 @@ static const fkey gpu_keys[] = {
     {"launch_overhead_us", 1, "microseconds"},
     {"tdp_w", 1, "watts"},
     {"process_nm", 0, "foundry node in nm, e.g. 4 for TSMC 4N"},
+    {"sm_partitions", 0, "warp schedulers per SM (4 since Maxwell; 2 on GP100)"},
+    {"dispatch_per_partition", 0, "warp instructions a scheduler dispatches per clock (2 on Pascal, 1 since Volta)"},
+    {"fp32_lanes_per_sm", 0, "FP32 FMA results per clock per SM (CUDA C++ Programming Guide throughput table)"},
     {"throughput", 1, "per-dtype peak TFLOPS"},
     {"vector_tflops", 1, "non-matrix peak TFLOPS"},
 };
@@ -108,6 +111,9 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(c, root, "launch_overhead_us", 0, 1e6, US, "us", &g->launch_overhead_s)) ||
         (rc = f_number(c, root, "tdp_w", 1, 1e6, 1, "W", &g->tdp_w)) ||
         (rc = f_number(c, root, "process_nm", 1, 100, 1, "nm", &g->process_nm)) ||
+        (rc = f_int32(c, root, "sm_partitions", 1, 64, &g->sm_partitions)) ||
+        (rc = f_int32(c, root, "dispatch_per_partition", 1, 8, &g->dispatch_per_partition)) ||
+        (rc = f_int32(c, root, "fp32_lanes_per_sm", 1, 4096, &g->fp32_lanes_per_sm)) ||
         (rc = st_read_throughput(c, root, "throughput", g->matrix)))
         return rc;
     v = f_get(root, "aliases");
@@ -137,6 +143,29 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(&vc, v, "bf16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_BF16])) ||
         (rc = f_number(&vc, v, "int8", 1e-6, 1e6, TERA, "TOPS", &g->vector[ST_INT8])))
         return rc;
+    {
+        /* the issue model needs all three; a partial set is a typo or an
+         * omission, not a request for the default */
+        static const char *const issue_keys[] = {"sm_partitions", "dispatch_per_partition",
+                                                 "fp32_lanes_per_sm"};
+        int given = (g->sm_partitions > 0) + (g->dispatch_per_partition > 0) + (g->fp32_lanes_per_sm > 0);
+        if (given > 0 && given < 3) {
+            const st_ynode *at = NULL; /* point at a key that is given */
+            for (int i = 0; i < 3 && !at; i++)
+                at = f_get(root, issue_keys[i]);
+            for (int i = 0; i < 3; i++)
+                if (!f_get(root, issue_keys[i]))
+                    return f_error(c, at,
+                                   "key '%s' is missing: sm_partitions, dispatch_per_partition and "
+                                   "fp32_lanes_per_sm go together (give all three, or none to leave "
+                                   "the FP32 issue model at its fitted reference)",
+                                   issue_keys[i]);
+        }
+        if (given == 3 && g->fp32_lanes_per_sm % g->sm_partitions != 0)
+            return f_error(c, f_get(root, "fp32_lanes_per_sm"),
+                           "key 'fp32_lanes_per_sm': %d lanes do not split evenly over %d partitions",
+                           g->fp32_lanes_per_sm, g->sm_partitions);
+    }
     if (g->base_clock_hz > g->boost_clock_hz)
         return f_error(c, f_get(root, "base_clock_mhz"),
                        "key 'base_clock_mhz': %g MHz is above boost_clock_mhz %g; swap them?",
