@@ -550,6 +550,53 @@ static void test_power_capped_tensor(void **state)
     assert_true(fabs(ratio - 158.0 / 235) < 0.1);
 }
 
+/* FP32 issue: an FMA that holds its partition for one dispatch slot
+ * (Hopper: 32 lanes per partition, one dispatch per clock, whitepaper)
+ * leaves none for the loads that feed it, so the operand-staging term
+ * costs twice what it does where an FMA holds two (Pascal's dual dispatch,
+ * Volta-Ampere GA100's 16 lanes), the calibration GPUs. By hand, operand
+ * term only, 4096^3 on 128x128 tiles: 1024 tiles over 132 SMs = 8 per SM,
+ * each 2 x 128 x 128 x 4096 FLOP at 66.9 / 132 TFLOP/s, times
+ * (32/128 + 32/128) = 0.5, times 2 / 1 = 2: 8 x 2.6484e-4 s. */
+static void test_fma_issue(void **state)
+{
+    (void)state;
+    st_gpu h, a;
+    load("h100-sxm", &h);
+    load("a100-40gb-pcie", &a);
+    assert_true(st_gpu_fma_issue_cycles(&h) == 1.0);
+    assert_true(st_gpu_fma_issue_cycles(&a) == 2.0);
+    st_gpu_coef c;
+    only(&c, 1, -1); /* the operand feature alone */
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_FP32, k.b = 1, k.m = k.n = k.k = 4096;
+    st_tile t = {128, 128};
+    st_kernel_est e;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, &t, 0, &e, &err), 0);
+    double want = 8 * (2.0 * 128 * 128 * 4096) / (66.9e12 / 132) * 0.5 * 2;
+    assert_true(rel_diff(e.x[1], want) < 1e-9);
+    double hopper = e.gpu_s;
+    /* the same SM with dual dispatch (two slots per FMA): the reference */
+    h.dispatch_per_partition = 2;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, &t, 0, &e, &err), 0);
+    assert_true(rel_diff(e.x[1], want / 2) < 1e-9);
+    assert_true(rel_diff(hopper, 2 * e.gpu_s) < 1e-9);
+    /* without the whitepaper figures (AMD presets): the reference */
+    h.sm_partitions = h.dispatch_per_partition = h.fp32_lanes_per_sm = 0;
+    assert_true(st_gpu_fma_issue_cycles(&h) == 0);
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, &t, 0, &e, &err), 0);
+    assert_true(rel_diff(e.x[1], want / 2) < 1e-9);
+    /* tensor-core GEMMs do not issue FMAs on the CUDA cores: untouched */
+    load("h100-sxm", &h);
+    st_kernel_est e1, e2;
+    k.dtype = ST_BF16;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, &t, 0, &e1, &err), 0);
+    h.dispatch_per_partition = 2;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, &t, 0, &e2, &err), 0);
+    assert_true(e1.x[1] == e2.x[1]);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -814,7 +861,7 @@ int main(void)
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
         cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
-        cmocka_unit_test(test_index_select),
+        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_fma_issue),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -385,8 +385,28 @@ static double gemm_resident_tiles(const st_gpu *g, st_tile t)
     return r < 1 ? 1 : r;
 }
 
-static void gemm_features_for(const st_gpu *g, double peak, double pf, const gemm_shape *s,
-                              st_tile t, int split, double *x, double *sm_work, double *waves,
+/* The operand-staging instructions (shared-memory loads, address
+ * arithmetic) take issue slots of their own; the fitted 'operand'
+ * coefficient prices them on GPUs where an FP32 FMA occupies its pipe for
+ * ST_FMA_ISSUE_REF dispatch cycles (every NVIDIA GPU in the calibration
+ * data: P100 and P4 dual-dispatch to 32 lanes, V100, T4 and A100
+ * single-dispatch to 16), so half the slots are free and partly hide them.
+ * Where an FMA takes one slot (32 lanes per single-dispatch partition:
+ * GA102, Ada, Hopper, Blackwell) the same instructions displace FMAs one
+ * for one, so against the FMA time their cost doubles: the feature scales
+ * by ST_FMA_ISSUE_REF / the GPU's cycles. No new coefficient: the ratio
+ * comes from the preset's whitepaper figures. A preset without them (AMD,
+ * whose wave64 issue differs) stays at the reference. Tensor-core GEMMs
+ * issue MMA instructions, not FMAs: not scaled. */
+#define ST_FMA_ISSUE_REF 2.0
+static double operand_issue_scale(const st_gpu *g)
+{
+    double cyc = st_gpu_fma_issue_cycles(g);
+    return cyc > 0 ? ST_FMA_ISSUE_REF / cyc : 1.0;
+}
+
+static void gemm_features_for(const st_gpu *g, double peak, double pf, double op_scale,
+                              const gemm_shape *s, st_tile t, int split, double *x, double *sm_work, double *waves,
                               double *tiles_out)
 {
     double sm = g->sm_count > 0 ? g->sm_count : 1;
@@ -403,7 +423,7 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, const gem
     /* operands staged per FMA: a CTA loads (tm + tn) words per k for tm*tn
      * FMAs, so the staging share scales as 1/tm + 1/tn; the 32 only sets
      * the unit (1 for a 64x64 tile), the coefficient is fitted */
-    x[GF_OPERAND] = x[GF_COMPUTE] * (32.0 / t.m + 32.0 / t.n);
+    x[GF_OPERAND] = x[GF_COMPUTE] * (32.0 / t.m + 32.0 / t.n) * op_scale;
     /* split-K writes and re-reads partial outputs */
     double bytes = s->bytes + (split > 1 ? 2.0 * 4.0 * s->b * s->m * s->n * split : 0);
     x[GF_DRAM] = g->mem_bw > 0 ? bytes / g->mem_bw : 0;
@@ -471,6 +491,8 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
                          st_kernel_est *e)
 {
     double pf = st_gpu_power_factor(g, c, tensor);
+    /* FMAs on the CUDA cores compete for issue slots; MMA instructions do not */
+    double op_scale = tensor ? 1.0 : operand_issue_scale(g);
     const double *beta = c->cls[cls].beta;
     const st_tile *cand;
     int nc;
@@ -505,7 +527,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         }
         for (int j = 0; j < ns; j++) {
             double x[GF_N], w, waves, tl;
-            gemm_features_for(g, peak, pf, s, t, splits[j], x, &w, &waves, &tl);
+            gemm_features_for(g, peak, pf, op_scale, s, t, splits[j], x, &w, &waves, &tl);
             double tt = st_kclass_time(cls, beta, x, GF_N, c->cls[cls].sum, NULL, NULL, NULL);
             /* prefer the larger tile on ties (fewer CTAs, better reuse) */
             if (tt < best * (1 - 1e-9)) {
