@@ -81,7 +81,8 @@ static void test_gpu_spec_consistency(void **state)
         assert_true(g.warp_size == (g.vendor == ST_VENDOR_AMD ? 64 : 32));
         /* the FP32 issue set, where given, agrees with the lanes above */
         if (g.fp32_lanes_per_sm > 0 && g.fp32_lanes_per_sm != fp32_lanes[i].lanes)
-            fail_msg("%s: fp32_lanes_per_sm %d vs %d", g.id, g.fp32_lanes_per_sm, fp32_lanes[i].lanes);
+            fail_msg("%s: fp32_lanes_per_sm %d vs %d", g.id, g.fp32_lanes_per_sm,
+                     fp32_lanes[i].lanes);
         assert_true(g.mem_bw > 1e11 && g.mem_bytes > 4e9);
     }
 }

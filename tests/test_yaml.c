@@ -25,6 +25,8 @@ static const bad_case bad_cases[] = {
     {"bad/process-nm.yaml", 19, 13, "key 'process_nm': expected a number in [1, 100]"},
     {"bad/issue-partial.yaml", 19, 16, "key 'dispatch_per_partition' is missing"},
     {"bad/issue-lanes.yaml", 21, 20, "128 lanes do not split evenly over 3 partitions"},
+    {"bad/issue-warp.yaml", 21, 20, "64 lanes per partition must divide the warp of 32"},
+    {"bad/issue-amd.yaml", 19, 16, "leave them out of a non-NVIDIA preset"},
     {"bad/hex.yaml", 18, 8, "found '0x10'"},
     {"bad/unknown-key.yaml", 7, 1, "did you mean 'sm_count'?"},
     {"bad/missing-key.yaml", 3, 1, "missing required keys 'warp_size' (32 or 64), 'tdp_w'"},

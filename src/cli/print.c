@@ -85,12 +85,13 @@ void cli_print_gpu(const st_gpu *g, FILE *out)
     cli_bytes(a, sizeof a, g->smem_per_sm_bytes);
     fprintf(out, "\n  per SM             %s shared, %d regs, %d threads, %d blocks, warp %d\n", a,
             g->regs_per_sm, g->max_threads_per_sm, g->max_blocks_per_sm, g->warp_size);
-    if (st_gpu_fma_issue_cycles(g) > 0)
+    double slots = st_gpu_fma_issue_cycles(g);
+    if (slots > 0)
         fprintf(out,
-                "  FP32 issue         %d partitions x %d lanes, %d dispatch/clk: an FMA holds %g issue "
-                "slot%s\n",
-                g->sm_partitions, g->fp32_lanes_per_sm / g->sm_partitions, g->dispatch_per_partition,
-                st_gpu_fma_issue_cycles(g), st_gpu_fma_issue_cycles(g) == 1 ? "" : "s");
+                "  FP32 issue         %d partitions x %d lanes, %d dispatch/clk: an FMA holds %g "
+                "issue slot%s\n",
+                g->sm_partitions, g->fp32_lanes_per_sm / g->sm_partitions,
+                g->dispatch_per_partition, slots, slots == 1 ? "" : "s");
     fprintf(out, "  launch overhead    %.3g us; TDP %.0f W", g->launch_overhead_s * 1e6, g->tdp_w);
     if (g->process_nm > 0)
         fprintf(out, "; %g nm process", g->process_nm);
@@ -160,10 +161,18 @@ void cli_json_gpu(st_json *j, const char *key, const st_gpu *g)
     st_json_number(j, "launch_overhead_s", g->launch_overhead_s);
     st_json_number(j, "tdp_w", g->tdp_w);
     st_json_number(j, "process_nm", g->process_nm);
-    st_json_int(j, "sm_partitions", g->sm_partitions);
-    st_json_int(j, "dispatch_per_partition", g->dispatch_per_partition);
-    st_json_int(j, "fp32_lanes_per_sm", g->fp32_lanes_per_sm);
-    st_json_number(j, "fma_issue_cycles", st_gpu_fma_issue_cycles(g));
+    /* null where the preset does not give them (the fitted reference) */
+    if (st_gpu_fma_issue_cycles(g) > 0) {
+        st_json_int(j, "sm_partitions", g->sm_partitions);
+        st_json_int(j, "dispatch_per_partition", g->dispatch_per_partition);
+        st_json_int(j, "fp32_lanes_per_sm", g->fp32_lanes_per_sm);
+        st_json_number(j, "fma_issue_cycles", st_gpu_fma_issue_cycles(g));
+    } else {
+        st_json_null(j, "sm_partitions");
+        st_json_null(j, "dispatch_per_partition");
+        st_json_null(j, "fp32_lanes_per_sm");
+        st_json_null(j, "fma_issue_cycles");
+    }
     json_peaks(j, "matrix", g->matrix);
     st_json_begin_object(j, "vector_flops_per_s");
     for (int t = 0; t < ST_DTYPE_COUNT; t++)

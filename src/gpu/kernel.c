@@ -406,8 +406,8 @@ static double operand_issue_scale(const st_gpu *g)
 }
 
 static void gemm_features_for(const st_gpu *g, double peak, double pf, double op_scale,
-                              const gemm_shape *s, st_tile t, int split, double *x, double *sm_work, double *waves,
-                              double *tiles_out)
+                              const gemm_shape *s, st_tile t, int split, double *x,
+                              double *sm_work, double *waves, double *tiles_out)
 {
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;

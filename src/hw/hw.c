@@ -13,8 +13,8 @@ double st_gpu_peak(const st_gpu *g, st_dtype t, int sparse)
 
 double st_gpu_fma_issue_cycles(const st_gpu *g)
 {
-    if (g->sm_partitions <= 0 || g->dispatch_per_partition <= 0 || g->fp32_lanes_per_sm <= 0 ||
-        g->warp_size <= 0)
+    if (g->vendor != ST_VENDOR_NVIDIA || g->sm_partitions <= 0 || g->dispatch_per_partition <= 0 ||
+        g->fp32_lanes_per_sm <= 0 || g->warp_size <= 0)
         return 0;
     double lanes = (double)g->fp32_lanes_per_sm / g->sm_partitions;
     return (double)g->warp_size / lanes * g->dispatch_per_partition;

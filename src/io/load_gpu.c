@@ -29,8 +29,8 @@ static const fkey gpu_keys[] = {
     {"tdp_w", 1, "watts"},
     {"process_nm", 0, "foundry node in nm, e.g. 4 for TSMC 4N"},
     {"sm_partitions", 0, "warp schedulers per SM (4 since Maxwell; 2 on GP100)"},
-    {"dispatch_per_partition", 0, "warp instructions a scheduler dispatches per clock (2 on Pascal, 1 since Volta)"},
-    {"fp32_lanes_per_sm", 0, "FP32 FMA results per clock per SM (CUDA C++ Programming Guide throughput table)"},
+    {"dispatch_per_partition", 0, "warp instructions per scheduler per clock"},
+    {"fp32_lanes_per_sm", 0, "FP32 FMA results per clock per SM"},
     {"throughput", 1, "per-dtype peak TFLOPS"},
     {"vector_tflops", 1, "non-matrix peak TFLOPS"},
 };
@@ -77,6 +77,48 @@ int st_read_throughput(const fctx *c, const st_ynode *map, const char *key, st_p
                            "2:4 figure (usually twice dense)",
                            peak[d].sparse / TERA, peak[d].dense / TERA);
     }
+    return 0;
+}
+
+/* sm_partitions, dispatch_per_partition, fp32_lanes_per_sm: all three or
+ * none (a partial set is a typo or an omission, not a request for the
+ * reference), NVIDIA only (they describe its SM partitions; an AMD CU
+ * issues wave64 differently and stays at the reference), and a partition's
+ * lanes divide the warp. */
+static int check_issue_keys(const fctx *c, const st_ynode *root, const st_gpu *g)
+{
+    static const char *const keys[] = {"sm_partitions", "dispatch_per_partition",
+                                       "fp32_lanes_per_sm"};
+    int first = -1; /* the first key given: errors point at it */
+    for (int i = 2; i >= 0; i--)
+        if (f_get(root, keys[i]))
+            first = i;
+    if (first < 0)
+        return 0;
+    const st_ynode *at = f_get(root, keys[first]);
+    if (g->vendor != ST_VENDOR_NVIDIA)
+        return f_error(c, at,
+                       "key '%s': the FP32 issue keys describe NVIDIA SM partitions; leave them "
+                       "out of a non-NVIDIA preset",
+                       keys[first]);
+    for (int i = 0; i < 3; i++)
+        if (!f_get(root, keys[i]))
+            return f_error(c, at,
+                           "key '%s' is missing: sm_partitions, dispatch_per_partition and "
+                           "fp32_lanes_per_sm go together (give all three, or none to leave the "
+                           "FP32 issue model at its fitted reference)",
+                           keys[i]);
+    const st_ynode *ln = f_get(root, "fp32_lanes_per_sm");
+    if (g->fp32_lanes_per_sm % g->sm_partitions != 0)
+        return f_error(c, ln,
+                       "key 'fp32_lanes_per_sm': %d lanes do not split evenly over %d partitions",
+                       g->fp32_lanes_per_sm, g->sm_partitions);
+    int per = g->fp32_lanes_per_sm / g->sm_partitions;
+    if (per > g->warp_size || g->warp_size % per != 0)
+        return f_error(c, ln,
+                       "key 'fp32_lanes_per_sm': %d lanes per partition must divide the warp of "
+                       "%d (a warp's FMA runs over whole cycles of its partition's lanes)",
+                       per, g->warp_size);
     return 0;
 }
 
@@ -143,29 +185,8 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(&vc, v, "bf16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_BF16])) ||
         (rc = f_number(&vc, v, "int8", 1e-6, 1e6, TERA, "TOPS", &g->vector[ST_INT8])))
         return rc;
-    {
-        /* the issue model needs all three; a partial set is a typo or an
-         * omission, not a request for the default */
-        static const char *const issue_keys[] = {"sm_partitions", "dispatch_per_partition",
-                                                 "fp32_lanes_per_sm"};
-        int given = (g->sm_partitions > 0) + (g->dispatch_per_partition > 0) + (g->fp32_lanes_per_sm > 0);
-        if (given > 0 && given < 3) {
-            const st_ynode *at = NULL; /* point at a key that is given */
-            for (int i = 0; i < 3 && !at; i++)
-                at = f_get(root, issue_keys[i]);
-            for (int i = 0; i < 3; i++)
-                if (!f_get(root, issue_keys[i]))
-                    return f_error(c, at,
-                                   "key '%s' is missing: sm_partitions, dispatch_per_partition and "
-                                   "fp32_lanes_per_sm go together (give all three, or none to leave "
-                                   "the FP32 issue model at its fitted reference)",
-                                   issue_keys[i]);
-        }
-        if (given == 3 && g->fp32_lanes_per_sm % g->sm_partitions != 0)
-            return f_error(c, f_get(root, "fp32_lanes_per_sm"),
-                           "key 'fp32_lanes_per_sm': %d lanes do not split evenly over %d partitions",
-                           g->fp32_lanes_per_sm, g->sm_partitions);
-    }
+    if ((rc = check_issue_keys(c, root, g)))
+        return rc;
     if (g->base_clock_hz > g->boost_clock_hz)
         return f_error(c, f_get(root, "base_clock_mhz"),
                        "key 'base_clock_mhz': %g MHz is above boost_clock_mhz %g; swap them?",
