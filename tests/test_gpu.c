@@ -58,6 +58,34 @@ static void test_vector_fp16(void **state)
     k.dtype = ST_INT8;
     assert_int_equal(st_kernel_class(&p4, &k), ST_KC_GEMM_SIMT);
     assert_int_equal(st_kernel_class(&t4, &k), ST_KC_GEMM_TC);
+
+    /* FP32: AMD CDNA's matrix cores take FP32 (MFMA f32: MI210 45.3
+     * TFLOP/s against 22.6 on the vector ALUs, AMD Instinct MI210
+     * datasheet), NVIDIA's tensor cores do not (TF32 is its own dtype):
+     * compute-only, a 4096^3 SGEMM on 128x128 tiles is 1024 tiles over 104
+     * CUs = 10 waves of 2 x 128^2 x 4096 FLOP at 45.3 / 104 TFLOP/s */
+    st_gpu mi, h;
+    load("mi210", &mi);
+    load("h100-sxm", &h);
+    k.dtype = ST_FP32, k.m = k.n = k.k = 4096;
+    assert_int_equal(st_kernel_class(&mi, &k), ST_KC_GEMM_TC);
+    assert_int_equal(st_kernel_class(&h, &k), ST_KC_GEMM_SIMT);
+    st_gpu_coef c;
+    only(&c, 0, -1);
+    c.tc_energy_ratio = 0; /* no power limit */
+    st_tile t = {128, 128};
+    st_kernel_est e;
+    st_error err;
+    assert_int_equal(st_kernel_estimate(&mi, &c, &k, &t, 1, &e, &err), 0);
+    assert_true(rel_diff(e.gpu_s, 10 * 2.0 * 128 * 128 * 4096 / (45.3e12 / 104)) < 1e-9);
+    /* no FP32 matrix-core kernel was measured: the band is at least the
+     * FP32 GEMM class's */
+    c.cls[ST_KC_GEMM_SIMT].sigma = 0.3, c.cls[ST_KC_GEMM_TC].sigma = 0.1;
+    assert_int_equal(st_kernel_estimate(&mi, &c, &k, &t, 1, &e, &err), 0);
+    assert_true(e.sigma == 0.3);
+    k.dtype = ST_FP16;
+    assert_int_equal(st_kernel_estimate(&mi, &c, &k, &t, 1, &e, &err), 0);
+    assert_true(e.sigma == 0.1);
 }
 
 /* Fixed costs add; compute and memory overlap (max) or, in sum mode, add:

@@ -174,8 +174,19 @@ static double simt_peak(const st_gpu *g)
 static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
 {
     *tensor = 0;
-    if (t == ST_FP32)
+    if (t == ST_FP32) {
+        /* matrix cores that take FP32 operands, faster than the vector
+         * path: AMD CDNA's MFMA f32 (MI100 46.1 against 23.1 TFLOP/s
+         * vector, MI210 45.3 against 22.6; AMD Instinct datasheets), which
+         * rocBLAS's Tensile kernels use for SGEMM. NVIDIA's tensor cores
+         * take TF32, not FP32: its presets give the same FP32 figure for
+         * both paths and stay on the CUDA cores. */
+        if (g->matrix[ST_FP32].dense > simt_peak(g)) {
+            *tensor = 1;
+            return g->matrix[ST_FP32].dense;
+        }
         return simt_peak(g);
+    }
     /* a throughput entry no faster than the vector path is the vector path
      * itself, as presets without tensor cores give it (P100's packed FP16:
      * 18.7 both): SIMT, not tensor-core coefficients */
@@ -368,6 +379,7 @@ typedef struct gemm_shape {
     double es;          /* operand element bytes (0: no panel re-fetch model) */
     double span, sharp; /* st_gpu_coef.gemm_reuse_span / _sharpness */
     int batched;        /* a batched GEMM launch (the library's batched tile set) */
+    double sigma_floor; /* least band sigma (a path the calibration data has no kernel of) */
 } gemm_shape;
 
 /* Output tiles an SM holds at once: register-bound. Library GEMM kernels
@@ -547,7 +559,22 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
     e->flops = s->flops;
     e->bytes = s->bytes;
     finish(c, e);
+    if (s->sigma_floor > e->sigma) {
+        const double z90 = 1.6448536269514722;
+        e->sigma = s->sigma_floor;
+        e->lo_s = e->gpu_s * exp(-z90 * e->sigma);
+        e->hi_s = e->gpu_s * exp(z90 * e->sigma);
+    }
     return 0;
+}
+
+/* FP32 on matrix cores (AMD MFMA) borrows the tensor-core class's
+ * coefficients, fitted on NVIDIA FP16/BF16 kernels; no FP32 matrix-core
+ * kernel is in the calibration data, so its band is at least the FP32
+ * GEMM class's (the spread of FP32 GEMMs across the measured GPUs). */
+static double fp32_matrix_sigma(const st_gpu_coef *c, st_dtype t, int tensor)
+{
+    return tensor && t == ST_FP32 ? c->cls[ST_KC_GEMM_SIMT].sigma : 0;
 }
 
 /* A kernel whose operands come from DRAM cannot move its compulsory bytes
@@ -704,6 +731,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.es = es;
         s.span = c->gemm_reuse_span;
         s.sharp = c->gemm_reuse_sharpness;
+        s.sigma_floor = fp32_matrix_sigma(c, k->dtype, tensor);
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
         if (!r && k->cold)
             stream_floor(g, c, e);
@@ -738,6 +766,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         gemm_shape s;
         memset(&s, 0, sizeof s);
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
+        s.sigma_floor = fp32_matrix_sigma(c, k->dtype, tensor);
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
         s.bytes = (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
         s.flops = 4.0 * (double)k->b * k->heads * q * kv_eff * d;
