@@ -71,8 +71,7 @@ static void test_vector_fp16(void **state)
     assert_int_equal(st_kernel_class(&mi, &k), ST_KC_GEMM_TC);
     assert_int_equal(st_kernel_class(&h, &k), ST_KC_GEMM_SIMT);
     st_gpu_coef c;
-    only(&c, 0, -1);
-    c.tc_energy_ratio = 0; /* no power limit */
+    only(&c, 0, -1); /* e_ref 0: no power limit */
     st_tile t = {128, 128};
     st_kernel_est e;
     st_error err;
@@ -86,6 +85,17 @@ static void test_vector_fp16(void **state)
     k.dtype = ST_FP16;
     assert_int_equal(st_kernel_estimate(&mi, &c, &k, &t, 1, &e, &err), 0);
     assert_true(e.sigma == 0.1);
+    /* an FP32 conv on the matrix cores keeps at least the conv class's */
+    c.cls[ST_KC_CONV].sigma = 0.4;
+    k.op = ST_KOP_CONV, k.dtype = ST_FP32, k.groups = 1;
+    assert_int_equal(st_kernel_class(&mi, &k), ST_KC_GEMM_TC);
+    assert_int_equal(st_kernel_estimate(&mi, &c, &k, &t, 1, &e, &err), 0);
+    assert_true(e.sigma == 0.4);
+    /* an NVIDIA preset whose fp32 throughput were above its vector rate
+     * (a TF32 figure in the wrong place) still runs FP32 on CUDA cores */
+    k.op = ST_KOP_GEMM;
+    h.matrix[ST_FP32].dense = 4 * h.vector[ST_FP32];
+    assert_int_equal(st_kernel_class(&h, &k), ST_KC_GEMM_SIMT);
 }
 
 /* Fixed costs add; compute and memory overlap (max) or, in sum mode, add:

@@ -51,7 +51,8 @@
 /* Fitted model families (one coefficient vector each). */
 typedef enum st_kclass {
     ST_KC_GEMM_SIMT = 0, /* FP32 GEMM on CUDA cores / vector ALUs */
-    ST_KC_GEMM_TC,       /* GEMM on tensor cores / matrix cores (TF32, FP16, BF16, FP8, INT8, INT4) */
+    ST_KC_GEMM_TC,       /* GEMM on tensor / matrix cores (TF32, FP16, BF16, FP8, INT8,
+                            INT4; FP32 on AMD's MFMA) */
     ST_KC_CONV,          /* convolution as implicit GEMM (FP32, SIMT) */
     ST_KC_ELEMENTWISE,   /* unary, binary, broadcast; rotary; activation */
     ST_KC_NORM,          /* layer norm, RMS norm (row reductions) */

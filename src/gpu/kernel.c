@@ -179,9 +179,9 @@ static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
          * path: AMD CDNA's MFMA f32 (MI100 46.1 against 23.1 TFLOP/s
          * vector, MI210 45.3 against 22.6; AMD Instinct datasheets), which
          * rocBLAS's Tensile kernels use for SGEMM. NVIDIA's tensor cores
-         * take TF32, not FP32: its presets give the same FP32 figure for
-         * both paths and stay on the CUDA cores. */
-        if (g->matrix[ST_FP32].dense > simt_peak(g)) {
+         * take TF32, not FP32 (TF32 is its own dtype): FP32 stays on the
+         * CUDA cores whatever the preset's fp32 figures say. */
+        if (g->vendor == ST_VENDOR_AMD && g->matrix[ST_FP32].dense > simt_peak(g)) {
             *tensor = 1;
             return g->matrix[ST_FP32].dense;
         }
@@ -570,11 +570,14 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
 
 /* FP32 on matrix cores (AMD MFMA) borrows the tensor-core class's
  * coefficients, fitted on NVIDIA FP16/BF16 kernels; no FP32 matrix-core
- * kernel is in the calibration data, so its band is at least the FP32
- * GEMM class's (the spread of FP32 GEMMs across the measured GPUs). */
-static double fp32_matrix_sigma(const st_gpu_coef *c, st_dtype t, int tensor)
+ * kernel is in the calibration data, so its band is at least that of the
+ * class the op has on the vector path (FP32 GEMM or conv: the spread of
+ * those kernels across the measured GPUs). */
+static double fp32_matrix_sigma(const st_gpu_coef *c, const st_kernel *k, int tensor)
 {
-    return tensor && t == ST_FP32 ? c->cls[ST_KC_GEMM_SIMT].sigma : 0;
+    if (!tensor || k->dtype != ST_FP32)
+        return 0;
+    return c->cls[k->op == ST_KOP_CONV ? ST_KC_CONV : ST_KC_GEMM_SIMT].sigma;
 }
 
 /* A kernel whose operands come from DRAM cannot move its compulsory bytes
@@ -731,7 +734,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.es = es;
         s.span = c->gemm_reuse_span;
         s.sharp = c->gemm_reuse_sharpness;
-        s.sigma_floor = fp32_matrix_sigma(c, k->dtype, tensor);
+        s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
         if (!r && k->cold)
             stream_floor(g, c, e);
@@ -766,7 +769,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         gemm_shape s;
         memset(&s, 0, sizeof s);
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
-        s.sigma_floor = fp32_matrix_sigma(c, k->dtype, tensor);
+        s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
         s.bytes = (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
         s.flops = 4.0 * (double)k->b * k->heads * q * kv_eff * d;
