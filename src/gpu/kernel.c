@@ -475,9 +475,17 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, double op
     *tiles_out = tiles;
 }
 
-static void finish(const st_gpu_coef *c, st_kernel_est *e)
+/* The 90% band of a log-normal spread sigma around the estimate. */
+static void set_band(st_kernel_est *e, double sigma)
 {
     const double z90 = 1.6448536269514722;
+    e->sigma = sigma;
+    e->lo_s = e->gpu_s * exp(-z90 * sigma);
+    e->hi_s = e->gpu_s * exp(z90 * sigma);
+}
+
+static void finish(const st_gpu_coef *c, st_kernel_est *e)
+{
     double fixed;
     st_kclass_time(e->cls, c->cls[e->cls].beta, e->x, e->nx, c->cls[e->cls].sum, &e->compute_s, &e->memory_s,
                    &fixed);
@@ -493,9 +501,7 @@ static void finish(const st_gpu_coef *c, st_kernel_est *e)
     if (t < 1e-6)
         t = 1e-6;
     e->gpu_s = t;
-    e->sigma = c->cls[e->cls].sigma;
-    e->lo_s = t * exp(-z90 * e->sigma);
-    e->hi_s = t * exp(z90 * e->sigma);
+    set_band(e, c->cls[e->cls].sigma);
 }
 
 static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double peak,
@@ -559,12 +565,8 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
     e->flops = s->flops;
     e->bytes = s->bytes;
     finish(c, e);
-    if (s->sigma_floor > e->sigma) {
-        const double z90 = 1.6448536269514722;
-        e->sigma = s->sigma_floor;
-        e->lo_s = e->gpu_s * exp(-z90 * e->sigma);
-        e->hi_s = e->gpu_s * exp(z90 * e->sigma);
-    }
+    if (s->sigma_floor > e->sigma)
+        set_band(e, s->sigma_floor);
     return 0;
 }
 
