@@ -351,6 +351,31 @@ same_file l.csv x.csv "a link to it"
 (cd "$tmp/same" && "$S" validate vidur --data data --samples x.csv --coll-samples y.csv) > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && ! grep -q "same file" "$tmp/err" && [ ! -e "$tmp/same/y.csv" ]; then ok "validate --samples x.csv --coll-samples y.csv: two files pass the check"; else not_ok "validate: two files pass the same-file check" "rc=$rc $(cat "$tmp/err")"; fi
 
+# an output option never lands on a file the run reads: the input is left
+# as it was and the run is refused (exit 2) before anything is written
+mkdir -p "$tmp/guard/data/kernels-test"
+printf '{"id": 1}\n' > "$tmp/guard/req.jsonl"
+cp "$tmp/guard/req.jsonl" "$tmp/guard/req.orig"
+"$S" serve gpt2-small --gpu h100-sxm --trace "$tmp/guard/req.jsonl" --per-request "$tmp/guard/req.jsonl" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--per-request '.*req.jsonl' is the file --trace" "$tmp/err" && cmp -s "$tmp/guard/req.jsonl" "$tmp/guard/req.orig"; then ok "serve --per-request on its own --trace file: refused, the trace untouched"
+else not_ok "serve --per-request on its own --trace file" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" validate neusight --data "$tmp/guard/data" --samples "$tmp/guard/data/kernels-test/bmm.csv" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "is inside the --data folder" "$tmp/err" && [ ! -e "$tmp/guard/data/kernels-test/bmm.csv" ]; then ok "validate --samples inside --data: refused, nothing written"
+else not_ok "validate --samples inside --data" "rc=$rc $(cat "$tmp/err")"; fi
+cp "$srcdir/presets/node/hgx-a100-4gpu.yaml" "$tmp/guard/node.yaml"
+"$S" train gpt2-large --cluster "$tmp/guard/node.yaml" --trace "$tmp/guard/node.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--trace '.*node.yaml' is the file --cluster" "$tmp/err" && cmp -s "$tmp/guard/node.yaml" "$srcdir/presets/node/hgx-a100-4gpu.yaml"; then ok "train --trace on its --cluster file: refused, the preset untouched"
+else not_ok "train --trace on its --cluster file" "rc=$rc $(cat "$tmp/err")"; fi
+(cd "$srcdir" && "$S" train gpt2-large --cluster hgx-a100-4gpu --trace presets/node/hgx-a100-4gpu.yaml) > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "is the file --cluster 'hgx-a100-4gpu' names" "$tmp/err"; then ok "train --trace on the file a preset id names: refused"
+else not_ok "train --trace on the file a preset id names" "rc=$rc $(cat "$tmp/err")"; fi
+# sweep --out writes its four files all or none: front.json a folder fails
+# the run and leaves no points.csv, points.json or front.csv behind
+mkdir -p "$tmp/guard/out/front.json"
+"$S" sweep "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" --quiet --out "$tmp/guard/out" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "front.json: it is a folder" "$tmp/err" && [ "$(ls "$tmp/guard/out")" = "front.json" ]; then ok "sweep --out: one export that cannot be written leaves none of the others"
+else not_ok "sweep --out: all or none" "rc=$rc $(ls "$tmp/guard/out") $(cat "$tmp/err")"; fi
+
 # ---- collectives (issue 5) -----------------------------------------------------
 "$S" coll allreduce --bytes 4GiB --cluster ib-a100 --json > "$tmp/c.json" 2> "$tmp/err"
 # nccl-tests on one DGX A100 (NVIDIA/nccl-tests #175): 232.5 GB/s bus bandwidth at large sizes

@@ -1,6 +1,7 @@
 /* Option parsing and error reporting shared by the commands. */
 #include "config.h"
 #include "cli/cli.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <math.h>
@@ -276,6 +277,49 @@ int cli_same_file(const char *a, const char *b)
     if (path_target(a, ta, sizeof ta) || path_target(b, tb, sizeof tb))
         return !strcmp(a, b); /* a folder that is not there: opening either fails anyway */
     return !strcmp(ta, tb);
+}
+
+int cli_out_hits(const char *out, const char *in)
+{
+    struct stat si;
+    char resolved[512];
+    if (!out || !in)
+        return 0;
+    if (stat(in, &si) != 0) { /* a preset or workload id: the file it names */
+        st_error e;
+        if (st_resolve(in, -1, resolved, sizeof resolved, &e) || stat(resolved, &si) != 0)
+            return 0;
+        in = resolved;
+    }
+    if (!S_ISDIR(si.st_mode))
+        return cli_same_file(out, in);
+    char dir[PATH_MAX], target[PATH_MAX];
+    if (!realpath(in, dir))
+        return 0;
+    struct stat so;
+    if (stat(out, &so) == 0) {
+        if (!realpath(out, target))
+            return 0;
+    } else if (path_target(out, target, sizeof target)) {
+        return 0; /* its folder is not there: opening it fails anyway */
+    }
+    size_t n = strlen(dir);
+    if (n == 1) /* the root folder holds everything */
+        return 1;
+    return strncmp(target, dir, n) == 0 && (target[n] == '/' || target[n] == '\0');
+}
+
+int cli_out_guard(const cli_command *cmd, const char *oopt, const char *out, const char *iopt,
+                  const char *in)
+{
+    if (!cli_out_hits(out, in))
+        return 0;
+    struct stat si;
+    if (stat(in, &si) == 0 && S_ISDIR(si.st_mode))
+        return cli_usage_error(cmd, "%s '%s' is inside the %s folder '%s', which this run reads; write it "
+                               "somewhere else", oopt, out, iopt, in);
+    return cli_usage_error(cmd, "%s '%s' is the file %s '%s' names, which this run reads; write it somewhere "
+                           "else", oopt, out, iopt, in);
 }
 
 int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, double *out)

@@ -59,8 +59,16 @@ int cli_out_close(cli_out *o, int ok, st_error *err);
  * and inode (x.csv, ./x.csv, a link to it); files not there yet by their
  * folder's real path and name, after the links that lead to them. */
 int cli_same_file(const char *a, const char *b);
+/* Would writing output path `out` destroy input `in`: the same file, or a
+ * file inside folder `in`? An input that does not exist (a preset id, not
+ * a path) is never hit. */
+int cli_out_hits(const char *out, const char *in);
+/* Usage error (returns 2) when output option `oopt` ('out') would overwrite
+ * input `iopt` ('in'); 0 when either is NULL or they are apart. */
+int cli_out_guard(const cli_command *cmd, const char *oopt, const char *out, const char *iopt,
+                  const char *in);
 
-int cli_shared_dir(const char *given, const char *sub, char *buf, size_t n, st_error *err);
+int cli_shared_dir(const char *given, const char *sub, const char *opt, char *buf, size_t n, st_error *err);
 
 /* Option values. */
 int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long long min,

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The shared-data folder: --data, else $STRATA_SHARED, else ../shared/data
- * beside the data root (a source checkout). */
-int cli_shared_dir(const char *given, const char *sub, char *buf, size_t n, st_error *err)
+/* The shared-data folder: the option's value, else $STRATA_SHARED, else
+ * ../shared/data beside the data root (a source checkout). */
+int cli_shared_dir(const char *given, const char *sub, const char *opt, char *buf, size_t n, st_error *err)
 {
     if (given) {
         snprintf(buf, n, "%s", given);
@@ -27,9 +27,9 @@ int cli_shared_dir(const char *given, const char *sub, char *buf, size_t n, st_e
     }
     if (access(buf, R_OK | X_OK) != 0)
         return st_error_set(err, ST_ENOTFOUND,
-                            "measured data folder %s is not readable; pass --data DIR (a folder laid "
+                            "measured data folder %s is not readable; pass %s DIR (a folder laid "
                             "out like ../shared/data/%s) or set STRATA_SHARED",
-                            buf, sub);
+                            buf, opt, sub);
     return 0;
 }
 
@@ -57,7 +57,7 @@ static int run(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     const char *ns = NULL, *vd = NULL, *out = NULL;
-    int quiet = 0, c;
+    int quiet = 0, c, rc_g;
     optind = 0;
     while ((c = cli_getopt(&cmd_calibrate, argc, argv, "n:v:o:qh", opts)) != -1) {
         switch (c) {
@@ -73,9 +73,12 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_calibrate, "unexpected argument '%s'", argv[optind]);
     st_error err;
     char nsdir[600], vddir[600], kdir[700];
-    if (cli_shared_dir(ns, "neusight", nsdir, sizeof nsdir, &err) ||
-        cli_shared_dir(vd, "vidur", vddir, sizeof vddir, &err))
+    if (cli_shared_dir(ns, "neusight", "--neusight", nsdir, sizeof nsdir, &err) ||
+        cli_shared_dir(vd, "vidur", "--vidur", vddir, sizeof vddir, &err))
         return cli_fail(&err);
+    if ((rc_g = cli_out_guard(&cmd_calibrate, "--out", out, "--neusight", nsdir)) ||
+        (rc_g = cli_out_guard(&cmd_calibrate, "--out", out, "--vidur", vddir)))
+        return rc_g;
     st_calib_data d = {0};
     snprintf(kdir, sizeof kdir, "%s/kernels", nsdir);
     int rc = st_calib_add_neusight(&d, kdir, &err);

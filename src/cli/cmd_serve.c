@@ -202,6 +202,22 @@ static int run(int argc, char **argv)
         return cli_usage_error(cmd, optind >= argc ? "missing MODEL (try: strata serve llama3.1-8b --gpu h100-sxm ...)"
                                                    : "one MODEL only");
     }
+    /* an output must not land on a file this run reads */
+    const char *outs[2][2] = {{"--per-request", so.per_request}, {"--trace-out", so.trace_out}};
+    const char *ins[][2] = {{"MODEL", argv[optind]},
+                            {"--trace", so.trace},
+                            {"--lengths", so.lengths && !strncmp(so.lengths, "trace:", 6) ? so.lengths + 6 : NULL},
+                            {"--gpu", so.gpu},
+                            {"--cluster", so.cluster},
+                            {"--coef", so.coef},
+                            {"--draft", so.draft},
+                            {"--colocate", so.colocate[0]},
+                            {"--colocate", so.colocate[1]},
+                            {"--colocate", so.colocate[2]}};
+    for (int i = 0; i < 2; i++)
+        for (size_t j = 0; j < sizeof ins / sizeof ins[0]; j++)
+            if ((rc = cli_out_guard(cmd, outs[i][0], outs[i][1], ins[j][0], ins[j][1])))
+                return rc;
     st_error err = {0};
     cli_serve_setup su;
     rc = cli_serve_setup_load(&so, argv[optind], &su, &err);

@@ -48,16 +48,29 @@ static int parse_range(const char *t, long long *a, long long *b)
     return 0;
 }
 
-static int write_file(const char *dir, int which, const st_sweep *s, const st_sweep_run *r, st_error *err)
+/* The export files under dir, written all or none: each goes to a
+ * temporary first; only when all four are written are they renamed into
+ * place (a failure on the third leaves the first two untouched). */
+static int write_files(const char *dir, const st_sweep *s, const st_sweep_run *r, st_error *err)
 {
-    char path[1024];
-    cli_out o;
-    snprintf(path, sizeof path, "%s/%s", dir, st_sweep_exports[which].name);
-    int rc = cli_out_open(&o, path, err);
-    if (rc)
-        return rc;
-    rc = st_sweep_write_export(s, r, which, o.f);
-    return cli_out_close(&o, rc == 0, err) ? ST_EIO : rc;
+    cli_out o[ST_SWEEP_EXPORTS];
+    memset(o, 0, sizeof o);
+    int rc = 0;
+    for (int i = 0; i < ST_SWEEP_EXPORTS && !rc; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, st_sweep_exports[i].name);
+        rc = cli_out_open(&o[i], path, err);
+    }
+    for (int i = 0; i < ST_SWEEP_EXPORTS && !rc; i++)
+        if ((rc = st_sweep_write_export(s, r, i, o[i].f)) || ferror(o[i].f))
+            rc = st_error_set(err, ST_EIO, "writing %s/%s failed (disk full?); nothing written", dir,
+                              st_sweep_exports[i].name);
+    for (int i = 0; i < ST_SWEEP_EXPORTS; i++) {
+        st_error e2;
+        if (cli_out_close(&o[i], rc == 0, rc ? &e2 : err) && !rc)
+            rc = ST_EIO; /* a rename failed after the others went in: reported */
+    }
+    return rc;
 }
 
 static void print_front(const st_sweep *s, const st_sweep_run *r)
@@ -139,6 +152,15 @@ static int run(int argc, char **argv)
         }
         count = b - first;
     }
+    for (int i = 0; out && i < ST_SWEEP_EXPORTS; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", out, st_sweep_exports[i].name);
+        if ((rc_arg = cli_out_guard(&cmd_sweep, "--out", path, "the sweep file", argv[optind]))) {
+            st_sweep_free(s);
+            free(s);
+            return rc_arg;
+        }
+    }
     if (out && mkdir(out, 0777) && errno != EEXIST) {
         st_error_set(&err, ST_EIO, "cannot create %s: %s", out, strerror(errno));
         st_sweep_free(s);
@@ -182,9 +204,8 @@ static int run(int argc, char **argv)
     if (!quiet)
         progress_line(s, &p, tty, 1);
     if (!rc && out) {
-        for (int i = 0; i < ST_SWEEP_EXPORTS && !rc; i++)
-            if (write_file(out, i, s, r, &err))
-                rc = 1;
+        if (write_files(out, s, r, &err))
+            rc = 1;
     }
     if (!rc) {
         if (json) {

@@ -156,6 +156,10 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
         return help ? 0 : rc;
     }
     const char *model = argv[optind];
+    if ((rc = cli_out_guard(cmd, "--trace", t->trace, "MODEL", model)) ||
+        (rc = cli_out_guard(cmd, "--trace", t->trace, "--cluster", t->cluster)) ||
+        (rc = cli_out_guard(cmd, "--trace", t->trace, "--coef", t->coef)))
+        return rc;
     if (st_load_cluster_or_node(t->cluster, &s->cl, &err))
         return cli_fail(&err);
     if (st_gpu_coef_load(t->coef, &s->coef, &err))

@@ -259,13 +259,18 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight, vidur or vllm", what);
     st_error err;
     char dir[600];
-    if (cli_shared_dir(data, what, dir, sizeof dir, &err))
+    if (cli_shared_dir(data, what, "--data", dir, sizeof dir, &err))
         return cli_fail(&err);
     if (coll_samples && !is_vd)
         return cli_usage_error(&cmd_validate, "--coll-samples is for vidur (its NCCL timings)");
     if (samples && coll_samples && cli_same_file(samples, coll_samples))
         return cli_usage_error(&cmd_validate, "--samples '%s' and --coll-samples '%s' name the same file; give "
                                               "each its own", samples, coll_samples);
+    if ((rc = cli_out_guard(&cmd_validate, "--samples", samples, "--data", dir)) ||
+        (rc = cli_out_guard(&cmd_validate, "--coll-samples", coll_samples, "--data", dir)) ||
+        (rc = cli_out_guard(&cmd_validate, "--samples", samples, "--coef", coefp)) ||
+        (rc = cli_out_guard(&cmd_validate, "--coll-samples", coll_samples, "--coef", coefp)))
+        return rc;
     if (is_vl) {
         if (samples)
             return cli_usage_error(&cmd_validate, "--samples is for neusight and vidur");

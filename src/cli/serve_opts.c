@@ -182,7 +182,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         }
         st_lenspec_free(&ls);
     }
-    if (o->per_request && o->trace_out && strcmp(o->per_request, o->trace_out) == 0) {
+    if (o->per_request && o->trace_out && cli_same_file(o->per_request, o->trace_out)) {
         cli_usage_error(cmd, "--per-request and --trace-out name the same file");
         return 2;
     }
