@@ -27,6 +27,8 @@ static void progress_line(const st_sweep *s, const st_sweep_progress *p, int tty
     char eta[32] = "";
     if (!final && isfinite(p->eta_s))
         snprintf(eta, sizeof eta, "  ETA %.0f s", p->eta_s);
+    else if (final)
+        snprintf(eta, sizeof eta, "  in %.3g s", p->elapsed_s);
     fprintf(stderr, "%ssweep %s: %lld/%lld points (%.1f%%)  %.0f points/s%s  front %lld%s", tty ? "\r" : "",
             s->name, p->done, p->total, p->total ? 100.0 * (double)p->done / (double)p->total : 100.0, p->rate,
             eta, p->front, tty && !final ? "   " : "\n");
@@ -161,8 +163,11 @@ static int run(int argc, char **argv)
             return rc_arg;
         }
     }
-    if (out && mkdir(out, 0777) && errno != EEXIST) {
-        st_error_set(&err, ST_EIO, "cannot create %s: %s", out, strerror(errno));
+    struct stat ost;
+    if (out && ((mkdir(out, 0777) && errno != EEXIST) || stat(out, &ost) || !S_ISDIR(ost.st_mode))) {
+        if (errno == EEXIST || errno == 0)
+            errno = ENOTDIR;
+        st_error_set(&err, ST_EIO, "cannot use %s as the --out folder: %s", out, strerror(errno));
         st_sweep_free(s);
         free(s);
         return cli_fail(&err);
@@ -226,8 +231,6 @@ static int run(int argc, char **argv)
                 st_json_int(&j, "evaluated", p.done);
                 st_json_int(&j, "valid", p.valid);
                 st_json_int(&j, "feasible", p.feasible);
-                st_json_number(&j, "seconds", p.elapsed_s);
-                st_json_number(&j, "points_per_s", p.rate);
                 st_json_begin_array(&j, "front");
                 for (size_t k = 0; k < f->n; k++)
                     st_sweep_json_point(s, idx[k], &pts[idx[k] - pfirst], &j);
@@ -237,8 +240,8 @@ static int run(int argc, char **argv)
                 free(idx);
             }
         } else {
-            printf("sweep %s (evaluate: %s): %lld points, %lld valid, %lld feasible, %.3g s (%.0f points/s)\n",
-                   s->name, st_sweep_kind_name(s->kind), p.done, p.valid, p.feasible, p.elapsed_s, p.rate);
+            printf("sweep %s (evaluate: %s): %lld points, %lld valid, %lld feasible\n", s->name,
+                   st_sweep_kind_name(s->kind), p.done, p.valid, p.feasible);
             print_front(s, r);
             if (out)
                 printf("wrote %s/points.csv, front.csv, points.json, front.json\n", out);
