@@ -635,6 +635,41 @@ static void test_fma_issue(void **state)
     assert_true(e1.x[1] == e2.x[1]);
 }
 
+/* A decode GEMM whose weight is ten times the L2 (H100: 16384 x 16384 BF16,
+ * 537 MB against 50 MB) streams it from DRAM even in a loop over the one
+ * kernel: it cannot finish faster than the bytes over the peak bandwidth
+ * (536.9 MB / 3.35 TB/s = 160 us, hand count); a weight that fits L2 in
+ * a benchmark loop still may (1 x 2048 x 2048, 8 MB). */
+static void test_gemm_dram_floor(void **state)
+{
+    (void)state;
+    st_gpu h;
+    load("h100-sxm", &h);
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_BF16, k.b = 1, k.m = 1, k.n = k.k = 16384;
+    st_kernel_est e;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    double bytes = 2.0 * (16384.0 * 16384 + 2 * 16384);
+    assert_true(e.gpu_s >= bytes / 3.35e12);
+    assert_true(e.lo_s <= e.gpu_s && e.gpu_s <= e.hi_s);
+    assert_string_equal(e.bound, "memory");
+    /* the transposed case: N = M = 16384, K = 1 (the output is the traffic) */
+    k.m = 16384, k.k = 1;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(e.gpu_s >= 2.0 * (16384.0 * 16384 + 2 * 16384) / 3.35e12);
+    /* 8 MB of weight: L2-resident in a loop, allowed above DRAM peak */
+    k.m = 1, k.n = k.k = 2048;
+    st_kernel_est small;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &small, &err), 0);
+    k.cold = 1;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(e.gpu_s >= 2.0 * 2048 * 2048 / 3.35e12);
+    assert_true(small.gpu_s <= e.gpu_s);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -899,7 +934,7 @@ int main(void)
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
         cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
-        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_fma_issue),
+        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -582,26 +582,30 @@ static double fp32_matrix_sigma(const st_gpu_coef *c, const st_kernel *k, int te
     return c->cls[k->op == ST_KOP_CONV ? ST_KC_CONV : ST_KC_GEMM_SIMT].sigma;
 }
 
-/* A kernel whose operands come from DRAM cannot move its compulsory bytes
- * faster than a streaming kernel does: at least launch + beta x bytes / BW,
- * with beta the elementwise class's fitted DRAM coefficient for this memory
- * type (1.22 on HBM = 82% of peak, 1.32 on GDDR = 76%, in the committed
- * table). The GEMM fit itself describes benchmark loops in which a weight
- * that fits in L2 stays there between repetitions, so its DRAM coefficient
- * (0.61) alone would let a weight-streaming decode GEMM run above peak
- * bandwidth. */
-static void stream_floor(const st_gpu *g, const st_gpu_coef *c, st_kernel_est *e)
+/* A kernel whose operands come from DRAM cannot move those bytes faster
+ * than a streaming kernel does: at least launch + beta x bytes / BW, with
+ * beta the elementwise class's fitted DRAM coefficient for this memory type
+ * (in the committed table: 93% of peak on HBM, 76% on GDDR). The GEMM fit
+ * itself describes benchmark loops in which a weight that fits in L2 stays
+ * there between repetitions, so its own DRAM coefficient would let a
+ * weight-streaming decode GEMM run above peak bandwidth. In a model step
+ * (k->cold) every operand byte comes from DRAM; in a loop over one kernel,
+ * the share an L2 can keep of a working set that large (the curve the
+ * vector kernels use) is spared, so a weight ten times the L2 streams. */
+static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_kernel_est *e)
 {
     const double *vb = c->cls[ST_KC_ELEMENTWISE].beta;
     double beta = vb[is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER];
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
-    double floor_s = vb[VF_LAUNCH] * 1e-6 + beta * e->bytes / bw;
+    double dram = cold ? e->bytes
+                       : e->bytes * (1 - cache_kept(e->bytes, g->l2_bytes + g->llc_bytes, c->l2_reuse_sharpness));
+    double floor_s = vb[VF_LAUNCH] * 1e-6 + beta * dram / bw;
     if (floor_s > e->gpu_s) {
         double r = floor_s / e->gpu_s;
         e->gpu_s = floor_s;
         e->lo_s *= r;
         e->hi_s *= r;
-        e->memory_s = beta * e->bytes / bw;
+        e->memory_s = beta * dram / bw;
         e->bound = "memory";
     }
 }
@@ -738,8 +742,8 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.sharp = c->gemm_reuse_sharpness;
         s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
-        if (!r && k->cold)
-            stream_floor(g, c, e);
+        if (!r)
+            stream_floor(g, c, k->cold, e);
         return r;
     }
     case ST_KOP_FLASH: {
@@ -815,8 +819,8 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         if (t.n < 16)
             t.n = 16;
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, &t, split, e);
-        if (!r && k->cold)
-            stream_floor(g, c, e);
+        if (!r)
+            stream_floor(g, c, k->cold, e);
         return r;
     }
     case ST_KOP_ELEMENTWISE:
