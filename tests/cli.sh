@@ -645,6 +645,16 @@ if [ -d "$SH/vllm" ]; then
     "$S" validate vllm --data "$tmp/badvllm" > /dev/null 2> "$tmp/err"; rc=$?
     if [ $rc = 1 ] && grep -q "B/requests.jsonl:4:[0-9]*: expected a key" "$tmp/err"; then ok "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL"
     else not_ok "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL" "rc=$rc" "$(cat "$tmp/err")"; fi
+    # timestamps that run backwards are an error at the line, and a failed
+    # replay prints nothing on stdout (not half a report)
+    head -n 3 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" > "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
+    head -n 1 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" | sed 's/"first_token_ts": [0-9.e+]*/"first_token_ts": 1.0/' >> "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
+    "$S" validate vllm --data "$tmp/badvllm" --json > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && grep -q "B/requests.jsonl:4:1: first_token_ts is before queued_ts" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "validate vllm: a first token before its queueing is FILE:LINE:COL, nothing on stdout"
+    else not_ok "validate vllm: a first token before its queueing" "rc=$rc" "$(cat "$tmp/err")" "$(head -c 200 "$tmp/out")"; fi
+    "$S" validate vllm --coef "$tmp/no-such-coef.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && [ ! -s "$tmp/out" ] && ! grep -q ": :" "$tmp/err"; then ok "validate vllm: a missing --coef fails with nothing on stdout"
+    else not_ok "validate vllm: a missing --coef fails with nothing on stdout" "rc=$rc" "$(cat "$tmp/err")" "$(head -c 200 "$tmp/out")"; fi
     jq -r '.runs[] | select(.ttft.measured_mean) | "# vllm \(.run): TTFT \(.ttft.error_mean_pct | floor)%, TPOT \(.tpot.error_mean_pct | floor)%, latency \(.latency.error_mean_pct | floor)%"' "$tmp/vllm.json"
     if [ -d "$SH/vllm/inputs-only/RTX4090_Llama-3.1-8B" ]; then
         check "validate vllm: the RTX 4090's KV block count within 5% of vLLM's log" \
@@ -656,6 +666,8 @@ else
     skip_test "validate vllm: every run with timestamps within the bars" "../shared/data is absent"
     skip_test "validate vllm: the RTX 4090's KV block count" "../shared/data is absent"
     skip_test "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL" "../shared/data is absent"
+    skip_test "validate vllm: a first token before its queueing" "../shared/data is absent"
+    skip_test "validate vllm: a missing --coef fails with nothing on stdout" "../shared/data is absent"
 fi
 
 tap_done

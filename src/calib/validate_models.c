@@ -151,7 +151,7 @@ int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out
             break;
         m.measured_ms = e2e * 1e3;
         if ((rc = predict(dir, c, &m, &g, err))) {
-            st_error_prefix(err, "%s: ", gl.gl_pathv[i]);
+            st_error_prefix(err, "%s", gl.gl_pathv[i]);
             break;
         }
         out->models[out->n_models++] = m;

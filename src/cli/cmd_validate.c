@@ -275,9 +275,21 @@ static int run(int argc, char **argv)
         if (samples)
             return cli_usage_error(&cmd_validate, "--samples is for neusight and vidur");
         st_error_clear(&err);
-        if (cli_validate_vllm(dir, json, coefp, stdout, &err))
+        /* the report goes out whole or not at all: into memory first */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem) {
+            st_error_set(&err, ST_ENOMEM, "out of memory");
             return cli_fail(&err);
-        return 0;
+        }
+        rc = cli_validate_vllm(dir, json, coefp, mem, &err);
+        if (fclose(mem) != 0 && !rc)
+            rc = st_error_set(&err, ST_ENOMEM, "out of memory for the report");
+        if (!rc)
+            fwrite(buf, 1, len, stdout);
+        free(buf);
+        return rc ? cli_fail(&err) : 0;
     }
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))

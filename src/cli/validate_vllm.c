@@ -114,6 +114,19 @@ static int read_measured(const char *path, measured *m, st_error *err)
             continue;
         }
         double qv = v[0], av = v[1], lv = v[2], ov = v[3];
+        /* an engine's timestamps run forward: queued, first token, last */
+        const char *bad = !isfinite(qv) || !isfinite(av) || !isfinite(lv) ? "timestamps must be finite numbers"
+                          : av < qv ? "first_token_ts is before queued_ts"
+                          : lv < av ? "last_token_ts is before first_token_ts"
+                          : lv - qv > 1e7 ? "the request spans more than 10^7 s (timestamps in seconds?)"
+                          : ov < 1 || ov != floor(ov) ? "output_toks must be a whole number >= 1"
+                                                      : NULL;
+        if (bad) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%zu:1: %s (queued %.17g, first token %.17g, last token "
+                              "%.17g, %.17g output tokens); fix or drop the line", path, lineno, bad, qv, av,
+                              lv, ov);
+            break;
+        }
         any = 1;
         if (n == cap) {
             cap = cap ? cap * 2 : 512;
@@ -227,14 +240,18 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
         long long logged = meta.num_gpu_blocks;
         cli_serve_setup su;
         if ((rc = cli_serve_setup_load(&o, model_id, &su, err))) {
-            st_error_prefix(err, "%s (settings from meta.json): ", names[i]);
+            st_error_prefix(err, "%s (settings from meta.json)", names[i]);
             break;
         }
         measured m;
         st_serve_result r;
         memset(&r, 0, sizeof r);
-        if ((rc = read_measured(req_p, &m, err)) || (rc = st_serve_run(&su.cfg, &su.reqs, &r, err))) {
-            st_error_prefix(err, "%s (settings from meta.json): ", names[i]);
+        if ((rc = read_measured(req_p, &m, err))) {
+            cli_serve_setup_free(&su);
+            break; /* the message names requests.jsonl:LINE:COL */
+        }
+        if ((rc = st_serve_run(&su.cfg, &su.reqs, &r, err))) {
+            st_error_prefix(err, "%s (settings from meta.json)", names[i]);
             cli_serve_setup_free(&su);
             break;
         }

@@ -228,7 +228,7 @@ int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *o
         int rc = st_lenspec_parse(text, &l, err);
         st_lenspec_free(&l);
         if (rc)
-            return st_error_prefix(err, "%s: ", pi->name);
+            return st_error_prefix(err, "%s", pi->name);
         return 0;
     }
     case ST_PK_AOBJ: {
