@@ -100,8 +100,20 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
                 *eq = '\0';
             for (const struct option *o = longopts; o->name && n < 64; o++)
                 names[n++] = o->name;
+            /* a long option's prefix that starts several (--spec for
+             * --spec-k and --spec-accept): name them all */
+            char cands[400] = "";
+            size_t nc = 0, wl = strlen(word);
+            for (size_t i = 0; i < n && wl > 0 && bad[0] == '-' && bad[1] == '-'; i++)
+                if (strncmp(names[i], word, wl) == 0) {
+                    size_t l = strlen(cands);
+                    snprintf(cands + l, sizeof cands - l, "%s--%s", nc ? ", " : "", names[i]);
+                    nc++;
+                }
             const char *s = st_suggest(word, names, n);
-            if (s)
+            if (nc > 1)
+                cli_usage_error(cmd, "option '%s' is ambiguous: it could be %s; spell it out", bad, cands);
+            else if (s)
                 cli_usage_error(cmd, "unknown option '%s'; did you mean --%s?", bad, s);
             else
                 cli_usage_error(cmd, "unknown option '%s'", bad);

@@ -79,6 +79,11 @@ static int run(int argc, char **argv)
     if ((rc_g = cli_out_guard(&cmd_calibrate, "--out", out, "--neusight", nsdir)) ||
         (rc_g = cli_out_guard(&cmd_calibrate, "--out", out, "--vidur", vddir)))
         return rc_g;
+    /* the output is opened (a temporary beside it) before the minutes of
+     * fitting, so a path that cannot be written fails at once */
+    cli_out o = {0};
+    if (out && cli_out_open(&o, out, &err))
+        return cli_fail(&err);
     st_calib_data d = {0};
     snprintf(kdir, sizeof kdir, "%s/kernels", nsdir);
     int rc = st_calib_add_neusight(&d, kdir, &err);
@@ -86,6 +91,7 @@ static int run(int argc, char **argv)
         rc = st_calib_add_vidur(&d, vddir, "a100", &err);
     if (rc) {
         st_calib_data_free(&d);
+        cli_out_close(&o, 0, NULL);
         return cli_fail(&err);
     }
     FILE *rep = quiet ? NULL : stderr;
@@ -96,6 +102,7 @@ static int run(int argc, char **argv)
     rc = st_calibrate(&d, &coef, rep, &err);
     if (rc) {
         st_calib_data_free(&d);
+        cli_out_close(&o, 0, NULL);
         return cli_fail(&err);
     }
     char devs[1024] = "";
@@ -110,9 +117,6 @@ static int run(int argc, char **argv)
     st_calib_data_free(&d);
     if (!out)
         return st_gpu_coef_write(stdout, &coef, header) ? 1 : 0;
-    cli_out o;
-    if (cli_out_open(&o, out, &err))
-        return cli_fail(&err);
     rc = st_gpu_coef_write(o.f, &coef, header);
     if (rc)
         st_error_set(&err, ST_EIO, "writing %s failed (disk full?); nothing written", out);

@@ -42,7 +42,8 @@ static int run(int argc, char **argv)
         switch (c) {
         case 'c': cluster = optarg; break;
         case 'n':
-            if (cli_parse_ll(&cmd_coll, "--gpus", optarg, 1, 1 << 24, &gpus))
+            /* one GPU moves nothing: a collective needs two */
+            if (cli_parse_ll(&cmd_coll, "--gpus", optarg, 2, 1 << 24, &gpus))
                 return 2;
             break;
         case 'p':

@@ -94,7 +94,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         case 'C': dst = &t->cp, nm = "--cp"; break;
         case 'E': dst = &t->ep, nm = "--ep"; break;
         case 'S': t->sp = 1; break;
-        case 'M': dst = &t->mbs, nm = "--microbatches", hi = 1LL << 30; break;
+        case 'M': dst = &t->mbs, nm = "--microbatches", hi = ST_TRAIN_MAX_MICROBATCHES; break;
         case 'Z': dst = &t->zero, nm = "--zero", lo = 0, hi = 3; break;
         case 'R': t->recompute = optarg; break;
         case 'B': dst = &t->gb, nm = "--global-batch", hi = 1LL << 30; break;
@@ -133,7 +133,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         if (dst && cli_parse_ll(cmd, nm, optarg, lo, hi, dst))
             return 2;
     }
-    return cli_one_operand(cmd, argc, argv, "which model? e.g. gpt2-large (strata list --kind model)");
+    return cli_one_operand(cmd, argc, argv, "which model? e.g. gpt2-large (strata list --kind workload)");
 }
 
 typedef struct setup {
