@@ -392,6 +392,19 @@ if [ -n "$hint" ] && $S ${hint#strata } > /dev/null 2>&1; then ok "train without
 if [ $rc = 1 ] && grep -q "cannot write" "$tmp/err" && ! grep -q "calibrating on" "$tmp/err"; then ok "calibrate --out in a missing folder fails before fitting"
 else not_ok "calibrate --out in a missing folder fails before fitting" "rc=$rc $(cat "$tmp/err")"; fi
 
+# a broken node file given as --cluster: the node loader's FILE:LINE:COL,
+# not "a node file, but a cluster is needed"
+sed 's/^\(  efficiency:\) .*/\1 2/' "$srcdir/presets/node/hgx-h100-4gpu.yaml" > "$tmp/badnode.yaml"
+"$S" coll allreduce --bytes 64MiB --cluster "$tmp/badnode.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "badnode.yaml:[0-9]*:[0-9]*: key 'efficiency'" "$tmp/err"; then ok "coll --cluster with a broken node file: the node's FILE:LINE:COL"
+else not_ok "coll --cluster with a broken node file" "rc=$rc $(cat "$tmp/err")"; fi
+# a NeuSight label's num_layer, when given, is a layer count
+mkdir -p "$tmp/nl/labels/NVIDIA_A100-PCIE-40GB" "$tmp/nl/kernels-test"
+printf '{"num_layer": -3, "e2e_latency": 535.8}\n' > "$tmp/nl/labels/NVIDIA_A100-PCIE-40GB/gpt2_large-inf-1024-4.json"
+"$S" validate neusight --data "$tmp/nl" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "gpt2_large-inf-1024-4.json:1:15: key 'num_layer'" "$tmp/err"; then ok "validate neusight: a negative num_layer is FILE:LINE:COL"
+else not_ok "validate neusight: a negative num_layer" "rc=$rc $(cat "$tmp/err")"; fi
+
 # ---- collectives (issue 5) -----------------------------------------------------
 "$S" coll allreduce --bytes 4GiB --cluster ib-a100 --json > "$tmp/c.json" 2> "$tmp/err"
 # nccl-tests on one DGX A100 (NVIDIA/nccl-tests #175): 232.5 GB/s bus bandwidth at large sizes

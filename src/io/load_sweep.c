@@ -17,8 +17,14 @@ int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err)
     if (st_load_cluster(name, out, err) == 0)
         return 0;
     st_node node;
-    if (st_load_node(name, &node, &e2) != 0)
-        return err->code; /* the cluster loader's message */
+    if (st_load_node(name, &node, &e2) != 0) {
+        /* a node file with a fault: the node loader's FILE:LINE:COL, not
+         * "a node file, but a cluster is needed"; any other file: the
+         * cluster loader's message */
+        if (!strstr(e2.msg, "is needed here"))
+            *err = e2;
+        return err->code;
+    }
     memset(out, 0, sizeof *out);
     snprintf(out->id, sizeof out->id, "%s", node.id);
     snprintf(out->name, sizeof out->name, "%s", node.name);

@@ -717,10 +717,11 @@ int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer
         goto done;
     *e2e_s = ms * 1e-3;
     *num_layer = 0;
-    /* num_layer is informational (null in some switch labels) */
+    /* num_layer is informational (null or 0 in some switch labels), but a
+     * value that is there must be a layer count */
     const st_ynode *nl = f_get(doc.root, "num_layer");
-    if (nl && nl->kind == ST_Y_SCALAR && !st_ynode_is_null(nl))
-        f_int(&c, doc.root, "num_layer", 1, 100000, num_layer);
+    if (nl && !st_ynode_is_null(nl) && f_int(&c, doc.root, "num_layer", 0, 100000, num_layer))
+        goto done;
     rc = 0;
 done:
     st_ydoc_free(&doc);
