@@ -55,16 +55,24 @@ static int is_type(const char *model_type, const char *const *types)
     return 0;
 }
 
-static int hf_bool(const st_ynode *root, const char *key, int dflt)
+/* A boolean key: true or false (JSON's), else dflt when absent or null;
+ * anything else (0, "no", a list) is an error at the value, since reading
+ * it either way would change the model silently. */
+static int hf_bool(const fctx *c, const st_ynode *root, const char *key, int dflt, int *out)
 {
     const st_ynode *v = f_get(root, key);
-    if (!v || v->kind != ST_Y_SCALAR)
-        return dflt;
-    if (!strcasecmp(v->scalar, "true"))
-        return 1;
-    if (!strcasecmp(v->scalar, "false"))
+    *out = dflt;
+    if (!v || st_ynode_is_null(v))
         return 0;
-    return dflt;
+    if (v->kind == ST_Y_SCALAR && !strcmp(v->scalar, "true"))
+        *out = 1;
+    else if (v->kind == ST_Y_SCALAR && !strcmp(v->scalar, "false"))
+        *out = 0;
+    else
+        return f_error(c, v, "key '%s': expected true or false, found %s%s%s", key,
+                       v->kind == ST_Y_SCALAR ? "'" : "", v->kind == ST_Y_SCALAR ? v->scalar : "a list or map",
+                       v->kind == ST_Y_SCALAR ? "'" : "");
+    return 0;
 }
 
 /* A dropout probability: the first key present, else dflt; 0 <= p <= 0.99. */
@@ -87,7 +95,10 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
     if (strcasecmp(type, "gpt2") == 0) {
         /* GPT2Attention._attn: matmul, / sqrt(d) (scale_attn_weights, default
          * true), torch.where(causal_mask, w, min), softmax, attn_dropout */
-        tf->score_unary = 1 + hf_bool(root, "scale_attn_weights", 1);
+        int scale;
+        if ((rc = hf_bool(c, root, "scale_attn_weights", 1, &scale)))
+            return rc;
+        tf->score_unary = 1 + scale;
         if ((rc = hf_prob(c, root, (const char *const[]){"resid_pdrop", NULL}, 0.1, &tf->hidden_dropout)) ||
             (rc = hf_prob(c, root, (const char *const[]){"attn_pdrop", NULL}, 0.1, &tf->attn_dropout)))
             return rc;
@@ -215,9 +226,12 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         tf->embed_dim = 0;
     if (tf->max_seq == 0)
         tf->max_seq = 512; /* T5 family: relative positions, trained at 512 */
-    if (hf_bool(root, "multi_query", 0))
+    int mq, encdec;
+    if ((rc = hf_bool(c, root, "multi_query", 0, &mq)) || (rc = hf_bool(c, root, "is_encoder_decoder", 0, &encdec)))
+        return rc;
+    if (mq)
         tf->kv_heads = 1;
-    if (hf_bool(root, "is_encoder_decoder", 0)) {
+    if (encdec) {
         long long dec = 0;
         if ((rc = hf_int(c, root, k_dec, 0, 1, &dec)))
             return rc;
@@ -286,7 +300,10 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         tf->act_grad_binary = acts[i].gb;
     }
     v = f_get(root, "feed_forward_proj");
-    tf->gated_mlp = hf_bool(root, "is_gated_act", 0) ||
+    int gated_act;
+    if ((rc = hf_bool(c, root, "is_gated_act", 0, &gated_act)))
+        return rc;
+    tf->gated_mlp = gated_act ||
                     (v && v->kind == ST_Y_SCALAR && strncmp(v->scalar, "gated", 5) == 0) ||
                     is_type(type, rope_types);
     if (is_type(type, (const char *const[]){"gpt_neox", "gptj", "falcon", "phi3", NULL}))
@@ -294,14 +311,19 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
 
     tf->norm = (f_get(root, "rms_norm_eps") || is_type(type, relative_types)) ? ST_NORM_RMSNORM
                                                                                 : ST_NORM_LAYERNORM;
-    tf->pre_norm = !is_type(type, encoder_types) && hf_bool(root, "do_layer_norm_before", 1);
+    int pre, bias, tied;
+    if ((rc = hf_bool(c, root, "do_layer_norm_before", 1, &pre)) ||
+        (rc = hf_bool(c, root, "attention_bias", is_type(type, biased_types), &bias)) ||
+        (rc = hf_bool(c, root, "tie_word_embeddings", 1, &tied))) /* HF's default is true */
+        return rc;
+    tf->pre_norm = !is_type(type, encoder_types) && pre;
     tf->position = is_type(type, relative_types) ? ST_POS_RELATIVE
                  : is_type(type, alibi_types)    ? ST_POS_ALIBI
                  : is_type(type, learned_types)  ? ST_POS_LEARNED
                  : ST_POS_ROPE;
     tf->causal = !is_type(type, encoder_types);
-    tf->bias = hf_bool(root, "attention_bias", is_type(type, biased_types));
-    tf->tied_embeddings = hf_bool(root, "tie_word_embeddings", 1); /* HF's default is true */
+    tf->bias = bias;
+    tf->tied_embeddings = tied;
     tf->lm_head = 1;
     {
         /* *ForSequenceClassification: a classifier over num_labels classes
@@ -328,13 +350,16 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
     if ((rc = hf_eager(c, root, type, tf)))
         return rc;
     v = f_get(root, "torch_dtype");
-    if (v && v->kind == ST_Y_SCALAR) {
-        if (!strcmp(v->scalar, "float16"))
+    if (v && !st_ynode_is_null(v)) {
+        if (v->kind == ST_Y_SCALAR && (!strcmp(v->scalar, "float16") || !strcmp(v->scalar, "half")))
             m->dtype = ST_FP16;
-        else if (!strcmp(v->scalar, "float32"))
+        else if (v->kind == ST_Y_SCALAR && (!strcmp(v->scalar, "float32") || !strcmp(v->scalar, "float")))
             m->dtype = ST_FP32;
-        else
+        else if (v->kind == ST_Y_SCALAR && !strcmp(v->scalar, "bfloat16"))
             m->dtype = ST_BF16;
+        else
+            return f_error(c, v, "key 'torch_dtype': expected float32, float16 or bfloat16, found '%s'",
+                           v->kind == ST_Y_SCALAR ? v->scalar : "a list or map");
     }
     /* the repository the config came from names the model; without one,
      * the file's own name does, with the class (many configs share
