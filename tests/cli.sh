@@ -388,7 +388,8 @@ if [ $rc = 2 ]; then ok "coll --gpus 1: exit 2"; else not_ok "coll --gpus 1: exi
 hint=$("$S" train 2>&1 | sed -n "s/.*(\(strata list [^)]*\)).*/\1/p")
 if [ -n "$hint" ] && $S ${hint#strata } > /dev/null 2>&1; then ok "train without a model: its hint ($hint) runs"; else not_ok "train without a model: its hint runs" "hint='$hint'"; fi
 # calibrate opens --out before the fit: an unwritable path fails at once
-"$S" calibrate --out "$tmp/no/such/dir/c.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+mkdir -p "$tmp/calib-empty"
+"$S" calibrate --neusight "$tmp/calib-empty" --vidur "$tmp/calib-empty" --out "$tmp/no/such/dir/c.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "cannot write" "$tmp/err" && ! grep -q "calibrating on" "$tmp/err"; then ok "calibrate --out in a missing folder fails before fitting"
 else not_ok "calibrate --out in a missing folder fails before fitting" "rc=$rc $(cat "$tmp/err")"; fi
 
