@@ -143,7 +143,7 @@ static void test_against_neusight_devices(void **state)
         st_error err;
         st_gpu g;
         double sm = 0, bw = 0;
-        fctx c = {path, "device", &err};
+        fctx c = {path, "device", &err, NULL};
         snprintf(path, sizeof path, "%s/neusight/devices/%s.json", root, pairs[i].file);
         assert_int_equal(st_ydoc_load_file(&doc, path, &err), 0);
         assert_int_equal(f_number(&c, doc.root, "Num_Sm", 1, 1e6, 1, "", &sm), 0);

@@ -79,10 +79,8 @@ int f_check_map(const fctx *c, const st_ynode *n, const fkey *keys, size_t nkeys
             if (s)
                 return f_error(c, n->keys[i], "%s: unknown key '%s'; did you mean '%s'?", c->what,
                                k, s);
-            return f_error(c, n->keys[i],
-                           "%s: unknown key '%s' (see strata-presets(5) / strata-workloads(5) "
-                           "for the keys this file kind takes)",
-                           c->what, k);
+            return f_error(c, n->keys[i], "%s: unknown key '%s' (see %s for the keys this file kind takes)",
+                           c->what, k, c->doc ? c->doc : "strata-presets(5) / strata-workloads(5)");
         }
     }
     for (size_t j = 0; j < nkeys; j++) {

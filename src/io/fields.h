@@ -45,6 +45,7 @@ typedef struct fctx {
     const char *path;
     const char *what; /* "gpu preset", "level 2 of accelerator", ... */
     st_error *err;
+    const char *doc;  /* the manual page of the file kind, for unknown keys (NULL: presets/workloads) */
 } fctx;
 
 typedef struct fkey {

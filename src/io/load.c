@@ -45,7 +45,7 @@ static int load_doc(const st_ydoc *doc, st_loaded *out, st_error *err)
     static const char *const whats[] = {"gpu preset", "edge preset", "accelerator preset",
                                         "node preset", "cluster preset", "transformer workload",
                                         "cnn workload"};
-    fctx c = {doc->path, "", err};
+    fctx c = {doc->path, "", err, NULL};
     const st_ynode *root = doc->root, *kind;
     char id[ST_ID_MAX];
     int k = -1, rc;

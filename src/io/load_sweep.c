@@ -566,7 +566,7 @@ int st_sweep_complete(st_sweep *s, st_error *err)
 
 static int finish_load(st_ydoc *doc, st_sweep *out, st_error *err)
 {
-    fctx c = {doc->path, "sweep", err};
+    fctx c = {doc->path, "sweep", err, "strata-sweep(5)"};
     int rc;
     if (!doc->root)
         rc = st_error_set(err, ST_EINVAL, "%s: the file is empty; a sweep needs evaluate: and axes:", doc->path);

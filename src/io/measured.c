@@ -705,7 +705,7 @@ int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer
     int rc = load_object(path, "e2e_latency", &doc, err);
     if (rc)
         return rc;
-    fctx c = {doc.path, "NeuSight label", err};
+    fctx c = {doc.path, "NeuSight label", err, NULL};
     rc = ST_EINVAL;
     const st_ynode *v = f_get(doc.root, "e2e_latency");
     if (!v) {
@@ -741,7 +741,7 @@ int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err)
     int rc = load_object(path, "model and engine_kwargs", &doc, err);
     if (rc)
         return rc;
-    fctx c = {doc.path, "vLLM run meta", err};
+    fctx c = {doc.path, "vLLM run meta", err, NULL};
     rc = ST_EINVAL;
     const st_ynode *ek = present(doc.root, "engine_kwargs"), *kv = present(doc.root, "kv_cache");
     if (ek && ek->kind != ST_Y_MAP) {
