@@ -63,9 +63,14 @@ const cli_command cmd_serve = {
     "  --seed N              random seed (default 42): arrivals, lengths, acceptance\n"
     "  --per-request FILE    per-request CSV\n"
     "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000)\n"
+    "  --trim                cut requests longer than the context (--max-model-len, else the\n"
+    "                        model's) to fit: the prompt loses the excess, as VIDUR's trace\n"
+    "                        generators clip to max_tokens; without it such a request is an error\n"
     "  --coef FILE           GPU coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --json                machine-readable: ttft_s, tpot_s, itl_s, latency_s, queue_s (mean, p50,\n"
-    "                        p90, p95, p99, max), throughput_tok_s, preemptions, kv_blocks, ...\n",
+    "                        p90, p95, p99, max), throughput_tok_s, preemptions, kv_blocks,\n"
+    "                        max_concurrency, trimmed_requests, models[] (co-located: each\n"
+    "                        model's ttft_s, tpot_s, latency_s), ...\n",
     run,
 };
 
@@ -89,6 +94,67 @@ static void dist_json(st_json *j, const char *key, const st_dist *d)
     st_json_number(j, "p99", d->p99);
     st_json_number(j, "max", d->max);
     st_json_end_object(j);
+}
+
+/* The longest request a replica takes: --max-model-len, else the context. */
+static long long max_len(const st_serve_cfg *c)
+{
+    long long l = c->max_model_len > 0 ? c->max_model_len : c->model->tf.max_seq;
+    return l > 0 ? l : 1;
+}
+
+/* Each co-located model's own TTFT, TPOT and latency. */
+typedef struct model_stats {
+    int n_models; /* 0: not co-located */
+    st_dist ttft[4], tpot[4], e2e[4];
+    size_t n[4];
+} model_stats;
+
+static int model_stats_of(const st_serve_cfg *c, const st_serve_result *r, model_stats *ms)
+{
+    memset(ms, 0, sizeof *ms);
+    if (c->n_colocated <= 0)
+        return 0;
+    ms->n_models = c->n_colocated + 1;
+    for (int m = 0; m < ms->n_models && m < 4; m++)
+        if (st_serve_model_dists(r, m, &ms->ttft[m], &ms->tpot[m], &ms->e2e[m], &ms->n[m]))
+            return ST_ENOMEM;
+    return 0;
+}
+
+static const char *model_id(const st_serve_cfg *c, int m)
+{
+    return m ? c->colocated[m - 1]->id : c->model->id;
+}
+
+static void model_stats_json(st_json *j, const st_serve_cfg *c, const model_stats *ms)
+{
+    if (!ms->n_models)
+        return;
+    st_json_begin_array(j, "models");
+    for (int m = 0; m < ms->n_models; m++) {
+        st_json_begin_object(j, NULL);
+        st_json_string(j, "model", model_id(c, m));
+        st_json_int(j, "requests", (long long)ms->n[m]);
+        dist_json(j, "ttft_s", &ms->ttft[m]);
+        dist_json(j, "tpot_s", &ms->tpot[m]);
+        dist_json(j, "latency_s", &ms->e2e[m]);
+        st_json_end_object(j);
+    }
+    st_json_end_array(j);
+}
+
+static void model_stats_text(FILE *o, const st_serve_cfg *c, const model_stats *ms)
+{
+    for (int m = 0; m < ms->n_models; m++) {
+        char a[32], b[32], d[32], e[32];
+        cli_secs(a, sizeof a, ms->ttft[m].mean);
+        cli_secs(b, sizeof b, ms->ttft[m].p99);
+        cli_secs(d, sizeof d, ms->tpot[m].mean);
+        cli_secs(e, sizeof e, ms->tpot[m].p99);
+        fprintf(o, "  %-10s %zu requests: TTFT mean %s p99 %s, TPOT mean %s p99 %s\n", model_id(c, m), ms->n[m],
+                a, b, d, e);
+    }
 }
 
 void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
@@ -123,6 +189,9 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_int(j, "steps", r->steps);
     st_json_int(j, "kv_blocks", r->kv_blocks);
     st_json_int(j, "kv_tokens", r->kv_tokens);
+    /* vLLM's "maximum concurrency for N tokens per request": requests of the
+     * longest length the KV cache of one replica holds at once */
+    st_json_number(j, "max_concurrency", (double)r->kv_tokens / (double)max_len(c));
     st_json_number(j, "kv_peak_fraction", r->kv_peak_frac);
     st_json_number(j, "weights_bytes_per_gpu", r->weights_bytes_per_gpu);
     st_json_number(j, "kv_bytes_per_block", r->kv_bytes_per_block);
@@ -243,16 +312,28 @@ static int run(int argc, char **argv)
         rc = err.code ? err.code : ST_EIO;
     if (tr.f && cli_out_close(&tr, rc == 0, rc ? NULL : &err) && rc == 0)
         rc = err.code ? err.code : ST_EIO;
+    model_stats ms;
+    if (!rc && model_stats_of(&su.cfg, &res, &ms))
+        rc = st_error_set(&err, ST_ENOMEM, "out of memory");
     if (!rc) {
         if (so.json) {
             st_json j;
             st_json_init(&j, stdout, 1);
             st_json_begin_object(&j, NULL);
             cli_serve_json(&j, &su.cfg, &res);
+            st_json_int(&j, "trimmed_requests", (long long)su.trimmed);
+            model_stats_json(&j, &su.cfg, &ms);
             st_json_end_object(&j);
             st_json_finish(&j);
         } else {
             print_text(&su.cfg, &res, stdout);
+            if (su.trimmed)
+                printf("  trimmed    %zu request%s cut to the context (--trim)\n", su.trimmed,
+                       su.trimmed == 1 ? "" : "s");
+            if (ms.n_models) {
+                printf("\n  per model\n");
+                model_stats_text(stdout, &su.cfg, &ms);
+            }
         }
     }
     st_serve_result_free(&res);

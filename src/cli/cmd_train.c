@@ -218,6 +218,11 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_number(j, "pp_comm_s", r->pp_s);
     st_json_number(j, "dp_comm_s", r->dp_s);
     st_json_number(j, "dp_exposed_s", r->dp_exposed_s);
+    /* the share of the gradient reduction the backward hides (null: no DP) */
+    if (r->dp_s > 0)
+        st_json_number(j, "dp_overlap_fraction", 1 - r->dp_exposed_s / r->dp_s);
+    else
+        st_json_null(j, "dp_overlap_fraction");
     st_json_number(j, "dp_contention", r->dp_contention);
     st_json_number(j, "zero_gather_s", r->zero_s);
     st_json_number(j, "optimizer_s", r->optimizer_s);

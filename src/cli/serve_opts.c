@@ -84,6 +84,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         {"slo-tpot", required_argument, NULL, 'F'},     {"eager", no_argument, NULL, 'e'},
         {"per-request", required_argument, NULL, 'R'},  {"trace-out", required_argument, NULL, 'O'},
         {"coef", required_argument, NULL, 'x'},         {"json", no_argument, NULL, 'J'},
+        {"trim", no_argument, NULL, 'Z'},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     cli_serve_opts_init(o);
@@ -144,6 +145,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'e': o->eager = 1; break;
         case 'R': o->per_request = optarg; break;
         case 'O': o->trace_out = optarg; break;
+        case 'Z': o->trim = 1; break;
         case 'x': o->coef = optarg; break;
         case 'J': o->json = 1; break;
         case 'h': *help = 1; return 0;
@@ -349,6 +351,23 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     if (!rc && s->n_colocated > 0 && o->trace)
         for (size_t i = 0; i < s->reqs.n; i++)
             s->reqs.r[i].model = (int)(i % (size_t)(1 + s->n_colocated));
+    /* --trim: a request longer than its model's context keeps its output
+     * (up to the context less one prompt token) and loses the prompt's
+     * excess, as VIDUR's trace generators clip lengths to max_tokens */
+    s->trimmed = 0;
+    for (size_t i = 0; !rc && o->trim && i < s->reqs.n; i++) {
+        st_request *q = &s->reqs.r[i];
+        const st_model *m = q->model == 0 ? &s->model : &s->colocated[q->model - 1];
+        long long mlen = o->max_model_len > 0 ? o->max_model_len : m->tf.max_seq;
+        if (mlen < 2 || (long long)q->in + q->out <= mlen)
+            continue;
+        if (q->out > mlen - 1)
+            q->out = (int)(mlen - 1);
+        q->in = (int)(mlen - q->out);
+        if (q->prefix_len > q->in)
+            q->prefix_len = q->in;
+        s->trimmed++;
+    }
     if (rc)
         goto fail;
     return 0;

@@ -12,7 +12,7 @@ typedef struct cli_serve_opts {
     long long tp, pp, dp, max_num_seqs, max_batched_tokens, chunk, block_size, max_model_len, num_gpu_blocks;
     long long requests, seed, spec_k, prefix_groups, prefix_len, disagg_p, disagg_d;
     double gpu_mem_util, qps, cv, spec_accept, slo_ttft, slo_tpot, runtime_reserve;
-    int ep, prefix_cache, json, eager, spec_accept_given;
+    int ep, prefix_cache, json, eager, spec_accept_given, trim;
 } cli_serve_opts;
 
 void cli_serve_opts_init(cli_serve_opts *o);
@@ -28,6 +28,7 @@ typedef struct cli_serve_setup {
     st_cluster cluster;
     int have_cluster;
     st_reqset reqs;
+    size_t trimmed; /* requests --trim cut to the context */
     st_serve_cfg cfg;
 } cli_serve_setup;
 

@@ -122,6 +122,31 @@ void st_dist_of(double *v, size_t n, st_dist *d)
     d->max = v[n - 1];
 }
 
+int st_serve_model_dists(const st_serve_result *r, int model, st_dist *ttft, st_dist *tpot, st_dist *e2e,
+                         size_t *n)
+{
+    size_t k = 0, m = 0;
+    double *v = malloc((r->n_requests ? r->n_requests : 1) * sizeof *v);
+    if (!v)
+        return ST_ENOMEM;
+    for (size_t i = 0; i < r->n_requests; i++)
+        if (r->req[i].model == model)
+            v[k++] = r->req[i].first - r->req[i].arrival;
+    st_dist_of(v, k, ttft);
+    for (size_t i = 0; i < r->n_requests; i++)
+        if (r->req[i].model == model && r->req[i].out > 1)
+            v[m++] = (r->req[i].done - r->req[i].first) / (r->req[i].out - 1);
+    st_dist_of(v, m, tpot);
+    k = 0;
+    for (size_t i = 0; i < r->n_requests; i++)
+        if (r->req[i].model == model)
+            v[k++] = r->req[i].done - r->req[i].arrival;
+    st_dist_of(v, k, e2e);
+    free(v);
+    *n = k;
+    return 0;
+}
+
 double st_spec_expected_tokens(int k, double a)
 {
     if (k <= 0)

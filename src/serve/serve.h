@@ -277,6 +277,11 @@ int st_serve_write_requests(FILE *f, const st_serve_result *r);
 
 /* Distribution of a sample (sorted in place). */
 void st_dist_of(double *v, size_t n, st_dist *out);
+/* TTFT, TPOT and latency of the requests one model served (0: the main
+ * model, i: the i-th co-located one), computed as the result's own are;
+ * *n gets their count. ST_ENOMEM, or 0. */
+int st_serve_model_dists(const st_serve_result *r, int model, st_dist *ttft, st_dist *tpot, st_dist *e2e,
+                         size_t *n);
 
 /* Expected tokens a speculative step yields: (1 - a^(k+1)) / (1 - a). */
 double st_spec_expected_tokens(int k, double alpha);
