@@ -700,4 +700,56 @@ else
     skip_test "validate vllm: a missing --coef fails with nothing on stdout" "../shared/data is absent"
 fi
 
+# suite: the brief's scenarios as strata command lines (strata-scenario(5))
+SC=$T/scenarios
+nfiles=$(ls "$srcdir/workloads/scenarios" | grep -c '\.yaml$')
+n=$("$S" suite --list --json | jq '.scenarios | length')
+if [ "$n" = "$nfiles" ] && [ "$n" -ge 26 ]; then ok "suite --list: every shipped scenario file ($n)"; else not_ok "suite --list: every shipped scenario file" "listed $n of $nfiles"; fi
+"$S" suite "$SC/good" --json > "$tmp/suite.json" 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && jq -e '.ok == 2 and .failed == 0' "$tmp/suite.json" > /dev/null; then ok "suite: two good scenarios run (exit 0)"; else not_ok "suite: two good scenarios run (exit 0)" "rc=$rc" "$(cat "$tmp/err")"; fi
+# a number the suite prints is the number its command line prints, run apart
+jq -r '.scenarios[0].cases[1].argv[1:][]' "$tmp/suite.json" > "$tmp/argv"
+set -- ; while IFS= read -r a; do set -- "$@" "$a"; done < "$tmp/argv"
+direct=$("$S" "$@" | jq '.total_s')
+viasuite=$(jq '.scenarios[0].cases[1].metrics[0].value' "$tmp/suite.json")
+if [ -n "$direct" ] && [ "$direct" = "$viasuite" ]; then ok "suite: a case's value is its command line's own output"; else not_ok "suite: a case's value is its command line's own output" "direct=$direct suite=$viasuite"; fi
+check "suite: the band comes from the output's lo_s and hi_s" \
+    jq -e '.scenarios[0].cases[1].metrics[0] | .lo < .value and .value < .hi' "$tmp/suite.json"
+# speedup_over: the base case's time over this case's, computed apart
+check "suite: speedup = base time / case time (1 for the base)" \
+    jq -e '.scenarios[0].cases as $c | ($c[0].metrics[0].value / $c[1].metrics[0].value) as $s
+           | (($c[1].metrics[0].speedup - $s) | fabs) < 1e-12 * $s and $c[0].metrics[0].speedup == 1' "$tmp/suite.json"
+check "suite: text values come through as text (gpu, algorithm)" \
+    jq -e '.scenarios[0].cases[0].metrics[2].value == "a100-80gb-sxm" and .scenarios[1].cases[0].metrics[1].value == "ring"' "$tmp/suite.json"
+# results do not depend on how many commands run at once
+"$S" suite "$SC/good" "$SC/fail" --jobs 1 > "$tmp/j1" 2>&1
+"$S" suite "$SC/good" "$SC/fail" --jobs 5 > "$tmp/j5" 2>&1
+if cmp -s "$tmp/j1" "$tmp/j5"; then ok "suite: --jobs 1 and --jobs 5 print the same bytes"; else not_ok "suite: --jobs 1 and --jobs 5 print the same bytes" "$(diff "$tmp/j1" "$tmp/j5" | head -5)"; fi
+# a failing command or a missing metric fails its scenario, not the others
+"$S" suite "$SC/fail" --json > "$tmp/fail.json" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && jq -e '.ok == 1 and .failed == 2' "$tmp/fail.json" > /dev/null; then ok "suite: failing scenarios exit 1, the good one still runs"; else not_ok "suite: failing scenarios exit 1, the good one still runs" "rc=$rc" "$(head -c 300 "$tmp/fail.json")"; fi
+check "suite: a refused command line reports the command's own message" \
+    jq -e '.scenarios[] | select(.scenario == "F1") | .cases[0].error | test("exited 2: strata train: --gpus 8 is not a multiple of tp")' "$tmp/fail.json"
+check "suite: a metric the output lacks is FILE:LINE:COL with a did-you-mean" \
+    jq -e '.scenarios[] | select(.scenario == "F2") | .cases[0].metrics[1].error | test("fail/metric.yaml:11:5: metric .totl_s.: no key .totl_s.; did you mean .total_s.")' "$tmp/fail.json"
+# a bad scenario file stops the suite before anything runs
+"$S" suite "$SC/good" "$SC/bad" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "bad/bad.yaml:5:1: scenario: unknown key 'optinos'; did you mean 'options'?" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "suite: a bad file is FILE:LINE:COL and nothing runs"; else not_ok "suite: a bad file is FILE:LINE:COL and nothing runs" "rc=$rc" "$(cat "$tmp/err")" "$(head -c 200 "$tmp/out")"; fi
+"$S" suite --filter 'no such scenario' > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "no scenario matches --filter" "$tmp/err"; then ok "suite: a filter that matches nothing is an error"; else not_ok "suite: a filter that matches nothing is an error" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" suite --jobs 0 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ]; then ok "suite --jobs 0 is a usage error"; else not_ok "suite --jobs 0 is a usage error" "rc=$rc"; fi
+# scenarios that read the measured data are skipped without it, not failed
+STRATA_SHARED=$tmp/no-such-data "$S" suite --filter '^I2\.3$' --json > "$tmp/skip.json" 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && jq -e '.skipped == 1 and .scenarios[0].status == "skipped"' "$tmp/skip.json" > /dev/null; then ok "suite: I2.3 is skipped without the measured data (exit 0)"; else not_ok "suite: I2.3 is skipped without the measured data (exit 0)" "rc=$rc $(cat "$tmp/err")"; fi
+# the shipped suite: every scenario runs and reports every metric it names
+"$S" suite --json > "$tmp/all.json" 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && jq -e '.failed == 0 and .ok + .skipped == (.scenarios | length) and .skipped <= 1' "$tmp/all.json" > /dev/null; then ok "suite: the shipped scenarios all run"; else not_ok "suite: the shipped scenarios all run" "rc=$rc" "$(jq -c '[.scenarios[] | select(.status == "failed") | {scenario, cases: [.cases[] | .error // [.metrics[] | .error // empty]]}]' "$tmp/all.json" 2>&1 | head -c 600)" "$(cat "$tmp/err")"; fi
+# hand checks on shipped scenarios: T1.1's 708 MB of FP16 gradients; T3.1's bubble
+# at least the closed form's 3/11 less what the lighter middle stages add
+check "suite T1.1: the all-reduce is mostly hidden (0 < exposed < total)" \
+    jq -e '.scenarios[] | select(.scenario == "T1.1") | .cases[0].metrics | (.[1].value > .[2].value) and (.[2].value > 0) and (.[3].value > 0.5)' "$tmp/all.json"
+check "suite T4.1: FP8 is faster than BF16 and the ratio is the speedup" \
+    jq -e '.scenarios[] | select(.scenario == "T4.1") | .cases as $c | ($c[0].metrics[0].value / $c[1].metrics[0].value) as $s | $s > 1 and (($c[1].metrics[0].speedup - $s) | fabs) < 1e-12 * $s' "$tmp/all.json"
+
 tap_done

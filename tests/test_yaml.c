@@ -8,6 +8,8 @@
 
 #include "io/io.h"
 
+#include <math.h>
+
 typedef struct bad_case {
     const char *file;
     int line, col;
@@ -230,9 +232,171 @@ static void test_shared_hf_configs(void **state)
     }
 }
 
+
+/* ---- scenario files (strata-scenario(5)) ------------------------------------- */
+static int load_scn(const char *text, const char *shared, st_scenario *s, st_error *err)
+{
+    return st_load_scenario_buffer("s.yaml", text, strlen(text), shared, s, err);
+}
+
+/* argv of case c joined by spaces */
+static const char *joined(const st_scenario *s, size_t c)
+{
+    static char buf[2048];
+    buf[0] = '\0';
+    for (int i = 0; i < s->cases[c].argc; i++)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? " " : "", s->cases[c].argv[i]);
+    return buf;
+}
+
+/* Options become long options in the file's order; true is a flag, false
+ * and null leave an option out, a list repeats it; a case's value takes the
+ * base option's place and its own options follow; --json ends every line. */
+static void test_scenario_argv(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "scenario: T9.9\n"
+        "title: a test\n"
+        "command: serve\n"
+        "operands: [llama2-7b]\n"
+        "options:\n"
+        "  gpu: h100-sxm\n"
+        "  qps: 2\n"
+        "  eager: true\n"
+        "  ep: false\n"
+        "  colocate: [llama2-13b, opt-1.3b]\n"
+        "  lengths: \"fixed:512,128\"\n"
+        "  trace: ${shared}/x.csv\n"
+        "cases:\n"
+        "  - {case: base}\n"
+        "  - {case: two, qps: 4, eager: null, seed: 7}\n"
+        "report:\n"
+        "  - ttft_s.p99\n"
+        "  - {metric: tpot_s.mean, label: TPOT, speedup_over: base, format: time, band: [a.lo, a.hi]}\n";
+    st_scenario s;
+    st_error err;
+    assert_int_equal(load_scn(text, "/data", &s, &err), 0);
+    assert_string_equal(s.id, "T9.9");
+    assert_string_equal(s.command, "serve");
+    assert_int_equal(s.n_cases, 2);
+    assert_string_equal(joined(&s, 0), "serve llama2-7b --gpu h100-sxm --qps 2 --eager --colocate llama2-13b "
+                                       "--colocate opt-1.3b --lengths fixed:512,128 --trace /data/x.csv --json");
+    assert_string_equal(joined(&s, 1), "serve llama2-7b --gpu h100-sxm --qps 4 --colocate llama2-13b "
+                                       "--colocate opt-1.3b --lengths fixed:512,128 --trace /data/x.csv --seed 7 --json");
+    assert_true(s.needs_shared && !s.shared_missing);
+    assert_int_equal(s.n_metrics, 2);
+    assert_string_equal(s.metrics[0].path, "ttft_s.p99");
+    assert_string_equal(s.metrics[0].label, "ttft_s.p99");
+    assert_int_equal(s.metrics[0].speedup_over, -1);
+    assert_string_equal(s.metrics[1].label, "TPOT");
+    assert_int_equal(s.metrics[1].speedup_over, 0);
+    assert_int_equal(s.metrics[1].format, ST_SCN_FMT_TIME);
+    assert_string_equal(s.metrics[1].band[1], "a.hi");
+    assert_int_equal(s.metrics[1].line, 18);
+    st_scenario_free(&s);
+    /* no shared folder: the scenario loads, marked to be skipped */
+    assert_int_equal(load_scn(text, NULL, &s, &err), 0);
+    assert_true(s.shared_missing);
+    st_scenario_free(&s);
+}
+
+static void test_scenario_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int line, col;
+        const char *needle;
+    } bad[] = {
+        {"scenario: A\ntitle: t\ncommand: trian\nreport: [x]\n", 3, 10, "did you mean 'train'?"},
+        {"scenario: A\ntitle: t\ncommand: sweep\nreport: [x]\n", 3, 10, "not a command a scenario can run"},
+        {"scenario: A\ntitle: t\ncommand: train\nreport: [x]\nrepotr: 1\n", 5, 1, "did you mean 'report'?"},
+        {"scenario: A\ntitle: t\ncommand: train\n", 1, 1, "missing required key 'report'"},
+        {"scenario: A b\ntitle: t\ncommand: train\nreport: [x]\n", 1, 11, "an id has letters, digits"},
+        {"scenario: A\ntitle: t\ncommand: train\noptions: {json: true}\nreport: [x]\n", 4, 11,
+         "option 'json' is not allowed in a scenario (the suite adds --json itself)"},
+        {"scenario: A\ntitle: t\ncommand: train\noptions: {trace: t.json}\nreport: [x]\n", 4, 11,
+         "a scenario writes no file"},
+        {"scenario: A\ntitle: t\ncommand: train\noptions: {--tp: 2}\nreport: [x]\n", 4, 11, "without the dashes"},
+        {"scenario: A\ntitle: t\ncommand: train\noptions: {tp: {a: 1}}\nreport: [x]\n", 4, 15, "found a mapping"},
+        {"scenario: A\ntitle: t\ncommand: train\noptions: [tp]\nreport: [x]\n", 4, 10, "expected a mapping of long options"},
+        {"scenario: A\ntitle: t\ncommand: train\ncases:\n  - {case: a}\n  - {case: a}\nreport: [x]\n", 6, 12,
+         "case 'a' is named twice"},
+        {"scenario: A\ntitle: t\ncommand: train\ncases:\n  - {tp: 2}\nreport: [x]\n", 5, 5, "every case needs 'case: NAME'"},
+        {"scenario: A\ntitle: t\ncommand: train\ncases:\n  - {case: a, tp: null}\nreport: [x]\n", 5, 19,
+         "case option 'tp': no value"},
+        {"scenario: A\ntitle: t\ncommand: train\nreport: [a..b]\n", 4, 10, "has an empty key between dots"},
+        {"scenario: A\ntitle: t\ncommand: train\nreport: [\"a b\"]\n", 4, 10, "keys have letters, digits"},
+        {"scenario: A\ntitle: t\ncommand: train\nreport: []\n", 4, 9, "the list is empty"},
+        {"scenario: A\ntitle: t\ncommand: train\nreport: [{metric: x, speedup_over: b}]\n", 4, 36,
+         "the scenario has no cases to compare"},
+        {"scenario: A\ntitle: t\ncommand: train\ncases: [{case: bf16}]\nreport: [{metric: x, speedup_over: bf61}]\n", 5,
+         36, "no case named 'bf61'; did you mean 'bf16'?"},
+        {"scenario: A\ntitle: t\ncommand: train\nreport: [{metric: x, format: fast}]\n", 4, 30, "format"},
+        {"scenario: A\ntitle: t\ncommand: train\nreport: [{metric: x, band: [a]}]\n", 4, 28, "a list of two paths"},
+        {"scenario: A\ntitle: t\ncommand: train\noptions: {seq: \"a\\x01\"}\nreport: [x]\n", 4, 16, "control character"},
+        {"", 1, 1, "the file is empty"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        st_scenario s;
+        st_error err;
+        char want[64];
+        assert_int_not_equal(load_scn(bad[i].text, NULL, &s, &err), 0);
+        snprintf(want, sizeof want, "s.yaml:%d:%d:", bad[i].line, bad[i].col);
+        if (!strstr(err.msg, want) || !strstr(err.msg, bad[i].needle))
+            fail_msg("case %zu: '%s' lacks '%s' or '%s'", i, err.msg, want, bad[i].needle);
+        assert_int_equal(s.n_cases, 0); /* nothing kept */
+    }
+}
+
+/* Lookups by path in a command's JSON output: nested keys, list indices,
+ * numbers (NAN for text), and a miss that names the key and suggests. */
+static void test_jdoc(void **state)
+{
+    (void)state;
+    static const char json[] = "{\n  \"ttft_s\": {\"mean\": 0.25, \"p50\": 1e-3},\n  \"oom\": false,\n"
+                               "  \"gpu\": \"h100-sxm\",\n  \"none\": null,\n"
+                               "  \"layers\": [{\"time_s\": 1.5}, {\"time_s\": 2}]\n}\n";
+    st_jdoc *d;
+    st_error err;
+    char t[64];
+    double v;
+    assert_int_equal(st_jdoc_parse("out", json, strlen(json), &d, &err), 0);
+    assert_int_equal(st_jdoc_get(d, "ttft_s.mean", t, sizeof t, &v, &err), 0);
+    assert_true(v == 0.25);
+    assert_int_equal(st_jdoc_get(d, "ttft_s.p50", t, sizeof t, &v, &err), 0);
+    assert_true(v == 1e-3);
+    assert_int_equal(st_jdoc_get(d, "layers.1.time_s", t, sizeof t, &v, &err), 0);
+    assert_true(v == 2);
+    assert_int_equal(st_jdoc_get(d, "oom", t, sizeof t, &v, &err), 0);
+    assert_string_equal(t, "false");
+    assert_true(isnan(v));
+    assert_int_equal(st_jdoc_get(d, "gpu", t, sizeof t, &v, &err), 0);
+    assert_string_equal(t, "h100-sxm");
+    assert_true(isnan(v));
+    assert_int_equal(st_jdoc_get(d, "none", t, sizeof t, &v, &err), 0);
+    assert_string_equal(t, "");
+    assert_int_equal(st_jdoc_get(d, "ttft_s.p5", t, sizeof t, &v, &err), ST_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "no key 'p5' under 'ttft_s'; did you mean 'p50'?"));
+    assert_non_null(strstr(err.msg, "keys there: mean, p50"));
+    assert_int_equal(st_jdoc_get(d, "layers.2.time_s", t, sizeof t, &v, &err), ST_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "'layers' is a list of 2; '2' is not an index in 0..1"));
+    assert_int_equal(st_jdoc_get(d, "ttft_s", t, sizeof t, &v, &err), ST_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "'ttft_s' is a mapping, not a value"));
+    assert_int_equal(st_jdoc_get(d, "gpu.id", t, sizeof t, &v, &err), ST_ENOTFOUND);
+    st_jdoc_free(d);
+    /* a document that is not an object */
+    assert_int_not_equal(st_jdoc_parse("out", "3", 1, &d, &err), 0);
+    assert_null(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scenario_argv),
+        cmocka_unit_test(test_scenario_errors),
+        cmocka_unit_test(test_jdoc),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_good_file_and_units),
         cmocka_unit_test(test_buffer_and_wrong_kind),

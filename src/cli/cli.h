@@ -28,6 +28,10 @@ extern const cli_command cmd_plan;
 extern const cli_command cmd_sweep;
 extern const cli_command cmd_ui;
 extern const cli_command cmd_serve;
+extern const cli_command cmd_suite;
+
+/* argv[0] as main received it (the suite runs this program again). */
+extern const char *cli_argv0;
 
 
 /* Print "strata: MESSAGE" to stderr; returns exit status 1 (2 for usage). */

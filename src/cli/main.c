@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary, &cmd_kernel, &cmd_eval, &cmd_calibrate, &cmd_validate, &cmd_map, &cmd_accel, &cmd_coll, &cmd_train, &cmd_plan, &cmd_serve, &cmd_sweep, &cmd_ui};
+static const cli_command *const commands[] = {&cmd_list, &cmd_show, &cmd_summary, &cmd_kernel, &cmd_eval, &cmd_calibrate, &cmd_validate, &cmd_map, &cmd_accel, &cmd_coll, &cmd_train, &cmd_plan, &cmd_serve, &cmd_sweep, &cmd_suite, &cmd_ui};
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void print_usage(FILE *out)
@@ -42,8 +42,11 @@ static void close_stdout(void)
     }
 }
 
+const char *cli_argv0;
+
 int main(int argc, char **argv)
 {
+    cli_argv0 = argv[0];
     atexit(close_stdout);
     if (argc < 2) /* a terminal gets the explorer; a pipe the summary */
         return isatty(0) && isatty(1) ? cmd_ui.run(argc, argv) : cmd_summary.run(argc, argv);

@@ -59,6 +59,74 @@ int st_sweep_parse_constraint(const char *text, st_constraint *out, st_error *er
 /* Defaults, coefficient table and point count, after building s by hand. */
 int st_sweep_complete(st_sweep *s, st_error *err);
 
+/* ---- scenario files (strata-scenario(5)) ---------------------------------
+ * One practitioner question (the brief's scenario suite): a strata command
+ * with its operands and options, optional cases that vary them, and the
+ * metrics to report, each a path into the command's --json output. Every
+ * case is an argv of that command (without "strata", ending in --json), so
+ * a scenario's numbers are reproduced by one command line each. */
+#define ST_SCN_MAX_CASES 16
+#define ST_SCN_MAX_REPORT 24
+#define ST_SCN_MAX_ARGS 96
+#define ST_SCN_PATH_MAX 128
+
+typedef enum st_scn_format {
+    ST_SCN_FMT_AUTO = 0, /* from the key's suffix: _s time, _bytes bytes, ... */
+    ST_SCN_FMT_TIME, ST_SCN_FMT_BYTES, ST_SCN_FMT_PERCENT, ST_SCN_FMT_RATE, ST_SCN_FMT_ENERGY,
+    ST_SCN_FMT_NUMBER, ST_SCN_FMT_COUNT
+} st_scn_format;
+
+typedef struct st_scn_metric {
+    char label[64];
+    char path[ST_SCN_PATH_MAX];          /* "ttft_s.p50", "layers.0.energy_j" */
+    char band[2][ST_SCN_PATH_MAX];       /* optional 90% band edges ("" none) */
+    st_scn_format format;
+    int speedup_over;                    /* case index the ratio is against, -1 none */
+    int line, col;                       /* where the item is written */
+} st_scn_metric;
+
+typedef struct st_scn_case {
+    char name[32];                       /* "" for a scenario without cases */
+    int argc;
+    char *argv[ST_SCN_MAX_ARGS];         /* command, operands, options, "--json" */
+    int line, col;
+} st_scn_case;
+
+typedef struct st_scenario {
+    char id[32];
+    char title[160];
+    char path[512];
+    char command[16];
+    int needs_shared;                    /* an argument names ${shared} */
+    int shared_missing;                  /* ... and no shared-data folder was given */
+    size_t n_cases;
+    st_scn_case cases[ST_SCN_MAX_CASES];
+    size_t n_metrics;
+    st_scn_metric metrics[ST_SCN_MAX_REPORT];
+    int line, col;                       /* where the options are written */
+} st_scenario;
+
+/* Commands a scenario may run: those that print one --json result and
+ * write no file. */
+extern const char *const st_scenario_commands[];
+/* Load a scenario file. shared: the folder ${shared} stands for in operands
+ * and option values (NULL: none; such a scenario loads with shared_missing
+ * set). Nothing is kept on error. */
+int st_load_scenario(const char *path, const char *shared, st_scenario *out, st_error *err);
+int st_load_scenario_buffer(const char *label, const char *buf, size_t len, const char *shared,
+                            st_scenario *out, st_error *err);
+void st_scenario_free(st_scenario *s);
+
+/* A JSON document (a command's --json output) read for lookups by path:
+ * keys separated by '.', a number indexes a list ("layers.0.energy_j"). */
+typedef struct st_jdoc st_jdoc;
+int st_jdoc_parse(const char *label, const char *buf, size_t len, st_jdoc **out, st_error *err);
+void st_jdoc_free(st_jdoc *d);
+/* The scalar at path: its text (numbers as written, true/false, "" for
+ * null) and, when it is a number, *num (else NAN). ST_ENOTFOUND with a
+ * sentence naming the missing key, a did-you-mean and the keys there. */
+int st_jdoc_get(const st_jdoc *d, const char *path, char *text, size_t n, double *num, st_error *err);
+
 /* Load a preset or workload by name or path. */
 int st_load(const char *name_or_path, st_loaded *out, st_error *err);
 void st_loaded_free(st_loaded *l);
