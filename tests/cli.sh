@@ -700,6 +700,28 @@ else
     skip_test "validate vllm: a missing --coef fails with nothing on stdout" "../shared/data is absent"
 fi
 
+# serve --trim: a request past the context is an error, or cut to it (the
+# output kept, the prompt shortened); 4000 + 200 on gpt2-small's 1,024
+printf '{"input_toks": 100, "output_toks": 20, "arrival_time": 0}\n{"input_toks": 4000, "output_toks": 200, "arrival_time": 0.5}\n' > "$tmp/long.jsonl"
+"$S" serve gpt2-small --gpu h100-sxm --trace "$tmp/long.jsonl" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "request 1 has 4000 + 200 tokens, beyond gpt2-small's max_model_len 1024" "$tmp/err"; then ok "serve: a request past the context is an error without --trim"; else not_ok "serve: a request past the context is an error without --trim" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" serve gpt2-small --gpu h100-sxm --trace "$tmp/long.jsonl" --trim --per-request "$tmp/long.csv" --json > "$tmp/trim.json" 2> "$tmp/err"
+check "serve --trim: one request cut, to 824 + 200 = the 1,024-token context" \
+    sh -c "jq -e '.trimmed_requests == 1' '$tmp/trim.json' > /dev/null && awk -F, 'NR == 3 { exit !(\$4 == 824 && \$5 == 200) }' '$tmp/long.csv'"
+# max_concurrency: the KV cache's tokens over the longest request
+"$S" serve llama2-7b --gpu a100-80gb-sxm --qps 1 --requests 2 --lengths fixed:512,128 --max-model-len 2048 --json > "$tmp/mc.json"
+check "serve: max_concurrency = kv_tokens / max_model_len (2048)" \
+    jq -e '(.max_concurrency - .kv_tokens / 2048 | fabs) < 1e-9 and .kv_tokens == .kv_blocks * 16' "$tmp/mc.json"
+# co-location: each model's TTFT is the mean over its own requests in the per-request CSV
+"$S" serve llama2-7b --gpu h100-sxm --colocate llama2-13b --qps 2 --requests 40 --lengths uniform:200-2000,100-500 --per-request "$tmp/co.csv" --json > "$tmp/co.json"
+m0=$(awk -F, 'NR > 1 && $2 == 0 { s += $10; n++ } END { printf "%.6f", s / n }' "$tmp/co.csv")
+m1=$(awk -F, 'NR > 1 && $2 == 1 { s += $10; n++ } END { printf "%.6f", s / n }' "$tmp/co.csv")
+check "serve --colocate: models[] holds each model's own TTFT (the per-request CSV's means)" \
+    jq -e --argjson a "$m0" --argjson b "$m1" '(.models | length) == 2 and .models[0].model == "llama2-7b" and .models[1].model == "llama2-13b" and .models[0].requests + .models[1].requests == .requests and ((.models[0].ttft_s.mean - $a) | fabs) < 2e-6 and ((.models[1].ttft_s.mean - $b) | fabs) < 2e-6 and .models[1].ttft_s.mean > .models[0].ttft_s.mean' "$tmp/co.json"
+# train: the DP overlap is a share with DP, null without
+check "train: dp_overlap_fraction in (0, 1) with DP, null with TP alone" \
+    sh -c "'$S' train gpt2-medium --cluster dgx-a100 --gpus 8 --dp 8 --global-batch 64 --seq 1024 --dtype fp16 --json | jq -e '.breakdown | .dp_overlap_fraction > 0 and .dp_overlap_fraction < 1 and ((.dp_overlap_fraction - (1 - .dp_exposed_s / .dp_comm_s)) | fabs) < 1e-12' >/dev/null && '$S' train gpt2-medium --cluster dgx-a100 --gpus 8 --tp 8 --global-batch 8 --seq 1024 --dtype fp16 --json | jq -e '.breakdown.dp_overlap_fraction == null'"
+
 # suite: the brief's scenarios as strata command lines (strata-scenario(5))
 SC=$T/scenarios
 nfiles=$(ls "$srcdir/workloads/scenarios" | grep -c '\.yaml$')
