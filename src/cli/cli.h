@@ -58,6 +58,10 @@ typedef struct cli_out {
     char path[1024], target[4096], tmp[4200];
 } cli_out;
 int cli_out_open(cli_out *o, const char *path, st_error *err);
+/* The same; a file inside the data root's presets/, workloads/ or
+ * calibration/ is refused (runs read those without naming them), except
+ * calibration/ when calibration_ok (calibrate writes the table there). */
+int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *err);
 int cli_out_close(cli_out *o, int ok, st_error *err);
 /* Do paths a and b name the same file? Files that exist compare by device
  * and inode (x.csv, ./x.csv, a link to it); files not there yet by their

@@ -82,7 +82,7 @@ static int run(int argc, char **argv)
     /* the output is opened (a temporary beside it) before the minutes of
      * fitting, so a path that cannot be written fails at once */
     cli_out o = {0};
-    if (out && cli_out_open(&o, out, &err))
+    if (out && cli_out_open_in(&o, out, 1, &err))
         return cli_fail(&err);
     st_calib_data d = {0};
     snprintf(kdir, sizeof kdir, "%s/kernels", nsdir);
