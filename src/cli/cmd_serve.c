@@ -77,6 +77,10 @@ const cli_command cmd_serve = {
 static void dist_text(const char *name, const st_dist *d, FILE *o)
 {
     char m[32], a[32], b[32], c[32];
+    if (d->n == 0) { /* TPOT when every request made one token: undefined */
+        fprintf(o, "  %-10s -\n", name);
+        return;
+    }
     cli_secs(m, sizeof m, d->mean);
     cli_secs(a, sizeof a, d->p50);
     cli_secs(b, sizeof b, d->p90);
@@ -86,6 +90,10 @@ static void dist_text(const char *name, const st_dist *d, FILE *o)
 
 static void dist_json(st_json *j, const char *key, const st_dist *d)
 {
+    if (d->n == 0) { /* no sample (TPOT of one-token outputs): null, not 0 */
+        st_json_null(j, key);
+        return;
+    }
     st_json_begin_object(j, key);
     st_json_number(j, "mean", d->mean);
     st_json_number(j, "p50", d->p50);
@@ -225,7 +233,7 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
         fprintf(o, "  (TP %d, PP %d, DP %d%s)", c->tp, c->pp, c->dp, c->ep > 1 ? ", EP" : "");
     fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld, block %d, %s\n",
             st_sched_name(c->sched), c->max_num_seqs, c->max_batched_tokens, c->block_size,
-            c->quant ? st_quant_name(c->quant) : "bf16");
+            c->quant ? st_quant_name(c->quant) : st_dtype_name(st_serve_dtype(c)));
     cli_bytes(a, sizeof a, r->weights_bytes_per_gpu);
     cli_bytes(b, sizeof b, r->activation_reserve_bytes);
     fprintf(o, "  KV cache   %lld blocks (%lld tokens) per replica; weights %s per GPU, activations %s\n",

@@ -140,8 +140,19 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             o->colocate[o->n_colocate++] = optarg;
             break;
         case 'h' + 256: o->share = optarg; break;
-        case 'f': rc = num(cmd, "--slo-ttft", optarg, 0, 1e6, &o->slo_ttft); break;
-        case 'F': rc = num(cmd, "--slo-tpot", optarg, 0, 1e6, &o->slo_tpot); break;
+        case 'f':
+        case 'F': {
+            /* an SLO of 0 would read as "no SLO" downstream: refuse it */
+            const char *nm2 = c == 'f' ? "--slo-ttft" : "--slo-tpot";
+            double *v = c == 'f' ? &o->slo_ttft : &o->slo_tpot;
+            rc = num(cmd, nm2, optarg, 0, 1e6, v);
+            if (!rc && *v <= 0) {
+                cli_usage_error(cmd, "%s: an SLO is a positive number of seconds, got '%s' (leave the option out "
+                                     "for none)", nm2, optarg);
+                rc = 2;
+            }
+            break;
+        }
         case 'e': o->eager = 1; break;
         case 'R': o->per_request = optarg; break;
         case 'O': o->trace_out = optarg; break;

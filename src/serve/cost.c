@@ -255,7 +255,7 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     c->quant = cfg->quant;
     c->kv_fp8 = cfg->kv_fp8;
     c->eager = cfg->eager;
-    c->dtype = st_gpu_supports(cfg->gpu, ST_BF16) ? ST_BF16 : ST_FP16;
+    c->dtype = st_serve_dtype(cfg);
     if (frac < 1.0) {
         /* spatial sharing (MPS-style): a share of the SMs and of the bandwidth */
         c->gpu.sm_count = (int)floor(c->gpu.sm_count * frac);
@@ -285,9 +285,17 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     else if (cfg->quant == ST_QUANT_W8A8 || cfg->quant == ST_QUANT_FP8)
         qb = 1.0;
     double es = st_dtype_bytes(c->dtype);
-    double tp = c->tp, pp = c->pp;
-    double exp_split = c->ep > 1 ? (double)c->ep * pp : tp * pp;
-    c->weights_bytes = p_block * qb / (tp * pp) + p_exp * qb / exp_split + p_nonblock * es / tp;
+    double tp = c->tp;
+    /* a stage holds its blocks (the largest stage ceil(L / pp) of them);
+     * with PP the first stage holds the embedding, the last the LM head
+     * (a tied one as a copy, as Megatron-LM and vLLM place them), so the
+     * busiest GPU holds the larger of the two, not both */
+    double stage_share = (double)c->blocks / (double)(L > 0 ? L : 1);
+    double exp_split = c->ep > 1 ? (double)c->ep : tp;
+    double nonblock = p_nonblock;
+    if (c->pp > 1 && ft->lm_head && !ft->tied_embeddings)
+        nonblock -= (double)ft->vocab * (double)st_transformer_embed_width(ft);
+    c->weights_bytes = p_block * qb * stage_share / tp + p_exp * qb * stage_share / exp_split + nonblock * es / tp;
     double kvh = ft->kv_heads >= c->tp ? (double)(ft->kv_heads / c->tp) : 1.0;
     double kv_es = cfg->kv_fp8 ? 1.0 : es;
     c->kv_bytes_per_token = 2.0 * (double)c->blocks * kvh * (double)ft->head_dim * kv_es;

@@ -322,6 +322,12 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
                 rc = ST_EINVAL;
                 break;
             }
+            if (!isfinite(v[2]) || v[2] < 0) {
+                st_error_set(err, ST_EINVAL, "%s:%zu:%d: arrival_time %g is not a time (seconds, 0 or more)", path,
+                             lineno, found[2] + (int)(p - line), v[2]);
+                rc = ST_EINVAL;
+                break;
+            }
             r.in = (int)v[0];
             r.out = (int)v[1];
             r.arrival = v[2];
@@ -349,11 +355,12 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
             char *e1, *e2, *e3 = NULL;
             double in = strtod(cells[c_in], &e1), outt = strtod(cells[c_out], &e2);
             double arr = c_arr >= 0 ? strtod(cells[c_arr], &e3) : 0;
-            if (*e1 || *e2 || (c_arr >= 0 && (*e3 || e3 == cells[c_arr])) || !tok_ok(in) || !tok_ok(outt) || !isfinite(arr)) {
+            if (*e1 || *e2 || (c_arr >= 0 && (*e3 || e3 == cells[c_arr])) || !tok_ok(in) || !tok_ok(outt) || !isfinite(arr) ||
+                arr < 0) {
                 int bad = *e1 || !tok_ok(in) ? c_in : (*e2 || !tok_ok(outt)) ? c_out : c_arr;
                 st_error_set(err, ST_EINVAL, "%s:%zu:%d: '%s' is not a valid %s", path, lineno,
                              (int)(cells[bad] - p) + 1, cells[bad],
-                             bad == c_arr ? "time (seconds)" : "token count (a whole number from 1 to 1e8)");
+                             bad == c_arr ? "time (seconds, 0 or more)" : "token count (a whole number from 1 to 1e8)");
                 rc = ST_EINVAL;
                 break;
             }

@@ -122,6 +122,11 @@ void st_dist_of(double *v, size_t n, st_dist *d)
     d->max = v[n - 1];
 }
 
+st_dtype st_serve_dtype(const st_serve_cfg *c)
+{
+    return st_gpu_supports(c->gpu, ST_BF16) ? ST_BF16 : ST_FP16;
+}
+
 int st_serve_model_dists(const st_serve_result *r, int model, st_dist *ttft, st_dist *tpot, st_dist *e2e,
                          size_t *n)
 {

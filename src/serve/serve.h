@@ -275,6 +275,10 @@ int st_serve_run(const st_serve_cfg *c, const st_reqset *reqs, st_serve_result *
 /* Per-request CSV. */
 int st_serve_write_requests(FILE *f, const st_serve_result *r);
 
+/* The dtype a replica computes in: BF16 where the GPU has it (as vLLM
+ * picks for BF16 checkpoints), else FP16 (V100, T4). */
+st_dtype st_serve_dtype(const st_serve_cfg *c);
+
 /* Distribution of a sample (sorted in place). */
 void st_dist_of(double *v, size_t n, st_dist *out);
 /* TTFT, TPOT and latency of the requests one model served (0: the main

@@ -246,8 +246,6 @@ typedef struct sim {
     st_serve_result *out;
     itl_hist *itl;
     double kv_dt, kv_next;
-    long long flops_tokens;
-    double flops;
     double busy;
     long long spec_steps, spec_tokens;
     long long trace_events;
@@ -869,11 +867,10 @@ static int group_has_work(const sim *s, const group *g)
 
 /* Build and price every replica's batch of pipeline slot k of a group; 1
  * when any has work. */
-static int build_slot(sim *s, group *g, int k, batch *bs, scratch *sc, double *dur_out, long long *tok_out)
+static int build_slot(sim *s, group *g, int k, batch *bs, scratch *sc, double *dur_out)
 {
     double dur = 0;
     int any = 0;
-    long long tok_total = 0;
     for (int i = 0; i < g->n; i++) {
         replica *r = &s->rep[g->first + i];
         slot *sl = &g->slots[k * g->n + i];
@@ -911,7 +908,6 @@ static int build_slot(sim *s, group *g, int k, batch *bs, scratch *sc, double *d
         }
         sl->n = b->n;
         sl->tokens = b->tokens;
-        tok_total += b->tokens;
         if (t > dur)
             dur = t;
         if (g->pp > 1)
@@ -919,7 +915,6 @@ static int build_slot(sim *s, group *g, int k, batch *bs, scratch *sc, double *d
                 s->rs[b->e[j].req].in_flight = 1;
     }
     *dur_out = dur;
-    *tok_out = tok_total;
     return any;
 }
 
@@ -938,15 +933,13 @@ static void try_start(sim *s, int gi, scratch *sc)
     int k;
     double dur = 0;
     int any = 0;
-    long long tok_total = 0;
     batch bs[64];
     for (k = 0; k < g->pp && !any; k++) {
         if (g->slots[k * g->n].active)
             continue;
         s->cur_ve = k;
         dur = 0;
-        tok_total = 0;
-        any = build_slot(s, g, k, bs, sc, &dur, &tok_total);
+        any = build_slot(s, g, k, bs, sc, &dur);
     }
     k--;
     if (!any)
@@ -969,7 +962,6 @@ static void try_start(sim *s, int gi, scratch *sc)
         sl->t_end = s->now + total;
         trace_step(s, g->first + i, s->now, total, &bs[i]);
     }
-    s->flops += (double)tok_total * s->cost[s->rep[g->first].model].flops_per_token;
     s->busy += stage * (double)g->n;
     g->inflight++;
     g->next_ok = s->now + stage;
@@ -1584,7 +1576,17 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             int gpus = s.nrep / s.nmodels * cfg->tp * cfg->pp;
             out->gpus = gpus;
             double peak = st_gpu_peak(cfg->gpu, s.cost[0].dtype, 0);
-            out->mfu = dur > 0 && peak > 0 ? s.flops / (dur * gpus * peak) : 0;
+            /* MFU counts the model FLOPs the requests needed: each prompt
+             * token computed once (not the ones the prefix cache served) and
+             * each output token; a static batch's padding, rejected draft
+             * tokens, the draft model and recomputation after preemption
+             * are work the GPUs did, not model FLOPs (as train keeps mfu
+             * apart from hw_tflops) */
+            double model_flops = 0;
+            for (size_t i = 0; i < n; i++)
+                model_flops += (double)(out->req[i].in - out->req[i].cached_tokens + out->req[i].out) *
+                               s.cost[out->req[i].model].flops_per_token;
+            out->mfu = dur > 0 && peak > 0 ? model_flops / (dur * gpus * peak) : 0;
             /* time-shared co-location: the models take turns on dp devices;
              * otherwise every replica has its own GPUs (or its share) */
             double units = cfg->n_colocated > 0 && cfg->share == ST_SHARE_TIME ? (double)(s.nrep / s.nmodels)
