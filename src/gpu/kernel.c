@@ -606,7 +606,8 @@ static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_ker
         e->lo_s *= r;
         e->hi_s *= r;
         e->memory_s = beta * dram / bw;
-        e->bound = "memory";
+        /* the floor is the launch for a tiny kernel, the stream otherwise */
+        e->bound = vb[VF_LAUNCH] * 1e-6 > e->memory_s ? "latency" : "memory";
     }
 }
 

@@ -48,7 +48,9 @@ static int read_classes(const fctx *c, const st_ynode *map, st_gpu_coef *out)
             return f_error(c, bs, "class %s: 'beta' must list %d numbers, one per feature",
                            key->scalar, nf);
         for (int k = 0; k < nf; k++)
-            if (f_node_number(c, bs->items[k], "beta", -1e9, 1e9, &out->cls[cls].beta[k]))
+            /* each beta weighs a time (a feature in seconds): a negative one would
+             * let a kernel run faster than no work at all; the fit keeps them >= 0 */
+            if (f_node_number(c, bs->items[k], "beta", 0, 1e9, &out->cls[cls].beta[k]))
                 return ST_EINVAL;
         if (f_number(c, v, "sigma", 0, 10, 1, "", &out->cls[cls].sigma))
             return ST_EINVAL;
