@@ -69,6 +69,12 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_accel, "--arch PRESET|FILE is required (e.g. eyeriss-like)");
     if ((rc = cli_wl_check(&cmd_accel, &w)))
         return rc;
+    /* the accelerator's storage levels state their word widths; the mapper
+     * counts words, so a dtype would change nothing */
+    if (w.dtype)
+        return cli_usage_error(&cmd_accel, "--dtype does not apply: the accelerator's word widths (bits per word "
+                                           "of each storage level, and the MAC's) set the data sizes; edit the "
+                                           "architecture to change them");
     st_error err;
     st_accel a;
     st_model m;
@@ -251,7 +257,8 @@ const cli_command cmd_accel = {
     "Map every layer of a workload onto an accelerator: per-layer energy, cycles, breakdowns.",
     "  --arch A         accelerator preset or Timeloop architecture file (--ert FILE)\n"
     "  --objective O    what each layer's mapping minimises: edp (default), energy, delay\n"
-    "  --batch, --seq, --phase, --kv, --dtype   the workload's shape (as in `strata eval`)\n"
+    "  --batch, --seq, --phase, --kv   the workload's shape (as in `strata eval`); the\n"
+    "                   architecture's word widths set the data sizes (no --dtype)\n"
     "  --threads N      mapper threads; --seed N mapper seed\n"
     "  --json           layers[] (energy_j, cycles, utilization, energy_breakdown by\n"
     "                   component, energy_by_tensor, mapping) and total{}\n",

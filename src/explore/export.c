@@ -63,6 +63,20 @@ static void csv_text(FILE *f, const char *t)
 
 static int wanted(const st_point *p, int front_only) { return !front_only || p->front; }
 
+/* Why point idx is invalid: evaluated again for its message (invalid points
+ * fail at their checks, before any model runs, so this is cheap); "" for a
+ * valid one. */
+static void invalid_reason(const st_sweep *s, long long idx, const st_point *p, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (p->status != ST_PT_INVALID)
+        return;
+    st_point again;
+    st_error e = {0};
+    st_sweep_eval(s, idx, &again, NULL, &e);
+    snprintf(buf, n, "%s", e.msg);
+}
+
 int st_sweep_write_csv(const st_sweep *s, const st_sweep_run *r, int front_only, FILE *f)
 {
     long long first, count;
@@ -76,7 +90,7 @@ int st_sweep_write_csv(const st_sweep *s, const st_sweep_run *r, int front_only,
         if (m == ST_M_LATENCY)
             fputs(",lo_s,hi_s", f);
     }
-    fputc('\n', f);
+    fputs(",reason\n", f);
     for (long long i = 0; i < count; i++) {
         const st_point *p = &pts[i];
         if (!wanted(p, front_only) || p->status == ST_PT_PENDING)
@@ -92,6 +106,9 @@ int st_sweep_write_csv(const st_sweep *s, const st_sweep_run *r, int front_only,
                 csv_number(f, p->hi_s);
             }
         }
+        char why[sizeof ((st_error *)0)->msg];
+        invalid_reason(s, first + i, p, why, sizeof why);
+        csv_text(f, why);
         fputc('\n', f);
     }
     return ferror(f) ? ST_EIO : 0;
@@ -123,6 +140,11 @@ void st_sweep_json_point(const st_sweep *s, long long idx, const st_point *p, st
             json_metric(j, "lo_s", p->lo_s);
             json_metric(j, "hi_s", p->hi_s);
         }
+    }
+    if (p->status == ST_PT_INVALID) {
+        char why[sizeof ((st_error *)0)->msg];
+        invalid_reason(s, idx, p, why, sizeof why);
+        st_json_string(j, "reason", why);
     }
     st_json_end_object(j);
 }

@@ -235,6 +235,17 @@ int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_erro
         st_catalog_free(&cat);
         return 0;
     }
+    /* the name of a preset of another kind: say so, not "no such name" */
+    for (size_t i = 0; want >= 0 && i < cat.n; i++)
+        if (strcasecmp(cat.items[i].id, name_or_path) == 0) {
+            st_file_kind k = cat.items[i].kind;
+            rc = st_error_set(err, ST_ENOTFOUND, "'%s' is %s %s preset (%s), but %s %s is needed here (`strata list "
+                              "--kind %s` shows those)", name_or_path, st_file_kind_article(k),
+                              st_file_kind_name(k), cat.items[i].path, st_file_kind_article((st_file_kind)want),
+                              what, st_file_kind_name((st_file_kind)want));
+            st_catalog_free(&cat);
+            return rc;
+        }
     {
         const char **ids = malloc((cat.n + 1) * sizeof *ids);
         size_t m = 0;

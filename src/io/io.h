@@ -30,6 +30,7 @@ typedef enum st_file_kind {
     ST_FILE_KIND_COUNT
 } st_file_kind;
 const char *st_file_kind_name(st_file_kind k); /* "gpu", ..., "workload" */
+const char *st_file_kind_article(st_file_kind k); /* "an" before "accelerator" and "edge", else "a" */
 
 /* Any loaded file. Large (a cluster holds its node and GPU): heap-allocate. */
 typedef struct st_loaded {

@@ -13,6 +13,11 @@ const char *st_file_kind_name(st_file_kind k)
     return (k >= 0 && k < ST_FILE_KIND_COUNT) ? names[k] : "?";
 }
 
+const char *st_file_kind_article(st_file_kind k)
+{
+    return k == ST_FILE_EDGE || k == ST_FILE_ACCEL ? "an" : "a";
+}
+
 /* The id of a file: its name without folder and extension. */
 static void file_id(const char *path, char *id, size_t n)
 {
@@ -115,10 +120,9 @@ static int read_doc(st_ydoc *doc, int want, st_loaded *out, st_error *err)
 {
     int rc, kind = declared_kind(doc);
     if (want >= 0 && kind >= 0 && kind != want)
-        rc = st_error_set(err, ST_EINVAL, "%s is %s %s file, but %s %s is needed here",
-                          doc->path, kind == ST_FILE_ACCEL ? "an" : "a",
-                          st_file_kind_name((st_file_kind)kind), want == ST_FILE_ACCEL ? "an" : "a",
-                          st_file_kind_name(want));
+        rc = st_error_set(err, ST_EINVAL, "%s is %s %s file, but %s %s is needed here", doc->path,
+                          st_file_kind_article((st_file_kind)kind), st_file_kind_name((st_file_kind)kind),
+                          st_file_kind_article(want), st_file_kind_name(want));
     else
         rc = load_doc(doc, out, err);
     st_ydoc_free(doc);

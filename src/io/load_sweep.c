@@ -349,6 +349,11 @@ static int range_axis(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
         }
         if (v > to * (1 + 1e-12))
             break;
+        if (k == ST_PK_INT && fabs(v - (double)llround(v)) > 1e-9 * (fabs(v) > 1 ? fabs(v) : 1)) {
+            st_format_double(buf, sizeof buf, v);
+            return f_error(c, n, "the range gives %s, but %s takes whole numbers; choose from and the step or "
+                                 "factor so that every value is one", buf, st_param_info_of(ax->param)->name);
+        }
         if (k == ST_PK_INT)
             snprintf(buf, sizeof buf, "%lld", (long long)llround(v));
         else
@@ -373,6 +378,9 @@ static int read_axes(const fctx *c, st_sweep *s, const st_ynode *axes)
         for (size_t j = 0; j < s->n_axes; j++)
             if (s->axes[j].param == p)
                 return f_error(c, axes->keys[i], "axis %s is given twice", axes->keys[i]->scalar);
+        if (s->base_set[p])
+            return f_error(c, axes->keys[i], "%s is both fixed and an axis; give it in one place",
+                           axes->keys[i]->scalar);
         st_sweep_axis *ax = &s->axes[s->n_axes++];
         memset(ax, 0, sizeof *ax);
         ax->param = p;
@@ -428,10 +436,20 @@ static int read_objectives(const fctx *c, st_sweep *s, const st_ynode *o)
         const st_ynode *x = o->items[i];
         if (x->kind != ST_Y_SCALAR || st_metric_parse(x->scalar, &s->obj[i]))
             return f_error(c, x, "objectives: unknown metric '%s' (latency, energy, edp, throughput, memory, "
-                                 "cost or mfu)", x->kind == ST_Y_SCALAR ? x->scalar : "?");
+                                 "cost, mfu, ttft, tpot or goodput)", x->kind == ST_Y_SCALAR ? x->scalar : "?");
         for (size_t j = 0; j < i; j++)
             if (s->obj[j] == s->obj[i])
                 return f_error(c, x, "objectives: %s is listed twice", x->scalar);
+        unsigned have = st_sweep_kind_metrics(s->kind);
+        if (!(have & (1u << s->obj[i]))) {
+            char list[160] = "";
+            for (int m = 0; m < ST_METRIC_COUNT; m++)
+                if (have & (1u << m))
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
+                             st_metric_name((st_metric)m));
+            return f_error(c, x, "objectives: %s is not defined for evaluate: %s (it gives %s)", x->scalar,
+                           st_sweep_kind_name(s->kind), list);
+        }
     }
     return 0;
 }
@@ -505,7 +523,7 @@ static int read_sampling(const fctx *c, st_sweep *s, const st_ynode *o)
 static int read_sweep(const fctx *c, const st_ydoc *doc, st_sweep *s)
 {
     static const fkey keys[] = {
-        {"sweep", 0, "a name"}, {"evaluate", 1, "gpu, accel or train"}, {"description", 0, "free text"},
+        {"sweep", 0, "a name"}, {"evaluate", 1, "gpu, accel, train or serve"}, {"description", 0, "free text"},
         {"fixed", 0, "parameters held fixed"}, {"axes", 1, "parameters swept and their values"},
         {"objectives", 0, "1 to 3 metrics"}, {"constraints", 0, "fits, METRIC <= VALUE"},
         {"sampling", 0, "grid or {random: N, seed: S}"},
@@ -519,7 +537,7 @@ static int read_sweep(const fctx *c, const st_ydoc *doc, st_sweep *s)
         return rc;
     st_sweep_kind k;
     if (st_sweep_kind_parse(kind, &k))
-        return f_error(c, f_get(root, "evaluate"), "evaluate: expected gpu, accel or train, got '%s'", kind);
+        return f_error(c, f_get(root, "evaluate"), "evaluate: expected gpu, accel, train or serve, got '%s'", kind);
     st_sweep_init(s, k);
     snprintf(s->path, sizeof s->path, "%s", doc->path);
     const char *stem = strrchr(doc->path, '/');
