@@ -722,6 +722,61 @@ check "serve --colocate: models[] holds each model's own TTFT (the per-request C
 check "train: dp_overlap_fraction in (0, 1) with DP, null with TP alone" \
     sh -c "'$S' train gpt2-medium --cluster dgx-a100 --gpus 8 --dp 8 --global-batch 64 --seq 1024 --dtype fp16 --json | jq -e '.breakdown | .dp_overlap_fraction > 0 and .dp_overlap_fraction < 1 and ((.dp_overlap_fraction - (1 - .dp_exposed_s / .dp_comm_s)) | fabs) < 1e-12' >/dev/null && '$S' train gpt2-medium --cluster dgx-a100 --gpus 8 --tp 8 --global-batch 8 --seq 1024 --dtype fp16 --json | jq -e '.breakdown.dp_overlap_fraction == null'"
 
+# review fixes (a helper's new-user pass): each check fails on the old code
+# no output lands in the data folder: a run reads presets and the
+# coefficient table there without naming them (a node's GPU, the default table)
+R=$tmp/root; mkdir -p "$R"; cp -R "$srcdir/presets" "$srcdir/workloads" "$srcdir/calibration" "$R/"
+cp "$R/presets/gpu/a100-40gb-sxm.yaml" "$tmp/gpu.orig"
+STRATA_DATA=$R "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$R/presets/gpu/a100-40gb-sxm.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "will not write .*a100-40gb-sxm.yaml: it is inside strata's data folder (presets/)" "$tmp/err" && cmp -s "$tmp/gpu.orig" "$R/presets/gpu/a100-40gb-sxm.yaml"; then ok "train --trace into presets/ (a node's GPU): refused, the preset untouched"; else not_ok "train --trace into presets/: refused, the preset untouched" "rc=$rc $(cat "$tmp/err")"; fi
+STRATA_DATA=$R "$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:10,10 --per-request "$R/calibration/gpu-kernels.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && cmp -s "$srcdir/calibration/gpu-kernels.yaml" "$R/calibration/gpu-kernels.yaml"; then ok "serve --per-request onto the default coefficient table: refused"; else not_ok "serve --per-request onto the default coefficient table: refused" "rc=$rc $(cat "$tmp/err")"; fi
+# serve MFU counts model FLOPs: MFU x duration / tokens is the same for
+# static batching (which pads prompts) as for vLLM on the same requests
+for sch in vllm static; do
+    "$S" serve llama3.1-8b --qps 10 --requests 300 --lengths uniform:100-2000,50-500 --sched $sch --no-prefix-cache --json > "$tmp/mfu-$sch.json"
+done
+check "serve: MFU counts the requests' tokens, not static batching's padding" \
+    jq -e -n --slurpfile a "$tmp/mfu-vllm.json" --slurpfile b "$tmp/mfu-static.json" '($a[0] | .mfu * .duration_s / (.throughput_total_tok_s * .duration_s)) as $x | ($b[0] | .mfu * .duration_s / (.throughput_total_tok_s * .duration_s)) as $y | (($x / $y - 1) | fabs) < 1e-9'
+# serve --pp: the embedding on the first stage, the LM head on the last:
+# Llama 3.1 8B (untied, E = H = 128256 x 4096): w(pp) = 2 (B/pp + E), w(1) = 2 (B + 2E)
+w1=$("$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:100,10 --json | jq .weights_bytes_per_gpu)
+w2=$("$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:100,10 --pp 2 --json | jq .weights_bytes_per_gpu)
+w4=$("$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:100,10 --pp 4 --json | jq .weights_bytes_per_gpu)
+check "serve --pp 2 / 4: weights per GPU = w1 / 2 and w1 / 4 + E bytes (embedding or head, not both)" \
+    jq -e -n --argjson a "$w1" --argjson b "$w2" --argjson c "$w4" '(($b / ($a / 2) - 1) | fabs) < 1e-9 and (($c / ($a / 4 + 128256 * 4096) - 1) | fabs) < 1e-9'
+sed 's/^\(    beta: \[\)1\.25641/\1-1.25641/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/negcoef.yaml"
+"$S" kernel gemm --m 4096 --n 4096 --k 4096 --coef "$tmp/negcoef.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "negcoef.yaml:[0-9]*:[0-9]*: key 'beta': expected a number in \[0, " "$tmp/err"; then ok "coefficients: a negative beta is FILE:LINE:COL"; else not_ok "coefficients: a negative beta is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"; fi
+check "kernel: a 16^3 GEMM is launch bound ('latency'), not memory bound" \
+    sh -c "'$S' kernel gemm --m 16 --n 16 --k 16 --json | jq -e '.bound == \"latency\"'"
+"$S" serve llama3.1-8b --qps 1 --requests 4 --lengths fixed:100,10 --slo-ttft 0 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "an SLO is a positive number of seconds" "$tmp/err"; then ok "serve --slo-ttft 0 is refused (it would read as no SLO)"; else not_ok "serve --slo-ttft 0 is refused" "rc=$rc $(cat "$tmp/err")"; fi
+check "serve on a V100 (no BF16) says fp16, as it computes" \
+    sh -c "'$S' serve llama2-7b --gpu v100-sxm2-32gb --qps 1 --requests 3 --lengths fixed:100,10 | grep -q 'block 16, fp16'"
+printf '{"input_toks": 10, "output_toks": 5, "arrival_time": 0}\n{"input_toks": 10, "output_toks": 5, "arrival_time": -1}\n' > "$tmp/negt.jsonl"
+"$S" serve gpt2-small --trace "$tmp/negt.jsonl" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "negt.jsonl:2:[0-9]*: arrival_time -1 is not a time" "$tmp/err"; then ok "serve: a negative arrival_time is FILE:LINE:COL"; else not_ok "serve: a negative arrival_time is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"; fi
+check "serve: TPOT of one-token outputs is null, not 0" \
+    sh -c "'$S' serve llama3.1-8b --qps 1 --requests 3 --lengths fixed:10,1 --json | jq -e '.tpot_s == null and .ttft_s.mean > 0'"
+"$S" summary --gpu eyeriss-like > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "'eyeriss-like' is an accelerator preset (.*), but a gpu is needed here" "$tmp/err"; then ok "a preset of the wrong kind by name says what it is"; else not_ok "a preset of the wrong kind by name says what it is" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" accel resnet50 --arch eyeriss-like --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--dtype does not apply" "$tmp/err"; then ok "accel --dtype is refused (the architecture's word widths set the sizes)"; else not_ok "accel --dtype is refused" "rc=$rc $(cat "$tmp/err")"; fi
+mkdir -p "$tmp/sw"
+sed 's/  batch: {from: 1, to: 256, scale: log2}/  batch: {from: 1, to: 3, step: 0.5}/' "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" > "$tmp/sw/half.yaml"
+"$S" sweep "$tmp/sw/half.yaml" --quiet > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "half.yaml:[0-9]*:[0-9]*: the range gives 1.5, but batch takes whole numbers" "$tmp/err"; then ok "sweep: a fractional range for a whole-number parameter is FILE:LINE:COL"; else not_ok "sweep: a fractional range for a whole-number parameter" "rc=$rc $(cat "$tmp/err")"; fi
+sed 's/^  seq: 1024$/  seq: 1024\n  batch: 4/' "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" > "$tmp/sw/both.yaml"
+"$S" sweep "$tmp/sw/both.yaml" --quiet > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "both.yaml:[0-9]*:3: batch is both fixed and an axis" "$tmp/err"; then ok "sweep: a parameter both fixed and an axis is FILE:LINE:COL"; else not_ok "sweep: a parameter both fixed and an axis" "rc=$rc $(cat "$tmp/err")"; fi
+sed 's/^objectives: .*/objectives: [goodput]/' "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" > "$tmp/sw/obj.yaml"
+"$S" sweep "$tmp/sw/obj.yaml" --quiet > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "obj.yaml:[0-9]*:[0-9]*: objectives: goodput is not defined for evaluate: gpu" "$tmp/err"; then ok "sweep: an objective the evaluator lacks is FILE:LINE:COL"; else not_ok "sweep: an objective the evaluator lacks is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" sweep "$srcdir/workloads/sweeps/serve-techniques.yaml" --quiet --out "$tmp/sw/out" > /dev/null 2>&1
+check "sweep --out: an invalid point carries its reason (CSV and JSON)" \
+    sh -c "grep ',invalid,' '$tmp/sw/out/points.csv' | grep -q 'speculative decoding is modelled with' && jq -e '[.points[] | select(.status == \"invalid\") | .reason | length > 0] | length > 0 and all' '$tmp/sw/out/points.json' > /dev/null"
+
 # suite: the brief's scenarios as strata command lines (strata-scenario(5))
 SC=$T/scenarios
 nfiles=$(ls "$srcdir/workloads/scenarios" | grep -c '\.yaml$')
