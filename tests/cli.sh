@@ -777,6 +777,18 @@ if [ $rc = 1 ] && grep -q "obj.yaml:[0-9]*:[0-9]*: objectives: goodput is not de
 check "sweep --out: an invalid point carries its reason (CSV and JSON)" \
     sh -c "grep ',invalid,' '$tmp/sw/out/points.csv' | grep -q 'speculative decoding is modelled with' && jq -e '[.points[] | select(.status == \"invalid\") | .reason | length > 0] | length > 0 and all' '$tmp/sw/out/points.json' > /dev/null"
 
+"$S" coll allreduce --bytes 1MiB --chunk 64KiB > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--chunk sizes the simulation's chunks; add --sim" "$tmp/err"; then ok "coll --chunk without --sim is refused, not ignored"; else not_ok "coll --chunk without --sim is refused" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" validate neusight --min-tokens 64 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--min-tokens is for vidur" "$tmp/err"; then ok "validate neusight --min-tokens is refused, not ignored"; else not_ok "validate neusight --min-tokens is refused" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" eval llama2-7b --phase decode --seq 100 --kv 50 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--seq and --kv both set decode's context" "$tmp/err"; then ok "eval decode with --seq and --kv: refused (one set the other aside)"; else not_ok "eval decode with --seq and --kv: refused" "rc=$rc $(cat "$tmp/err")"; fi
+sed "s#^gpu: .*#gpu: $srcdir/presets/node/dgx-a100.yaml#" "$srcdir/presets/node/hgx-a100-4gpu.yaml" > "$tmp/badnode.yaml"
+"$S" coll allreduce --bytes 1MiB --cluster "$tmp/badnode.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "badnode.yaml:[0-9]*:6: key 'gpu': .*dgx-a100.yaml is a node file, but a gpu is needed here" "$tmp/err"; then ok "a node used as --cluster reports its own fault (its gpu), not 'a cluster is needed'"; else not_ok "a node used as --cluster reports its own fault" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" map --arch eyeriss-like --layer resnet50:conv1 --budget 0.000001 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "time budget ran out" "$tmp/err"; then ok "map: a budget too short to find a mapping says so (not 'no valid mapping fits')"; else not_ok "map: a budget too short says so" "rc=$rc $(cat "$tmp/err")"; fi
+
 # suite: the brief's scenarios as strata command lines (strata-scenario(5))
 SC=$T/scenarios
 nfiles=$(ls "$srcdir/workloads/scenarios" | grep -c '\.yaml$')

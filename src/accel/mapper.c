@@ -539,6 +539,11 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
     }
     if (best_score < 0) {
         free(sp);
+        if (r->truncated)
+            return st_error_set(err, ST_EINVAL, "the search for a mapping of %s on %s stopped (its time budget "
+                                                "ran out after %lld mappings) before it found a valid one; give "
+                                                "it more time or a number of evaluations instead",
+                                p->name, a->name, r->evaluated);
         return st_error_set(err, ST_EINVAL, "no valid mapping of %s fits %s under its "
                                             "constraints (every tile overflows a level or a "
                                             "split exceeds the fan-out)", p->name, a->name);

@@ -78,6 +78,8 @@ static int run(int argc, char **argv)
     if ((rc = cli_one_operand(&cmd_coll, argc, argv,
                               "which collective? allreduce, allgather, reducescatter, alltoall, broadcast or sendrecv")))
         return rc;
+    if (chunk > 0 && !sim)
+        return cli_usage_error(&cmd_coll, "--chunk sizes the simulation's chunks; add --sim (or --concurrent N)");
     st_coll coll;
     st_algo algo;
     if (st_coll_parse(argv[optind], &coll))

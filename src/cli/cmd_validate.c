@@ -232,7 +232,7 @@ static int run(int argc, char **argv)
     };
     const char *data = NULL, *coefp = NULL, *samples = NULL, *coll_samples = NULL;
     long long min_tokens = ST_VIDUR_MIN_TOKENS;
-    int json = 0, c, rc;
+    int json = 0, c, rc, min_tokens_given = 0;
     optind = 0;
     while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:s:jh", opts)) != -1) {
         switch (c) {
@@ -241,6 +241,7 @@ static int run(int argc, char **argv)
         case 't':
             if (cli_parse_ll(&cmd_validate, "--min-tokens", optarg, 1, 1LL << 40, &min_tokens))
                 return 2;
+            min_tokens_given = 1;
             break;
         case 's': samples = optarg; break;
         case 'S': coll_samples = optarg; break;
@@ -257,6 +258,8 @@ static int run(int argc, char **argv)
     int is_ns = strcmp(what, "neusight") == 0, is_vd = strcmp(what, "vidur") == 0, is_vl = strcmp(what, "vllm") == 0;
     if (!is_ns && !is_vd && !is_vl)
         return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight, vidur or vllm", what);
+    if (min_tokens_given && !is_vd)
+        return cli_usage_error(&cmd_validate, "--min-tokens is for vidur (its operator profiles by num_tokens)");
     st_error err;
     char dir[600];
     if (cli_shared_dir(data, what, "--data", dir, sizeof dir, &err))

@@ -18,10 +18,11 @@ int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err)
         return 0;
     st_node node;
     if (st_load_node(name, &node, &e2) != 0) {
-        /* a node file with a fault: the node loader's FILE:LINE:COL, not
-         * "a node file, but a cluster is needed"; any other file: the
+        /* a node file with a fault (its own, or its GPU's: "...but a gpu
+         * is needed here"): the node loader's FILE:LINE:COL, not "a node
+         * file, but a cluster is needed"; a file that is not a node: the
          * cluster loader's message */
-        if (!strstr(e2.msg, "is needed here"))
+        if (!strstr(e2.msg, "but a node is needed here"))
             *err = e2;
         return err->code;
     }
