@@ -255,7 +255,7 @@ static void test_sweep_errors(void **state)
     expect_error("evaluate: gpu\naxes:\n  batch: [1, two]\n", "test.yaml:3:14: batch: expected an integer, got 'two'");
     expect_error("evaluate: gpu\naxes:\n  gpu: [h100-sxm, h999]\n", "test.yaml:3:19: no gpu named 'h999'");
     expect_error("evaluate: accel\naxes:\n  tp: [1, 2]\n", "'tp' is not a parameter of evaluate: accel");
-    expect_error("evaluate: gpus\naxes: {batch: [1]}\n", "test.yaml:1:11: evaluate: expected gpu, accel or train");
+    expect_error("evaluate: gpus\naxes: {batch: [1]}\n", "test.yaml:1:11: evaluate: expected gpu, accel, train or serve");
     expect_error("evaluate: gpu\naxes: {batch: [1]}\nobjectives: [latency, speed]\n", "unknown metric 'speed'");
     expect_error("evaluate: gpu\naxes: {batch: [1]}\nconstraints: [\"latency < 3\"]\n", "expected fits, or METRIC <=");
     expect_error("evaluate: gpu\naxes: {batch: {from: 8, to: 1, step: 1}}\n", "to (1) is below from (8)");
