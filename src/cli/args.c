@@ -194,29 +194,21 @@ int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, c
     return 0;
 }
 
-/* Is the file at path (there or not yet) inside the data root's folder
- * sub? Compared by real paths, so links and ".." do not get around it. */
+static int path_target(const char *path, char *out, size_t n);
+
+/* Is the file at path (there or not yet, through any links) inside the
+ * data root's folder sub? Compared by real paths. */
 static int inside_data(const char *path, const char *sub)
 {
-    char root[512], want[1100], dir[PATH_MAX], real[PATH_MAX];
+    char root[512], want[1100], real[PATH_MAX], target[PATH_MAX];
     st_error e = {0};
     if (st_data_root(root, sizeof root, &e) != 0)
         return 0;
     snprintf(want, sizeof want, "%s/%s", root, sub);
-    if (!realpath(want, real))
-        return 0;
-    /* the output's folder: the file itself may not exist yet */
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    char rdir[PATH_MAX];
-    if (!realpath(dir, rdir))
+    if (!realpath(want, real) || path_target(path, target, sizeof target) != 0)
         return 0;
     size_t l = strlen(real);
-    return strncmp(rdir, real, l) == 0 && (rdir[l] == '\0' || rdir[l] == '/');
+    return strncmp(target, real, l) == 0 && target[l] == '/';
 }
 
 int cli_out_open(cli_out *o, const char *path, st_error *err)
@@ -227,6 +219,20 @@ int cli_out_open(cli_out *o, const char *path, st_error *err)
 int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *err)
 {
     memset(o, 0, sizeof *o);
+    /* strata suite runs its commands for their printed result only */
+    const char *ro = getenv("STRATA_READ_ONLY");
+    if (ro && *ro && strcmp(ro, "0") != 0)
+        return st_error_set(err, ST_EINVAL, "will not write %s: STRATA_READ_ONLY is set (strata suite runs "
+                                            "commands that write no file)", path);
+    /* every command loads presets, workloads and the coefficient table
+     * from the data root, often without naming them (a node's GPU, the
+     * default table): an output there would replace what runs read. Only
+     * calibrate writes the table, into calibration/. */
+    static const char *const data_dirs[] = {"presets", "workloads", "calibration"};
+    for (int i = 0; i < 3; i++)
+        if (!(i == 2 && calibration_ok) && inside_data(path, data_dirs[i]))
+            return st_error_set(err, ST_EINVAL, "will not write %s: it is inside strata's data folder (%s/), whose "
+                                                "files every run reads; write it elsewhere", path, data_dirs[i]);
     if (!path[0])
         return st_error_set(err, ST_EINVAL, "empty output path: give a file name");
     if (strlen(path) >= sizeof o->path)
@@ -249,18 +255,7 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
                 return st_error_set(err, ST_EIO, "cannot resolve %s: %s", path, strerror(errno));
             snprintf(o->target, sizeof o->target, "%s", real);
         }
-        /* every command loads presets, workloads and the coefficient table
-     * from the data root, often without naming them (a node's GPU, the
-     * default table): an output there would replace what runs read. Only
-     * calibrate writes the table, into calibration/. */
-    static const char *const data_dirs[] = {"presets", "workloads", "calibration"};
-    for (int i = 0; i < 3; i++)
-        if (!(i == 2 && calibration_ok) && inside_data(o->target, data_dirs[i])) {
-            memset(o, 0, sizeof *o);
-            return st_error_set(err, ST_EINVAL, "will not write %s: it is inside strata's data folder (%s/), whose "
-                                                "files every run reads; write it elsewhere", path, data_dirs[i]);
-        }
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
+        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
         o->f = fopen(o->tmp, "w");
     }
     if (!o->f)

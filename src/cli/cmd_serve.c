@@ -64,8 +64,8 @@ const cli_command cmd_serve = {
     "  --per-request FILE    per-request CSV\n"
     "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000)\n"
     "  --trim                cut requests longer than the context (--max-model-len, else the\n"
-    "                        model's) to fit: the prompt loses the excess, as VIDUR's trace\n"
-    "                        generators clip to max_tokens; without it such a request is an error\n"
+    "                        model's) to fit: prompt and output give up the excess in proportion,\n"
+    "                        as VIDUR's trace length generator does; without it, an error\n"
     "  --coef FILE           GPU coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --json                machine-readable: ttft_s, tpot_s, itl_s, latency_s, queue_s (mean, p50,\n"
     "                        p90, p95, p99, max), throughput_tok_s, preemptions, kv_blocks,\n"
@@ -112,10 +112,12 @@ static long long max_len(const st_serve_cfg *c)
 }
 
 /* Each co-located model's own TTFT, TPOT and latency. */
+/* the main model and up to three co-located ones (st_serve_cfg.colocated) */
+#define MAX_MODELS (1 + (int)(sizeof ((st_serve_cfg *)0)->colocated / sizeof ((st_serve_cfg *)0)->colocated[0]))
 typedef struct model_stats {
     int n_models; /* 0: not co-located */
-    st_dist ttft[4], tpot[4], e2e[4];
-    size_t n[4];
+    st_dist ttft[MAX_MODELS], tpot[MAX_MODELS], e2e[MAX_MODELS];
+    size_t n[MAX_MODELS];
 } model_stats;
 
 static int model_stats_of(const st_serve_cfg *c, const st_serve_result *r, model_stats *ms)
@@ -124,7 +126,7 @@ static int model_stats_of(const st_serve_cfg *c, const st_serve_result *r, model
     if (c->n_colocated <= 0)
         return 0;
     ms->n_models = c->n_colocated + 1;
-    for (int m = 0; m < ms->n_models && m < 4; m++)
+    for (int m = 0; m < ms->n_models && m < MAX_MODELS; m++)
         if (st_serve_model_dists(r, m, &ms->ttft[m], &ms->tpot[m], &ms->e2e[m], &ms->n[m]))
             return ST_ENOMEM;
     return 0;
@@ -152,14 +154,23 @@ static void model_stats_json(st_json *j, const st_serve_cfg *c, const model_stat
     st_json_end_array(j);
 }
 
+/* a time, or "-" for a distribution without samples */
+static void dist_secs(char *buf, size_t n, const st_dist *d, double v)
+{
+    if (d->n == 0)
+        snprintf(buf, n, "-");
+    else
+        cli_secs(buf, n, v);
+}
+
 static void model_stats_text(FILE *o, const st_serve_cfg *c, const model_stats *ms)
 {
     for (int m = 0; m < ms->n_models; m++) {
         char a[32], b[32], d[32], e[32];
-        cli_secs(a, sizeof a, ms->ttft[m].mean);
-        cli_secs(b, sizeof b, ms->ttft[m].p99);
-        cli_secs(d, sizeof d, ms->tpot[m].mean);
-        cli_secs(e, sizeof e, ms->tpot[m].p99);
+        dist_secs(a, sizeof a, &ms->ttft[m], ms->ttft[m].mean);
+        dist_secs(b, sizeof b, &ms->ttft[m], ms->ttft[m].p99);
+        dist_secs(d, sizeof d, &ms->tpot[m], ms->tpot[m].mean);
+        dist_secs(e, sizeof e, &ms->tpot[m], ms->tpot[m].p99);
         fprintf(o, "  %-10s %zu requests: TTFT mean %s p99 %s, TPOT mean %s p99 %s\n", model_id(c, m), ms->n[m],
                 a, b, d, e);
     }

@@ -4,6 +4,7 @@
  * processes of this same program (--jobs at a time), reads each one's --json
  * output and prints the metrics the scenario names. A number the suite
  * prints is reproduced by running the command line it shows. */
+#define _GNU_SOURCE /* pipe2: a pipe created close-on-exec in one step */
 #include "config.h"
 #include "cli/cli.h"
 
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -30,6 +32,10 @@ extern char **environ;
  * than this is not a result the suite reads. */
 #define MAX_CAPTURE (64u << 20)
 #define MAX_FILES 256
+/* A case that runs longer than this is stopped and failed (the shipped
+ * scenarios take under a second each; a simulation that hangs must not
+ * hang the suite). */
+#define DEFAULT_TIMEOUT_S 600
 
 typedef struct child {
     const st_scenario *s;
@@ -42,10 +48,34 @@ typedef struct child {
 
 typedef struct pool {
     const char *exe;
+    char **envp;        /* the environment, with STRATA_READ_ONLY=1 */
+    double timeout_s;   /* per case; 0: none */
     child *runs;
     size_t n, next;
     pthread_mutex_t mu;
 } pool;
+
+/* Children running now, so that a suite stopped by SIGINT or SIGTERM
+ * takes them with it (the slots are written by the workers, read by the
+ * handler). */
+#define MAX_JOBS 64
+static volatile sig_atomic_t running[MAX_JOBS];
+
+static void stop_children(int sig)
+{
+    for (int i = 0; i < MAX_JOBS; i++)
+        if (running[i] > 0)
+            kill((pid_t)running[i], SIGTERM);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 /* ---- running one case ------------------------------------------------------ */
 static int grow(char **buf, size_t *n, size_t *cap, const char *src, size_t len)
@@ -66,28 +96,20 @@ static int grow(char **buf, size_t *n, size_t *cap, const char *src, size_t len)
     return 0;
 }
 
-/* A pipe whose ends close on exec, so that a child another thread starts
- * meanwhile does not hold them open. */
-static int pipe_cloexec(int fd[2])
-{
-    if (pipe(fd))
-        return -1;
-    for (int i = 0; i < 2; i++)
-        if (fcntl(fd[i], F_SETFD, FD_CLOEXEC) != 0)
-            return -1;
-    return 0;
-}
-
-static void run_case(const char *exe, child *r)
+/* Run one case: its argv under this program, stdin /dev/null, stdout and
+ * stderr read through pipes made close-on-exec atomically (a child another
+ * worker starts meanwhile must not hold them open), killed after timeout_s. */
+static void run_case(const pool *p, int slot, child *r)
 {
     const st_scn_case *k = &r->s->cases[r->c];
     char *argv[ST_SCN_MAX_ARGS + 2];
-    argv[0] = (char *)exe;
+    argv[0] = (char *)p->exe;
     for (int i = 0; i < k->argc; i++)
         argv[i + 1] = k->argv[i];
     argv[k->argc + 1] = NULL;
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
-    if (pipe_cloexec(po) || pipe_cloexec(pe)) {
+    pid_t pid = -1;
+    if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
         snprintf(r->fail, sizeof r->fail, "cannot make a pipe: %s", strerror(errno));
         goto closed;
     }
@@ -96,31 +118,55 @@ static void run_case(const char *exe, child *r)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, po[1], 1);
     posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-    pid_t pid;
-    int e = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+    /* the suite ignores SIGPIPE; its children get the default back */
+    posix_spawnattr_t at;
+    sigset_t def;
+    posix_spawnattr_init(&at);
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+    int e = posix_spawn(&pid, p->exe, &fa, &at, argv, p->envp);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     close(po[1]);
     close(pe[1]);
     po[1] = pe[1] = -1;
     if (e) {
-        snprintf(r->fail, sizeof r->fail, "cannot start %s: %s", exe, strerror(e));
+        pid = -1;
+        snprintf(r->fail, sizeof r->fail, "cannot start %s: %s", p->exe, strerror(e));
         goto closed;
     }
+    running[slot] = pid;
     size_t cap_o = 0, cap_e = 0;
     struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-    int open_fds = 2, oom = 0;
+    int open_fds = 2, oom = 0, timed_out = 0;
+    double t0 = mono_s();
     char buf[65536];
     while (open_fds) {
-        if (poll(pf, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
+        int wait_ms = -1;
+        if (p->timeout_s > 0) {
+            double left = p->timeout_s - (mono_s() - t0);
+            if (left <= 0) {
+                timed_out = 1;
+                kill(pid, SIGKILL);
+                break;
+            }
+            wait_ms = (int)(left * 1000) + 1;
+        }
+        int nr = poll(pf, 2, wait_ms);
+        if (nr < 0 && errno == EINTR)
+            continue;
+        if (nr < 0) {
+            snprintf(r->fail, sizeof r->fail, "cannot read its output: %s", strerror(errno));
+            kill(pid, SIGKILL);
             break;
         }
         for (int i = 0; i < 2; i++) {
             if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             ssize_t got = read(pf[i].fd, buf, sizeof buf);
-            if (got < 0 && errno == EINTR)
+            if (got < 0 && (errno == EINTR || errno == EAGAIN))
                 continue;
             if (got <= 0) {
                 pf[i].fd = -1;
@@ -133,9 +179,17 @@ static void run_case(const char *exe, child *r)
                 oom = 1; /* keep draining so the child can finish */
         }
     }
+    /* the pipes close before the wait: a child still writing gets EPIPE or
+     * its kill, never a parent that waits while it blocks */
+    close(po[0]);
+    close(pe[0]);
+    po[0] = pe[0] = -1;
     while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR)
         ;
-    if (oom)
+    running[slot] = 0;
+    if (timed_out)
+        snprintf(r->fail, sizeof r->fail, "stopped after %g s (--timeout)", p->timeout_s);
+    else if (oom && !r->fail[0])
         snprintf(r->fail, sizeof r->fail, "its output passed %u MiB (or memory ran out); not read",
                  MAX_CAPTURE >> 20);
 closed:
@@ -147,29 +201,39 @@ closed:
     }
 }
 
+typedef struct worker_arg {
+    pool *p;
+    int slot;
+} worker_arg;
+
 static void *worker(void *arg)
 {
-    pool *p = arg;
+    worker_arg *w = arg;
+    pool *p = w->p;
     for (;;) {
         pthread_mutex_lock(&p->mu);
         size_t i = p->next < p->n ? p->next++ : p->n;
         pthread_mutex_unlock(&p->mu);
         if (i >= p->n)
             return NULL;
-        run_case(p->exe, &p->runs[i]);
+        run_case(p, w->slot, &p->runs[i]);
     }
 }
 
-static void run_all(const char *exe, child *runs, size_t n, int jobs)
+static void run_all(pool *p, int jobs)
 {
-    pool p = {exe, runs, n, 0, PTHREAD_MUTEX_INITIALIZER};
-    pthread_t t[64];
+    pthread_t t[MAX_JOBS];
+    worker_arg wa[MAX_JOBS];
     int started = 0;
-    for (int i = 0; i < jobs && i < 64 && (size_t)i < n; i++)
-        if (pthread_create(&t[started], NULL, worker, &p) == 0)
+    for (int i = 0; i < jobs && i < MAX_JOBS && (size_t)i < p->n; i++) {
+        wa[started] = (worker_arg){p, started};
+        if (pthread_create(&t[started], NULL, worker, &wa[started]) == 0)
             started++;
-    if (!started)
-        worker(&p);
+    }
+    if (!started) {
+        wa[0] = (worker_arg){p, 0};
+        worker(&wa[0]);
+    }
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
 }
@@ -283,18 +347,28 @@ static st_scn_format infer_format(const char *path)
     return ST_SCN_FMT_NUMBER;
 }
 
+static st_scn_format metric_format(const st_scn_metric *m);
+
 static void format_value(char *buf, size_t n, double v, const char *text, const st_scn_metric *m)
 {
     if (!isfinite(v)) {
         snprintf(buf, n, "%s", text[0] ? text : "-");
         return;
     }
-    st_scn_format f = m->format == ST_SCN_FMT_AUTO ? infer_format(m->path) : m->format;
-    switch (f) {
+    switch (metric_format(m)) {
     case ST_SCN_FMT_TIME: cli_secs(buf, n, v); break;
     case ST_SCN_FMT_BYTES: cli_bytes(buf, n, v); break;
     case ST_SCN_FMT_PERCENT: snprintf(buf, n, "%.1f%%", 100 * v); break;
-    case ST_SCN_FMT_RATE: cli_si(buf, n, v, "/s"); break;
+    case ST_SCN_FMT_RATE: { /* "10.1 k" then what is counted per second */
+        const char *k = last_key(m->path);
+        const char *u = strstr(k, "tok") ? "tokens/s" : strstr(k, "req") ? "requests/s" : "/s";
+        cli_si(buf, n, v, "");
+        size_t l = strlen(buf);
+        if (l && buf[l - 1] == ' ') /* no prefix: "588 " */
+            buf[--l] = '\0';
+        snprintf(buf + l, n - l, " %s", u);
+        break;
+    }
     case ST_SCN_FMT_ENERGY: cli_si(buf, n, v, "J"); break;
     case ST_SCN_FMT_COUNT: snprintf(buf, n, "%.0f", v); break;
     default: /* whole numbers in full up to seven digits, else four significant */
@@ -397,30 +471,44 @@ static int result_failed(const st_scenario *s, const result *r)
 }
 
 /* A command line as a shell would take it: words with spaces or shell
- * characters single-quoted. */
-static void shell_line(const st_scn_case *k, char *buf, size_t n)
+ * characters single-quoted. Allocated to fit (a quote in a word takes four
+ * bytes); NULL when memory runs out. */
+static char *shell_line(const st_scn_case *k)
 {
-    snprintf(buf, n, "strata");
+    size_t n = sizeof "strata";
+    for (int i = 0; i < k->argc; i++)
+        n += 3 + 4 * strlen(k->argv[i]);
+    char *buf = malloc(n), *o = buf;
+    if (!buf)
+        return NULL;
+    o += sprintf(o, "strata");
     for (int i = 0; i < k->argc; i++) {
         const char *a = k->argv[i];
         int plain = a[0] != '\0';
-        for (const char *p = a; *p; p++)
-            plain &= !strchr(" \t'\"\\$`*?[]{}()<>|&;#~!", *p);
-        size_t l = strlen(buf);
+        for (const char *q = a; *q; q++)
+            plain &= !strchr(" \t'\"\\$`*?[]{}()<>|&;#~!", *q);
+        *o++ = ' ';
         if (plain) {
-            snprintf(buf + l, n - l, " %s", a);
-        } else {
-            snprintf(buf + l, n - l, " '");
-            for (const char *p = a; *p; p++) {
-                l = strlen(buf);
-                snprintf(buf + l, n - l, *p == '\'' ? "'\\''" : "%c", *p);
-            }
-            l = strlen(buf);
-            snprintf(buf + l, n - l, "'");
+            o += sprintf(o, "%s", a);
+            continue;
         }
+        *o++ = '\'';
+        for (const char *q = a; *q; q++)
+            o += *q == '\'' ? sprintf(o, "'\\''") : sprintf(o, "%c", *q);
+        *o++ = '\'';
+        *o = '\0';
     }
+    return buf;
 }
 
+/* The format a metric prints in: its own, else what its key says. */
+static st_scn_format metric_format(const st_scn_metric *m)
+{
+    return m->format == ST_SCN_FMT_AUTO ? infer_format(m->path) : m->format;
+}
+
+/* speedup_over: a time's ratio is the base over the case (a speedup);
+ * anything else (a rate, MFU, a hit ratio) the case over the base. */
 static void fill_speedups(const st_scenario *s, result *res)
 {
     for (size_t m = 0; m < s->n_metrics; m++) {
@@ -428,13 +516,11 @@ static void fill_speedups(const st_scenario *s, result *res)
         if (base < 0 || res[base].err[0] || !res[base].cells[m].ok)
             continue;
         double b = res[base].cells[m].v;
+        int time = metric_format(&s->metrics[m]) == ST_SCN_FMT_TIME;
         for (size_t c = 0; c < s->n_cases; c++) {
             cell *x = &res[c].cells[m];
-            if (!res[c].err[0] && x->ok && isfinite(x->v) && isfinite(b) && x->v > 0)
-                x->speedup = infer_format(s->metrics[m].path) == ST_SCN_FMT_RATE ||
-                                     s->metrics[m].format == ST_SCN_FMT_RATE
-                                 ? x->v / b
-                                 : b / x->v;
+            if (!res[c].err[0] && x->ok && isfinite(x->v) && isfinite(b) && x->v > 0 && b > 0)
+                x->speedup = time ? b / x->v : x->v / b;
         }
     }
 }
@@ -468,7 +554,6 @@ static void cell_text(const st_scenario *s, const result *r, size_t m, int row, 
 
 static void print_text(const st_scenario *s, result *res, FILE *out)
 {
-    char line[8192];
     fprintf(out, "%s  %s\n", s->id, s->title);
     if (s->shared_missing) {
         fprintf(out, "  skipped: it reads the measured data folder (${shared}), which is not here; set "
@@ -479,11 +564,12 @@ static void print_text(const st_scenario *s, result *res, FILE *out)
     for (size_t c = 0; c < s->n_cases; c++)
         wname = strlen(s->cases[c].name) > wname ? strlen(s->cases[c].name) : wname;
     for (size_t c = 0; c < s->n_cases; c++) {
-        shell_line(&s->cases[c], line, sizeof line);
+        char *line = shell_line(&s->cases[c]);
         if (s->n_cases > 1)
-            fprintf(out, "  %-*s  $ %s\n", (int)wname, s->cases[c].name, line);
+            fprintf(out, "  %-*s  $ %s\n", (int)wname, s->cases[c].name, line ? line : "(out of memory)");
         else
-            fprintf(out, "  $ %s\n", line);
+            fprintf(out, "  $ %s\n", line ? line : "(out of memory)");
+        free(line);
     }
     /* the table: a row per metric (and one for its band), a column per case */
     int wl = 10, wc = 8;
@@ -584,8 +670,10 @@ static void print_json_scenario(st_json *j, const st_scenario *s, result *res)
             } else {
                 if (isfinite(x->v))
                     st_json_number(j, "value", x->v);
-                else
+                else if (x->text[0])
                     st_json_string(j, "value", x->text);
+                else
+                    st_json_null(j, "value"); /* null in the output */
                 if (s->metrics[m].band[0][0]) {
                     json_num(j, "lo", x->lo);
                     json_num(j, "hi", x->hi);
@@ -608,19 +696,23 @@ static int run(int argc, char **argv)
     static const struct option opts[] = {
         {"filter", required_argument, NULL, 'f'}, {"list", no_argument, NULL, 'l'},
         {"jobs", required_argument, NULL, 'j'},   {"shared", required_argument, NULL, 'S'},
-        {"json", no_argument, NULL, 'J'},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"timeout", required_argument, NULL, 'T'}, {"json", no_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     const char *filter = NULL, *shared_opt = NULL;
     int json = 0, list = 0, c;
-    long long jobs = 0;
+    long long jobs = 0, timeout = DEFAULT_TIMEOUT_S;
     optind = 0;
     while ((c = cli_getopt(&cmd_suite, argc, argv, "", opts)) != -1) {
         switch (c) {
         case 'f': filter = optarg; break;
         case 'l': list = 1; break;
         case 'j':
-            if (cli_parse_ll(&cmd_suite, "--jobs", optarg, 1, 64, &jobs))
+            if (cli_parse_ll(&cmd_suite, "--jobs", optarg, 1, MAX_JOBS, &jobs))
+                return 2;
+            break;
+        case 'T':
+            if (cli_parse_ll(&cmd_suite, "--timeout", optarg, 0, 1000000, &timeout))
                 return 2;
             break;
         case 'S': shared_opt = optarg; break;
@@ -686,15 +778,18 @@ static int run(int argc, char **argv)
     size_t ns = 0;
     if (!rc && !sc)
         rc = st_error_set(&err, ST_ENOMEM, "out of memory");
-    /* load every file before running anything: a bad file stops the suite */
+    /* load every file before running anything: a bad file stops the suite;
+     * ids are unique over all the files, whatever --filter keeps */
+    static char ids[MAX_FILES][32];
     for (size_t i = 0; i < nf && !rc; i++) {
         st_scenario *s = &sc[ns];
         if ((rc = st_load_scenario(files[i], have_shared ? shared : NULL, s, &err)))
             break;
-        for (size_t j = 0; j < ns && !rc; j++)
-            if (strcmp(sc[j].id, s->id) == 0)
+        for (size_t j = 0; j < i && !rc; j++)
+            if (strcmp(ids[j], s->id) == 0)
                 rc = st_error_set(&err, ST_EINVAL, "%s: scenario '%s' is also in %s; give each scenario its own id",
-                                  s->path, s->id, sc[j].path);
+                                  s->path, s->id, files[j]);
+        snprintf(ids[i], sizeof ids[i], "%s", s->id);
         if (rc) {
             st_scenario_free(s);
             break;
@@ -753,9 +848,10 @@ static int run(int argc, char **argv)
             } else {
                 printf("%-6s %s%s\n", s->id, s->title, s->shared_missing ? "  (skipped: no measured data)" : "");
                 for (size_t c2 = 0; c2 < s->n_cases; c2++) {
-                    char line[8192];
-                    shell_line(&s->cases[c2], line, sizeof line);
-                    printf("       %s%s$ %s\n", s->cases[c2].name, s->cases[c2].name[0] ? "  " : "", line);
+                    char *line = shell_line(&s->cases[c2]);
+                    printf("       %s%s$ %s\n", s->cases[c2].name, s->cases[c2].name[0] ? "  " : "",
+                           line ? line : "(out of memory)");
+                    free(line);
                 }
             }
         }
@@ -798,9 +894,37 @@ static int run(int argc, char **argv)
             runs[k].c = c2;
             k++;
         }
-    /* a child that dies writing to us must not take the suite with it */
+    /* a reader of our output that goes away must not leave children
+     * behind; children of a suite stopped by SIGINT or SIGTERM stop too */
     signal(SIGPIPE, SIG_IGN);
-    run_all(exe, runs, nr, (int)jobs);
+    signal(SIGINT, stop_children);
+    signal(SIGTERM, stop_children);
+    /* the children's environment: ours, and STRATA_READ_ONLY=1, so that no
+     * command a scenario runs writes a file, whatever its options */
+    size_t nenv = 0;
+    while (environ[nenv])
+        nenv++;
+    char **envp = calloc(nenv + 2, sizeof *envp);
+    if (!envp) {
+        free(runs);
+        free(res);
+        for (size_t i = 0; i < ns; i++)
+            st_scenario_free(&sc[i]);
+        free(sc);
+        st_error_set(&err, ST_ENOMEM, "out of memory");
+        return cli_fail(&err);
+    }
+    size_t ne = 0;
+    for (size_t i = 0; i < nenv; i++)
+        if (strncmp(environ[i], "STRATA_READ_ONLY=", 17) != 0)
+            envp[ne++] = environ[i];
+    envp[ne++] = "STRATA_READ_ONLY=1";
+    envp[ne] = NULL;
+    pool p = {exe, envp, (double)timeout, runs, nr, 0, PTHREAD_MUTEX_INITIALIZER};
+    run_all(&p, (int)jobs);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    free(envp);
     for (size_t i = 0; i < nr; i++)
         read_result(&runs[i], &res[i]);
 
@@ -858,14 +982,16 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_suite = {
     "suite",
-    "suite [FILE|DIR ...] [--filter REGEX] [--list] [--jobs N] [--shared DIR] [--json]",
+    "suite [FILE|DIR ...] [--filter REGEX] [--list] [--jobs N] [--timeout S] [--shared DIR] [--json]",
     "Run the scenario suite: each practitioner question as strata commands, its target metrics.",
-    "  FILE|DIR         scenario files, or folders of them (default: workloads/scenarios, the\n"
-    "                   brief's 28 questions); see strata-scenario(5)\n"
+    "  FILE|DIR         scenario files, or folders of them (default: workloads/scenarios, 26 of\n"
+    "                   the brief's 28 questions); see strata-scenario(5)\n"
     "  --filter REGEX   only scenarios whose id or title matches (PCRE2, any case)\n"
     "  --list           print each scenario's command lines without running them\n"
     "  --jobs N         commands run at once (default: the cores, at most 8); results do not\n"
     "                   depend on it\n"
+    "  --timeout S      stop and fail a case that runs longer than S seconds (default 600; 0: no\n"
+    "                   limit)\n"
     "  --shared DIR     the measured-data folder that ${shared} names in a scenario (default\n"
     "                   $STRATA_SHARED, else ../shared/data beside the data root); scenarios that\n"
     "                   need it are skipped when it is absent\n"
@@ -873,7 +999,8 @@ const cli_command cmd_suite = {
     "                   status, error, metrics[] of label, metric, value, lo, hi, speedup), ok,\n"
     "                   failed, skipped\n"
     "\n"
-    "Every case prints the command line that reproduces its numbers. A bad scenario file stops\n"
+    "Every case prints the command line that reproduces its numbers; the commands run with\n"
+    "STRATA_READ_ONLY=1, so none of them writes a file. A bad scenario file stops\n"
     "the suite before anything runs (FILE:LINE:COL); a command that fails, or a metric its\n"
     "output lacks, marks that scenario failed and the exit status 1.\n",
     run,

@@ -362,19 +362,22 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     if (!rc && s->n_colocated > 0 && o->trace)
         for (size_t i = 0; i < s->reqs.n; i++)
             s->reqs.r[i].model = (int)(i % (size_t)(1 + s->n_colocated));
-    /* --trim: a request longer than its model's context keeps its output
-     * (up to the context less one prompt token) and loses the prompt's
-     * excess, as VIDUR's trace generators clip lengths to max_tokens */
+    /* --trim: a request longer than its model's context gives up the
+     * excess from prompt and output in proportion to their lengths, each
+     * share rounded up and at least one token of each kept, as VIDUR's
+     * trace length generator fits traces to max_tokens */
     s->trimmed = 0;
     for (size_t i = 0; !rc && o->trim && i < s->reqs.n; i++) {
         st_request *q = &s->reqs.r[i];
         const st_model *m = q->model == 0 ? &s->model : &s->colocated[q->model - 1];
         long long mlen = o->max_model_len > 0 ? o->max_model_len : m->tf.max_seq;
-        if (mlen < 2 || (long long)q->in + q->out <= mlen)
+        double total = (double)q->in + (double)q->out, diff = total - (double)mlen;
+        if (mlen < 2 || diff <= 0)
             continue;
-        if (q->out > mlen - 1)
-            q->out = (int)(mlen - 1);
-        q->in = (int)(mlen - q->out);
+        long long in = q->in - (long long)ceil(diff * q->in / total);
+        long long out = q->out - (long long)ceil(diff * q->out / total);
+        q->in = (int)(in < 1 ? 1 : in);
+        q->out = (int)(out < 1 ? 1 : out);
         if (q->prefix_len > q->in)
             q->prefix_len = q->in;
         s->trimmed++;

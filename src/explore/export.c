@@ -63,9 +63,11 @@ static void csv_text(FILE *f, const char *t)
 
 static int wanted(const st_point *p, int front_only) { return !front_only || p->front; }
 
-/* Why point idx is invalid: evaluated again for its message (invalid points
- * fail at their checks, before any model runs, so this is cheap); "" for a
- * valid one. */
+/* Why point idx is invalid: evaluated again for its message, as a point
+ * keeps no text. Most invalid points fail at their checks before a model
+ * runs (a split that does not divide, a dtype the GPU lacks); a serving
+ * point the simulator rejects part-way is simulated again, once per export
+ * file. "" for a valid point. */
 static void invalid_reason(const st_sweep *s, long long idx, const st_point *p, char *buf, size_t n)
 {
     buf[0] = '\0';

@@ -153,7 +153,7 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
     int rc = st_ydoc_load_file(&doc, path, err);
     if (rc)
         return rc;
-    fctx c = {doc.path, "GPU kernel coefficients", err, NULL};
+    fctx c = {doc.path, "GPU kernel coefficients", err, "the table `strata calibrate` writes (src/gpu/gpu.h)"};
     static const fkey keys[] = {
         {"kind", 1, "gpu-coefficients"},
         {"e_ref_w_per_tflop", 1, "W per FP32 TFLOP/s a GPU needs to hold boost clock"},

@@ -67,6 +67,10 @@ static int arg_text(const fctx *c, const st_ynode *v, const char *what, const ch
                        v->kind == ST_Y_SCALAR ? ", found nothing" : "");
     const char *p = v->scalar;
     size_t j = 0;
+    /* an operand or value that reads as an option would slip options past
+     * the checks on option names (strata-scenario(5)) */
+    if (p[0] == '-')
+        return f_error(c, v, "%s: '%s' starts with '-'; give options under options:, by name", what, p);
     while (*p) {
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             return f_error(c, v, "%s: the text contains a control character (byte 0x%02x); remove it", what,

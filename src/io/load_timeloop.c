@@ -95,7 +95,7 @@ static int st_read_timeloop_problem(const char *path, const st_ynode *root, st_a
         {"densities", 0, "sparsity (not modelled; must be empty)"}};
     static const fkey prob_keys[] = {{"version", 0, "0.4"}, {"instance", 1, "dimension sizes"},
                                      {"shape", 0, "conv2D shape"}};
-    fctx c = {path, "problem", err, NULL};
+    fctx c = {path, "problem", err, "Timeloop v0.4's problem format"};
     const st_ynode *pr = f_get(root, "problem"), *inst;
     int rc;
     long long v;
@@ -252,7 +252,7 @@ static int st_read_timeloop_mapping(const char *path, const st_ynode *root, cons
         {"factors", 0, "\"C1 M8 ...\""}, {"permutation", 0, "dims, innermost first"},
         {"split", 0, "X/Y split position"}, {"keep", 0, "tensors kept"},
         {"bypass", 0, "tensors bypassed"}};
-    fctx c = {path, "mapping", err, NULL};
+    fctx c = {path, "mapping", err, "Timeloop v0.4's mapping format"};
     const st_ynode *list = root && root->kind == ST_Y_MAP ? f_get(root, "mapping") : root;
     unsigned set_t[ST_ACCEL_MAX_LEVELS] = {0}, set_s[ST_ACCEL_MAX_LEVELS] = {0};
     int rc;
@@ -670,7 +670,7 @@ static int tl_flat(tl_build *b, const st_ynode *subtree)
 static int tl_read_ert(const char *path, st_accel *a, double *cycle_s, st_error *err)
 {
     st_ydoc doc;
-    fctx c = {path, "ERT", err, NULL};
+    fctx c = {path, "ERT", err, "Accelergy's ERT format"};
     int rc = st_ydoc_load_file(&doc, path, err);
     if (rc)
         return rc;

@@ -127,28 +127,34 @@ st_dtype st_serve_dtype(const st_serve_cfg *c)
     return st_gpu_supports(c->gpu, ST_BF16) ? ST_BF16 : ST_FP16;
 }
 
+void st_serve_req_dists(const st_req_out *req, size_t n, int model, double *v, st_dist *ttft, st_dist *tpot,
+                        st_dist *e2e, size_t *count)
+{
+    size_t k = 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (model < 0 || req[i].model == model)
+            v[k++] = req[i].first - req[i].arrival;
+    st_dist_of(v, k, ttft);
+    for (size_t i = 0; i < n; i++)
+        if ((model < 0 || req[i].model == model) && req[i].out > 1)
+            v[m++] = (req[i].done - req[i].first) / (req[i].out - 1);
+    st_dist_of(v, m, tpot);
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (model < 0 || req[i].model == model)
+            v[k++] = req[i].done - req[i].arrival;
+    st_dist_of(v, k, e2e);
+    *count = k;
+}
+
 int st_serve_model_dists(const st_serve_result *r, int model, st_dist *ttft, st_dist *tpot, st_dist *e2e,
                          size_t *n)
 {
-    size_t k = 0, m = 0;
     double *v = malloc((r->n_requests ? r->n_requests : 1) * sizeof *v);
     if (!v)
         return ST_ENOMEM;
-    for (size_t i = 0; i < r->n_requests; i++)
-        if (r->req[i].model == model)
-            v[k++] = r->req[i].first - r->req[i].arrival;
-    st_dist_of(v, k, ttft);
-    for (size_t i = 0; i < r->n_requests; i++)
-        if (r->req[i].model == model && r->req[i].out > 1)
-            v[m++] = (r->req[i].done - r->req[i].first) / (r->req[i].out - 1);
-    st_dist_of(v, m, tpot);
-    k = 0;
-    for (size_t i = 0; i < r->n_requests; i++)
-        if (r->req[i].model == model)
-            v[k++] = r->req[i].done - r->req[i].arrival;
-    st_dist_of(v, k, e2e);
+    st_serve_req_dists(r->req, r->n_requests, model, v, ttft, tpot, e2e, n);
     free(v);
-    *n = k;
     return 0;
 }
 

@@ -281,9 +281,12 @@ st_dtype st_serve_dtype(const st_serve_cfg *c);
 
 /* Distribution of a sample (sorted in place). */
 void st_dist_of(double *v, size_t n, st_dist *out);
-/* TTFT, TPOT and latency of the requests one model served (0: the main
- * model, i: the i-th co-located one), computed as the result's own are;
- * *n gets their count. ST_ENOMEM, or 0. */
+/* TTFT, TPOT (requests of two or more output tokens) and latency of the
+ * requests of one model (0: the main one, i: the i-th co-located one; -1:
+ * all), with a scratch array of n doubles; *count gets the requests. */
+void st_serve_req_dists(const st_req_out *req, size_t n, int model, double *scratch, st_dist *ttft, st_dist *tpot,
+                        st_dist *e2e, size_t *count);
+/* The same over a result, allocating the scratch: ST_ENOMEM, or 0. */
 int st_serve_model_dists(const st_serve_result *r, int model, st_dist *ttft, st_dist *tpot, st_dist *e2e,
                          size_t *n);
 

@@ -1540,17 +1540,8 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
                 if ((cfg->slo_ttft_s <= 0 || ttft <= cfg->slo_ttft_s) && (cfg->slo_tpot_s <= 0 || tpot <= cfg->slo_tpot_s))
                     good++;
             }
-            for (size_t i = 0; i < n; i++)
-                v[i] = out->req[i].first - out->req[i].arrival;
-            st_dist_of(v, n, &out->ttft);
-            size_t m = 0;
-            for (size_t i = 0; i < n; i++)
-                if (out->req[i].out > 1)
-                    v[m++] = (out->req[i].done - out->req[i].first) / (out->req[i].out - 1);
-            st_dist_of(v, m, &out->tpot);
-            for (size_t i = 0; i < n; i++)
-                v[i] = out->req[i].done - out->req[i].arrival;
-            st_dist_of(v, n, &out->e2e);
+            size_t all;
+            st_serve_req_dists(out->req, n, -1, v, &out->ttft, &out->tpot, &out->e2e, &all);
             for (size_t i = 0; i < n; i++)
                 v[i] = out->req[i].scheduled - out->req[i].arrival;
             st_dist_of(v, n, &out->queue);
