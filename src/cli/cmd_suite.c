@@ -876,11 +876,18 @@ static int run(int argc, char **argv)
     size_t nr = 0;
     for (size_t i = 0; i < ns; i++)
         nr += sc[i].shared_missing ? 0 : sc[i].n_cases;
+    /* the children's environment: ours, and STRATA_READ_ONLY=1, so that no
+     * command a scenario runs writes a file, whatever its options */
+    size_t nenv = 0;
+    while (environ[nenv])
+        nenv++;
     child *runs = calloc(nr ? nr : 1, sizeof *runs);
     result *res = calloc(nr ? nr : 1, sizeof *res);
-    if (!runs || !res) {
+    char **envp = calloc(nenv + 2, sizeof *envp);
+    if (!runs || !res || !envp) {
         free(runs);
         free(res);
+        free(envp);
         for (size_t i = 0; i < ns; i++)
             st_scenario_free(&sc[i]);
         free(sc);
@@ -899,21 +906,6 @@ static int run(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, stop_children);
     signal(SIGTERM, stop_children);
-    /* the children's environment: ours, and STRATA_READ_ONLY=1, so that no
-     * command a scenario runs writes a file, whatever its options */
-    size_t nenv = 0;
-    while (environ[nenv])
-        nenv++;
-    char **envp = calloc(nenv + 2, sizeof *envp);
-    if (!envp) {
-        free(runs);
-        free(res);
-        for (size_t i = 0; i < ns; i++)
-            st_scenario_free(&sc[i]);
-        free(sc);
-        st_error_set(&err, ST_ENOMEM, "out of memory");
-        return cli_fail(&err);
-    }
     size_t ne = 0;
     for (size_t i = 0; i < nenv; i++)
         if (strncmp(environ[i], "STRATA_READ_ONLY=", 17) != 0)
