@@ -710,6 +710,53 @@ if [ $rc = 1 ] && grep -q "request 1 has 4000 + 200 tokens, beyond gpt2-small's 
 # ceil(3176 x 4000/4200) = 3,025, the output ceil(3176 x 200/4200) = 152
 check "serve --trim: one request cut in proportion, to 975 + 48 within the 1,024-token context" \
     sh -c "jq -e '.trimmed_requests == 1' '$tmp/trim.json' > /dev/null && awk -F, 'NR == 3 { exit !(\$4 == 975 && \$5 == 48) }' '$tmp/long.csv'"
+# serve --cp: context parallelism (ring attention, KV sharded by token).
+# Llama 3.1 8B's K/V per token per layer: 2 x 8 KV heads x 128 x 2 bytes;
+# a block of 16 tokens over 32 layers is 2,097,152 bytes, a quarter of it
+# per GPU under CP 4 (hand count)
+"$S" serve llama3.1-8b --gpu h100-sxm --qps 1 --requests 1 --lengths fixed:130944,128 --max-batched-tokens 131072 --json > "$tmp/cp1.json"
+"$S" serve llama3.1-8b --gpu h100-sxm --cluster hgx-h100-4gpu --cp 4 --qps 1 --requests 1 --lengths fixed:130944,128 --max-batched-tokens 131072 --json > "$tmp/cp4.json"
+check "serve --cp 4: KV bytes per block a quarter of one GPU's (2,097,152 -> 524,288), weights the same, 4 GPUs" \
+    jq -e --slurpfile a "$tmp/cp1.json" '$a[0].kv_bytes_per_block == 2097152 and .kv_bytes_per_block == 524288
+        and .weights_bytes_per_gpu == $a[0].weights_bytes_per_gpu and .gpus == 4 and .cp == 4 and $a[0].cp == 1' "$tmp/cp4.json"
+# the prefill's GEMMs and its causal attention split evenly over the ranks
+# and NVLink hides the K/V hops: near-linear, as Yang et al. 2024 measure
+# (93% at 16 nodes); never better than linear
+check "serve --cp 4 on 4 H100s: a 128k prompt's TTFT between 1/4 and 1/3.4 of one GPU's" \
+    jq -e --slurpfile a "$tmp/cp1.json" '.ttft_s.mean > $a[0].ttft_s.mean / 4 and .ttft_s.mean < $a[0].ttft_s.mean / 3.4' "$tmp/cp4.json"
+check "serve --cp 4: memory per GPU falls (a quarter of the KV and of the prefill activations)" \
+    jq -e --slurpfile a "$tmp/cp1.json" '.memory_per_gpu_bytes < $a[0].memory_per_gpu_bytes - 20e9' "$tmp/cp4.json"
+# CP across nodes: TP 8 fills a node of vidur-a100-dgx, so the ring of CP 2
+# crosses the 7.77 GB/s scale-out link. Each hop carries 16,000 tokens' K/V
+# of 4 KV heads per GPU: 16000 x 2 x 4 x 128 x 2 = 32,768,000 bytes; 32
+# layers each wait for one hop at least (the attention of a block is
+# faster here)
+hop=$("$S" coll sendrecv --cluster vidur-a100-dgx --gpus 2 --per-node 1 --bytes 32768000 --json | jq '.time_s')
+"$S" serve llama2-7b-32k --gpu a100-80gb-sxm --cluster vidur-a100-dgx --tp 8 --cp 2 --qps 1 --requests 1 --lengths fixed:32000,16 --max-batched-tokens 32768 --json > "$tmp/cpx.json"
+"$S" serve llama2-7b-32k --gpu a100-80gb-sxm --cluster vidur-a100-dgx --tp 4 --cp 2 --qps 1 --requests 1 --lengths fixed:32000,16 --max-batched-tokens 32768 --json > "$tmp/cpn.json"
+check "serve --cp 2 across nodes: TTFT >= 32 layers x one K/V hop of 32.8 MB (strata coll: $hop s)" \
+    jq -e --argjson h "${hop:-1e9}" '.ttft_s.mean >= 32 * $h' "$tmp/cpx.json"
+# the same cluster with a 10x and a 100x faster scale-out link: once a hop
+# is shorter than a block's attention the ring is hidden and the link's
+# speed no longer matters; on the slow link the TTFT grows by at most the
+# 32 hops' own time
+sed 's/^    bw_gbs: 7.77 *$/    bw_gbs: 77.7/' "$srcdir/presets/cluster/vidur-a100-dgx.yaml" > "$tmp/cp-fast.yaml"
+sed 's/^    bw_gbs: 7.77 *$/    bw_gbs: 777/' "$srcdir/presets/cluster/vidur-a100-dgx.yaml" > "$tmp/cp-faster.yaml"
+for f in fast faster; do
+    "$S" serve llama2-7b-32k --gpu a100-80gb-sxm --cluster "$tmp/cp-$f.yaml" --tp 8 --cp 2 --qps 1 --requests 1 --lengths fixed:32000,16 --max-batched-tokens 32768 --json > "$tmp/cp-$f.json"
+done
+check "serve --cp 2: a hidden ring does not depend on the link (77.7 and 777 GB/s give the same TTFT)" \
+    jq -e --slurpfile b "$tmp/cp-faster.json" '.ttft_s.mean == $b[0].ttft_s.mean' "$tmp/cp-fast.json"
+check "serve --cp 2: at 7.77 GB/s the exposed ring adds more than 0 and at most 32 hops to the TTFT" \
+    jq -e --slurpfile f "$tmp/cp-fast.json" --argjson h "${hop:-1e9}" '(.ttft_s.mean - $f[0].ttft_s.mean) as $d | $d > 0.01 and $d <= 32 * $h' "$tmp/cpx.json"
+"$S" serve llama3.1-8b --cp 0 --qps 1 --requests 1 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--cp" "$tmp/err"; then ok "serve --cp 0: a usage error"; else not_ok "serve --cp 0: a usage error" "rc=$rc $(cat "$tmp/err")"; fi
+cpbad=""
+for extra in "--spec-k 2 --spec-accept 0.8" "--disagg 1:1" "--colocate llama2-7b"; do
+    "$S" serve llama3.1-8b --gpu h100-sxm --cp 2 $extra --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/out" 2> "$tmp/err"; rc=$?
+    { [ $rc = 1 ] && grep -q "context parallelism (--cp) is not modelled with" "$tmp/err" && [ ! -s "$tmp/out" ]; } || cpbad="$cpbad [$extra: rc=$rc $(cat "$tmp/err")]"
+done
+if [ -z "$cpbad" ]; then ok "serve --cp with --spec-k, --disagg or --colocate: refused, naming the pair"; else not_ok "serve --cp with unmodelled options refused" "$cpbad"; fi
 # max_concurrency: the KV cache's tokens over the longest request
 "$S" serve llama2-7b --gpu a100-80gb-sxm --qps 1 --requests 2 --lengths fixed:512,128 --max-model-len 2048 --json > "$tmp/mc.json"
 check "serve: max_concurrency = kv_tokens / max_model_len (2048)" \

@@ -13,7 +13,7 @@ static int run(int argc, char **argv);
 
 const cli_command cmd_serve = {
     "serve",
-    "serve MODEL --gpu PRESET [--tp N --pp N --dp N --ep] [--sched S] [--max-num-seqs N]\n"
+    "serve MODEL --gpu PRESET [--tp N --pp N --cp N --dp N --ep] [--sched S] [--max-num-seqs N]\n"
     "                   [--max-batched-tokens N] [--chunk N] [--block-size N] [--gpu-mem-util F]\n"
     "                   (--trace FILE | --qps Q --requests N --lengths SPEC) [--seed N] [--prefix-cache]\n"
     "                   [--spec-k K --spec-accept A --draft MODEL] [--quant w4a16|w8a8|fp8]\n"
@@ -25,6 +25,8 @@ const cli_command cmd_serve = {
     "                        --disagg KV transfer, swap); default: the first node preset built\n"
     "                        from --gpu, when one is needed\n"
     "  --tp N, --pp N        tensor / pipeline parallel GPUs per replica (default 1)\n"
+    "  --cp N                context parallel: N TP x PP groups share each sequence's tokens\n"
+    "                        (ring attention for prefill, KV cache sharded by token; default 1)\n"
     "  --dp N                replicas (data parallel; default 1)\n"
     "  --ep                  expert parallelism over the DP x TP ranks (MoE; ranks run in lockstep)\n"
     "  --sched S             vllm (V1, default), vllm-v0, sarathi, orca, static\n"
@@ -73,6 +75,14 @@ const cli_command cmd_serve = {
     "                        model's ttft_s, tpot_s, latency_s), ...\n",
     run,
 };
+
+/* what a GPU of a replica holds at the run's peak: weights, the
+ * activation and runtime reserves, and the KV cache in use */
+static double memory_per_gpu(const st_serve_cfg *c, const st_serve_result *r)
+{
+    return r->weights_bytes_per_gpu + r->activation_reserve_bytes + c->runtime_reserve_bytes +
+           r->kv_peak_frac * (double)r->kv_blocks * r->kv_bytes_per_block;
+}
 
 static void dist_text(const char *name, const st_dist *d, FILE *o)
 {
@@ -185,6 +195,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_string(j, "sched", st_sched_name(c->sched));
     st_json_int(j, "tp", c->tp);
     st_json_int(j, "pp", c->pp);
+    st_json_int(j, "cp", c->cp);
     st_json_int(j, "dp", c->dp);
     st_json_int(j, "ep", c->ep);
     st_json_int(j, "gpus", r->gpus);
@@ -215,6 +226,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_number(j, "weights_bytes_per_gpu", r->weights_bytes_per_gpu);
     st_json_number(j, "kv_bytes_per_block", r->kv_bytes_per_block);
     st_json_number(j, "activation_reserve_bytes", r->activation_reserve_bytes);
+    st_json_number(j, "memory_per_gpu_bytes", memory_per_gpu(c, r));
     st_json_number(j, "prefix_hit_ratio", r->prefix_hit_ratio);
     if (c->spec_k > 0) {
         st_json_number(j, "spec_tokens_per_step", r->spec_tokens_per_step);
@@ -240,8 +252,12 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
 {
     char a[32], b[32], d[32];
     fprintf(o, "%s on %s", c->model->name, c->gpu->name);
-    if (c->tp * c->pp > 1 || c->dp > 1)
-        fprintf(o, "  (TP %d, PP %d, DP %d%s)", c->tp, c->pp, c->dp, c->ep > 1 ? ", EP" : "");
+    if (c->tp * c->pp * c->cp > 1 || c->dp > 1) {
+        fprintf(o, "  (TP %d, PP %d", c->tp, c->pp);
+        if (c->cp > 1)
+            fprintf(o, ", CP %d", c->cp);
+        fprintf(o, ", DP %d%s)", c->dp, c->ep > 1 ? ", EP" : "");
+    }
     fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld, block %d, %s\n",
             st_sched_name(c->sched), c->max_num_seqs, c->max_batched_tokens, c->block_size,
             c->quant ? st_quant_name(c->quant) : st_dtype_name(st_serve_dtype(c)));
@@ -249,6 +265,8 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
     cli_bytes(b, sizeof b, r->activation_reserve_bytes);
     fprintf(o, "  KV cache   %lld blocks (%lld tokens) per replica; weights %s per GPU, activations %s\n",
             r->kv_blocks, r->kv_tokens, a, b);
+    cli_bytes(a, sizeof a, memory_per_gpu(c, r));
+    fprintf(o, "  memory     %s per GPU at the peak (weights, reserves, KV in use)\n", a);
     cli_secs(d, sizeof d, r->duration_s);
     fprintf(o, "  requests   %zu in %s, %lld steps, %lld preemptions, peak KV use %.1f%%\n\n", r->n_requests, d,
             r->steps, r->preemptions, 100.0 * r->kv_peak_frac);

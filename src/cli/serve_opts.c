@@ -14,7 +14,7 @@ void cli_serve_opts_init(cli_serve_opts *o)
     st_serve_cfg d;
     st_serve_cfg_default(&d);
     o->gpu = "h100-sxm";
-    o->tp = o->pp = o->dp = 1;
+    o->tp = o->pp = o->cp = o->dp = 1;
     o->max_num_seqs = d.max_num_seqs;
     o->max_batched_tokens = d.max_batched_tokens;
     o->chunk = d.chunk;
@@ -66,6 +66,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         {"gpu", required_argument, NULL, 'g'},          {"cluster", required_argument, NULL, 'c'},
         {"tp", required_argument, NULL, 'T'},           {"pp", required_argument, NULL, 'P'},
         {"dp", required_argument, NULL, 'D'},           {"ep", no_argument, NULL, 'E'},
+        {"cp", required_argument, NULL, 'c' + 256},
         {"sched", required_argument, NULL, 'S'},        {"max-num-seqs", required_argument, NULL, 'n'},
         {"max-batched-tokens", required_argument, NULL, 'B'}, {"chunk", required_argument, NULL, 'C'},
         {"block-size", required_argument, NULL, 'b'},   {"gpu-mem-util", required_argument, NULL, 'u'},
@@ -101,6 +102,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'T': dst = &o->tp, nm = "--tp", hi = 1024; break;
         case 'P': dst = &o->pp, nm = "--pp", hi = 1024; break;
         case 'D': dst = &o->dp, nm = "--dp", hi = 64; break;
+        case 'c' + 256: dst = &o->cp, nm = "--cp", hi = 1024; break;
         case 'E': o->ep = 1; break;
         case 'S': o->sched = optarg; break;
         case 'n': dst = &o->max_num_seqs, nm = "--max-num-seqs", hi = 65536; break;
@@ -304,6 +306,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->tp = (int)o->tp;
     c->pp = (int)o->pp;
     c->dp = (int)o->dp;
+    c->cp = (int)o->cp;
     c->ep = o->ep ? c->dp * c->tp : 1;
     c->max_num_seqs = (int)o->max_num_seqs;
     c->max_batched_tokens = o->max_batched_tokens;
@@ -324,7 +327,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->slo_tpot_s = o->slo_tpot;
     c->seed = (unsigned long long)o->seed;
     c->eager = o->eager;
-    int per_replica = c->tp * c->pp;
+    int per_replica = c->tp * c->pp * c->cp;
     int need_net = per_replica > 1 || c->prefill_replicas > 0 || c->preempt == ST_PREEMPT_SWAP || c->ep > 1;
     if (o->cluster) {
         if ((rc = st_load_cluster_or_node(o->cluster, &s->cluster, err)))

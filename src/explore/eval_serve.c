@@ -26,6 +26,7 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
     c.tp = (int)nval(v[ST_P_TP], 1);
     c.pp = (int)nval(v[ST_P_PP], 1);
     c.dp = (int)nval(v[ST_P_DP], 1);
+    c.cp = (int)nval(v[ST_P_CP], 1);
     /* ep > 1 turns on expert parallelism over the DP x TP ranks (vLLM) */
     c.ep = nval(v[ST_P_EP], 1) > 1 ? c.dp * c.tp : 1;
     if (v[ST_P_SCHED])
@@ -44,11 +45,11 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
     c.slo_tpot_s = nval(v[ST_P_SLO_TPOT], 0);
     c.seed = (unsigned long long)nval(v[ST_P_SERVE_SEED], (double)c.seed);
     st_cluster cl;
-    int need_net = c.tp * c.pp > 1 || c.ep > 1;
+    int need_net = c.tp * c.pp * c.cp > 1 || c.ep > 1;
     if (v[ST_P_CLUSTER]) {
         c.cluster = &s->clusters[v[ST_P_CLUSTER]->obj];
     } else if (need_net) {
-        int rc = st_load_node_for_gpu(g->id, c.ep > 1 ? c.ep : c.tp * c.pp, &cl, err);
+        int rc = st_load_node_for_gpu(g->id, c.ep > 1 ? c.ep : c.tp * c.pp * c.cp, &cl, err);
         if (rc)
             return rc == ST_ENOTFOUND ? ST_EINVAL : rc;
         c.cluster = &cl;
@@ -91,8 +92,8 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
     pt->fits = 1;
     if (d) {
         st_serve_summarize(&r, &d->serve);
-        snprintf(d->note, sizeof d->note, "%s on %d x %s: %s, tp %d dp %d%s, %lld KV blocks, %lld preemptions",
-                 m->id, r.gpus, g->id, st_sched_name(c.sched), c.tp, c.dp, c.ep > 1 ? " ep" : "", r.kv_blocks,
+        snprintf(d->note, sizeof d->note, "%s on %d x %s: %s, tp %d cp %d dp %d%s, %lld KV blocks, %lld preemptions",
+                 m->id, r.gpus, g->id, st_sched_name(c.sched), c.tp, c.cp, c.dp, c.ep > 1 ? " ep" : "", r.kv_blocks,
                  r.preemptions);
     }
     st_serve_result_free(&r);

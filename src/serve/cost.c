@@ -13,6 +13,18 @@
  *             batched over sequences at their mean KV length, memoised on
  *             (sequences, query tokens, KV length rounded up to 16)) and one
  *             causal kernel per prefill chunk against its cached context.
+ *
+ * Context parallelism (cp > 1) splits every sequence's tokens over cp
+ * ranks: a rank runs the dense layers on its share of the prefill tokens
+ * (and on every decoding token: a decode step has one token per sequence
+ * to share), holds 1/cp of each sequence's KV, and computes a prefill
+ * chunk's attention as ring attention, pass-KV (Liu et al., "Ring Attention
+ * with Blockwise Transformers", 2023; Yang et al., "Context Parallelism for
+ * Scalable Million-Token Inference", 2024): cp steps, each the rank's
+ * queries against one rank's K/V block, the next block's send/recv
+ * overlapped with the block in hand. A decode step attends each rank's
+ * shard and merges the partial outputs: an all-reduce of the log-sum-exps,
+ * then one of the rescaled outputs, per block.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -222,17 +234,84 @@ static double decode_attn(st_serve_cost *c, long long n_dec, int q, double sum_k
     return v;
 }
 
+/* bytes of K and V that n tokens hold on one GPU of a TP group */
+static double kv_bytes_local(const st_serve_cost *c, long long n)
+{
+    const st_transformer *tf = &c->shard.tf;
+    double es = c->kv_fp8 ? 1.0 : st_dtype_bytes(c->dtype);
+    return 2.0 * (double)n * (double)tf->kv_heads * (double)tf->head_dim * es;
+}
+
+/* CP decode: merging n query tokens' partial attention over the cp ranks,
+ * per block: an all-reduce of the FP32 log-sum-exps (one per head), then of
+ * the outputs rescaled by them */
+static double cp_merge_time(st_serve_cost *c, long long n)
+{
+    double v;
+    if (memo_get(&c->cp_merge, n, &v))
+        return v;
+    const st_transformer *tf = &c->shard.tf;
+    double heads = (double)tf->heads;
+    double lse = (double)n * heads * 4.0;
+    double out = (double)n * heads * (double)tf->head_dim * st_dtype_bytes(c->dtype);
+    v = st_serve_coll(c->cluster, ST_COLL_ALLREDUCE, c->cp, c->cp_per_node, lse) +
+        st_serve_coll(c->cluster, ST_COLL_ALLREDUCE, c->cp, c->cp_per_node, out);
+    memo_put(&c->cp_merge, n, v);
+    return v;
+}
+
+/* one ring hop of n tokens' K/V blocks: every rank sends to its successor at
+ * once; the hop crosses nodes when the ring does */
+static double cp_send_time(st_serve_cost *c, long long n)
+{
+    double v;
+    if (memo_get(&c->cp_send, n, &v))
+        return v;
+    v = st_serve_coll(c->cluster, ST_COLL_SENDRECV, 2, c->cp_per_node >= c->cp ? 2 : 1, kv_bytes_local(c, n));
+    memo_put(&c->cp_send, n, v);
+    return v;
+}
+
+/* Ring attention (pass-KV) of a prefill chunk of `chunk` tokens after `ctx`
+ * cached ones, on one rank: its chunk/cp queries against each of the cp K/V
+ * blocks of (ctx + chunk)/cp tokens in turn. With load-balanced sharding
+ * every rank gets the same share of the causal mask: of the chunk x (ctx +
+ * chunk) query-key pairs, (ctx + (chunk + 1) / 2) / (ctx + chunk) are
+ * unmasked. The first block is the rank's own; each of the other cp - 1
+ * arrives while the previous one is computed, so a step takes the longer of
+ * the two. */
+static double ring_attn(st_serve_cost *c, long long chunk, long long ctx)
+{
+    long long kv = ctx + chunk, p = c->cp;
+    long long qr = (chunk + p - 1) / p, kr = (kv + p - 1) / p;
+    double f = ((double)ctx + ((double)chunk + 1.0) / 2.0) / (double)kv;
+    double step = flash(c, 1, qr, kr, 0) * f;
+    double hop = cp_send_time(c, kr);
+    return step + (double)(p - 1) * (hop > step ? hop : step);
+}
+
 double st_serve_step_time(st_serve_cost *c, long long n_tok, long long n_logits, long long n_dec, int q,
                           double sum_kv, const int *chunk, const int *ctx, int n_chunks)
 {
     if (n_tok <= 0)
         return 0;
-    double t = part_time(c, n_tok, 0) + part_time(c, n_logits, 1) + comm_time(c, n_tok);
+    long long rows = n_tok;
+    if (c->cp > 1) {
+        /* a rank's tokens: its share of the prefill, every decoding token */
+        long long dec = n_dec * (long long)q, pre = n_tok - dec;
+        if (pre < 0)
+            pre = 0;
+        rows = (pre + c->cp - 1) / c->cp + dec;
+    }
+    double t = part_time(c, rows, 0) + part_time(c, n_logits, 1) + comm_time(c, rows);
     double attn = 0;
-    if (n_dec > 0)
-        attn += decode_attn(c, n_dec, q, sum_kv);
+    if (n_dec > 0) {
+        attn += decode_attn(c, n_dec, q, sum_kv / (double)c->cp);
+        if (c->cp > 1)
+            attn += cp_merge_time(c, n_dec * (long long)q);
+    }
     for (int i = 0; i < n_chunks; i++)
-        attn += flash(c, 1, chunk[i], (long long)ctx[i] + chunk[i], 1);
+        attn += c->cp > 1 ? ring_attn(c, chunk[i], ctx[i]) : flash(c, 1, chunk[i], (long long)ctx[i] + chunk[i], 1);
     return t + attn * (double)c->blocks;
 }
 
@@ -252,6 +331,14 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     c->tp = cfg->tp > 0 ? cfg->tp : 1;
     c->pp = cfg->pp > 0 ? cfg->pp : 1;
     c->ep = cfg->ep > 0 ? cfg->ep : 1;
+    c->cp = cfg->cp > 0 ? cfg->cp : 1;
+    /* a replica's GPUs are laid out TP innermost, then CP: a node holds
+     * (its GPUs / tp) CP ranks */
+    c->cp_per_node = c->cp;
+    if (c->cp > 1 && cfg->cluster && cfg->cluster->nodes > 1) {
+        int per = cfg->cluster->node.gpus / c->tp;
+        c->cp_per_node = per < 1 ? 1 : per < c->cp ? per : c->cp;
+    }
     c->quant = cfg->quant;
     c->kv_fp8 = cfg->kv_fp8;
     c->eager = cfg->eager;
@@ -298,12 +385,13 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     c->weights_bytes = p_block * qb * stage_share / tp + p_exp * qb * stage_share / exp_split + nonblock * es / tp;
     double kvh = ft->kv_heads >= c->tp ? (double)(ft->kv_heads / c->tp) : 1.0;
     double kv_es = cfg->kv_fp8 ? 1.0 : es;
-    c->kv_bytes_per_token = 2.0 * (double)c->blocks * kvh * (double)ft->head_dim * kv_es;
+    /* CP shards the cache by token: a GPU holds 1/cp of each token's K/V */
+    c->kv_bytes_per_token = 2.0 * (double)c->blocks * kvh * (double)ft->head_dim * kv_es / (double)c->cp;
     /* vLLM's profiling forward at max_num_batched_tokens T: the block's live
      * tensors at its peak (residual, normed input, attention output and the
      * MLP's gate/up and activation outputs), and the sampler's FP32 logits
      * and probabilities over max_num_seqs rows */
-    double T = (double)cfg->max_batched_tokens, S = (double)cfg->max_num_seqs;
+    double T = ceil((double)cfg->max_batched_tokens / (double)c->cp), S = (double)cfg->max_num_seqs;
     double f_local = ft->experts > 0 ? (double)ft->top_k * (double)ft->expert_ffn_hidden / tp
                                      : (double)ft->ffn_hidden / tp;
     double mlp_live = (ft->gated_mlp ? 3.0 : 2.0) * f_local;
@@ -321,11 +409,15 @@ void st_serve_cost_free(st_serve_cost *c)
     free(c->lin.v);
     free(c->head.v);
     free(c->comm.v);
+    free(c->cp_merge.v);
+    free(c->cp_send.v);
     free(c->attn.key);
     free(c->attn.val);
     memset(&c->lin, 0, sizeof c->lin);
     memset(&c->head, 0, sizeof c->head);
     memset(&c->comm, 0, sizeof c->comm);
+    memset(&c->cp_merge, 0, sizeof c->cp_merge);
+    memset(&c->cp_send, 0, sizeof c->cp_send);
     memset(&c->attn, 0, sizeof c->attn);
 }
 

@@ -26,12 +26,14 @@ typedef struct st_serve_cost {
     st_gpu gpu;               /* scaled when spatially shared */
     const st_gpu_coef *coef;
     const st_cluster *cluster;
-    int tp, pp, ep;
+    int tp, pp, ep, cp;
+    int cp_per_node;          /* CP ranks per node (the ring's hops cross nodes when < cp) */
     st_quant quant;
     int kv_fp8, eager;
     st_dtype dtype;
     long long blocks;         /* transformer blocks per stage */
     memo lin, head, comm;
+    memo cp_merge, cp_send;   /* CP: decode merge at n tokens, ring hop of n tokens' K/V */
     attn_memo attn;
     /* memory, per GPU */
     double weights_bytes, kv_bytes_per_token, act_bytes;

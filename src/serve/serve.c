@@ -61,7 +61,7 @@ int st_route_parse(const char *s, st_route *out)
 void st_serve_cfg_default(st_serve_cfg *c)
 {
     memset(c, 0, sizeof *c);
-    c->tp = c->pp = c->dp = c->ep = 1;
+    c->tp = c->pp = c->dp = c->ep = c->cp = 1;
     c->sched = ST_SCHED_VLLM;
     /* vLLM 0.19 EngineArgs for the OpenAI server on a data-centre GPU:
      * max_num_seqs 256, max_num_batched_tokens 8192 (usage context

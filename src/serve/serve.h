@@ -150,6 +150,15 @@ typedef struct st_serve_cfg {
     const st_gpu_coef *coef;
     const st_cluster *cluster; /* links between GPUs (TP, EP, PP, KV transfer); NULL: one GPU */
     int tp, pp, dp, ep;        /* ep: 1 or the expert-parallel degree (= dp x tp in vLLM) */
+    /* context parallelism: cp GPUs (each a TP x PP group) share every
+     * sequence, split along its tokens. Prefill runs ring attention
+     * (pass-KV: each rank's K/V blocks travel round the ring, overlapped with
+     * the attention of the block in hand); the KV cache is sharded by token,
+     * so a replica holds cp times the tokens; a decode step runs every
+     * decoding token's dense layers on each rank, attention against the
+     * rank's shard, and merges the partial outputs (an all-reduce of the
+     * log-sum-exp and one of the outputs, per block). 1: none. */
+    int cp;
     st_sched sched;
     int max_num_seqs;
     long long max_batched_tokens;

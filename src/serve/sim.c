@@ -1128,9 +1128,20 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         return ST_EINVAL;
     }
     const st_transformer *tf = &m->tf;
-    if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->ep < 1) {
-        st_error_set(err, ST_EINVAL, "--tp, --pp, --dp must be >= 1");
+    if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->ep < 1 || c->cp < 1) {
+        st_error_set(err, ST_EINVAL, "--tp, --pp, --dp, --cp must be >= 1");
         return ST_EINVAL;
+    }
+    if (c->cp > 1) {
+        const char *what = c->ep > 1               ? "--ep"
+                           : c->spec_k > 0         ? "speculative decoding (--spec-k)"
+                           : c->prefill_replicas > 0 ? "--disagg"
+                           : c->n_colocated > 0    ? "--colocate"
+                                                   : NULL;
+        if (what) {
+            st_error_set(err, ST_EINVAL, "context parallelism (--cp) is not modelled with %s; drop one of them", what);
+            return ST_EINVAL;
+        }
     }
     if (tf->heads % c->tp) {
         st_error_set(err, ST_EINVAL, "--tp %d does not divide the %lld attention heads of %s", c->tp, tf->heads, m->id);
@@ -1181,12 +1192,12 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "--dp %d: at most 64 replicas", c->dp);
         return ST_EINVAL;
     }
-    int gpus = c->tp * c->pp;
+    int gpus = c->tp * c->pp * c->cp;
     if (gpus > 1 || c->prefill_replicas > 0 || c->preempt == ST_PREEMPT_SWAP) {
         if (!c->cluster) {
             st_error_set(err, ST_EINVAL,
                          "%s needs the links between GPUs: pass --cluster NODE (a node or cluster preset)",
-                         gpus > 1 ? "--tp/--pp" : c->prefill_replicas > 0 ? "--disagg" : "--preempt swap");
+                         gpus > 1 ? "--tp/--pp/--cp" : c->prefill_replicas > 0 ? "--disagg" : "--preempt swap");
             return ST_EINVAL;
         }
         st_net_group g;
@@ -1564,7 +1575,7 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             out->slo_attainment = n ? (double)good / (double)n : 0;
             out->prefix_hit_ratio = prompt > 0 ? cached / prompt : 0;
             out->spec_tokens_per_step = s.spec_steps ? (double)s.spec_tokens / (double)s.spec_steps : 0;
-            int gpus = s.nrep / s.nmodels * cfg->tp * cfg->pp;
+            int gpus = s.nrep / s.nmodels * cfg->tp * cfg->pp * cfg->cp;
             out->gpus = gpus;
             double peak = st_gpu_peak(cfg->gpu, s.cost[0].dtype, 0);
             /* MFU counts the model FLOPs the requests needed: each prompt
