@@ -720,6 +720,9 @@ static void test_compose_host_bound(void **state)
     assert_true(rel_diff(s.total_s, want) < 1e-9);
     assert_true(rel_diff(s.kernel_s, 10e-6) < 1e-9);
     assert_true(rel_diff(s.idle_s, 10 * 10e-6 - 9e-6) < 1e-9);
+    /* the parts add up: busy + idle + the final sync = the step */
+    assert_true(rel_diff(s.sync_s, g.launch_overhead_s) < 1e-12);
+    assert_true(rel_diff(s.kernel_s + s.idle_s + s.sync_s, s.total_s) < 1e-12);
     /* correlated sd = sum t sigma = 10 x 0.1 us; uncorrelated = sqrt(10) x 0.1 us */
     double z = 1.6448536269514722;
     assert_true(rel_diff(s.hi_s, s.total_s * exp(z * 1e-6 / s.total_s)) < 1e-9);

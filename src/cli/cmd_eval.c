@@ -28,8 +28,8 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
     printf("\n  total              %.4f ms  (90%% band %.4f .. %.4f ms, errors correlated: the default)\n",
            s->total_s * 1e3, s->lo_s * 1e3, s->hi_s * 1e3);
     printf("                     uncorrelated band %.4f .. %.4f ms\n", s->lo_unc_s * 1e3, s->hi_unc_s * 1e3);
-    printf("  GPU busy           %.4f ms in %lld kernels; idle waiting on the host %.4f ms\n", s->kernel_s * 1e3,
-           s->kernels, s->idle_s * 1e3);
+    printf("  GPU busy           %.4f ms in %lld kernels; idle waiting on the host %.4f ms; final sync %.4f ms\n",
+           s->kernel_s * 1e3, s->kernels, s->idle_s * 1e3, s->sync_s * 1e3);
     printf("  host dispatch      %.4f ms\n", s->host_s * 1e3);
     double peak = st_gpu_peak(g, o->dtype, 0);
     if (s->flops > 0)
@@ -63,6 +63,7 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_number(&j, "kernel_s", s->kernel_s);
     st_json_number(&j, "host_s", s->host_s);
     st_json_number(&j, "idle_s", s->idle_s);
+    st_json_number(&j, "sync_s", s->sync_s);
     st_json_int(&j, "kernels", s->kernels);
     st_json_number(&j, "flops", s->flops);
     st_json_number(&j, "bytes", s->bytes);

@@ -240,6 +240,7 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
     /* the step ends when the host has seen the GPU finish */
     double sync = g->launch_overhead_s > 0 ? g->launch_overhead_s : 2.5e-6;
     s->host_s = host;
+    s->sync_s = sync;
     s->total_s = (gpu > host ? gpu : host) + sync;
     const double z = 1.6448536269514722;
     double rc_ = sd_corr / s->total_s, ru = sqrt(var) / s->total_s;

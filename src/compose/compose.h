@@ -57,6 +57,7 @@ typedef struct st_step {
     double kernel_s;            /* GPU busy */
     double host_s;              /* host dispatch total */
     double idle_s;              /* GPU waiting on the host */
+    double sync_s;              /* the host seeing the last kernel finish: total = kernel + idle + sync */
     double flops, bytes;
     long long kernels;
     size_t n_layers;
