@@ -751,6 +751,21 @@ check "serve --cp 2: at 7.77 GB/s the exposed ring adds more than 0 and at most 
     jq -e --slurpfile f "$tmp/cp-fast.json" --argjson h "${hop:-1e9}" '(.ttft_s.mean - $f[0].ttft_s.mean) as $d | $d > 0.01 and $d <= 32 * $h' "$tmp/cpx.json"
 "$S" serve llama3.1-8b --cp 0 --qps 1 --requests 1 --lengths fixed:10,10 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--cp" "$tmp/err"; then ok "serve --cp 0: a usage error"; else not_ok "serve --cp 0: a usage error" "rc=$rc $(cat "$tmp/err")"; fi
+# a CP spanning nodes must fill them evenly: TP 2 leaves 4 CP ranks a node
+# on ib-a100, which do not divide 6 (the merge's all-reduce has no such group)
+"$S" serve llama2-7b-32k --gpu a100-80gb-sxm --cluster ib-a100 --tp 2 --pp 2 --cp 6 --qps 1 --requests 1 --lengths fixed:32000,64 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q -- "--cp 6 with --tp 2 on ib-a100: a node holds 4 CP ranks, which do not divide 6" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --cp 6 over nodes of 4 CP ranks: refused with the node's count"; else not_ok "serve --cp 6 over nodes of 4 CP ranks: refused" "rc=$rc $(cat "$tmp/err")"; fi
+# a 1-token prompt has one K/V block: nothing travels the ring, so CP 64
+# costs its prefill no hops (before: 63 of them, 10x the TTFT)
+for n in 1 64; do "$S" serve llama3.1-8b --gpu h100-sxm --cluster meta-roce-h100 --cp $n --qps 1 --requests 3 --lengths fixed:1,4 --json > "$tmp/cp-short-$n.json"; done
+check "serve --cp 64: a 1-token prompt's TTFT within 2x of one GPU's (no K/V hops)" \
+    jq -e --slurpfile a "$tmp/cp-short-1.json" '.ttft_s.mean < 2 * $a[0].ttft_s.mean' "$tmp/cp-short-64.json"
+# memory_per_gpu_bytes counts every model on the GPU: Llama-3.1-8B's
+# 8,030,261,248 and Llama-2-7B's 6,738,415,616 parameters (Meta's counts)
+# in BF16, plus the 1 GiB runtime reserve, at least
+"$S" serve llama3.1-8b --gpu h100-sxm --colocate llama2-7b --qps 4 --requests 20 --lengths fixed:2000,50 --json > "$tmp/co-mem.json"
+check "serve --colocate: memory_per_gpu_bytes holds both models' weights (>= 30,611,095,552 B)" \
+    jq -e '.memory_per_gpu_bytes >= 2 * (8030261248 + 6738415616) + 1073741824' "$tmp/co-mem.json"
 cpbad=""
 for extra in "--spec-k 2 --spec-accept 0.8" "--disagg 1:1" "--colocate llama2-7b"; do
     "$S" serve llama3.1-8b --gpu h100-sxm --cp 2 $extra --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/out" 2> "$tmp/err"; rc=$?

@@ -21,7 +21,7 @@ const cli_command cmd_serve = {
     "Simulate serving a request stream: TTFT, TPOT, latency, throughput, KV cache, preemptions.",
     "  MODEL                 a decoder transformer workload (strata list --kind workload)\n"
     "  --gpu PRESET          GPU of every replica (default h100-sxm)\n"
-    "  --cluster NODE        node or cluster preset for the links between GPUs (TP, PP, EP,\n"
+    "  --cluster NODE        node or cluster preset for the links between GPUs (TP, PP, CP, EP,\n"
     "                        --disagg KV transfer, swap); default: the first node preset built\n"
     "                        from --gpu, when one is needed\n"
     "  --tp N, --pp N        tensor / pipeline parallel GPUs per replica (default 1)\n"
@@ -75,14 +75,6 @@ const cli_command cmd_serve = {
     "                        model's ttft_s, tpot_s, latency_s), ...\n",
     run,
 };
-
-/* what a GPU of a replica holds at the run's peak: weights, the
- * activation and runtime reserves, and the KV cache in use */
-static double memory_per_gpu(const st_serve_cfg *c, const st_serve_result *r)
-{
-    return r->weights_bytes_per_gpu + r->activation_reserve_bytes + c->runtime_reserve_bytes +
-           r->kv_peak_frac * (double)r->kv_blocks * r->kv_bytes_per_block;
-}
 
 static void dist_text(const char *name, const st_dist *d, FILE *o)
 {
@@ -226,7 +218,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_number(j, "weights_bytes_per_gpu", r->weights_bytes_per_gpu);
     st_json_number(j, "kv_bytes_per_block", r->kv_bytes_per_block);
     st_json_number(j, "activation_reserve_bytes", r->activation_reserve_bytes);
-    st_json_number(j, "memory_per_gpu_bytes", memory_per_gpu(c, r));
+    st_json_number(j, "memory_per_gpu_bytes", r->memory_per_gpu_bytes);
     st_json_number(j, "prefix_hit_ratio", r->prefix_hit_ratio);
     if (c->spec_k > 0) {
         st_json_number(j, "spec_tokens_per_step", r->spec_tokens_per_step);
@@ -265,8 +257,9 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
     cli_bytes(b, sizeof b, r->activation_reserve_bytes);
     fprintf(o, "  KV cache   %lld blocks (%lld tokens) per replica; weights %s per GPU, activations %s\n",
             r->kv_blocks, r->kv_tokens, a, b);
-    cli_bytes(a, sizeof a, memory_per_gpu(c, r));
-    fprintf(o, "  memory     %s per GPU at the peak (weights, reserves, KV in use)\n", a);
+    cli_bytes(a, sizeof a, r->memory_per_gpu_bytes);
+    fprintf(o, "  memory     %s per GPU at the peak (weights, reserves, KV in use%s)\n", a,
+            c->n_colocated > 0 ? "; every co-located model" : c->spec_k > 0 && c->draft ? "; the draft model" : "");
     cli_secs(d, sizeof d, r->duration_s);
     fprintf(o, "  requests   %zu in %s, %lld steps, %lld preemptions, peak KV use %.1f%%\n\n", r->n_requests, d,
             r->steps, r->preemptions, 100.0 * r->kv_peak_frac);

@@ -287,7 +287,10 @@ static double ring_attn(st_serve_cost *c, long long chunk, long long ctx)
     double f = ((double)ctx + ((double)chunk + 1.0) / 2.0) / (double)kv;
     double step = flash(c, 1, qr, kr, 0) * f;
     double hop = cp_send_time(c, kr);
-    return step + (double)(p - 1) * (hop > step ? hop : step);
+    /* a context shorter than the ring leaves ranks without K/V: only the
+     * blocks that hold tokens travel */
+    long long blocks = kv < p ? kv : p;
+    return step + (double)(blocks - 1) * (hop > step ? hop : step);
 }
 
 double st_serve_step_time(st_serve_cost *c, long long n_tok, long long n_logits, long long n_dec, int q,
@@ -332,13 +335,7 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     c->pp = cfg->pp > 0 ? cfg->pp : 1;
     c->ep = cfg->ep > 0 ? cfg->ep : 1;
     c->cp = cfg->cp > 0 ? cfg->cp : 1;
-    /* a replica's GPUs are laid out TP innermost, then CP: a node holds
-     * (its GPUs / tp) CP ranks */
-    c->cp_per_node = c->cp;
-    if (c->cp > 1 && cfg->cluster && cfg->cluster->nodes > 1) {
-        int per = cfg->cluster->node.gpus / c->tp;
-        c->cp_per_node = per < 1 ? 1 : per < c->cp ? per : c->cp;
-    }
+    c->cp_per_node = st_serve_cp_per_node(cfg);
     c->quant = cfg->quant;
     c->kv_fp8 = cfg->kv_fp8;
     c->eager = cfg->eager;
@@ -391,7 +388,13 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
      * tensors at its peak (residual, normed input, attention output and the
      * MLP's gate/up and activation outputs), and the sampler's FP32 logits
      * and probabilities over max_num_seqs rows */
-    double T = ceil((double)cfg->max_batched_tokens / (double)c->cp), S = (double)cfg->max_num_seqs;
+    /* a CP rank's rows: its share of the prefill tokens and every decoding
+     * token, at most ceil((T - d) / cp) + d with d = min(S, T) decodes */
+    double T = (double)cfg->max_batched_tokens, S = (double)cfg->max_num_seqs;
+    if (c->cp > 1) {
+        double d = S < T ? S : T;
+        T = ceil((T - d) / (double)c->cp) + d;
+    }
     double f_local = ft->experts > 0 ? (double)ft->top_k * (double)ft->expert_ffn_hidden / tp
                                      : (double)ft->ffn_hidden / tp;
     double mlp_live = (ft->gated_mlp ? 3.0 : 2.0) * f_local;

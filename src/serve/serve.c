@@ -58,6 +58,15 @@ int st_route_parse(const char *s, st_route *out)
     return ST_EINVAL;
 }
 
+int st_serve_cp_per_node(const st_serve_cfg *c)
+{
+    int cp = c->cp > 0 ? c->cp : 1, tp = c->tp > 0 ? c->tp : 1;
+    if (cp == 1 || !c->cluster || c->cluster->nodes <= 1)
+        return cp;
+    int per = c->cluster->node.gpus / tp;
+    return per < 1 ? 1 : per < cp ? per : cp;
+}
+
 void st_serve_cfg_default(st_serve_cfg *c)
 {
     memset(c, 0, sizeof *c);

@@ -202,6 +202,10 @@ typedef struct st_serve_cfg {
  * caching on, recompute preemption. */
 void st_serve_cfg_default(st_serve_cfg *c);
 
+/* CP ranks per node of a replica's GPUs (laid out TP innermost, then CP):
+ * cp on one node, else the node's GPUs / tp (at least 1, at most cp). */
+int st_serve_cp_per_node(const st_serve_cfg *c);
+
 /* ---- results ------------------------------------------------------------ */
 typedef struct st_dist {
     double mean, p50, p90, p95, p99, max;
@@ -236,6 +240,10 @@ typedef struct st_serve_result {
     long long kv_tokens;
     double kv_peak_frac;        /* highest block use seen (model 0, replica 0) */
     double weights_bytes_per_gpu, kv_bytes_per_block, activation_reserve_bytes;
+    /* what the busiest-sampled GPU holds at the run's peak: every model's
+     * weights (co-located ones and a draft model included) and activation
+     * reserve, the runtime reserve, and the KV blocks in use on it */
+    double memory_per_gpu_bytes;
     double prefix_hit_ratio;    /* prompt tokens from cache / prompt tokens */
     double spec_tokens_per_step;/* emitted tokens per verify step (spec on) */
     double mfu;                 /* model FLOPs / (duration x GPUs x peak) */

@@ -237,6 +237,7 @@ typedef struct sim {
     int ndev;
     st_serve_cost cost[4];
     st_serve_cost draft;
+    double kv_peak_bytes; /* most KV bytes in use on the sampled replica's GPUs */
     st_model draft_model;
     int have_draft;
     int nmodels;
@@ -815,6 +816,16 @@ static void kv_sample(sim *s)
         if (u > o->kv_peak_frac)
             o->kv_peak_frac = u;
     }
+    /* KV bytes on that replica's GPUs: its own blocks and those of the
+     * models co-located with it (replica m x dp + the same index) */
+    int dp = s->nrep / s->nmodels, d = s->kv_rep % dp;
+    double bytes = 0;
+    for (int m = 0; m < s->nmodels; m++) {
+        const replica *q = &s->rep[m * dp + d];
+        bytes += (double)(q->total - q->free_blocks - q->evictable) * s->cost[m].kv_bytes_per_token * bs_of(s);
+    }
+    if (bytes > s->kv_peak_bytes)
+        s->kv_peak_bytes = bytes;
 }
 
 static void trace_step(sim *s, int rep, double t0, double dur, const batch *b)
@@ -1204,6 +1215,15 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         int rc = gpus > 1 ? st_net_group_init(c->cluster, gpus, 0, &g, err) : 0;
         if (rc)
             return rc;
+        /* the CP ring and the decode merge run over cp ranks, tp apart */
+        int per = st_serve_cp_per_node(c);
+        if (c->cp > 1 && st_net_group_init(c->cluster, c->cp, per, &g, err)) {
+            st_error_set(err, ST_EINVAL,
+                         "--cp %d with --tp %d on %s: a node holds %d CP ranks, which do not divide %d; use a CP "
+                         "that is a multiple of %d (or at most %d)",
+                         c->cp, c->tp, c->cluster->id, per, c->cp, per, per);
+            return ST_EINVAL;
+        }
     }
     if (c->max_num_seqs < 1 || c->max_batched_tokens < 1 || c->block_size < 1 || c->block_size > 1024) {
         st_error_set(err, ST_EINVAL, "--max-num-seqs, --max-batched-tokens must be >= 1 and --block-size in 1..1024");
@@ -1451,8 +1471,8 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             rc = ST_EINVAL;
         } else if (need > cap) {
             st_error_set(err, ST_EINVAL,
-                         "request %zu needs %d KV blocks, more than the %lld the cache can give it%s; use a larger GPU "
-                         "or --tp",
+                         "request %zu needs %d KV blocks, more than the %lld the cache can give it%s; use a larger GPU, "
+                         "--tp or --cp",
                          i, need, cap, cfg->sched == ST_SCHED_VLLM_V0 ? " (less vllm-v0's watermark)" : "");
             rc = ST_EINVAL;
         }
@@ -1577,6 +1597,12 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             out->spec_tokens_per_step = s.spec_steps ? (double)s.spec_tokens / (double)s.spec_steps : 0;
             int gpus = s.nrep / s.nmodels * cfg->tp * cfg->pp * cfg->cp;
             out->gpus = gpus;
+            double held = cfg->runtime_reserve_bytes + s.kv_peak_bytes;
+            for (int m = 0; m < s.nmodels; m++)
+                held += s.cost[m].weights_bytes + s.cost[m].act_bytes;
+            if (s.have_draft)
+                held += s.draft.weights_bytes;
+            out->memory_per_gpu_bytes = held;
             double peak = st_gpu_peak(cfg->gpu, s.cost[0].dtype, 0);
             /* MFU counts the model FLOPs the requests needed: each prompt
              * token computed once (not the ones the prefix cache served) and
