@@ -841,6 +841,43 @@ if [ $rc = 1 ] && grep -q "obj.yaml:[0-9]*:[0-9]*: objectives: goodput is not de
 check "sweep --out: an invalid point carries its reason (CSV and JSON)" \
     sh -c "grep ',invalid,' '$tmp/sw/out/points.csv' | grep -q 'speculative decoding is modelled with' && jq -e '[.points[] | select(.status == \"invalid\") | .reason | length > 0] | length > 0 and all' '$tmp/sw/out/points.json' > /dev/null"
 
+# sweep --mpi (the brief's cluster launcher, Open MPI): ranks split the
+# points, rank 0 gathers them; the files, stdout and JSON are byte for byte
+# what one process writes. Open MPI frees not all it holds at exit, so the
+# leak check is off for mpirun's ranks (the single-process runs keep it).
+if [ -n "${STRATA_MPIRUN:-}" ] && [ -x "$STRATA_MPIRUN" ]; then
+    mpi() { OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$STRATA_MPIRUN" --oversubscribe "$@"; }
+    sw="$srcdir/workloads/sweeps/train-split.yaml"
+    "$S" sweep "$sw" --quiet --threads 2 --out "$tmp/mpi0" > "$tmp/mpi0.txt" 2> "$tmp/err"
+    mpi -n 3 "$S" sweep "$sw" --mpi --quiet --threads 1 --out "$tmp/mpi3" > "$tmp/mpi3.txt" 2> "$tmp/mpi.err"; rc=$?
+    same=1
+    for f in points.csv front.csv points.json front.json; do cmp -s "$tmp/mpi0/$f" "$tmp/mpi3/$f" || same=0; done
+    if [ $rc = 0 ] && [ $same = 1 ] && [ -s "$tmp/mpi3/points.csv" ]; then ok "sweep --mpi on 3 ranks: points.csv, front.csv, points.json, front.json identical to one process"
+    else not_ok "sweep --mpi on 3 ranks: the four files identical to one process" "rc=$rc same=$same $(cat "$tmp/mpi.err")"; fi
+    check "sweep --mpi: rank 0 prints what one process prints (the --out path aside)" \
+        sh -c "sed 's#$tmp/mpi[03]##' '$tmp/mpi0.txt' > '$tmp/a.txt' && sed 's#$tmp/mpi[03]##' '$tmp/mpi3.txt' > '$tmp/b.txt' && cmp -s '$tmp/a.txt' '$tmp/b.txt'"
+    # a serving sweep (simulations, invalid points with reasons), 4 ranks
+    "$S" sweep "$srcdir/workloads/sweeps/serve-techniques.yaml" --quiet --json > "$tmp/mpis0.json" 2> /dev/null
+    mpi -n 4 "$S" sweep "$srcdir/workloads/sweeps/serve-techniques.yaml" --mpi --quiet --json > "$tmp/mpis4.json" 2> "$tmp/mpi.err"
+    check "sweep --mpi on 4 ranks: a serving sweep's JSON front identical to one process" cmp "$tmp/mpis0.json" "$tmp/mpis4.json"
+    # more ranks than points: the idle ranks send nothing, the count holds
+    mpi -n 4 "$S" sweep "$sw" --mpi --quiet --range 10:12 --json > "$tmp/mpir.json" 2> "$tmp/mpi.err"
+    check "sweep --mpi --range 10:12 on 4 ranks: 2 points evaluated, first 10" \
+        jq -e '.first == 10 and .count == 2 and .evaluated == 2' "$tmp/mpir.json"
+    # a bad file is every rank's error: said once, exit non-zero
+    mpi -n 3 "$S" sweep "$tmp/no-such-sweep.yaml" --mpi > /dev/null 2> "$tmp/mpi.err"; rc=$?
+    n=$(grep -c "no-such-sweep.yaml: cannot open" "$tmp/mpi.err")
+    if [ $rc != 0 ] && [ "$n" = 1 ]; then ok "sweep --mpi with a missing file: one message (rank 0's), non-zero exit"
+    else not_ok "sweep --mpi with a missing file: one message, non-zero exit" "rc=$rc n=$n $(cat "$tmp/mpi.err")"; fi
+else
+    for t in "sweep --mpi on 3 ranks: the four files identical to one process" "sweep --mpi: rank 0 prints what one process prints" \
+             "sweep --mpi on 4 ranks: a serving sweep's JSON identical" "sweep --mpi --range on more ranks than points" \
+             "sweep --mpi with a missing file"; do
+        skip_test "$t" "built without Open MPI (install libopenmpi-dev openmpi-bin, re-run configure)"
+    done
+fi
+
 "$S" coll allreduce --bytes 1MiB --chunk 64KiB > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--chunk sizes the simulation's chunks; add --sim" "$tmp/err"; then ok "coll --chunk without --sim is refused, not ignored"; else not_ok "coll --chunk without --sim is refused" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" validate neusight --min-tokens 64 > /dev/null 2> "$tmp/err"; rc=$?

@@ -5,6 +5,7 @@
 #include "explore/explore.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -14,6 +15,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HAVE_MPI
+#include <limits.h>
+#include <mpi.h>
+#endif
 
 static double mono_s(void)
 {
@@ -104,6 +109,89 @@ static void print_front(const st_sweep *s, const st_sweep_run *r)
     free(idx);
 }
 
+/* --mpi: this process's rank and the ranks in all (0 and 1 without MPI) */
+typedef struct mpi_ctx {
+    int on, rank, size;
+} mpi_ctx;
+
+/* Leave MPI (when --mpi started it) and pass rc through. */
+static int mpi_done(const mpi_ctx *m, int rc)
+{
+#ifdef HAVE_MPI
+    if (m->on)
+        MPI_Finalize();
+#else
+    (void)m;
+#endif
+    return rc;
+}
+
+#ifdef HAVE_MPI
+/* Every rank evaluated its share [first + count x rank / size, ...) of the
+ * points; gather them on rank 0 in index order and make one run of them
+ * there (the front is folded again from all points, so it is the one a
+ * single process finds). Returns 0 on every rank, with *whole set on rank 0
+ * only; a rank whose run failed makes every rank fail. */
+static int mpi_gather(const mpi_ctx *m, const st_sweep *s, st_sweep_run *local, int local_rc, long long first,
+                      long long count, double elapsed, st_sweep_run **whole, st_error *err)
+{
+    *whole = NULL;
+    int any = 0;
+    MPI_Allreduce(&local_rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any) {
+        if (!local_rc)
+            st_error_set(err, ST_EINVAL, "another MPI rank failed (its message is above)");
+        return 1;
+    }
+    long long n_local;
+    const st_point *pts = st_sweep_points(local, NULL, &n_local);
+    if (n_local > INT_MAX)
+        return st_error_set(err, ST_EINVAL, "%lld points on one rank: more than MPI counts (%d); use more ranks",
+                            n_local, INT_MAX) ? 1 : 1;
+    MPI_Datatype pt;
+    MPI_Type_contiguous((int)sizeof(st_point), MPI_BYTE, &pt);
+    MPI_Type_commit(&pt);
+    int *counts = NULL, *displs = NULL;
+    st_point *all = NULL;
+    int ok = 1;
+    if (m->rank == 0) {
+        counts = malloc((size_t)m->size * sizeof *counts);
+        displs = malloc((size_t)m->size * sizeof *displs);
+        all = malloc((count ? (size_t)count : 1) * sizeof *all);
+        ok = counts && displs && all;
+        for (int r = 0; ok && r < m->size; r++) {
+            long long a = count * r / m->size, b = count * (r + 1) / m->size;
+            counts[r] = (int)(b - a);
+            displs[r] = (int)a;
+            if (a > INT_MAX)
+                ok = 0;
+        }
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int rc = 0;
+    if (!ok) {
+        st_error_set(err, ST_ENOMEM, "rank 0 cannot hold the %lld points of the sweep", count);
+        rc = 1;
+    } else {
+        MPI_Gatherv(pts, (int)n_local, pt, all, counts, displs, pt, 0, MPI_COMM_WORLD);
+        double slowest = 0;
+        MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (m->rank == 0) {
+            rc = st_sweep_run_adopt(s, first, count, all, slowest, whole, err) ? 1 : 0;
+            all = NULL; /* adopted, or freed by st_sweep_run_adopt */
+        }
+    }
+    free(all);
+    free(counts);
+    free(displs);
+    MPI_Type_free(&pt);
+    return rc;
+}
+#endif
+
+static int sweep_body(int argc, char **argv, const char *out, const char *range, long long threads, int json,
+                      int quiet, const mpi_ctx *mpi);
+
 static int run(int argc, char **argv)
 {
     int rc_arg;
@@ -111,11 +199,12 @@ static int run(int argc, char **argv)
         {"threads", required_argument, NULL, 't'}, {"out", required_argument, NULL, 'o'},
         {"json", no_argument, NULL, 'j'},          {"range", required_argument, NULL, 'r'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"mpi", no_argument, NULL, 'm'},           {NULL, 0, NULL, 0},
     };
     const char *out = NULL, *range = NULL;
     long long threads = 0;
     int json = 0, quiet = 0, c;
+    mpi_ctx mpi = {0, 0, 1};
     optind = 0;
     while ((c = cli_getopt(&cmd_sweep, argc, argv, "t:o:jr:qh", opts)) != -1) {
         switch (c) {
@@ -127,12 +216,52 @@ static int run(int argc, char **argv)
         case 'j': json = 1; break;
         case 'r': range = optarg; break;
         case 'q': quiet = 1; break;
+        case 'm': mpi.on = 1; break;
         case 'h': cli_print_help(&cmd_sweep, stdout); return 0;
         default: return 2;
         }
     }
     if ((rc_arg = cli_one_operand(&cmd_sweep, argc, argv, "which sweep file? e.g. workloads/sweeps/gpu-batch-dtype.yaml")))
         return rc_arg;
+    if (mpi.on) {
+#ifdef HAVE_MPI
+        /* every rank parses the same file and options, so every rank meets
+         * the same error: rank 0 alone reports it */
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &mpi.rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &mpi.size);
+        if (mpi.rank != 0) {
+            /* rank 0 prints; the others keep stderr for their own failures
+             * in the run (set-up errors are every rank's, said once) */
+            quiet = 1;
+            if (!freopen("/dev/null", "w", stdout))
+                return mpi_done(&mpi, 1);
+        }
+#else
+        return cli_usage_error(&cmd_sweep, "--mpi: this strata was built without Open MPI; install libopenmpi-dev "
+                                           "openmpi-bin and re-run ./configure, or split the sweep with --range");
+#endif
+    }
+    return mpi_done(&mpi, sweep_body(argc, argv, out, range, threads, json, quiet, &mpi));
+}
+
+/* The sweep after its options: load, run (this rank's share with --mpi),
+ * gather, report. */
+static int sweep_body(int argc, char **argv, const char *out, const char *range, long long threads, int json,
+                      int quiet, const mpi_ctx *mpi)
+{
+    (void)argc;
+    int rc_arg;
+    /* set-up errors are the same on every rank: only rank 0 says them */
+    int saved_err = -1;
+    if (mpi->on && mpi->rank != 0) {
+        int null = open("/dev/null", O_WRONLY);
+        saved_err = dup(2);
+        if (null >= 0) {
+            dup2(null, 2);
+            close(null);
+        }
+    }
     st_error err;
     st_sweep *s = malloc(sizeof *s);
     if (!s) {
@@ -174,10 +303,18 @@ static int run(int argc, char **argv)
     }
     st_sweep_run *r;
     double t0 = mono_s();
-    if (st_sweep_start(s, (int)threads, first, count, &r, &err)) {
+    /* --mpi: this rank's contiguous share of the points */
+    long long my_first = first + count * mpi->rank / mpi->size;
+    long long my_count = first + count * (mpi->rank + 1) / mpi->size - my_first;
+    if (st_sweep_start(s, (int)threads, my_first, my_count, &r, &err)) {
         st_sweep_free(s);
         free(s);
         return cli_fail(&err);
+    }
+    if (saved_err >= 0) {
+        dup2(saved_err, 2);
+        close(saved_err);
+        saved_err = -1;
     }
     int tty = isatty(2);
     double last = t0;
@@ -205,6 +342,28 @@ static int run(int argc, char **argv)
         err = e ? *e : err;
         rc = 1;
     }
+#ifdef HAVE_MPI
+    if (mpi->on) {
+        if (rc)
+            fprintf(stderr, "strata sweep: MPI rank %d of %d: %s\n", mpi->rank, mpi->size, err.msg);
+        st_sweep_run *whole = NULL;
+        int grc = mpi_gather(mpi, s, r, rc, first, count, mono_s() - t0, &whole, &err);
+        st_sweep_run_free(r);
+        r = whole;
+        if (mpi->rank != 0 || grc) {
+            st_sweep_run_free(r);
+            st_sweep_free(s);
+            free(s);
+            /* a rank's own failure is said above; rank 0 says the rest */
+            if (grc && mpi->rank == 0 && !rc)
+                return cli_fail(&err);
+            return grc ? 1 : 0;
+        }
+        if (!quiet)
+            fprintf(stderr, "strata sweep: %d MPI ranks, %lld points each at most\n", mpi->size,
+                    (count + mpi->size - 1) / mpi->size);
+    }
+#endif
     st_sweep_get_progress(r, &p);
     if (!quiet)
         progress_line(s, &p, tty, 1);
@@ -255,13 +414,16 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_sweep = {
     "sweep",
-    "sweep FILE.yaml [--threads N] [--out DIR] [--range FIRST:END] [--json] [--quiet]",
+    "sweep FILE.yaml [--threads N] [--out DIR] [--range FIRST:END] [--mpi] [--json] [--quiet]",
     "Run a design-space sweep headless: every point through its layer, the Pareto front.",
     "  FILE.yaml        a sweep file (strata-sweep(5)); examples in workloads/sweeps/\n"
     "  --threads N      worker threads (default: the cores); results are identical for any N\n"
     "  --out DIR        write DIR/points.csv, front.csv, points.json, front.json (made if absent)\n"
     "  --range A:B      evaluate points A..B-1 only (split a sweep across processes; merge the\n"
     "                   fronts by sweeping their union or with any non-dominated filter)\n"
+    "  --mpi            under mpirun: each rank evaluates its share of the points (of --range,\n"
+    "                   else all), rank 0 gathers them and prints and writes what one process\n"
+    "                   would: mpirun -n 8 strata sweep FILE --mpi --out DIR (Open MPI)\n"
     "  --json           the front and counts as one JSON object on stdout\n"
     "  --quiet          no progress line on stderr\n",
     run,

@@ -246,6 +246,13 @@ int st_sweep_wait(st_sweep_run *r);
 void st_sweep_run_free(st_sweep_run *r);
 /* The error that stopped the workers (out of memory), or NULL. */
 const st_error *st_sweep_run_error(const st_sweep_run *r);
+/* A finished run over points [first, first+count) evaluated elsewhere
+ * (other processes: strata sweep --mpi gathers them): takes the points
+ * (count of them, from malloc; freed by st_sweep_run_free, or here on
+ * failure), folds them into the front as a local run would, and marks its
+ * members. The front is the same whatever order or split produced them. */
+int st_sweep_run_adopt(const st_sweep *s, long long first, long long count, st_point *pts, double elapsed_s,
+                       st_sweep_run **out, st_error *err);
 /* Points [first, first+count), indexed from 0 = first. */
 const st_point *st_sweep_points(const st_sweep_run *r, long long *first, long long *count);
 const st_pareto *st_sweep_front(const st_sweep_run *r);

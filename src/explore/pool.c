@@ -213,6 +213,47 @@ long long st_sweep_drain(st_sweep_run *r)
     return nomem ? ST_ENOMEM : r->folded - before;
 }
 
+int st_sweep_run_adopt(const st_sweep *s, long long first, long long count, st_point *pts, double elapsed_s,
+                       st_sweep_run **out, st_error *err)
+{
+    *out = NULL;
+    if (first < 0 || count < 0 || first + count > s->points) {
+        free(pts);
+        return st_error_set(err, ST_EINVAL, "points %lld..%lld are outside the sweep (0..%lld)", first,
+                            first + count - 1, s->points - 1);
+    }
+    st_sweep_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        free(pts);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    r->s = s;
+    r->first = first;
+    r->count = count;
+    r->pts = pts;
+    r->pipe_fd[0] = r->pipe_fd[1] = -1;
+    r->joined = 1;
+    r->done = count;
+    int sign[ST_SWEEP_MAX_OBJ];
+    for (int i = 0; i < s->n_obj; i++)
+        sign[i] = st_metric_maximize(s->obj[i]) ? -1 : 1;
+    st_pareto_init(&r->front, s->n_obj, sign);
+    clock_gettime(CLOCK_MONOTONIC, &r->t0);
+    int nomem = 0;
+    for (long long i = 0; i < count; i++)
+        pts[i].front = 0; /* each process marked its own front */
+    fold(r, (range){0, count}, &nomem);
+    if (nomem) {
+        st_sweep_run_free(r);
+        return st_error_set(err, ST_ENOMEM, "out of memory for the front");
+    }
+    for (size_t j = 0; j < r->front.n; j++)
+        r->pts[r->front.idx[j] - r->first].front = 1;
+    r->end_s = elapsed_s > 0 ? elapsed_s : 1e-9;
+    *out = r;
+    return 0;
+}
+
 void st_sweep_get_progress(st_sweep_run *r, st_sweep_progress *p)
 {
     memset(p, 0, sizeof *p);
