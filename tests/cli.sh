@@ -870,10 +870,18 @@ if [ -n "${STRATA_MPIRUN:-}" ] && [ -x "$STRATA_MPIRUN" ]; then
     n=$(grep -c "no-such-sweep.yaml: cannot open" "$tmp/mpi.err")
     if [ $rc != 0 ] && [ "$n" = 1 ]; then ok "sweep --mpi with a missing file: one message (rank 0's), non-zero exit"
     else not_ok "sweep --mpi with a missing file: one message, non-zero exit" "rc=$rc n=$n $(cat "$tmp/mpi.err")"; fi
+    # the file on rank 0's side only (a cluster without a shared folder):
+    # rank 1 cannot open it; every rank stops at once, rank 1 says why
+    cp "$sw" "$tmp/mpi-local.yaml"
+    printf '#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" = 1 ] && cd /\nexec "%s" "$@"\n' "$S" > "$tmp/mpi-wrap.sh"
+    chmod +x "$tmp/mpi-wrap.sh"
+    (cd "$tmp" && mpi -n 3 timeout 60 "$tmp/mpi-wrap.sh" sweep mpi-local.yaml --mpi --quiet > /dev/null 2> "$tmp/mpi.err"); rc=$?
+    if [ $rc != 0 ] && [ $rc != 124 ] && grep -q "MPI rank 1 of 3: mpi-local.yaml: cannot open" "$tmp/mpi.err"; then ok "sweep --mpi with the file missing on one rank: no hang, that rank says why"
+    else not_ok "sweep --mpi with the file missing on one rank: no hang" "rc=$rc $(cat "$tmp/mpi.err")"; fi
 else
     for t in "sweep --mpi on 3 ranks: the four files identical to one process" "sweep --mpi: rank 0 prints what one process prints" \
              "sweep --mpi on 4 ranks: a serving sweep's JSON identical" "sweep --mpi --range on more ranks than points" \
-             "sweep --mpi with a missing file"; do
+             "sweep --mpi with a missing file" "sweep --mpi with the file missing on one rank"; do
         skip_test "$t" "built without Open MPI (install libopenmpi-dev openmpi-bin, re-run configure)"
     done
 fi

@@ -5,7 +5,6 @@
 #include "explore/explore.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -136,18 +135,23 @@ static int mpi_gather(const mpi_ctx *m, const st_sweep *s, st_sweep_run *local, 
                       long long count, double elapsed, st_sweep_run **whole, st_error *err)
 {
     *whole = NULL;
+    long long n_local;
+    const st_point *pts = st_sweep_points(local, NULL, &n_local);
+    if (!local_rc && n_local > INT_MAX) {
+        st_error_set(err, ST_EINVAL, "%lld points on one rank: more than an MPI count holds (%d); use more ranks",
+                     n_local, INT_MAX);
+        local_rc = 1;
+    }
+    /* all ranks agree before the gather: one that failed stops them all */
     int any = 0;
     MPI_Allreduce(&local_rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
-        if (!local_rc)
-            st_error_set(err, ST_EINVAL, "another MPI rank failed (its message is above)");
+        if (local_rc)
+            fprintf(stderr, "strata sweep: MPI rank %d of %d: %s\n", m->rank, m->size, err->msg);
+        else if (m->rank == 0)
+            fprintf(stderr, "strata sweep: another MPI rank failed (its message is above)\n");
         return 1;
     }
-    long long n_local;
-    const st_point *pts = st_sweep_points(local, NULL, &n_local);
-    if (n_local > INT_MAX)
-        return st_error_set(err, ST_EINVAL, "%lld points on one rank: more than MPI counts (%d); use more ranks",
-                            n_local, INT_MAX) ? 1 : 1;
     MPI_Datatype pt;
     MPI_Type_contiguous((int)sizeof(st_point), MPI_BYTE, &pt);
     MPI_Type_commit(&pt);
@@ -251,70 +255,101 @@ static int sweep_body(int argc, char **argv, const char *out, const char *range,
                       int quiet, const mpi_ctx *mpi)
 {
     (void)argc;
-    int rc_arg;
-    /* set-up errors are the same on every rank: only rank 0 says them */
-    int saved_err = -1;
-    if (mpi->on && mpi->rank != 0) {
-        int null = open("/dev/null", O_WRONLY);
-        saved_err = dup(2);
-        if (null >= 0) {
-            dup2(null, 2);
-            close(null);
-        }
-    }
-    st_error err;
+    st_error err = {0};
+    /* set-up: every step runs while the last one worked; with --mpi every
+     * rank then reaches the same agreement below, failed or not, so that no
+     * rank waits in a collective for one that has left */
+    int setup_rc = 0; /* 0, or the exit status of the failure */
+    int said = 0;     /* that failure is printed already (the --out guard) */
+    int loaded = 0;
+    long long first = 0, count = 0;
+    st_sweep_run *r = NULL;
     st_sweep *s = malloc(sizeof *s);
     if (!s) {
         st_error_set(&err, ST_ENOMEM, "out of memory");
-        return cli_fail(&err);
+        setup_rc = 1;
+    } else if (st_load_sweep(argv[optind], s, &err)) {
+        setup_rc = 1;
+    } else {
+        loaded = 1;
+        count = s->points;
     }
-    if (st_load_sweep(argv[optind], s, &err)) {
-        free(s);
-        return cli_fail(&err);
-    }
-    long long first = 0, count = s->points;
-    if (range) {
+    if (!setup_rc && range) {
         long long b;
         if (parse_range(range, &first, &b) || b > s->points) {
-            long long pts = s->points;
-            st_sweep_free(s);
-            free(s);
-            return cli_usage_error(&cmd_sweep, "--range: expected FIRST:END within 0:%lld, got '%s'", pts, range);
+            st_error_set(&err, ST_EINVAL, "--range: expected FIRST:END within 0:%lld, got '%s'", s->points, range);
+            setup_rc = 2;
+        } else {
+            count = b - first;
         }
-        count = b - first;
     }
-    for (int i = 0; out && i < ST_SWEEP_EXPORTS; i++) {
+    /* rank 0 alone writes the files (and makes the folder) */
+    int writer = mpi->rank == 0;
+    for (int i = 0; !setup_rc && writer && out && i < ST_SWEEP_EXPORTS; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", out, st_sweep_exports[i].name);
-        if ((rc_arg = cli_out_guard(&cmd_sweep, "--out", path, "the sweep file", argv[optind]))) {
-            st_sweep_free(s);
-            free(s);
-            return rc_arg;
-        }
+        if ((setup_rc = cli_out_guard(&cmd_sweep, "--out", path, "the sweep file", argv[optind])))
+            said = 1;
     }
     struct stat ost;
-    if (out && ((mkdir(out, 0777) && errno != EEXIST) || stat(out, &ost) || !S_ISDIR(ost.st_mode))) {
+    if (!setup_rc && writer && out &&
+        ((mkdir(out, 0777) && errno != EEXIST) || stat(out, &ost) || !S_ISDIR(ost.st_mode))) {
         if (errno == EEXIST || errno == 0)
             errno = ENOTDIR;
         st_error_set(&err, ST_EIO, "cannot use %s as the --out folder: %s", out, strerror(errno));
-        st_sweep_free(s);
-        free(s);
-        return cli_fail(&err);
+        setup_rc = 1;
     }
-    st_sweep_run *r;
     double t0 = mono_s();
-    /* --mpi: this rank's contiguous share of the points */
-    long long my_first = first + count * mpi->rank / mpi->size;
-    long long my_count = first + count * (mpi->rank + 1) / mpi->size - my_first;
-    if (st_sweep_start(s, (int)threads, my_first, my_count, &r, &err)) {
-        st_sweep_free(s);
-        free(s);
-        return cli_fail(&err);
+    if (!setup_rc) {
+        /* --mpi: this rank's contiguous share of the points */
+        long long my_first = first + count * mpi->rank / mpi->size;
+        long long my_count = first + count * (mpi->rank + 1) / mpi->size - my_first;
+        if (st_sweep_start(s, (int)threads, my_first, my_count, &r, &err))
+            setup_rc = 1;
     }
-    if (saved_err >= 0) {
-        dup2(saved_err, 2);
-        close(saved_err);
-        saved_err = -1;
+    int nbad = setup_rc != 0;
+#ifdef HAVE_MPI
+    if (mpi->on) {
+        int bad = nbad;
+        MPI_Allreduce(&bad, &nbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        /* the points travel as raw records indexed by rank 0's count: every
+         * rank must have loaded the same sweep */
+        long long pts = loaded ? s->points : -1, lo = 0, hi = 0;
+        MPI_Allreduce(&pts, &lo, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&pts, &hi, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        if (!nbad && lo != hi) {
+            st_error_set(&err, ST_EINVAL,
+                         "the MPI ranks loaded different sweeps (%lld and %lld points): give every rank the same "
+                         "sweep file and data folder", lo, hi);
+            setup_rc = 1;
+            nbad = mpi->size;
+        }
+        if (nbad && !said) {
+            if (nbad == mpi->size) {
+                /* the same failure everywhere (a bad file or option): said once */
+                if (mpi->rank == 0)
+                    setup_rc == 2 ? (void)cli_usage_error(&cmd_sweep, "%s", err.msg) : (void)cli_fail(&err);
+            } else if (setup_rc) {
+                fprintf(stderr, "strata sweep: MPI rank %d of %d: %s\n", mpi->rank, mpi->size, err.msg);
+            } else if (mpi->rank == 0) {
+                fprintf(stderr, "strata sweep: %d of %d MPI ranks could not start (their messages are above)\n",
+                        nbad, mpi->size);
+            }
+            said = 1;
+        }
+    }
+#endif
+    if (nbad) {
+        if (r) {
+            st_sweep_cancel(r);
+            st_sweep_run_free(r);
+        }
+        if (loaded)
+            st_sweep_free(s);
+        free(s);
+        if (!said)
+            return setup_rc == 2 ? cli_usage_error(&cmd_sweep, "%s", err.msg) : cli_fail(&err);
+        return setup_rc ? setup_rc : 1;
     }
     int tty = isatty(2);
     double last = t0;
@@ -344,24 +379,20 @@ static int sweep_body(int argc, char **argv, const char *out, const char *range,
     }
 #ifdef HAVE_MPI
     if (mpi->on) {
-        if (rc)
-            fprintf(stderr, "strata sweep: MPI rank %d of %d: %s\n", mpi->rank, mpi->size, err.msg);
         st_sweep_run *whole = NULL;
         int grc = mpi_gather(mpi, s, r, rc, first, count, mono_s() - t0, &whole, &err);
         st_sweep_run_free(r);
         r = whole;
         if (mpi->rank != 0 || grc) {
+            /* every failure is said by mpi_gather, once */
             st_sweep_run_free(r);
             st_sweep_free(s);
             free(s);
-            /* a rank's own failure is said above; rank 0 says the rest */
-            if (grc && mpi->rank == 0 && !rc)
-                return cli_fail(&err);
             return grc ? 1 : 0;
         }
         if (!quiet)
-            fprintf(stderr, "strata sweep: %d MPI ranks, %lld points each at most\n", mpi->size,
-                    (count + mpi->size - 1) / mpi->size);
+            fprintf(stderr, "strata sweep: %d MPI rank%s, %lld points each at most\n", mpi->size,
+                    mpi->size == 1 ? "" : "s", (count + mpi->size - 1) / mpi->size);
     }
 #endif
     st_sweep_get_progress(r, &p);
@@ -417,13 +448,15 @@ const cli_command cmd_sweep = {
     "sweep FILE.yaml [--threads N] [--out DIR] [--range FIRST:END] [--mpi] [--json] [--quiet]",
     "Run a design-space sweep headless: every point through its layer, the Pareto front.",
     "  FILE.yaml        a sweep file (strata-sweep(5)); examples in workloads/sweeps/\n"
-    "  --threads N      worker threads (default: the cores); results are identical for any N\n"
+    "  --threads N      worker threads (default: the cores it may run on); results are identical\n"
+    "                   for any N\n"
     "  --out DIR        write DIR/points.csv, front.csv, points.json, front.json (made if absent)\n"
     "  --range A:B      evaluate points A..B-1 only (split a sweep across processes; merge the\n"
     "                   fronts by sweeping their union or with any non-dominated filter)\n"
     "  --mpi            under mpirun: each rank evaluates its share of the points (of --range,\n"
     "                   else all), rank 0 gathers them and prints and writes what one process\n"
-    "                   would: mpirun -n 8 strata sweep FILE --mpi --out DIR (Open MPI)\n"
+    "                   would: mpirun -n 8 --bind-to none strata sweep FILE --mpi --out DIR\n"
+    "                   (Open MPI binds a rank to one core by default: give it more, or none)\n"
     "  --json           the front and counts as one JSON object on stdout\n"
     "  --quiet          no progress line on stderr\n",
     run,
