@@ -224,6 +224,14 @@ check "kernel softmax 1024 x 1024: 5 x 2^20 = 5242880 FLOP" \
     sh -c "'$S' kernel softmax --rows 1024 --cols 1024 --json | jq -e '.flops == 5242880'"
 check "kernel norm 1024 x 1024: 8 x 2^20 = 8388608 FLOP" \
     sh -c "'$S' kernel norm --rows 1024 --cols 1024 --json | jq -e '.flops == 8388608'"
+# the norm's ALU side by hand: PyTorch's FP16 layer norm on an A100 takes 9
+# lane ops an element, one reciprocal and 5 conversions at 16 lanes of the
+# SM's 64 (4 slots each): 33 slots = 66 FLOPs of the 19.5 TFLOP/s peak, plus
+# the 2.5 us launch; 4096 x 2560 (phi-2's norm) is compute-bound, FP32
+# (13 slots, twice the bytes) memory-bound
+check "kernel norm fp16 4096 x 2560 on an A100: 2.5 us + 10485760 x 66 / 19.5e12 (compute-bound); fp32 memory-bound" \
+    sh -c "'$S' kernel norm --gpu a100-80gb-sxm --dtype fp16 --rows 4096 --cols 2560 --json | jq -e '.bound == \"compute\" and ((.time_s - (2.5e-6 + 10485760 * 66 / 19.5e12)) | fabs) < 1e-12' > /dev/null &&
+           '$S' kernel norm --gpu a100-80gb-sxm --dtype fp32 --rows 4096 --cols 2560 --json | jq -e '.bound == \"memory\"' > /dev/null"
 # ... and the options an op does read are still taken, before or after it
 for args in "conv --groups 2 --b 1 --m 64 --n 64 --k 64 --int4" "flash --b 2 --heads 8 --kv-heads 2 --q-len 64 --kv-len 128 --head-dim 64 --causal" \
     "--inputs 2 elementwise --rows 64 --cols 64 --flops-per-elem 3" "topk --rows 64 --cols 8"; do

@@ -222,6 +222,7 @@ static int vidur_sample(const st_vidur_sample *v, int parallel, st_kernel *k)
         k->op = ST_KOP_GEMM, k->k = ffn / tp, k->n = h;
     } else if (strcmp(v->op, "input_layernorm") == 0 || strcmp(v->op, "post_attention_layernorm") == 0) {
         k->op = ST_KOP_NORM, k->rows = t, k->cols = h;
+        k->rms = !parallel;
         if (!parallel) {
             /* rms_norm_kernel: reads the row for its sum of squares, again
              * (an L1 hit on the instruction side; the byte side prices the

@@ -20,6 +20,14 @@
  * dispatch (every NeuSight sample carries both): a pipelined launch costs
  * 1.8-2.7 us (see presets' launch_overhead_us). Units: microseconds. */
 #define PRIOR_LAUNCH_US 2.5
+/* A norm kernel's ALU side (its FP32 lane ops, see norm_lane_ops in
+ * src/gpu/kernel.c) at the spec's FP32 rate: coefficient 1. NeuSight's FP32
+ * layer norms are all memory-bound, so the fit leaves it at zero for want of
+ * a sample, not because the work is free: when lifting it to this prior
+ * changes no fitted sample, the prior is kept. 16-bit norms, whose
+ * conversions to FP32 run at a quarter of the lane rate or less, bind on
+ * it (VIDUR's phi-2 LayerNorm on the A100). */
+#define PRIOR_NORM_ALU 1.0
 /* Power per tensor-core TFLOP/s (dense FP16) at boost on a 12 nm part, for
  * the sustained-clock estimate of tensor work; tc_energy_ratio is this over
  * the fitted e_ref. Not identifiable from the data (VIDUR's A100 SXM runs at
@@ -531,6 +539,17 @@ static int fit_all(const st_calib_data *data, st_gpu_coef *c, int use_named, dou
         c->cls[cls].sum = d.sum;
         for (size_t j = 0; j < d.p; j++)
             beta[j] = round6(beta[j]);
+        int fa = cls == ST_KC_NORM ? st_kclass_feature(cls, "alu") : -1;
+        if (fa >= 0 && beta[fa] == 0) {
+            double b1[32], s0 = 0, s1 = 0, x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+            size_t n0 = 0, n1 = 0;
+            memcpy(b1, beta, sizeof b1);
+            b1[fa] = PRIOR_NORM_ALU;
+            score(&d, cls, beta, -1, &s0, &x0, &y0, &n0);
+            score(&d, cls, b1, -1, &s1, &x1, &y1, &n1);
+            if (fabs(s1 - s0) <= 1e-12 * (s0 > 0 ? s0 : 1))
+                beta[fa] = PRIOR_NORM_ALU;
+        }
         set_class(c, cls, &d, beta);
         double sse = 0, sape = 0, sl2 = 0;
         size_t cnt = 0;

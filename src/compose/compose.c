@@ -75,6 +75,9 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
         k->op = ST_KOP_NORM;
         k->rows = op->rows, k->cols = op->cols;
         k->dispatch = ST_DISP_NORM;
+        /* batch norm in a forward pass scales and shifts with running
+         * statistics: RMSNorm's kind of work, not Welford's */
+        k->rms = op->kind == ST_OP_RMSNORM || (op->kind == ST_OP_BATCHNORM && op->pass == ST_PASS_FWD);
         if (op->kind == ST_OP_GROUPNORM || op->kind == ST_OP_BATCHNORM || op->pass != ST_PASS_FWD)
             k->bytes_total = op->bytes_read + op->bytes_written;
         break;

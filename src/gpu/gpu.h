@@ -117,6 +117,10 @@ typedef struct st_kernel {
      * embedding's forward): SM-bound integer work priced by
      * st_gpu_coef.index_cycles. 0: none. */
     double index_elems;
+    /* NORM: 1 for RMSNorm (a sum of squares, then a scale), 0 for a norm
+     * that keeps Welford statistics (layer norm, group norm); sets the
+     * kernel's ALU work when flops_per_elem is 0 (see norm_lane_ops) */
+    int rms;
 } st_kernel;
 
 

@@ -611,6 +611,31 @@ static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_ker
     }
 }
 
+/* A norm kernel's ALU work per element, in FP32 lane operations, counted
+ * from the kernels' code. PyTorch's vectorized_layer_norm_kernel
+ * (layer_norm_kernel.cu) updates Welford statistics per element: a
+ * subtract, an add, the count's reciprocal (one MUFU op and two FMAs), an
+ * FMA and a subtract; then it normalises (subtract, multiply, FMA): 9 lane
+ * ops and a MUFU op. An RMSNorm kernel (vLLM and Sarathi-Serve's
+ * rms_norm_kernel) squares and sums (1), then scales by the reciprocal root
+ * and by the weight (2). Both accumulate in FP32, so 16-bit data adds
+ * conversions: x read twice and y written (3), and LayerNorm's gamma and
+ * beta (2); RMSNorm's x twice, its weight and y (4). MUFU ops and
+ * conversions run on 16 lanes per SM on every NVIDIA GPU since Maxwell
+ * (CUDA C++ Programming Guide, arithmetic instruction throughput:
+ * reciprocal, "type conversions"), so each takes fp32_lanes / 16 lane
+ * slots: FP16 layer norm costs an A100 33 slots an element against FP32's
+ * 13, while its bytes halve. Other vendors: one slot each (no figure). */
+#define ST_SFU_LANES 16.0
+static double norm_lane_ops(const st_gpu *g, const st_kernel *k, double es)
+{
+    double slow = g->vendor == ST_VENDOR_NVIDIA && g->fp32_lanes_per_sm > 0 ? g->fp32_lanes_per_sm / ST_SFU_LANES : 1.0;
+    int half = es < 4;
+    if (k->rms)
+        return 3.0 + (half ? 4.0 : 0.0) * slow;
+    return 9.0 + (1.0 + (half ? 5.0 : 0.0)) * slow;
+}
+
 /* Vector kernels: bytes and ALU work; norms and softmax also a per-row term. */
 static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double bytes, double alu_flops,
                            double rows, double cols, double reread, double row_bytes, double resident,
@@ -837,6 +862,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         double elems = (double)k->rows * (double)k->cols;
         int nin = k->n_in > 0 ? k->n_in : 1, nout = k->n_out > 0 ? k->n_out : 1;
         double fpe = k->flops_per_elem;
+        double alu_fpe = -1; /* >= 0: the ALU side's work per element, when it differs from fpe */
         if (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK) {
             nin = 1;
             nout = 1;
@@ -846,7 +872,13 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             nin = 1;
             nout = 1;
             if (fpe <= 0)
-                fpe = 8; /* mean, variance, normalise, scale, shift */
+                fpe = 8; /* mean, variance, normalise, scale, shift: the FLOPs reported */
+            /* the ALU side is priced by lane slots (a lane op is 2 FLOPs of
+             * the FMA peak); kernels priced by their memory instructions
+             * (mem_requests: one element per thread) have their per-element
+             * work in that price already */
+            if (k->flops_per_elem <= 0)
+                alu_fpe = k->mem_requests > 0 ? 0 : 2.0 * norm_lane_ops(g, k, es);
         }
         double bytes = es * elems * (nin + nout);
         /* extra passes over the input (PyTorch aten/src/ATen/native/cuda:
@@ -884,8 +916,10 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         double resident = rows_resident(g, bs);
         if (k->cols <= 1024 && (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK))
             resident *= (k->cols <= 128 ? 8 : 4); /* warp softmax: a row (two up to 128) per warp */
-        return vector_estimate(g, c, cls, bytes, elems * fpe, (double)k->rows,
-                               (double)k->cols, reread, row_bytes, resident, e);
+        int rc = vector_estimate(g, c, cls, bytes, elems * (alu_fpe >= 0 ? alu_fpe : fpe), (double)k->rows,
+                                 (double)k->cols, reread, row_bytes, resident, e);
+        e->flops = elems * fpe;
+        return rc;
     }
     default:
         break;
