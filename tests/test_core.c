@@ -2,6 +2,7 @@
  * core: ridge least squares against closed-form solutions, the JSON number
  * format (shortest text that reads back exactly), did-you-mean distances.
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include "config.h"
 #include "testutil.h"
 
@@ -9,6 +10,8 @@
 #include "cli/cli.h"
 
 #include <math.h>
+#include <sched.h>
+#include <unistd.h>
 
 /* y = 2 + 3x exactly: ordinary least squares recovers it to rounding. */
 static void test_ridge_exact_line(void **state)
@@ -176,6 +179,28 @@ static void test_units(void **state)
     assert_string_equal(b, "40 GiB");
 }
 
+/* st_cpu_count follows the affinity mask: pinned to one CPU it is 1, and
+ * unpinned it is between 1 and the machine's CPUs. */
+static void test_cpu_count(void **state)
+{
+    (void)state;
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    int n = st_cpu_count();
+    long machine = sysconf(_SC_NPROCESSORS_CONF);
+    assert_true(n >= 1 && (machine < 1 || n <= machine));
+    assert_int_equal(n, CPU_COUNT(&all));
+    int first = 0;
+    while (first < CPU_SETSIZE && !CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    int pinned = st_cpu_count();
+    assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+    assert_int_equal(pinned, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_jsonl),
         cmocka_unit_test(test_suggest),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_cpu_count),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

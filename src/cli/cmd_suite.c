@@ -726,8 +726,8 @@ static int run(int argc, char **argv)
     if (filter && st_regex_compile(&re, filter, 1, &err) != 0)
         return cli_usage_error(&cmd_suite, "--filter: %s", err.msg);
     if (!jobs) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = n < 1 ? 1 : n > 8 ? 8 : n;
+        long n = st_cpu_count();
+        jobs = n > 8 ? 8 : n;
     }
     /* the shared-data folder ${shared} names: --shared, $STRATA_SHARED, or
      * ../shared/data beside the data root; absent is not an error (the

@@ -134,4 +134,9 @@ unsigned long long st_rng_next(st_rng *g);
 double st_rng_u01(st_rng *g); /* [0, 1) */
 double st_rng_gamma(st_rng *g, double shape); /* unit scale */
 
+/* The cores this process may run on: its affinity mask (taskset, or
+ * mpirun's binding of a rank), not all the machine's; at least 1. The
+ * default for thread pools and parallel jobs. */
+int st_cpu_count(void);
+
 #endif

@@ -2,7 +2,6 @@
  * go through one queue to a single consumer that folds them into the front.
  * A byte on a pipe per finished chunk lets the consumer poll() the queue
  * together with its keyboard. Cancel is a flag checked between points. */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "config.h"
 #include "explore/explore.h"
 
@@ -10,7 +9,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -107,12 +105,9 @@ int st_sweep_start(const st_sweep *s, int threads, long long first, long long co
         return st_error_set(err, ST_EINVAL, "points %lld..%lld are outside the sweep (0..%lld)", first,
                             first + count - 1, s->points - 1);
     if (threads <= 0) {
-        /* the cores this process may run on (taskset, or mpirun's binding
-         * of a rank), not all the machine's: more threads would only share
-         * them */
-        cpu_set_t set;
-        long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)n : 1;
+        /* the cores this process may run on, not all the machine's: more
+         * threads would only share them */
+        threads = st_cpu_count();
     }
     if (threads > 1024)
         threads = 1024;

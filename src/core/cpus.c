@@ -1,0 +1,14 @@
+/* The cores this process may run on (see core.h). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include "config.h"
+#include "core/core.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+int st_cpu_count(void)
+{
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
