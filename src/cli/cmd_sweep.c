@@ -125,6 +125,13 @@ static int mpi_done(const mpi_ctx *m, int rc)
     return rc;
 }
 
+/* Rank r's contiguous share of count points: offsets [*a, *b) */
+static void rank_share(long long count, int r, int size, long long *a, long long *b)
+{
+    *a = count * r / size;
+    *b = count * (r + 1) / size;
+}
+
 #ifdef HAVE_MPI
 /* Every rank evaluated its share [first + count x rank / size, ...) of the
  * points; gather them on rank 0 in index order and make one run of them
@@ -164,7 +171,8 @@ static int mpi_gather(const mpi_ctx *m, const st_sweep *s, st_sweep_run *local, 
         all = malloc((count ? (size_t)count : 1) * sizeof *all);
         ok = counts && displs && all;
         for (int r = 0; ok && r < m->size; r++) {
-            long long a = count * r / m->size, b = count * (r + 1) / m->size;
+            long long a, b;
+            rank_share(count, r, m->size, &a, &b);
             counts[r] = (int)(b - a);
             displs[r] = (int)a;
             if (a > INT_MAX)
@@ -193,7 +201,7 @@ static int mpi_gather(const mpi_ctx *m, const st_sweep *s, st_sweep_run *local, 
 }
 #endif
 
-static int sweep_body(int argc, char **argv, const char *out, const char *range, long long threads, int json,
+static int sweep_body(char **argv, const char *out, const char *range, long long threads, int json,
                       int quiet, const mpi_ctx *mpi);
 
 static int run(int argc, char **argv)
@@ -246,15 +254,14 @@ static int run(int argc, char **argv)
                                            "openmpi-bin and re-run ./configure, or split the sweep with --range");
 #endif
     }
-    return mpi_done(&mpi, sweep_body(argc, argv, out, range, threads, json, quiet, &mpi));
+    return mpi_done(&mpi, sweep_body(argv, out, range, threads, json, quiet, &mpi));
 }
 
 /* The sweep after its options: load, run (this rank's share with --mpi),
  * gather, report. */
-static int sweep_body(int argc, char **argv, const char *out, const char *range, long long threads, int json,
+static int sweep_body(char **argv, const char *out, const char *range, long long threads, int json,
                       int quiet, const mpi_ctx *mpi)
 {
-    (void)argc;
     st_error err = {0};
     /* set-up: every step runs while the last one worked; with --mpi every
      * rank then reaches the same agreement below, failed or not, so that no
@@ -302,9 +309,9 @@ static int sweep_body(int argc, char **argv, const char *out, const char *range,
     double t0 = mono_s();
     if (!setup_rc) {
         /* --mpi: this rank's contiguous share of the points */
-        long long my_first = first + count * mpi->rank / mpi->size;
-        long long my_count = first + count * (mpi->rank + 1) / mpi->size - my_first;
-        if (st_sweep_start(s, (int)threads, my_first, my_count, &r, &err))
+        long long a, b;
+        rank_share(count, mpi->rank, mpi->size, &a, &b);
+        if (st_sweep_start(s, (int)threads, first + a, b - a, &r, &err))
             setup_rc = 1;
     }
     int nbad = setup_rc != 0;

@@ -97,13 +97,41 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int st_sweep_start(const st_sweep *s, int threads, long long first, long long count, st_sweep_run **out,
-                   st_error *err)
+/* A run over points [first, first+count) with an empty front and no
+ * threads or pipe yet, in *out; fails when the range is outside the sweep
+ * or memory is short. */
+static int run_new(const st_sweep *s, long long first, long long count, st_sweep_run **out, st_error *err)
 {
     *out = NULL;
     if (first < 0 || count < 0 || first + count > s->points)
         return st_error_set(err, ST_EINVAL, "points %lld..%lld are outside the sweep (0..%lld)", first,
                             first + count - 1, s->points - 1);
+    st_sweep_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    r->s = s;
+    r->first = first;
+    r->count = count;
+    r->pipe_fd[0] = r->pipe_fd[1] = -1;
+    int sign[ST_SWEEP_MAX_OBJ];
+    for (int i = 0; i < s->n_obj; i++)
+        sign[i] = st_metric_maximize(s->obj[i]) ? -1 : 1;
+    st_pareto_init(&r->front, s->n_obj, sign);
+    *out = r;
+    return 0;
+}
+
+/* the front's members carry the flag the exports show */
+static void mark_front(st_sweep_run *r)
+{
+    for (size_t j = 0; j < r->front.n; j++)
+        r->pts[r->front.idx[j] - r->first].front = 1;
+}
+
+int st_sweep_start(const st_sweep *s, int threads, long long first, long long count, st_sweep_run **out,
+                   st_error *err)
+{
+    *out = NULL;
     if (threads <= 0) {
         /* the cores this process may run on, not all the machine's: more
          * threads would only share them */
@@ -111,12 +139,10 @@ int st_sweep_start(const st_sweep *s, int threads, long long first, long long co
     }
     if (threads > 1024)
         threads = 1024;
-    st_sweep_run *r = calloc(1, sizeof *r);
-    if (!r)
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    r->s = s;
-    r->first = first;
-    r->count = count;
+    st_sweep_run *r;
+    int rc = run_new(s, first, count, &r, err);
+    if (rc)
+        return rc;
     r->threads = threads;
     /* chunks small enough for a live front and even load, large enough that
      * the queue is not the bottleneck */
@@ -126,11 +152,6 @@ int st_sweep_start(const st_sweep *s, int threads, long long first, long long co
     r->pts = calloc(count ? (size_t)count : 1, sizeof *r->pts);
     r->queue = calloc(r->q_cap, sizeof *r->queue);
     r->tid = calloc((size_t)threads, sizeof *r->tid);
-    r->pipe_fd[0] = r->pipe_fd[1] = -1;
-    int sign[ST_SWEEP_MAX_OBJ];
-    for (int i = 0; i < s->n_obj; i++)
-        sign[i] = st_metric_maximize(s->obj[i]) ? -1 : 1;
-    st_pareto_init(&r->front, s->n_obj, sign);
     if (!r->pts || !r->queue || !r->tid) {
         st_sweep_run_free(r);
         return st_error_set(err, ST_ENOMEM, "out of memory for %lld points", count);
@@ -205,8 +226,7 @@ long long st_sweep_drain(st_sweep_run *r)
                 r->end_s = now_s(&r->t0);
                 if (r->end_s == 0)
                     r->end_s = 1e-9;
-                for (size_t j = 0; j < r->front.n; j++)
-                    r->pts[r->front.idx[j] - r->first].front = 1;
+                mark_front(r);
             }
             break;
         }
@@ -218,27 +238,15 @@ int st_sweep_run_adopt(const st_sweep *s, long long first, long long count, st_p
                        st_sweep_run **out, st_error *err)
 {
     *out = NULL;
-    if (first < 0 || count < 0 || first + count > s->points) {
+    st_sweep_run *r;
+    int rc = run_new(s, first, count, &r, err);
+    if (rc) {
         free(pts);
-        return st_error_set(err, ST_EINVAL, "points %lld..%lld are outside the sweep (0..%lld)", first,
-                            first + count - 1, s->points - 1);
+        return rc;
     }
-    st_sweep_run *r = calloc(1, sizeof *r);
-    if (!r) {
-        free(pts);
-        return st_error_set(err, ST_ENOMEM, "out of memory");
-    }
-    r->s = s;
-    r->first = first;
-    r->count = count;
     r->pts = pts;
-    r->pipe_fd[0] = r->pipe_fd[1] = -1;
     r->joined = 1;
     r->done = count;
-    int sign[ST_SWEEP_MAX_OBJ];
-    for (int i = 0; i < s->n_obj; i++)
-        sign[i] = st_metric_maximize(s->obj[i]) ? -1 : 1;
-    st_pareto_init(&r->front, s->n_obj, sign);
     clock_gettime(CLOCK_MONOTONIC, &r->t0);
     int nomem = 0;
     for (long long i = 0; i < count; i++)
@@ -248,8 +256,7 @@ int st_sweep_run_adopt(const st_sweep *s, long long first, long long count, st_p
         st_sweep_run_free(r);
         return st_error_set(err, ST_ENOMEM, "out of memory for the front");
     }
-    for (size_t j = 0; j < r->front.n; j++)
-        r->pts[r->front.idx[j] - r->first].front = 1;
+    mark_front(r);
     r->end_s = elapsed_s > 0 ? elapsed_s : 1e-9;
     *out = r;
     return 0;

@@ -380,10 +380,8 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     if (c->pp > 1 && ft->lm_head && !ft->tied_embeddings)
         nonblock -= (double)ft->vocab * (double)st_transformer_embed_width(ft);
     c->weights_bytes = p_block * qb * stage_share / tp + p_exp * qb * stage_share / exp_split + nonblock * es / tp;
-    double kvh = ft->kv_heads >= c->tp ? (double)(ft->kv_heads / c->tp) : 1.0;
-    double kv_es = cfg->kv_fp8 ? 1.0 : es;
     /* CP shards the cache by token: a GPU holds 1/cp of each token's K/V */
-    c->kv_bytes_per_token = 2.0 * (double)c->blocks * kvh * (double)ft->head_dim * kv_es / (double)c->cp;
+    c->kv_bytes_per_token = (double)c->blocks * kv_bytes_local(c, 1) / (double)c->cp;
     /* vLLM's profiling forward at max_num_batched_tokens T: the block's live
      * tensors at its peak (residual, normed input, attention output and the
      * MLP's gate/up and activation outputs), and the sampler's FP32 logits
