@@ -780,6 +780,19 @@ for extra in "--spec-k 2 --spec-accept 0.8" "--disagg 1:1" "--colocate llama2-7b
     { [ $rc = 1 ] && grep -q "context parallelism (--cp) is not modelled with" "$tmp/err" && [ ! -s "$tmp/out" ]; } || cpbad="$cpbad [$extra: rc=$rc $(cat "$tmp/err")]"
 done
 if [ -z "$cpbad" ]; then ok "serve --cp with --spec-k, --disagg or --colocate: refused, naming the pair"; else not_ok "serve --cp with unmodelled options refused" "$cpbad"; fi
+# a cluster preset has a size: vidur-a100-dgx is 2 nodes x 8 GPUs, so 17
+# one-GPU replicas or 3 TP-8 ones (also as 2:1 disaggregated pools) do not
+# fit; 16 and 2 do; a node preset only names the links (17 replicas run on
+# as many such nodes as they need)
+capbad=""
+for a in "--dp 17=17 GPUs" "--dp 3 --tp 8=24 GPUs" "--disagg 2:1 --tp 8=24 GPUs"; do
+    "$S" serve llama2-7b --gpu a100-80gb-sxm --cluster vidur-a100-dgx ${a%%=*} --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/out" 2> "$tmp/err"; rc=$?
+    { [ $rc = 1 ] && grep -q "need ${a#*=}; cluster vidur-a100-dgx has 16 (2 nodes x 8)" "$tmp/err" && [ ! -s "$tmp/out" ]; } || capbad="$capbad [${a%%=*}: rc=$rc $(cat "$tmp/err")]"
+done
+for a in "--cluster vidur-a100-dgx --dp 16" "--cluster vidur-a100-dgx --dp 2 --tp 8" "--cluster vidur-dgx-a100 --dp 17"; do
+    "$S" serve llama2-7b --gpu a100-80gb-sxm $a --qps 1 --requests 2 --lengths fixed:100,10 > /dev/null 2> "$tmp/err" || capbad="$capbad [$a refused: $(cat "$tmp/err")]"
+done
+if [ -z "$capbad" ]; then ok "serve: replicas beyond a cluster preset's GPUs refused with the counts; a node preset does not cap them"; else not_ok "serve: replicas beyond a cluster's GPUs" "$capbad"; fi
 # max_concurrency: the KV cache's tokens over the longest request
 "$S" serve llama2-7b --gpu a100-80gb-sxm --qps 1 --requests 2 --lengths fixed:512,128 --max-model-len 2048 --json > "$tmp/mc.json"
 check "serve: max_concurrency = kv_tokens / max_model_len (2048)" \

@@ -1272,6 +1272,25 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
                      c->cluster->node.gpus);
         return ST_EINVAL;
     }
+    /* A multi-node cluster preset has a size: every replica's GPUs must fit
+     * in it. A node preset (no scale-out network) only names the links, and
+     * its replicas may run on as many nodes of that kind as they need. */
+    if (c->cluster && c->cluster->n_dims > 0) {
+        long long need = (long long)c->dp * c->tp * c->pp * c->cp;
+        long long have = (long long)c->cluster->nodes * c->cluster->node.gpus;
+        if (need > have) {
+            char split[64] = "";
+            if (c->prefill_replicas > 0)
+                snprintf(split, sizeof split, " (%d prefill + %d decode)", c->prefill_replicas, c->decode_replicas);
+            int per = c->tp * c->pp * c->cp;
+            st_error_set(err, ST_EINVAL,
+                         "%d replica%s%s x %d GPU%s (TP %d x PP %d x CP %d) need %lld GPUs; cluster %s has %lld "
+                         "(%d nodes x %d): use fewer replicas or a larger --cluster",
+                         c->dp, c->dp == 1 ? "" : "s", split, per, per == 1 ? "" : "s", c->tp, c->pp, c->cp, need,
+                         c->cluster->id, have, c->cluster->nodes, c->cluster->node.gpus);
+            return ST_EINVAL;
+        }
+    }
     if (c->cluster && strcmp(c->cluster->node.gpu.id, c->gpu->id) != 0) {
         st_error_set(err, ST_EINVAL, "cluster %s is built from %s GPUs, not %s: pass --gpu %s or another --cluster",
                      c->cluster->id, c->cluster->node.gpu.id, c->gpu->id, c->cluster->node.gpu.id);
