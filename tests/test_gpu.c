@@ -87,7 +87,7 @@ static void test_vector_fp16(void **state)
     assert_true(e.sigma == 0.1);
     /* an FP32 conv on the matrix cores keeps at least the conv class's */
     c.cls[ST_KC_CONV].sigma = 0.4;
-    k.op = ST_KOP_CONV, k.dtype = ST_FP32, k.groups = 1;
+    k.op = ST_KOP_CONV, k.dtype = ST_FP32, k.groups = 1, k.filter = 3, k.stride = 1;
     assert_int_equal(st_kernel_class(&mi, &k), ST_KC_GEMM_TC);
     assert_int_equal(st_kernel_estimate(&mi, &c, &k, &t, 1, &e, &err), 0);
     assert_true(e.sigma == 0.4);
@@ -670,6 +670,43 @@ static void test_gemm_dram_floor(void **state)
     assert_true(small.gpu_s <= e.gpu_s);
 }
 
+/* Only a 3x3 stride-1 dense conv can beat the FP32 peak (cuDNN's Winograd
+ * and FFT algorithms do fewer multiplies than the direct count; every conv
+ * NeuSight measured is one, some at 2.2x the peak). A 1x1 conv, a strided
+ * one, a grouped one or one of unknown filter is an implicit GEMM: the
+ * direct FLOP count is its work, so it runs at most at the FP32 peak (the
+ * preset's spec-sheet figure), on every GPU. */
+static void test_conv_peak(void **state)
+{
+    (void)state;
+    static const char *const ids[] = {"a100-80gb-sxm", "v100-sxm2-32gb", "p100-pcie-16gb", "h100-sxm", "t4"};
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        st_gpu g;
+        load(ids[i], &g);
+        double peak = g.vector[ST_FP32] * 1e12;
+        st_kernel k = {0};
+        k.op = ST_KOP_CONV, k.dtype = ST_FP32, k.b = 1, k.m = 100352, k.n = 512, k.groups = 1;
+        /* 1x1 (K = 4608 channels), 3x3 stride 2, 3x3 grouped, unknown filter */
+        long long filt[] = {1, 3, 3, 0}, strd[] = {1, 2, 1, 1}, grp[] = {1, 1, 2, 1};
+        for (int j = 0; j < 4; j++) {
+            k.filter = filt[j], k.stride = strd[j], k.groups = grp[j], k.k = 4608;
+            if (grp[j] > 1)
+                k.n = 256, k.k = 2304; /* per group */
+            st_kernel_est e;
+            assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+            assert_int_equal(e.cls, ST_KC_GEMM_SIMT);
+            assert_true(e.flops / e.gpu_s <= peak);
+            k.n = 512;
+        }
+        /* the same sizes as a 3x3 stride-1 conv: the conv class */
+        k.filter = 3, k.stride = 1, k.groups = 1, k.k = 4608;
+        assert_int_equal(st_kernel_class(&g, &k), ST_KC_CONV);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -937,7 +974,7 @@ int main(void)
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
         cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
-        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor),
+        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_conv_peak),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -105,6 +105,7 @@ static int neusight_sample(const st_kernel_sample *r, st_calib_sample *s)
         k->op = ST_KOP_CONV;
         k->b = 1, k->m = r->b * p * p, k->n = r->c_out, k->k = r->c_in * r->kernel * r->kernel;
         k->groups = 1;
+        k->filter = r->kernel, k->stride = r->stride > 0 ? r->stride : 1;
         k->dispatch = ST_DISP_CONV;
         break;
     }

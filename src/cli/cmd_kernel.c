@@ -17,6 +17,7 @@ static const struct option opts[] = {
     {"q-len", required_argument, NULL, 'q'},   {"kv-len", required_argument, NULL, 'L'},
     {"head-dim", required_argument, NULL, 'D'},{"causal", no_argument, NULL, 'C'},
     {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
+    {"filter", required_argument, NULL, 'R'},  {"stride", required_argument, NULL, 'S'},
     {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
     {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 };
@@ -26,7 +27,7 @@ static const struct option opts[] = {
 static const char common_opts[] = "gdxjh";
 static const char *const op_takes[ST_KOP_COUNT] = {
     [ST_KOP_GEMM] = "BMNK4",       [ST_KOP_BMM] = "BMNK4",    [ST_KOP_GROUPED] = "BMNK4",
-    [ST_KOP_CONV] = "BMNKG4",      [ST_KOP_FLASH] = "BHVqLDC", [ST_KOP_ELEMENTWISE] = "rcif",
+    [ST_KOP_CONV] = "BMNKGRS4",      [ST_KOP_FLASH] = "BHVqLDC", [ST_KOP_ELEMENTWISE] = "rcif",
     [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
     [ST_KOP_TOPK] = "rc",
 };
@@ -63,7 +64,7 @@ static int run(int argc, char **argv)
     int rc_arg;
     const char *gpu = "h100-sxm", *dtype = NULL, *coefp = NULL;
     long long v[16] = {0};
-    enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG };
+    enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG, IF, IS };
     double fpe = -1;
     int json = 0, causal = 0, int4 = 0, c;
     char given[32] = "";
@@ -88,6 +89,8 @@ static int run(int argc, char **argv)
         case 'L': idx = IL, nm = "--kv-len"; break;
         case 'D': idx = ID, nm = "--head-dim"; break;
         case 'G': idx = IG, nm = "--groups"; break;
+        case 'R': idx = IF, nm = "--filter"; break;
+        case 'S': idx = IS, nm = "--stride"; break;
         case 'f': {
             long long t;
             if (cli_parse_ll(&cmd_kernel, "--flops-per-elem", optarg, 0, 100000, &t))
@@ -131,6 +134,7 @@ static int run(int argc, char **argv)
     k.heads = v[IH], k.kv_heads = v[IV], k.q_len = v[IQ] ? v[IQ] : 1, k.kv_len = v[IL], k.head_dim = v[ID];
     k.causal = causal;
     k.groups = v[IG] ? v[IG] : 1;
+    k.filter = v[IF], k.stride = v[IS] ? v[IS] : 1;
     k.weight_only_int4 = int4;
     /* elementwise: --flops-per-elem (default 1); the other vector ops count
      * their own (softmax and topk 5, norm 8) from 0, as the compose layer
@@ -142,6 +146,9 @@ static int run(int argc, char **argv)
     int gemmlike = k.op == ST_KOP_GEMM || k.op == ST_KOP_BMM || k.op == ST_KOP_GROUPED || k.op == ST_KOP_CONV;
     if (gemmlike && (!k.m || !k.n || !k.k))
         return cli_usage_error(&cmd_kernel, "%s needs --m, --n and --k (and --b for a batch)", argv[optind]);
+    if (k.filter > 0 && k.k % (k.filter * k.filter))
+        return cli_usage_error(&cmd_kernel, "conv --filter %lld: --k (%lld) is the input channels x %lld x %lld, a "
+                                            "multiple of %lld", k.filter, k.k, k.filter, k.filter, k.filter * k.filter);
     if (k.op == ST_KOP_FLASH && (!k.heads || !k.kv_len || !k.head_dim))
         return cli_usage_error(&cmd_kernel, "flash needs --heads, --kv-len and --head-dim (--q-len: 1 for "
                                             "decode; --b batch; --kv-heads for GQA; --causal)");
@@ -212,7 +219,7 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_kernel = {
     "kernel",
-    "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --int4]\n"
+    "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --filter R --stride S --int4]\n"
     "                   [--rows R --cols C --inputs N --flops-per-elem F]\n"
     "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal] [--coef FILE] [--json]",
     "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
@@ -224,11 +231,16 @@ const cli_command cmd_kernel = {
     "  --dtype D        default bf16 (fp16 where the GPU has no bf16)\n"
     "  --inputs N       elementwise: full-size input tensors (1 unary, 2 binary)\n"
     "  --flops-per-elem elementwise: ALU operations per element (default 1)\n"
-    "  --int4           weight-only INT4 (W4A16): weights read at 4 bits and dequantised\n"
+    "  --int4           weight-only INT4 (W4A16): weights read at 4 bits and dequantised\n"    "  --filter R       conv: the R x R filter (K = input channels x R x R); with --stride 1\n"
+    "                   (the default) and one group, a 3x3 conv is the shape cuDNN runs by\n"
+    "                   Winograd or FFT (the conv class, fitted on such convs, can pass the\n"
+    "                   FP32 peak); any other conv, or one without --filter, is an implicit\n"
+    "                   GEMM at the FP32 GEMM rate\n"
+    "  --stride S       conv: the stride (default 1)\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --json           machine-readable\n"
     "\nEach op takes only the options it reads (others are a usage error):\n"
-    "  gemm, bmm, grouped  --b --m --n --k --int4        conv  the same and --groups\n"
+    "  gemm, bmm, grouped  --b --m --n --k --int4        conv  the same, --groups --filter --stride\n"
     "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal\n"
     "  elementwise         --rows --cols --inputs --flops-per-elem\n"
     "  softmax, norm, embedding, topk  --rows --cols\n",

@@ -45,6 +45,8 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
         k->m = op->batch * op->p * op->q;
         k->n = op->k_out / g;
         k->k = op->c / g * op->r * op->s;
+        k->filter = op->r == op->s ? op->r : 0; /* a non-square filter: no fast algorithm assumed */
+        k->stride = op->stride > 0 ? op->stride : 1;
         if (k->n < 1)
             k->n = 1;
         if (k->k < 1)

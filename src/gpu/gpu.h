@@ -85,6 +85,13 @@ typedef struct st_kernel {
     /* GEMM, BMM, GROUPED, CONV */
     long long b, m, n, k;
     long long groups;     /* CONV: groups (multiplies the independent GEMMs) */
+    /* CONV: the square filter's side and the stride (0: not known). cuDNN
+     * runs 3x3 stride-1 dense convolutions by Winograd or FFT, doing fewer
+     * multiplies than the direct FLOP count: that is the conv class's domain
+     * (every NeuSight conv is one). Any other conv, or one of unknown
+     * filter, is an implicit GEMM at the FP32 GEMM class's rate, which no
+     * algorithm trick lifts past the peak (st_conv_fast). */
+    long long filter, stride;
     /* FLASH */
     long long heads, kv_heads, q_len, kv_len, head_dim;
     int causal;
@@ -130,6 +137,10 @@ typedef enum st_dispatch {
     ST_DISP_SOFTMAX, ST_DISP_OTHER, ST_DISP_COUNT
 } st_dispatch;
 const char *st_dispatch_name(st_dispatch d);
+
+/* A convolution cuDNN can run by a fast algorithm (Winograd, FFT): dense
+ * (one group), 3x3, stride 1. */
+int st_conv_fast(const st_kernel *k);
 
 #define ST_GPU_MAX_FEATURES 10
 #define ST_GPU_MAX_TILES 16

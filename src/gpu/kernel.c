@@ -579,7 +579,7 @@ static double fp32_matrix_sigma(const st_gpu_coef *c, const st_kernel *k, int te
 {
     if (!tensor || k->dtype != ST_FP32)
         return 0;
-    return c->cls[k->op == ST_KOP_CONV ? ST_KC_CONV : ST_KC_GEMM_SIMT].sigma;
+    return c->cls[st_conv_fast(k) ? ST_KC_CONV : ST_KC_GEMM_SIMT].sigma;
 }
 
 /* A kernel whose operands come from DRAM cannot move those bytes faster
@@ -699,6 +699,11 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
     return 0;
 }
 
+int st_conv_fast(const st_kernel *k)
+{
+    return k->op == ST_KOP_CONV && k->groups <= 1 && k->filter == 3 && k->stride == 1;
+}
+
 st_kclass st_kernel_class(const st_gpu *g, const st_kernel *k)
 {
     int tensor = 0;
@@ -711,7 +716,7 @@ st_kclass st_kernel_class(const st_gpu *g, const st_kernel *k)
         return tensor ? ST_KC_GEMM_TC : ST_KC_GEMM_SIMT;
     case ST_KOP_CONV:
         gemm_peak(g, k->dtype, &tensor);
-        return tensor ? ST_KC_GEMM_TC : ST_KC_CONV;
+        return tensor ? ST_KC_GEMM_TC : st_conv_fast(k) ? ST_KC_CONV : ST_KC_GEMM_SIMT;
     case ST_KOP_SOFTMAX:
     case ST_KOP_TOPK:
         return ST_KC_SOFTMAX;
