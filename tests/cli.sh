@@ -780,6 +780,20 @@ for extra in "--spec-k 2 --spec-accept 0.8" "--disagg 1:1" "--colocate llama2-7b
     { [ $rc = 1 ] && grep -q "context parallelism (--cp) is not modelled with" "$tmp/err" && [ ! -s "$tmp/out" ]; } || cpbad="$cpbad [$extra: rc=$rc $(cat "$tmp/err")]"
 done
 if [ -z "$cpbad" ]; then ok "serve --cp with --spec-k, --disagg or --colocate: refused, naming the pair"; else not_ok "serve --cp with unmodelled options refused" "$cpbad"; fi
+# outputs of one run land all or none: a trace that cannot be written
+# (/dev/full) keeps the per-request CSV from landing too; an interrupted run
+# (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file
+mkdir -p "$tmp/aon"
+"$S" serve llama2-7b --qps 1 --requests 10 --lengths fixed:100,100 --per-request "$tmp/aon/p.csv" --trace-out /dev/full > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "none of the output files written" "$tmp/err" && [ -z "$(ls -A "$tmp/aon")" ]; then ok "serve: a failed --trace-out keeps --per-request from landing"; else not_ok "serve: outputs all or none" "rc=$rc $(cat "$tmp/err"); left: $(ls "$tmp/aon")"; fi
+timeout 2 "$S" serve llama2-7b --qps 100 --requests 1000000 --lengths fixed:100,10 --per-request "$tmp/aon/i.csv" --trace-out "$tmp/aon/i.json" > /dev/null 2>&1; rc=$?
+if [ $rc = 124 ] && [ -z "$(ls -A "$tmp/aon")" ]; then ok "serve interrupted by SIGTERM: no temporary left"; else not_ok "serve interrupted: no temporary left" "rc=$rc left: $(ls "$tmp/aon")"; fi
+(cd "$tmp/aon" && "$S" train gpt2-small --trace - > /dev/null 2> "$tmp/err"); rc=$?
+if [ $rc = 1 ] && grep -q "'-' is not an output file" "$tmp/err" && [ -z "$(ls -A "$tmp/aon")" ]; then ok "train --trace -: refused, no file named -"; else not_ok "train --trace -" "rc=$rc $(cat "$tmp/err")"; fi
+# train --trace keeps 200,000 tasks at most (here 2 stages x 600,000)
+"$S" train llama2-7b --cluster dgx-h100 --gpus 2 --pp 2 --microbatches 300000 --global-batch 300000 --seq 128 --trace "$tmp/aon/tr.json" > /dev/null
+check "train --trace: at most 200,000 forward/backward tasks (2 stages x 600,000 capped at 100,000 each)" \
+    jq -e '[.traceEvents[] | select(.cat == "forward" or .cat == "backward")] | group_by(.pid) | map(length) == [100000, 100000]' "$tmp/aon/tr.json"
 # a cluster preset has a size: vidur-a100-dgx is 2 nodes x 8 GPUs, so 17
 # one-GPU replicas or 3 TP-8 ones (also as 2:1 disaggregated pools) do not
 # fit; 16 and 2 do; a node preset only names the links (17 replicas run on

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -211,6 +212,59 @@ static int inside_data(const char *path, const char *sub)
     return strncmp(target, real, l) == 0 && target[l] == '/';
 }
 
+/* Temporaries being written, removed if the process is interrupted
+ * (SIGINT, SIGTERM, SIGHUP), so that an interrupted run leaves nothing half
+ * written either. The handler only calls unlink(2), which is safe in a
+ * signal handler, then restores the previous action and raises the signal
+ * again (a curses TUI's handler still restores the terminal); a signal the
+ * parent set to be ignored is left alone. Only the main thread opens and
+ * closes outputs. */
+#define CLI_OUT_SLOTS 8
+static char pending[CLI_OUT_SLOTS][sizeof ((cli_out *)0)->tmp];
+static volatile sig_atomic_t pending_used[CLI_OUT_SLOTS];
+static struct sigaction prev_action[3];
+static const int cleanup_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void cleanup_on_signal(int sig)
+{
+    for (int i = 0; i < CLI_OUT_SLOTS; i++)
+        if (pending_used[i])
+            unlink(pending[i]);
+    for (int i = 0; i < 3; i++)
+        if (cleanup_signals[i] == sig)
+            sigaction(sig, &prev_action[i], NULL);
+    raise(sig);
+}
+
+static void pending_add(const char *tmp)
+{
+    static int installed;
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = cleanup_on_signal;
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < 3; i++) /* a signal the parent ignores (nohup) stays ignored */
+            if (sigaction(cleanup_signals[i], NULL, &prev_action[i]) == 0 &&
+                prev_action[i].sa_handler != SIG_IGN)
+                sigaction(cleanup_signals[i], &sa, NULL);
+        installed = 1;
+    }
+    for (int i = 0; i < CLI_OUT_SLOTS; i++)
+        if (!pending_used[i]) {
+            snprintf(pending[i], sizeof pending[i], "%s", tmp);
+            pending_used[i] = 1;
+            return;
+        }
+}
+
+static void pending_drop(const char *tmp)
+{
+    for (int i = 0; i < CLI_OUT_SLOTS; i++)
+        if (pending_used[i] && !strcmp(pending[i], tmp))
+            pending_used[i] = 0;
+}
+
 int cli_out_open(cli_out *o, const char *path, st_error *err)
 {
     return cli_out_open_in(o, path, 0, err);
@@ -235,6 +289,9 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
                                                 "files every run reads; write it elsewhere", path, data_dirs[i]);
     if (!path[0])
         return st_error_set(err, ST_EINVAL, "empty output path: give a file name");
+    if (!strcmp(path, "-"))
+        return st_error_set(err, ST_EINVAL, "'-' is not an output file here (standard output carries the "
+                                            "report): give a file name, or /dev/stdout to mix the two");
     if (strlen(path) >= sizeof o->path)
         return st_error_set(err, ST_EINVAL, "output path too long: %.60s...", path);
     snprintf(o->path, sizeof o->path, "%s", path);
@@ -256,7 +313,10 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
             snprintf(o->target, sizeof o->target, "%s", real);
         }
         snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
+        pending_add(o->tmp); /* before the file exists: a signal in between finds nothing to remove */
         o->f = fopen(o->tmp, "w");
+        if (!o->f)
+            pending_drop(o->tmp);
     }
     if (!o->f)
         return st_error_set(err, ST_EIO, "cannot write %s: %s (check the folder exists and is writable)",
@@ -266,25 +326,54 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
 
 int cli_out_close(cli_out *o, int ok, st_error *err)
 {
-    if (!o->f)
+    return cli_out_close_all(o, 1, ok, err);
+}
+
+int cli_out_close_all(cli_out *o, int n, int ok, st_error *err)
+{
+    /* close every file first: one that failed to write fails them all */
+    const char *bad = NULL;
+    int open_any = 0, bad_direct = 0;
+    for (int i = 0; i < n; i++) {
+        if (!o[i].f)
+            continue;
+        open_any = 1;
+        int b = ferror(o[i].f);
+        b |= fclose(o[i].f) != 0;
+        o[i].f = NULL;
+        o[i].closed = 1;
+        if (b && !bad)
+            bad = o[i].path, bad_direct = o[i].direct;
+    }
+    if (!open_any)
         return 0;
-    int bad = ferror(o->f);
-    bad |= fclose(o->f) != 0;
-    o->f = NULL;
-    if (o->direct) /* a device or pipe: what went out cannot be taken back */
-        return ok && bad ? st_error_set(err, ST_EIO, "writing %s failed", o->path) : 0;
+    int rc = 0;
     if (!ok || bad) {
-        remove(o->tmp);
-        if (!ok)
-            return 0;
-        return st_error_set(err, ST_EIO, "writing %s failed (disk full?); nothing written", o->path);
+        for (int i = 0; i < n; i++)
+            if (o[i].closed && !o[i].direct) {
+                remove(o[i].tmp);
+                pending_drop(o[i].tmp);
+            }
+        /* a device or pipe: what went out cannot be taken back */
+        if (ok && bad_direct && n == 1)
+            rc = st_error_set(err, ST_EIO, "writing %s failed", bad);
+        else if (ok)
+            rc = st_error_set(err, ST_EIO, "writing %s failed (disk full?); %s", bad,
+                              n > 1 ? "none of the output files written" : "nothing written");
+        return rc;
     }
-    if (rename(o->tmp, o->target) != 0) {
-        int e = errno;
-        remove(o->tmp);
-        return st_error_set(err, ST_EIO, "cannot replace %s: %s", o->path, strerror(e));
+    for (int i = 0; i < n; i++) {
+        if (!o[i].closed || o[i].direct)
+            continue;
+        if (rename(o[i].tmp, o[i].target) != 0) {
+            int e = errno;
+            remove(o[i].tmp);
+            if (!rc)
+                rc = st_error_set(err, ST_EIO, "cannot replace %s: %s", o[i].path, strerror(e));
+        }
+        pending_drop(o[i].tmp);
     }
-    return 0;
+    return rc;
 }
 
 /* Where a path that names no file yet would be created: its folder's real

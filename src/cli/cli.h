@@ -55,6 +55,7 @@ int cli_one_operand(const cli_command *cmd, int argc, char **argv, const char *m
 typedef struct cli_out {
     FILE *f;
     int direct; /* writing in place (not a regular file) */
+    int closed; /* closed by cli_out_close_all, its temporary not yet renamed or removed */
     char path[1024], target[4096], tmp[4200];
 } cli_out;
 int cli_out_open(cli_out *o, const char *path, st_error *err);
@@ -63,6 +64,11 @@ int cli_out_open(cli_out *o, const char *path, st_error *err);
  * calibration/ when calibration_ok (calibrate writes the table there). */
 int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *err);
 int cli_out_close(cli_out *o, int ok, st_error *err);
+/* Several outputs of one run, all or none: each is closed; only when every
+ * one was written and ok are they renamed into place (a failure on one
+ * removes the others' temporaries too). An interrupted run (SIGINT, SIGTERM,
+ * SIGHUP) removes the temporaries it has open. */
+int cli_out_close_all(cli_out *o, int n, int ok, st_error *err);
 /* Do paths a and b name the same file? Files that exist compare by device
  * and inode (x.csv, ./x.csv, a link to it); files not there yet by their
  * folder's real path and name, after the links that lead to them. */

@@ -252,8 +252,8 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_accel = {
     "accel",
-    "accel WORKLOAD --arch PRESET|FILE [--objective edp|energy|delay] [--batch B] [--seq S]\n"
-    "                   [--phase prefill|decode] [--threads N] [--seed N] [--json]",
+    "accel WORKLOAD --arch PRESET|FILE [--ert FILE] [--objective edp|energy|delay] [--batch B] [--seq S]\n"
+    "                   [--phase prefill|decode] [--kv L] [--threads N] [--seed N] [--json]",
     "Map every layer of a workload onto an accelerator: per-layer energy, cycles, breakdowns.",
     "  --arch A         accelerator preset or Timeloop architecture file (--ert FILE)\n"
     "  --objective O    what each layer's mapping minimises: edp (default), energy, delay\n"

@@ -249,7 +249,8 @@ static int run(int argc, char **argv)
 const cli_command cmd_coll = {
     "coll",
     "coll allreduce|allgather|reducescatter|alltoall|broadcast|sendrecv --bytes SIZE [--cluster PRESET]\n"
-    "                   [--gpus N] [--per-node G] [--algo A] [--sim] [--concurrent K] [--sweep] [--json]",
+    "                   [--gpus N] [--per-node G] [--algo A] [--sim] [--chunk SIZE] [--concurrent K] [--sweep]\n"
+    "                   [--json]",
     "Time one collective on a cluster: every algorithm, NCCL's choice, and a chunk-level simulation.",
     "  --bytes SIZE     nccl-tests sizes: the whole buffer (64MiB, 64M, 100MB, 1GiB, 1048576)\n"
     "  --cluster P      cluster or node preset (default ib-a100; a node is one node)\n"

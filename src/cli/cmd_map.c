@@ -330,8 +330,9 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_map = {
     "map",
-    "map --arch PRESET|FILE (--layer WORKLOAD:LAYER | --problem FILE.prob.yaml) [--mapping FILE.map.yaml]\n"
-    "                   [--objective edp|energy|delay] [--seed N] [--threads N] [--budget SECONDS] [--json]",
+    "map --arch PRESET|FILE [--ert FILE] (--layer WORKLOAD:LAYER | --problem FILE.prob.yaml)\n"
+    "                   [--mapping FILE.map.yaml] [--objective edp|energy|delay] [--seed N] [--threads N]\n"
+    "                   [--budget SECONDS] [--evals N] [--exhaustive] [--json]",
     "Evaluate a mapping of one layer on an accelerator, or search for the best one.",
     "  --arch A         accelerator preset (eyeriss-like, tpu-like, simba-like) or a Timeloop\n"
     "                   v0.4 architecture file (its *.ERT.yaml is read from beside it)\n"

@@ -13,10 +13,14 @@ static int run(int argc, char **argv);
 
 const cli_command cmd_serve = {
     "serve",
-    "serve MODEL --gpu PRESET [--tp N --pp N --cp N --dp N --ep] [--sched S] [--max-num-seqs N]\n"
-    "                   [--max-batched-tokens N] [--chunk N] [--block-size N] [--gpu-mem-util F]\n"
-    "                   (--trace FILE | --qps Q --requests N --lengths SPEC) [--seed N] [--prefix-cache]\n"
-    "                   [--spec-k K --spec-accept A --draft MODEL] [--quant w4a16|w8a8|fp8]\n"
+    "serve MODEL [--gpu PRESET] [--cluster NODE] [--tp N --pp N --cp N --dp N --ep] [--sched S]\n"
+    "                   [--max-num-seqs N] [--max-batched-tokens N] [--chunk N] [--block-size N]\n"
+    "                   [--gpu-mem-util F] [--max-model-len N] [--num-gpu-blocks N] [--runtime-reserve SIZE]\n"
+    "                   [--preempt recompute|swap] [--route R]\n"
+    "                   (--trace FILE | --qps Q --requests N --lengths SPEC [--arrival A --cv C]) [--trim]\n"
+    "                   [--shared-prefix G:L] [--prefix-cache] [--spec-k K --spec-accept A --draft MODEL]\n"
+    "                   [--quant w4a16|w8a8|fp8] [--kv-dtype D] [--disagg P:D] [--colocate MODEL --share time|space]\n"
+    "                   [--slo-ttft S --slo-tpot S] [--eager] [--seed N] [--coef FILE]\n"
     "                   [--per-request FILE.csv] [--trace-out FILE.json] [--json]",
     "Simulate serving a request stream: TTFT, TPOT, latency, throughput, KV cache, preemptions.",
     "  MODEL                 a decoder transformer workload (strata list --kind workload)\n"
@@ -321,27 +325,28 @@ static int run(int argc, char **argv)
     st_error err = {0};
     cli_serve_setup su;
     rc = cli_serve_setup_load(&so, argv[optind], &su, &err);
-    cli_out per = {0}, tr = {0};
+    /* both files are written, or neither */
+    cli_out outf[2];
+    memset(outf, 0, sizeof outf);
+    cli_out *per = &outf[0], *tr = &outf[1];
     if (!rc && so.per_request)
-        rc = cli_out_open(&per, so.per_request, &err);
+        rc = cli_out_open(per, so.per_request, &err);
     if (!rc && so.trace_out) {
-        rc = cli_out_open(&tr, so.trace_out, &err);
+        rc = cli_out_open(tr, so.trace_out, &err);
         if (!rc) {
-            su.cfg.trace_out = tr.f;
-            fputs("{\"traceEvents\":[\n", tr.f);
+            su.cfg.trace_out = tr->f;
+            fputs("{\"traceEvents\":[\n", tr->f);
         }
     }
     st_serve_result res;
     memset(&res, 0, sizeof res);
     if (!rc)
         rc = st_serve_run(&su.cfg, &su.reqs, &res, &err);
-    if (!rc && per.f)
-        rc = st_serve_write_requests(per.f, &res);
-    if (tr.f && !rc)
-        fputs("\n],\"displayTimeUnit\":\"ms\"}\n", tr.f);
-    if (per.f && cli_out_close(&per, rc == 0, rc ? NULL : &err) && rc == 0)
-        rc = err.code ? err.code : ST_EIO;
-    if (tr.f && cli_out_close(&tr, rc == 0, rc ? NULL : &err) && rc == 0)
+    if (!rc && per->f)
+        rc = st_serve_write_requests(per->f, &res);
+    if (tr->f && !rc)
+        fputs("\n],\"displayTimeUnit\":\"ms\"}\n", tr->f);
+    if (cli_out_close_all(outf, 2, rc == 0, rc ? NULL : &err) && rc == 0)
         rc = err.code ? err.code : ST_EIO;
     model_stats ms;
     if (!rc && model_stats_of(&su.cfg, &res, &ms))

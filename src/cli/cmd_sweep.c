@@ -71,11 +71,9 @@ static int write_files(const char *dir, const st_sweep *s, const st_sweep_run *r
         if ((rc = st_sweep_write_export(s, r, i, o[i].f)) || ferror(o[i].f))
             rc = st_error_set(err, ST_EIO, "writing %s/%s failed (disk full?); nothing written", dir,
                               st_sweep_exports[i].name);
-    for (int i = 0; i < ST_SWEEP_EXPORTS; i++) {
-        st_error e2;
-        if (cli_out_close(&o[i], rc == 0, rc ? &e2 : err) && !rc)
-            rc = ST_EIO; /* a rename failed after the others went in: reported */
-    }
+    st_error e2;
+    if (cli_out_close_all(o, ST_SWEEP_EXPORTS, rc == 0, rc ? &e2 : err) && !rc)
+        rc = ST_EIO;
     return rc;
 }
 

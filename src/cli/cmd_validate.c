@@ -297,20 +297,18 @@ static int run(int argc, char **argv)
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
         return cli_fail(&err);
-    cli_out o = {0}, oc = {0};
-    if (samples && cli_out_open(&o, samples, &err))
+    cli_out outf[2];
+    memset(outf, 0, sizeof outf);
+    if (samples && cli_out_open(&outf[0], samples, &err))
         return cli_fail(&err);
-    if (coll_samples && cli_out_open(&oc, coll_samples, &err)) {
-        cli_out_close(&o, 0, &err);
+    if (coll_samples && cli_out_open(&outf[1], coll_samples, &err)) {
+        cli_out_close_all(outf, 2, 0, NULL);
         return cli_fail(&err);
     }
-    rc = is_ns ? run_neusight(dir, json, &coef, o.f) : run_vidur(dir, json, &coef, min_tokens, o.f, oc.f);
-    /* each file is written whole, or not at all when the run failed */
-    st_error err2;
-    int bad = cli_out_close(&o, rc == 0, &err);
-    if (cli_out_close(&oc, rc == 0 && !bad, &err2) && !bad)
-        bad = 1, err = err2;
-    if (bad)
+    rc = is_ns ? run_neusight(dir, json, &coef, outf[0].f)
+               : run_vidur(dir, json, &coef, min_tokens, outf[0].f, outf[1].f);
+    /* the files are written whole, or none when the run or a write failed */
+    if (cli_out_close_all(outf, 2, rc == 0, &err))
         return cli_fail(&err);
     return rc;
 }
@@ -326,7 +324,7 @@ const cli_command cmd_validate = {
     "  vllm             replay DIR/RUN/requests.jsonl with the engine settings of RUN/meta.json\n"
     "                   (strata serve); TTFT, TPOT, latency mean/P50/P90/P99 against the\n"
     "                   engine's timestamps; runs without timestamps are predicted only\n"
-    "  --data DIR       the data folder; default $STRATA_SHARED/neusight or .../vidur\n"
+    "  --data DIR       the data folder; default $STRATA_SHARED/neusight, .../vidur or .../vllm\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --min-tokens N   vidur: only rows with num_tokens >= N (default 64)\n"
     "  --samples FILE   also write every measured kernel with its prediction as CSV\n"

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
             return 0;
         }
         name = argv[2];
-        if (!strcmp(name, "help")) {
+        if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
             print_usage(stdout);
             return 0;
         }

@@ -617,7 +617,8 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const do
         st_json_string(&j, "name", nm);
         st_json_end_object(&j);
         st_json_end_object(&j);
-        for (int i = 0; i < s->n[d]; i++) {
+        long long cap = ST_TRAIN_TRACE_MAX_TASKS / k->pp;
+        for (int i = 0; i < s->n[d] && i < cap; i++) {
             const task *t = &s->t[d][i];
             snprintf(nm, sizeof nm, "%s mb%lld", t->fwd ? "F" : "B", t->mb);
             if (k->sched == ST_PP_INTERLEAVED)

@@ -77,6 +77,9 @@
  * per microbatch, stage and chunk (measured: 100M microbatches of one
  * stage took 28 s and 7.8 GB; 1M takes under a second and about 80 MB) */
 #define ST_TRAIN_MAX_MICROBATCHES 1000000
+/* --trace: at most this many forward/backward tasks, shared evenly by the
+ * pipeline stages (each keeps its first ones), as serve caps its trace */
+#define ST_TRAIN_TRACE_MAX_TASKS 200000
 
 typedef enum st_pp_sched { ST_PP_1F1B = 0, ST_PP_GPIPE, ST_PP_INTERLEAVED } st_pp_sched;
 typedef enum st_recompute { ST_RECOMP_NONE = 0, ST_RECOMP_SELECTIVE, ST_RECOMP_FULL } st_recompute;
