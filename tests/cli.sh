@@ -780,6 +780,10 @@ for extra in "--spec-k 2 --spec-accept 0.8" "--disagg 1:1" "--colocate llama2-7b
     { [ $rc = 1 ] && grep -q "context parallelism (--cp) is not modelled with" "$tmp/err" && [ ! -s "$tmp/out" ]; } || cpbad="$cpbad [$extra: rc=$rc $(cat "$tmp/err")]"
 done
 if [ -z "$cpbad" ]; then ok "serve --cp with --spec-k, --disagg or --colocate: refused, naming the pair"; else not_ok "serve --cp with unmodelled options refused" "$cpbad"; fi
+# a Timeloop problem past 2^53 MACs is refused at its instance, not
+# priced with rounded counters
+"$S" map --arch eyeriss-like --problem "$T/bad/huge-macs.prob.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "huge-macs.prob.yaml:4:5: 2.24e+48 multiply-accumulates: strata counts up to 2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "map: a problem of 2.2e48 MACs refused at FILE:LINE:COL"; else not_ok "map: huge problem refused" "rc=$rc $(cat "$tmp/err")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

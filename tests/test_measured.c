@@ -98,6 +98,11 @@ static void test_neusight_malformed(void **state)
         {"measured/unclosed-quote.csv", ":2:18:", "a quoted field is not closed"},
         {"measured/zero-latency.csv", ":2:5:", "column 'Latency': expected a time > 0 (ms)"},
         {"measured/huge-latency.csv", ":2:5:", "expected a number, found '1e999'"},
+        /* finite but absurd: a kernel over 1e7 ms (2.8 hours) is a broken row */
+        {"measured/absurd-latency.csv", ":2:5:", "column 'Latency': expected a number in [0, 1e+07], found '1e300'"},
+        {"measured/zero-shape.csv", ":2:25:", "column 'M': expected a whole number in [1, 1099511627776]"},
+        /* 1e33 multiply-adds: the kernel command refuses past 2^53 too */
+        {"measured/huge-work.csv", ":2:23:", "strata counts up to 2^53"},
         {"measured/empty-shape.csv", ":2:22:", "column 'H': expected a whole number"},
         {"measured/no-device.csv", ":1:1:", "no 'Device' column"},
         {"measured/empty.csv", ":1:1:", "the file is empty"},
@@ -120,6 +125,21 @@ static void test_neusight_malformed(void **state)
         assert_int_equal(err.code, ST_EINVAL);
         st_kernel_set_free(&s);
     }
+}
+
+/* A collective's size is bytes, counted up to 2^53 as `coll --bytes` counts */
+static void test_vidur_network_bounds(void **state)
+{
+    (void)state;
+    st_net_set n = {0};
+    st_error err;
+    char want[1200];
+    assert_int_not_equal(st_read_vidur_network(testdata("measured/net-huge-size.csv"), &n, &err), 0);
+    snprintf(want, sizeof want, "%s:3:", testdata("measured/net-huge-size.csv"));
+    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "column 'size': expected a number in [0, 9.0072e+15]"))
+        fail_msg("%s", err.msg);
+    assert_int_equal(n.n, 0);
+    st_net_set_free(&n);
 }
 
 static void test_op_names(void **state)
@@ -377,7 +397,7 @@ int main(void)
         cmocka_unit_test(test_neusight_malformed),
         cmocka_unit_test(test_neusight_dir),
         cmocka_unit_test(test_vidur_fixture),
-        cmocka_unit_test(test_vidur_flat_and_bad),
+        cmocka_unit_test(test_vidur_flat_and_bad), cmocka_unit_test(test_vidur_network_bounds),
         cmocka_unit_test(test_shared_data),
         cmocka_unit_test(test_gemm_geometry),
     };

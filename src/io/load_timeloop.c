@@ -130,6 +130,17 @@ static int st_read_timeloop_problem(const char *path, const st_ynode *root, st_a
             return f_error(&c, dn, "problem.instance.densities: sparse workloads are not "
                                    "modelled; remove the densities");
     }
+    {
+        /* the MACs: every dimension's product, counted up to 2^53 as the
+         * workloads count (strata's counters are doubles) */
+        double macs = 1;
+        for (int d = 0; d < ST_AD_COUNT; d++)
+            if (p->d[d] > 0)
+                macs *= (double)p->d[d];
+        if (macs > 9007199254740992.0)
+            return f_error(&c, inst, "%.3g multiply-accumulates: strata counts up to 2^53 = 9.0e15; use "
+                                     "smaller dimensions", macs);
+    }
     c.what = "problem.shape";
     if ((rc = check_shape(&c, f_get(pr, "shape"))))
         return rc;

@@ -184,7 +184,13 @@ static int find_col(char **names, int n, const char *name)
 
 /* A field as a finite number >= 0 (strtod also takes hex, inf and nan:
  * none of them belongs in a measurement). */
-static int field_number(const csv *c, int idx, const char *name, double *out, st_error *err)
+/* Measured times are in milliseconds; a kernel, operator or collective
+ * timed at over 1e7 ms (2.8 hours) is a broken row, not a measurement. */
+#define MAX_MS 1e7
+/* Sizes in bytes and a kernel's multiply-adds: strata counts up to 2^53. */
+#define MAX_COUNT 9007199254740992.0
+
+static int field_number(const csv *c, int idx, const char *name, double max, double *out, st_error *err)
 {
     char *end;
     const char *s = c->field[idx];
@@ -194,9 +200,9 @@ static int field_number(const csv *c, int idx, const char *name, double *out, st
     if (end == s || *end != '\0' || strpbrk(s, "xXnNiI") || errno == ERANGE || !isfinite(v))
         return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a number, "
                             "found '%.40s'", c->path, c->fline[idx], c->col[idx], name, s);
-    if (v < 0)
-        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a number >= 0, "
-                            "found '%.40s'", c->path, c->fline[idx], c->col[idx], name, s);
+    if (v < 0 || v > max)
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a number in [0, %g], "
+                            "found '%.40s'", c->path, c->fline[idx], c->col[idx], name, max, s);
     *out = v;
     return 0;
 }
@@ -347,7 +353,7 @@ static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_erro
     snprintf(s->device, sizeof s->device, "%s", c->field[idx[C_DEV]]);
     if (idx[C_KNAME] >= 0)
         kernel_name(c->field[idx[C_KNAME]], s->kernel_name, sizeof s->kernel_name);
-    if ((rc = field_number(c, idx[C_LAT], "Latency", &ms, err)))
+    if ((rc = field_number(c, idx[C_LAT], "Latency", MAX_MS, &ms, err)))
         return rc;
     if (ms <= 0)
         return st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Latency': expected a time > 0 "
@@ -359,9 +365,23 @@ static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_erro
         if (idx[cols[i]] < 0)
             return st_error_set(err, ST_EINVAL, "%s:1:1: op '%s' (line %d) needs a '%s' "
                                 "column", c->path, op_names[op], c->line, col_names[cols[i]]);
-        if ((rc = field_int(c, idx[cols[i]], col_names[cols[i]], LLONG_MAX, dst[i], err)))
+        if ((rc = field_int(c, idx[cols[i]], col_names[cols[i]], 1LL << 40, dst[i], err)))
             return rc;
+        if (*dst[i] < 1 && cols[i] != C_PAD)
+            return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a whole number in [1, %lld], "
+                                "found '%.40s'", c->path, c->fline[idx[cols[i]]], c->col[idx[cols[i]]],
+                                col_names[cols[i]], 1LL << 40, c->field[idx[cols[i]]]);
     }
+    /* the multiply-adds (or elements) the row describes: as many as the
+     * kernel command takes */
+    double work = 1;
+    for (int i = 0; i < n; i++)
+        if (cols[i] != C_PAD && cols[i] != C_STRIDE)
+            work *= (double)*dst[i];
+    if (work > MAX_COUNT)
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: a %s of %.3g multiply-adds (or elements): strata counts "
+                            "up to 2^53 = 9.0e15; the row's sizes are wrong", c->path, c->fline[idx[cols[0]]],
+                            c->col[idx[cols[0]]], op_names[op], work);
     /* launch geometry: optional, an empty field reads as 0 */
     for (int i = 0; i < 3; i++) {
         if (idx[C_GX + i] >= 0 && c->field[idx[C_GX + i]][0] &&
@@ -580,7 +600,7 @@ int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err)
             double ms[5];
             snprintf(s.op, sizeof s.op, "%s", ops[o]);
             for (int k = 0; k < 5 && rc == 0; k++)
-                rc = field_number(&c, opcol[o][k], header[opcol[o][k]], &ms[k], err);
+                rc = field_number(&c, opcol[o][k], header[opcol[o][k]], MAX_MS, &ms[k], err);
             if (rc)
                 break;
             s.min_s = ms[0] / 1e3;
@@ -654,10 +674,10 @@ int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
         }
         memset(&s, 0, sizeof s);
         snprintf(s.collective, sizeof s.collective, "%s", c.field[idx[0]]);
-        if ((rc = field_number(&c, idx[1], "size", &s.bytes, err)) ||
+        if ((rc = field_number(&c, idx[1], "size", MAX_COUNT, &s.bytes, err)) ||
             (rc = field_int(&c, idx[2], "num_workers", 1 << 20, &w, err)) ||
             (rc = field_int(&c, idx[3], "devices_per_node", 1 << 20, &pn, err)) ||
-            (rc = field_number(&c, idx[4], header[idx[4]], &ms, err)))
+            (rc = field_number(&c, idx[4], header[idx[4]], MAX_MS, &ms, err)))
             break;
         if (w < 1 || pn < 1 || ms < 0 || s.bytes < 0) {
             rc = st_error_set(err, ST_EINVAL, "%s:%d:1: num_workers and devices_per_node must be >= 1, "
