@@ -784,6 +784,15 @@ if [ -z "$cpbad" ]; then ok "serve --cp with --spec-k, --disagg or --colocate: r
 # priced with rounded counters
 "$S" map --arch eyeriss-like --problem "$T/bad/huge-macs.prob.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "huge-macs.prob.yaml:4:5: 2.24e+48 multiply-accumulates: strata counts up to 2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "map: a problem of 2.2e48 MACs refused at FILE:LINE:COL"; else not_ok "map: huge problem refused" "rc=$rc $(cat "$tmp/err")"; fi
+# a draft too large for the GPU is named as the cause, not the target
+"$S" serve llama2-7b --gpu a100-80gb-sxm --spec-k 4 --spec-accept 0.8 --draft llama2-70b --qps 1 --requests 3 --lengths fixed:100,10 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "llama2-7b with its draft llama2-70b does not fit: .* 137.95 GB of the draft's" "$tmp/err"; then ok "serve --draft too large: the draft's 138 GB named"; else not_ok "serve --draft too large" "rc=$rc $(cat "$tmp/err")"; fi
+# a cluster whose node has no NICs: the cause named at the cluster's node key
+mkdir -p "$tmp/n0"
+sed 's/^nics: 8 .*/nics: 0/' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/n0/n0.yaml"
+sed "s|^node: .*|node: $tmp/n0/n0.yaml|" "$srcdir/presets/cluster/ib-a100.yaml" > "$tmp/n0/c.yaml"
+"$S" coll allreduce --cluster "$tmp/n0/c.yaml" --gpus 16 --bytes 1MiB > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "c.yaml:9:7: key 'node': node n0 has no NICs (nics: 0)" "$tmp/err"; then ok "cluster over a node with nics: 0: refused at its node key"; else not_ok "cluster over a NIC-less node" "rc=$rc $(cat "$tmp/err")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

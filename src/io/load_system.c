@@ -140,6 +140,10 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
         st_error_prefix(c->err, "%s:%d:%d: key 'node'", c->path, nd->line, nd->col);
         return rc;
     }
+    if (cl->n_dims > 0 && cl->node.nics < 1)
+        return f_error(c, f_get(root, "node"),
+                       "key 'node': node %s has no NICs (nics: %d), so its GPUs cannot reach the `network:` "
+                       "below; give the node preset nics: >= 1", cl->node.id, cl->node.nics);
     snprintf(cl->node_id, sizeof cl->node_id, "%s", cl->node.id);
     return 0;
 }

@@ -1386,6 +1386,14 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
                              "%s%s; lower --runtime-reserve",
                              reserve / 1e9, usable / 1e9, cfg->gpu_mem_util, cfg->gpu->id,
                              s.nmodels > 1 ? " (this model's share)" : "");
+            else if (m == 0 && cfg->spec_k > 0 && cfg->draft)
+                st_error_set(err, ST_EINVAL,
+                             "%s with its draft %s does not fit: %.2f GB of weights, %.2f GB of the draft's, %.2f GB "
+                             "of activations and %.2f GB of runtime reserve per GPU leave no KV cache in the %.2f GB "
+                             "that --gpu-mem-util %.2f leaves of %s; use a smaller --draft, raise --tp or quantise "
+                             "(--quant)",
+                             models[m]->id, cfg->draft->id, s.cost[m].weights_bytes / 1e9, s.draft.weights_bytes / 1e9,
+                             s.cost[m].act_bytes / 1e9, reserve / 1e9, usable / 1e9, cfg->gpu_mem_util, cfg->gpu->id);
             else
                 st_error_set(err, ST_EINVAL,
                              "%s does not fit: %.2f GB of weights, %.2f GB of activations and %.2f GB of runtime "
