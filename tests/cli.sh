@@ -793,6 +793,12 @@ sed 's/^nics: 8 .*/nics: 0/' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/n0/n0.
 sed "s|^node: .*|node: $tmp/n0/n0.yaml|" "$srcdir/presets/cluster/ib-a100.yaml" > "$tmp/n0/c.yaml"
 "$S" coll allreduce --cluster "$tmp/n0/c.yaml" --gpus 16 --bytes 1MiB > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "c.yaml:9:7: key 'node': node n0 has no NICs (nics: 0)" "$tmp/err"; then ok "cluster over a node with nics: 0: refused at its node key"; else not_ok "cluster over a NIC-less node" "rc=$rc $(cat "$tmp/err")"; fi
+# a sweep with speculative decoding but no acceptance rate is refused at
+# its spec_k, as serve --spec-k needs --spec-accept
+mkdir -p "$tmp/sk"
+grep -v "spec_accept" "$srcdir/workloads/sweeps/serve-techniques.yaml" > "$tmp/sk/a.yaml"
+"$S" sweep "$tmp/sk/a.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "a.yaml:18:11: spec_k > 0 needs spec_accept" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "sweep: spec_k without spec_accept refused at FILE:LINE:COL"; else not_ok "sweep: spec_k without spec_accept" "rc=$rc $(cat "$tmp/err")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

@@ -551,6 +551,23 @@ static int read_sweep(const fctx *c, const st_ydoc *doc, st_sweep *s)
         return rc;
     if ((rc = read_axes(c, s, f_get(root, "axes"))))
         return rc;
+    /* speculative decoding needs its acceptance rate, as serve --spec-k
+     * needs --spec-accept: without it every such point would be invalid */
+    if (k == ST_SWEEP_SERVE) {
+        const st_ynode *at = s->base_set[ST_P_SPEC_K] && s->base[ST_P_SPEC_K].num > 0
+                                 ? f_get(f_get(root, "fixed"), "spec_k")
+                                 : NULL;
+        int accept = s->base_set[ST_P_SPEC_ACCEPT];
+        for (size_t a = 0; a < s->n_axes; a++) {
+            accept |= s->axes[a].param == ST_P_SPEC_ACCEPT;
+            for (size_t v = 0; s->axes[a].param == ST_P_SPEC_K && v < s->axes[a].n && !at; v++)
+                if (s->axes[a].v[v].num > 0)
+                    at = f_get(f_get(root, "axes"), "spec_k");
+        }
+        if (at && !accept)
+            return f_error(c, at, "spec_k > 0 needs spec_accept (the acceptance per draft token, in [0, 1]) under "
+                                  "fixed: or axes:");
+    }
     if ((n = f_get(root, "objectives")) && (rc = read_objectives(c, s, n)))
         return rc;
     if ((n = f_get(root, "constraints")) && (rc = read_constraints(c, s, n)))
