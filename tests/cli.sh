@@ -799,6 +799,14 @@ mkdir -p "$tmp/sk"
 grep -v "spec_accept" "$srcdir/workloads/sweeps/serve-techniques.yaml" > "$tmp/sk/a.yaml"
 "$S" sweep "$tmp/sk/a.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "a.yaml:18:11: spec_k > 0 needs spec_accept" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "sweep: spec_k without spec_accept refused at FILE:LINE:COL"; else not_ok "sweep: spec_k without spec_accept" "rc=$rc $(cat "$tmp/err")"; fi
+# eval reports memory: Llama-2-70B's prefill of 64 x 2048 tokens keeps a KV
+# cache of 80 layers x 2 x 8 KV heads x 128 x 2 bytes a token = 42,949,672,960 B
+# (40 GiB), which with the weights cannot fit a 16 GB T4; a GPT-2 Large
+# training step counts what train counts on one GPU
+check "eval: the KV cache by hand (40 GiB), over a T4's memory: fits false" \
+    sh -c "'$S' eval llama2-70b --gpu t4 --batch 64 --seq 2048 --json | jq -e '.memory.kv_cache_bytes == 42949672960 and .memory.bytes > .memory.capacity_bytes and .memory.fits == false and .memory.activations_counted == false'"
+check "eval --phase train: memory equals train's on one GPU" \
+    sh -c "a=\$('$S' eval gpt2-large --gpu a100-80gb-sxm --phase train --batch 8 --seq 1024 --json | jq '.memory.bytes'); b=\$('$S' train gpt2-large --cluster dgx-a100 --gpus 1 --global-batch 8 --seq 1024 --json | jq '.memory_per_gpu_bytes'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ]"
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

@@ -2,13 +2,105 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "compose/compose.h"
+#include "train/train.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* What the step needs in GPU memory against what the GPU has. Training a
+ * transformer: the training layer's memory on one GPU (weights, gradients,
+ * optimizer states, activations, logits: `strata train` on one GPU). Other
+ * steps: the weights and, for a decoder, the KV cache of the batch (decode:
+ * the cached tokens and the new one; prefill: the prompt's); activations
+ * are not counted there, so it is a lower bound (activations_counted). */
+typedef struct eval_mem {
+    double total, weights, kv_cache, states, capacity; /* states: gradients and optimizer (train) */
+    int activations_counted, fits;
+} eval_mem;
+
+static void eval_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
+                        const st_gpu_coef *coef, eval_mem *em)
+{
+    memset(em, 0, sizeof *em);
+    double es = st_dtype_bytes(o->dtype);
+    em->capacity = g->mem_bytes;
+    em->weights = st_model_params(m) * es;
+    if (o->phase == ST_PHASE_TRAIN && m->kind == ST_MODEL_TRANSFORMER) {
+        st_cluster c;
+        memset(&c, 0, sizeof c);
+        snprintf(c.id, sizeof c.id, "%s", g->id);
+        c.node.gpu = *g;
+        c.node.gpus = 1;
+        c.nodes = 1;
+        st_train_cfg k;
+        st_train_cfg_default(&k, m, 1);
+        k.global_batch = o->batch;
+        k.seq = o->seq;
+        k.dtype = o->dtype;
+        k.recompute = co->recompute ? ST_RECOMP_FULL : ST_RECOMP_NONE;
+        k.flash = o->attn == ST_ATTN_FLASH;
+        k.fused = co->fused;
+        st_train_result r;
+        st_error e;
+        if (st_train_eval(m, &c, coef, &k, &r, NULL, &e) == 0) {
+            em->total = r.mem.total;
+            em->weights = r.mem.weights;
+            em->activations_counted = 1;
+        }
+    }
+    if (!em->activations_counted && o->phase == ST_PHASE_TRAIN) {
+        /* a model the training layer does not take (a CNN): its weights,
+         * their gradients and AdamW's two moments, with an FP32 master
+         * copy under 16-bit training (mixed precision) */
+        double p = st_model_params(m);
+        em->states = p * (es + (es < 4 ? 12.0 : 8.0));
+        em->total = em->weights + em->states;
+    } else if (!em->activations_counted) {
+        if (m->kind == ST_MODEL_TRANSFORMER && m->tf.causal) {
+            const st_transformer *tf = &m->tf;
+            double ctx = o->phase == ST_PHASE_DECODE ? (double)o->kv_len + 1 : (double)o->seq;
+            em->kv_cache = (double)tf->layers * 2.0 * (double)tf->kv_heads * (double)tf->head_dim * es *
+                           (double)o->batch * ctx;
+        }
+        em->total = em->weights + em->kv_cache;
+    }
+    em->fits = em->capacity <= 0 || em->total <= em->capacity;
+}
+
+static void print_memory(const eval_mem *em)
+{
+    const double gib = 1024.0 * 1024 * 1024;
+    if (em->activations_counted)
+        printf("  memory             %.2f GiB of %.2f GiB (weights %.2f GiB, with gradients, optimizer states and "
+               "activations)\n", em->total / gib, em->capacity / gib, em->weights / gib);
+    else if (em->states > 0)
+        printf("  memory             at least %.2f GiB of %.2f GiB (weights %.2f GiB, gradients and AdamW states "
+               "%.2f GiB; activations not counted)\n", em->total / gib, em->capacity / gib, em->weights / gib,
+               em->states / gib);
+    else
+        printf("  memory             at least %.2f GiB of %.2f GiB (weights %.2f GiB, KV cache %.2f GiB; activations "
+               "not counted)\n", em->total / gib, em->capacity / gib, em->weights / gib, em->kv_cache / gib);
+    if (!em->fits)
+        printf("  DOES NOT FIT       the step needs more memory than the GPU has; the time is what it would take "
+               "with the memory\n");
+}
+
+static void json_memory(st_json *j, const eval_mem *em)
+{
+    st_json_begin_object(j, "memory");
+    st_json_number(j, "bytes", em->total);
+    st_json_number(j, "weights_bytes", em->weights);
+    st_json_number(j, "kv_cache_bytes", em->kv_cache);
+    st_json_number(j, "gradient_optimizer_bytes", em->states);
+    st_json_bool(j, "activations_counted", em->activations_counted);
+    st_json_number(j, "capacity_bytes", em->capacity);
+    st_json_bool(j, "fits", em->fits);
+    st_json_end_object(j);
+}
+
 static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
-                       const st_step *s)
+                       const st_step *s, const eval_mem *em)
 {
     cli_print_model_header(m, stdout);
     printf("  on                 %s (%s)\n", g->name, g->id);
@@ -36,10 +128,11 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
         printf("  achieved           %.4g TFLOP/s%s", s->flops / s->total_s * 1e-12, peak > 0 ? "" : "\n");
     if (s->flops > 0 && peak > 0)
         printf(" (%.1f%% of the %s peak)\n", 100 * s->flops / s->total_s / peak, st_dtype_name(o->dtype));
+    print_memory(em);
 }
 
 static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
-                      const st_step *s)
+                      const st_step *s, const eval_mem *em)
 {
     st_json j;
     st_json_init(&j, stdout, 1);
@@ -67,6 +160,7 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_int(&j, "kernels", s->kernels);
     st_json_number(&j, "flops", s->flops);
     st_json_number(&j, "bytes", s->bytes);
+    json_memory(&j, em);
     st_json_begin_array(&j, "layers");
     for (size_t i = 0; i < s->n_layers; i++) {
         const st_layer_time *l = &s->layers[i];
@@ -162,10 +256,12 @@ static int run(int argc, char **argv)
         st_model_free(&m);
         return cli_fail(&err);
     }
+    eval_mem em;
+    eval_memory(&m, &g, &o, &co, &coef, &em);
     if (json)
-        json_step(&m, &g, &o, &co, s);
+        json_step(&m, &g, &o, &co, s, &em);
     else
-        print_step(&m, &g, &o, &co, s);
+        print_step(&m, &g, &o, &co, s, &em);
     free(s);
     st_oplist_free(&ops);
     st_model_free(&m);
@@ -187,6 +283,12 @@ const cli_command cmd_eval = {
     "  --recompute      train: replay each block's forward before its backward\n"
     "  --no-optimizer   train: forward + backward only\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
-    "  --json           machine-readable; total_s, lo_s, hi_s (correlated band), layers[]\n",
+    "  --json           machine-readable; total_s, lo_s, hi_s (correlated band), memory{bytes,\n"
+    "                   weights_bytes, kv_cache_bytes, gradient_optimizer_bytes, activations_counted,\n"
+    "                   capacity_bytes, fits},\n"
+    "                   layers[]\n"
+    "\nMemory: training a transformer counts what `strata train` counts on one GPU; training\n"
+    "another model its weights, gradients and AdamW states; inference the weights and a\n"
+    "decoder's KV cache. The last two are lower bounds (activations not counted).\n",
     run,
 };
