@@ -1497,10 +1497,13 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
                          i, rq->r[i].in, rq->r[i].out, rm->id, mlen);
             rc = ST_EINVAL;
         } else if (need > cap) {
+            const st_serve_cost *mc = &s.cost[rq->r[i].model];
             st_error_set(err, ST_EINVAL,
                          "request %zu needs %d KV blocks, more than the %lld the cache can give it%s; use a larger GPU, "
-                         "--tp or --cp",
-                         i, need, cap, cfg->sched == ST_SCHED_VLLM_V0 ? " (less vllm-v0's watermark)" : "");
+                         "--tp or --cp, or leave the cache more memory (the activations of a %lld-token step, "
+                         "--max-batched-tokens, reserve %.2f GB a GPU; --gpu-mem-util is %.2f)",
+                         i, need, cap, cfg->sched == ST_SCHED_VLLM_V0 ? " (less vllm-v0's watermark)" : "",
+                         cfg->max_batched_tokens, mc->act_bytes / 1e9, cfg->gpu_mem_util);
             rc = ST_EINVAL;
         }
     }
