@@ -268,6 +268,14 @@ static const st_tile default_simt[] = {
 static const st_tile default_tc[] = {
     {128, 256}, {256, 128}, {128, 128}, {64, 128}, {128, 64}, {64, 64}, {64, 32}, {32, 64},
 };
+/* W4A16 on tensor cores as vLLM runs it (Marlin: Frantar et al., "MARLIN:
+ * Mixed-Precision Auto-Regressive Parallel Inference on Large Language
+ * Models", 2024; IST-DASLab/marlin): a thread block covers 16 to 64 rows
+ * (1-4 m16 MMA blocks; more rows run as further passes) by 128 or 256
+ * output columns. */
+static const st_tile int4_tc[] = {
+    {16, 128}, {16, 256}, {32, 128}, {32, 256}, {64, 128}, {64, 256},
+};
 
 /* The learned tile set of g's family for a batched (bmm) or plain GEMM. */
 static int learned_tiles(const st_gpu *g, const st_gpu_coef *c, int batched, const st_tile **t, int *n)
@@ -374,11 +382,13 @@ typedef struct gemm_shape {
     double b, m, n, k;  /* independent GEMMs x (m x k).(k x n) */
     double bytes;       /* compulsory DRAM bytes */
     double flops;       /* useful FLOPs */
-    double extra_alu;   /* vector-pipe FLOPs inside the main loop (dequant, softmax) */
+    double extra_alu;   /* vector-pipe FLOPs inside the main loop (softmax) */
+    double dequant_s;   /* W4A16: the dequantisation's time had one SM done all of it, at boost */
     double kstep;       /* K per main-loop iteration */
     double es;          /* operand element bytes (0: no panel re-fetch model) */
     double span, sharp; /* st_gpu_coef.gemm_reuse_span / _sharpness */
     int batched;        /* a batched GEMM launch (the library's batched tile set) */
+    int pipelined;      /* a mixed-input W4A16 kernel (Marlin): its own tiles, weight stream overlapped */
     double sigma_floor; /* least band sigma (a path the calibration data has no kernel of) */
 } gemm_shape;
 
@@ -427,11 +437,14 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, double op
     double mtile = s->b * ceil(s->m / t.m), ntile = ceil(s->n / t.n);
     double tiles = mtile * ntile, resident = gemm_resident_tiles(g, t);
     double units = tiles * split;
-    double w = ceil(units / sm);
+    /* Marlin stripes its tiles' K slices over the SMs so that each gets an
+     * equal share of the work (no partial last wave) */
+    double w = s->pipelined ? units / sm : ceil(units / sm);
     double kk = ceil(s->k / split);
     double vec = simt_peak(g) * pf / sm;
     double alu_per_unit = s->extra_alu / units;
-    x[GF_COMPUTE] = w * (2.0 * t.m * t.n * kk / p_sm + (vec > 0 ? alu_per_unit / vec : 0));
+    x[GF_COMPUTE] = w * (2.0 * t.m * t.n * kk / p_sm + (vec > 0 ? alu_per_unit / vec : 0) +
+                         s->dequant_s / pf / units);
     /* operands staged per FMA: a CTA loads (tm + tn) words per k for tm*tn
      * FMAs, so the staging share scales as 1/tm + 1/tn; the 32 only sets
      * the unit (1 for a 64x64 tile), the coefficient is fitted */
@@ -484,15 +497,14 @@ static void set_band(st_kernel_est *e, double sigma)
     e->hi_s = e->gpu_s * exp(z90 * sigma);
 }
 
-static void finish(const st_gpu_coef *c, st_kernel_est *e)
+static void finish_overlap(const st_gpu_coef *c, st_kernel_est *e, int sum)
 {
     double fixed;
-    st_kclass_time(e->cls, c->cls[e->cls].beta, e->x, e->nx, c->cls[e->cls].sum, &e->compute_s, &e->memory_s,
-                   &fixed);
+    st_kclass_time(e->cls, c->cls[e->cls].beta, e->x, e->nx, sum, &e->compute_s, &e->memory_s, &fixed);
     /* memory instructions and index arithmetic issue on the SM side, with
      * the ALU work */
     e->compute_s += e->lsu_s + e->index_s;
-    double t = combine(fixed, e->compute_s, e->memory_s, c->cls[e->cls].sum);
+    double t = combine(fixed, e->compute_s, e->memory_s, sum);
     if (fixed > e->compute_s && fixed > e->memory_s)
         e->bound = "latency";
     else
@@ -502,6 +514,12 @@ static void finish(const st_gpu_coef *c, st_kernel_est *e)
         t = 1e-6;
     e->gpu_s = t;
     set_band(e, c->cls[e->cls].sigma);
+}
+
+/* The class's own overlap of the compute and memory sides */
+static void finish(const st_gpu_coef *c, st_kernel_est *e)
+{
+    finish_overlap(c, e, c->cls[e->cls].sum);
 }
 
 static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double peak,
@@ -519,9 +537,17 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         one = *force;
         cand = &one;
         nc = 1;
+    } else if (s->pipelined && tensor) {
+        cand = int4_tc;
+        nc = (int)(sizeof int4_tc / sizeof int4_tc[0]);
     } else {
         candidate_tiles(g, c, tensor, s->batched, &cand, &nc);
     }
+    /* Marlin streams the weights with asynchronous copies several stages
+     * ahead of the dequantisation and the MMAs, so the memory and compute
+     * sides overlap (its near-4x speed-up over FP16 up to 16-32 tokens is
+     * the weight bytes' ratio); other kernels keep their class's overlap */
+    int sum = c->cls[cls].sum && !(s->pipelined && tensor);
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double best = INFINITY;
     for (int i = 0; i < nc; i++) {
@@ -531,7 +557,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         int ns = 1;
         if (force_split > 0) {
             splits[0] = force_split;
-        } else if (tiles < sm) {
+        } else if (tiles < sm && !s->pipelined) {
             /* split K so that the tiles fill the SMs, keeping >= SPLITK_MIN_K
              * of K per split; the model keeps the split only when it is
              * faster (its partial sums cost DRAM traffic) */
@@ -546,7 +572,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         for (int j = 0; j < ns; j++) {
             double x[GF_N], w, waves, tl;
             gemm_features_for(g, peak, pf, op_scale, s, t, splits[j], x, &w, &waves, &tl);
-            double tt = st_kclass_time(cls, beta, x, GF_N, c->cls[cls].sum, NULL, NULL, NULL);
+            double tt = st_kclass_time(cls, beta, x, GF_N, sum, NULL, NULL, NULL);
             /* prefer the larger tile on ties (fewer CTAs, better reuse) */
             if (tt < best * (1 - 1e-9)) {
                 best = tt;
@@ -564,10 +590,32 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
     e->power_factor = pf;
     e->flops = s->flops;
     e->bytes = s->bytes;
-    finish(c, e);
+    finish_overlap(c, e, sum);
     if (s->sigma_floor > e->sigma)
         set_band(e, s->sigma_floor);
     return 0;
+}
+
+/* One SM's time to dequantise one INT4 weight to FP16 and scale it, at the
+ * boost clock. Marlin's code (IST-DASLab/marlin, marlin_cuda_kernel.cu:
+ * dequant() and scale()) turns each 32-bit word of 8 weights into FP16 with
+ * a shift and 4 LOP3s (integer pipe) and 4 half2 ops (a subtract or an FMA
+ * with magic constants), then scales them with 4 half2 multiplies: per
+ * weight 5/8 of an integer lane op and one half2 op. NVIDIA SMs since Volta
+ * run 64 32-bit integer (logical, shift) ops per clock (CUDA C++
+ * Programming Guide, arithmetic instruction throughput, CC 7.0-9.0); a
+ * half2 op is 4 FP16 FLOPs at the preset's non-matrix FP16 rate (A100 4x
+ * its FP32, H100 2x, GA102 and Ada 1x). Other vendors: the FP32 rate for
+ * both (no figure). */
+#define ST_INT32_LANES_PER_SM 64.0
+static double dequant_s_per_weight(const st_gpu *g)
+{
+    double sm = g->sm_count > 0 ? g->sm_count : 1;
+    double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+    double fp32 = simt_peak(g) / sm; /* FLOP/s per SM */
+    double int_rate = g->vendor == ST_VENDOR_NVIDIA ? ST_INT32_LANES_PER_SM * clk : fp32 / 2;
+    double h2 = g->vector[ST_FP16] > 0 ? g->vector[ST_FP16] / sm : fp32;
+    return (5.0 / 8.0) / int_rate + 4.0 / h2;
 }
 
 /* FP32 on matrix cores (AMD MFMA) borrows the tensor-core class's
@@ -760,13 +808,17 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.m = (double)k->m;
         s.n = (double)k->n;
         s.k = (double)k->k;
-        double wes = k->weight_only_int4 ? 0.5 : es;
+        /* W4A16: 4-bit weights plus a 16-bit scale per group of 128 (GPTQ's
+         * and AWQ's default group size) */
+        double wes = k->weight_only_int4 ? 0.5 + 2.0 / 128.0 : es;
         double wcount = (k->op == ST_KOP_GEMM || k->op == ST_KOP_CONV) ? grp * s.k * s.n : s.b * s.k * s.n;
         s.bytes = es * s.b * s.m * s.k + wes * wcount + es * s.b * s.m * s.n;
         s.flops = 2.0 * s.b * s.m * s.n * s.k;
-        /* W4A16: each weight is unpacked, scaled and converted (about 4 ops)
-         * once per output tile row block that loads it */
-        s.extra_alu = k->weight_only_int4 ? 4.0 * wcount * ceil(s.m / 128.0) : 0;
+        /* W4A16: every weight is dequantised once per pass of up to 64 rows
+         * (Marlin's m blocks) */
+        if (k->weight_only_int4)
+            s.dequant_s = wcount * ceil(s.m / 64.0) * dequant_s_per_weight(g);
+        s.pipelined = k->weight_only_int4;
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.es = es;
         s.span = c->gemm_reuse_span;
