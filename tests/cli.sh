@@ -807,6 +807,10 @@ check "eval: the KV cache by hand (40 GiB), over a T4's memory: fits false" \
     sh -c "'$S' eval llama2-70b --gpu t4 --batch 64 --seq 2048 --json | jq -e '.memory.kv_cache_bytes == 42949672960 and .memory.bytes > .memory.capacity_bytes and .memory.fits == false and .memory.activations_counted == false'"
 check "eval --phase train: memory equals train's on one GPU" \
     sh -c "a=\$('$S' eval gpt2-large --gpu a100-80gb-sxm --phase train --batch 8 --seq 1024 --json | jq '.memory.bytes'); b=\$('$S' train gpt2-large --cluster dgx-a100 --gpus 1 --global-batch 8 --seq 1024 --json | jq '.memory_per_gpu_bytes'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ]"
+# a name that starts preset ids is answered with those ids, not the
+# nearest by edits (h100: h100-sxm and h100-pcie, not h200)
+"$S" show h100 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc != 0 ] && grep -q "did you mean one of 'h100-pcie', 'h100-sxm'?" "$tmp/err"; then ok "unknown name h100: the ids it starts suggested"; else not_ok "unknown name h100: the ids it starts" "rc=$rc $(cat "$tmp/err")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

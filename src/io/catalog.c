@@ -256,7 +256,23 @@ int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_erro
                     ids[m++] = cat.items[i].id;
             s = st_suggest(name_or_path, ids, m);
         }
-        if (s)
+        /* a name that starts one or more ids (h100: h100-sxm, h100-pcie)
+         * is more likely meant than the nearest by edits (h200) */
+        char pre[256] = "";
+        size_t np = 0, lw = strlen(name_or_path), used = 0;
+        for (size_t i = 0; ids && lw >= 2 && i < m; i++)
+            if (strncasecmp(ids[i], name_or_path, lw) == 0 && np < 6) {
+                int w = snprintf(pre + used, sizeof pre - used, "%s'%s'", np ? ", " : "", ids[i]);
+                if (w > 0 && (size_t)w < sizeof pre - used)
+                    used += (size_t)w, np++;
+            }
+        if (np == 1)
+            rc = st_error_set(err, ST_ENOTFOUND, "no %s named '%s'; did you mean %s? (`strata list` shows them "
+                              "all)", what, name_or_path, pre);
+        else if (np > 1)
+            rc = st_error_set(err, ST_ENOTFOUND, "no %s named '%s'; did you mean one of %s? (`strata list` shows "
+                              "them all)", what, name_or_path, pre);
+        else if (s)
             rc = st_error_set(err, ST_ENOTFOUND, "no %s named '%s'; did you mean '%s'? (`strata "
                               "list` shows them all)", what, name_or_path, s);
         else
