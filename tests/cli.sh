@@ -811,6 +811,12 @@ check "eval --phase train: memory equals train's on one GPU" \
 # nearest by edits (h100: h100-sxm and h100-pcie, not h200)
 "$S" show h100 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc != 0 ] && grep -q "did you mean one of 'h100-pcie', 'h100-sxm'?" "$tmp/err"; then ok "unknown name h100: the ids it starts suggested"; else not_ok "unknown name h100: the ids it starts" "rc=$rc $(cat "$tmp/err")"; fi
+# serving runs the checkpoint's 16-bit type, as vLLM's dtype auto does:
+# Llama 2 is FP16 (its config.json), Llama 3 BF16; a T4 has no BF16
+"$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/s1"
+"$S" serve llama3-8b --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/s2"
+"$S" serve llama3-8b --gpu t4 --quant w4a16 --qps 1 --requests 2 --lengths fixed:100,10 --json > "$tmp/s3" 2>&1
+if sed -n 2p "$tmp/s1" | grep -q "block 16, fp16$" && sed -n 2p "$tmp/s2" | grep -q "block 16, bf16$" && jq -e '.dtype == "fp16"' "$tmp/s3" > /dev/null; then ok "serve: the checkpoint's dtype (Llama 2 fp16, Llama 3 bf16, bf16 as fp16 on a T4)"; else not_ok "serve: the checkpoint's dtype" "$(sed -n 2p "$tmp/s1") | $(sed -n 2p "$tmp/s2") | $(head -3 "$tmp/s3")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

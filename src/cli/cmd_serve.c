@@ -190,6 +190,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     if (c->cluster)
         st_json_string(j, "cluster", c->cluster->id);
     st_json_string(j, "sched", st_sched_name(c->sched));
+    st_json_string(j, "dtype", st_dtype_name(st_serve_dtype(c))); /* activations and 16-bit weights */
     st_json_int(j, "tp", c->tp);
     st_json_int(j, "pp", c->pp);
     st_json_int(j, "cp", c->cp);

@@ -131,9 +131,19 @@ void st_dist_of(double *v, size_t n, st_dist *d)
     d->max = v[n - 1];
 }
 
+/* vLLM's dtype "auto": the checkpoint's own 16-bit type (Llama 2 FP16,
+ * Llama 3 BF16); an FP32 checkpoint is served in 16 bits, BF16 where the
+ * GPU has it; BF16 on a GPU without it (V100, T4) runs as FP16. */
 st_dtype st_serve_dtype(const st_serve_cfg *c)
 {
-    return st_gpu_supports(c->gpu, ST_BF16) ? ST_BF16 : ST_FP16;
+    st_dtype d = c->model ? c->model->dtype : ST_BF16;
+    if (d != ST_FP16 && d != ST_BF16)
+        d = ST_BF16;
+    if (d == ST_BF16 && !st_gpu_supports(c->gpu, ST_BF16))
+        d = ST_FP16;
+    if (d == ST_FP16 && !st_gpu_supports(c->gpu, ST_FP16))
+        d = ST_BF16;
+    return d;
 }
 
 void st_serve_req_dists(const st_req_out *req, size_t n, int model, double *v, st_dist *ttft, st_dist *tpot,
