@@ -817,6 +817,14 @@ if [ $rc != 0 ] && grep -q "did you mean one of 'h100-pcie', 'h100-sxm'?" "$tmp/
 "$S" serve llama3-8b --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/s2"
 "$S" serve llama3-8b --gpu t4 --quant w4a16 --qps 1 --requests 2 --lengths fixed:100,10 --json > "$tmp/s3" 2>&1
 if sed -n 2p "$tmp/s1" | grep -q "block 16, fp16$" && sed -n 2p "$tmp/s2" | grep -q "block 16, bf16$" && jq -e '.dtype == "fp16"' "$tmp/s3" > /dev/null; then ok "serve: the checkpoint's dtype (Llama 2 fp16, Llama 3 bf16, bf16 as fp16 on a T4)"; else not_ok "serve: the checkpoint's dtype" "$(sed -n 2p "$tmp/s1") | $(sed -n 2p "$tmp/s2") | $(head -3 "$tmp/s3")"; fi
+# usage slips: an inference dtype for training, an empty --out, a
+# one-letter unknown option (no long name suggested for it)
+"$S" plan llama2-7b --cluster dgx-a100 --gpus 8 --global-batch 8 --seq 1024 --dtype int8 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--dtype int8: training runs in fp32, tf32, fp16, bf16 or fp8" "$tmp/err"; then ok "plan --dtype int8: a usage error"; else not_ok "plan --dtype int8" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" sweep "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" --out "" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q -- "--out is empty" "$tmp/err"; then ok "sweep --out '': refused, named"; else not_ok "sweep --out ''" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" show llama2-7b -x > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "unknown option '-x'" "$tmp/err" && ! grep -q "did you mean" "$tmp/err"; then ok "show -x: unknown, no suggestion"; else not_ok "show -x" "rc=$rc $(cat "$tmp/err")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

@@ -111,7 +111,8 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
                     snprintf(cands + l, sizeof cands - l, "%s--%s", nc ? ", " : "", names[i]);
                     nc++;
                 }
-            const char *s = st_suggest(word, names, n);
+            /* a one-letter word (-x) is no misspelling of a long name */
+            const char *s = strlen(word) > 1 ? st_suggest(word, names, n) : NULL;
             if (nc > 1)
                 cli_usage_error(cmd, "option '%s' is ambiguous: it could be %s; spell it out", bad, cands);
             else if (s)

@@ -297,6 +297,10 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
             said = 1;
     }
     struct stat ost;
+    if (!setup_rc && writer && out && !out[0]) {
+        st_error_set(&err, ST_EINVAL, "--out is empty: give the folder for the export files");
+        setup_rc = 1;
+    }
     if (!setup_rc && writer && out &&
         ((mkdir(out, 0777) && errno != EEXIST) || stat(out, &ost) || !S_ISDIR(ost.st_mode))) {
         if (errno == EEXIST || errno == 0)

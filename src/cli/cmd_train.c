@@ -171,6 +171,14 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
         st_model_free(&s->m);
         return cli_usage_error(cmd, "--dtype: expected one of %s, got '%s'", st_dtype_choices(), t->dtype);
     }
+    /* a type training does not run in is the user's to change, whatever
+     * the split: a usage error up front, not 'no valid configuration' */
+    if (t->dtype && s->dtype != ST_FP32 && s->dtype != ST_TF32 && s->dtype != ST_FP16 && s->dtype != ST_BF16 &&
+        s->dtype != ST_FP8) {
+        st_model_free(&s->m);
+        return cli_usage_error(cmd, "--dtype %s: training runs in fp32, tf32, fp16, bf16 or fp8 (int8 and int4 "
+                                    "are inference types; see strata serve --quant)", t->dtype);
+    }
     return -1;
 }
 
