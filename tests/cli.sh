@@ -825,6 +825,16 @@ if [ $rc = 2 ] && grep -q -- "--dtype int8: training runs in fp32, tf32, fp16, b
 if [ $rc = 1 ] && grep -q -- "--out is empty" "$tmp/err"; then ok "sweep --out '': refused, named"; else not_ok "sweep --out ''" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" show llama2-7b -x > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "unknown option '-x'" "$tmp/err" && ! grep -q "did you mean" "$tmp/err"; then ok "show -x: unknown, no suggestion"; else not_ok "show -x" "rc=$rc $(cat "$tmp/err")"; fi
+# an accelerator's PE array must match its innermost level (one PE under
+# each instance), and a bandwidth of 0 words a cycle is refused, not read
+# as unlimited
+mkdir -p "$tmp/ac"
+sed 's/^pe_array: {x: 14, y: 12}/pe_array: {x: 1000, y: 1000}/' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/ac/big.yaml"
+"$S" map --arch "$tmp/ac/big.yaml" --layer resnet50:conv1 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "big.yaml:24:11: pe_array 1000x1000 does not match the innermost level, psum_spad: 168 instances laid out 14x12" "$tmp/err"; then ok "accel: a PE array that does not match its levels refused"; else not_ok "accel: PE array against levels" "rc=$rc $(cat "$tmp/err")"; fi
+sed 's/^    read_bw_words: 16 /    read_bw_words: 0 /' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/ac/bw0.yaml"
+"$S" map --arch "$tmp/ac/bw0.yaml" --layer resnet50:conv1 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "key 'read_bw_words': 0 words a cycle would stall every access" "$tmp/err"; then ok "accel: read_bw_words 0 refused"; else not_ok "accel: read_bw_words 0" "rc=$rc $(cat "$tmp/err")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

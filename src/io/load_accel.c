@@ -115,6 +115,14 @@ static int read_level(const fctx *lc, const st_ynode *it, st_mem_level *l)
         (rc = f_number(lc, it, "write_bw_words", 0, 1e9, 1, "words/cycle", &l->write_bw_words)))
         return rc;
     l->cls = (st_mem_class)cls;
+    /* absent: no bandwidth limit; 0 given would stall every access */
+    static const char *const bw_keys[2] = {"read_bw_words", "write_bw_words"};
+    for (int b = 0; b < 2; b++) {
+        const st_ynode *v = f_get(it, bw_keys[b]);
+        if (v && (b ? l->write_bw_words : l->read_bw_words) <= 0)
+            return f_error(lc, v, "key '%s': 0 words a cycle would stall every access; give the bandwidth, or "
+                                  "leave the key out for no limit", bw_keys[b]);
+    }
     if ((rc = read_constraints(lc, it, l)))
         return rc;
     if (l->cls == ST_MEM_FANOUT) {
@@ -247,6 +255,18 @@ int st_read_accel(const fctx *c, const st_ynode *root, st_accel *a)
                            "%d instances of %s laid out %dx%d; each level's X and Y counts "
                            "must be multiples of the level above",
                            i, l->name, l->instances, lx, ly, p->instances, p->name, px, py);
+    }
+    {
+        /* the MACs sit under the innermost level: one PE to each of its
+         * instances, laid out as its mesh */
+        const st_mem_level *in = &a->level[a->n_levels - 1];
+        int ix = in->mesh_x ? in->mesh_x : in->instances;
+        if ((long long)a->pe_x * a->pe_y != in->instances || a->pe_x != ix)
+            return f_error(c, pe,
+                           "pe_array %dx%d does not match the innermost level, %s: %d instances laid out %dx%d, one "
+                           "per PE; make pe_array {x: %d, y: %d} or change the levels",
+                           a->pe_x, a->pe_y, in->name, in->instances, ix, in->instances / ix, ix,
+                           in->instances / ix);
     }
     if (a->level[0].cls == ST_MEM_FANOUT)
         return f_error(c, levels->items[0], "levels[0] (%s) is the backing store and cannot "
