@@ -690,6 +690,20 @@ if [ -d "$SH/vllm" ]; then
     "$S" validate vllm --data "$tmp/badvllm" --json > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc = 1 ] && grep -q "B/requests.jsonl:4:1: first_token_ts is before queued_ts" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "validate vllm: a first token before its queueing is FILE:LINE:COL, nothing on stdout"
     else not_ok "validate vllm: a first token before its queueing" "rc=$rc" "$(cat "$tmp/err")" "$(head -c 200 "$tmp/out")"; fi
+    # meta.json settings strata cannot take are refused at their place in it
+    head -n 3 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" > "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
+    mbad=""
+    for mod in 's/"tensor_parallel_size": 1/"tensor_parallel_size": 3/=meta.json:5:20: engine_kwargs: --tp 3 does not divide' \
+               's/"bfloat16"/"float64"/=meta.json:13:14: engine_kwargs.dtype .float64. is not modelled' \
+               's/"kv_cache_dtype": "auto"/"kv_cache_dtype": "int3"/=meta.json:14:23: engine_kwargs.kv_cache_dtype .int3. is not modelled' \
+               's/"schema_version": 1/"schema_version": 99/=meta.json:2:21: schema_version 99' \
+               's|"model": "meta-llama/Llama-3.1-8B",|"model": "foo/bar",|=meta.json:3:12: model: no workload preset matches'; do
+        sed "${mod%%=*}" "$SH/vllm/RTXPRO6000_Llama-3.1-8B/meta.json" > "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/meta.json"
+        "$S" validate vllm --data "$tmp/badvllm" > "$tmp/out" 2> "$tmp/err"; rc=$?
+        { [ $rc = 1 ] && grep -q "B/${mod#*=}" "$tmp/err" && [ ! -s "$tmp/out" ]; } || mbad="$mbad [${mod#*=}: rc=$rc $(cat "$tmp/err")]"
+    done
+    cp "$SH/vllm/RTXPRO6000_Llama-3.1-8B/meta.json" "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/"
+    if [ -z "$mbad" ]; then ok "validate vllm: unmodelled meta.json settings refused at FILE:LINE:COL"; else not_ok "validate vllm: meta.json settings" "$mbad"; fi
     "$S" validate vllm --coef "$tmp/no-such-coef.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc = 1 ] && [ ! -s "$tmp/out" ] && ! grep -q ": :" "$tmp/err"; then ok "validate vllm: a missing --coef fails with nothing on stdout"
     else not_ok "validate vllm: a missing --coef fails with nothing on stdout" "rc=$rc" "$(cat "$tmp/err")" "$(head -c 200 "$tmp/out")"; fi

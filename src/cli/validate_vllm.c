@@ -221,9 +221,14 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
         if (us)
             *us = 0;
         const char *base = strrchr(meta.model, '/') ? strrchr(meta.model, '/') + 1 : meta.model;
-        if ((rc = match(base, ST_FILE_MODEL, model_id, sizeof model_id, err)) ||
-            (rc = match(gpu_name, ST_FILE_GPU, gpu_id, sizeof gpu_id, err)))
+        if ((rc = match(base, ST_FILE_MODEL, model_id, sizeof model_id, err))) {
+            st_error_prefix(err, "%s:%d:%d: model", meta_p, meta.model_line, meta.model_col);
             break;
+        }
+        if ((rc = match(gpu_name, ST_FILE_GPU, gpu_id, sizeof gpu_id, err))) {
+            st_error_prefix(err, "%s/%s: the folder's GPU (the name before '_')", dir, names[i]);
+            break;
+        }
         o.gpu = gpu_id;
         o.coef = coef;
         o.trace = req_p;
@@ -237,10 +242,12 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
         o.gpu_mem_util = meta.gpu_mem_util;
         o.prefix_cache = meta.prefix_cache;
         o.seed = meta.seed;
+        if (meta.kv_fp8)
+            o.kv_dtype = "fp8";
         long long logged = meta.num_gpu_blocks;
         cli_serve_setup su;
         if ((rc = cli_serve_setup_load(&o, model_id, &su, err))) {
-            st_error_prefix(err, "%s (settings from meta.json)", names[i]);
+            st_error_prefix(err, "%s:%d:%d: engine_kwargs", meta_p, meta.engine_line, meta.engine_col);
             break;
         }
         measured m;
@@ -251,7 +258,7 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
             break; /* the message names requests.jsonl:LINE:COL */
         }
         if ((rc = st_serve_run(&su.cfg, &su.reqs, &r, err))) {
-            st_error_prefix(err, "%s (settings from meta.json)", names[i]);
+            st_error_prefix(err, "%s:%d:%d: engine_kwargs", meta_p, meta.engine_line, meta.engine_col);
             cli_serve_setup_free(&su);
             break;
         }

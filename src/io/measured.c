@@ -770,7 +770,53 @@ int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err)
     }
     if (kv && kv->kind != ST_Y_MAP)
         kv = NULL;
+    m->engine_line = ek ? ek->line : 1;
+    m->engine_col = ek ? ek->col : 1;
+    {
+        const st_ynode *sv = present(doc.root, "schema_version");
+        long long ver = 1;
+        if (sv && f_node_int(&c, sv, "schema_version", 0, 1LL << 30, &ver))
+            goto done;
+        if (ver != 1) {
+            f_error(&c, sv, "schema_version %lld: strata reads version 1 of the run format", ver);
+            goto done;
+        }
+    }
+    /* the serving types vLLM takes; strata serves 16-bit activations (the
+     * checkpoint's type under "auto") and models an FP8 KV cache */
+    {
+        static const char *const dtypes[] = {"auto", "bfloat16", "float16", "half", "bf16", "fp16"};
+        static const char *const kvtypes[] = {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"};
+        const char *const *lists[2] = {dtypes, kvtypes};
+        const char *keys[2] = {"dtype", "kv_cache_dtype"};
+        for (int t = 0; t < 2; t++) {
+            const st_ynode *v = present(ek, keys[t]);
+            if (!v)
+                continue;
+            if (v->kind != ST_Y_SCALAR || !v->scalar) {
+                f_error(&c, v, "engine_kwargs.%s: expected a string", keys[t]);
+                goto done;
+            }
+            int hit = -1;
+            for (int k = 0; k < 6; k++)
+                if (!strcmp(v->scalar, lists[t][k]))
+                    hit = k;
+            if (hit < 0) {
+                f_error(&c, v, "engine_kwargs.%s '%s' is not modelled: strata serves %s", keys[t], v->scalar,
+                        t ? "a 16-bit or an FP8 KV cache (auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2)"
+                          : "16-bit activations (auto, bfloat16, float16, half)");
+                goto done;
+            }
+            if (t == 1)
+                m->kv_fp8 = hit >= 3;
+        }
+    }
     m->model[0] = 0;
+    {
+        const st_ynode *mv = present(doc.root, "model");
+        m->model_line = mv ? mv->line : 1;
+        m->model_col = mv ? mv->col : 1;
+    }
     if (f_string(&c, doc.root, "model", m->model, sizeof m->model) || !m->model[0]) {
         if (!m->model[0])
             st_error_set(err, ST_EINVAL, "%s:1:1: no \"model\" (the Hugging Face name of the served model)", path);

@@ -112,6 +112,9 @@ typedef struct st_vllm_meta {
     long long num_gpu_blocks; /* 0: not logged */
     int ep, prefix_cache;
     double gpu_mem_util;
+    int kv_fp8;                      /* kv_cache_dtype fp8 (fp8_e4m3, fp8_e5m2) */
+    int model_line, model_col;       /* where "model" is, for errors about it */
+    int engine_line, engine_col;     /* where engine_kwargs is (1:1 without it) */
 } st_vllm_meta;
 int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err);
 
