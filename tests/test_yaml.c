@@ -42,6 +42,7 @@ static const bad_case bad_cases[] = {
     {"bad/alias.yaml", 18, 8, "aliases"},
     {"bad/syntax.yaml", 21, 7, "YAML syntax error"},
     {"bad/tab-indent.yaml", 20, 1, "YAML syntax error"},
+    {"bad/hf-syntax.json", 1, 40, "JSON syntax error"},
     {"bad/list-root.yaml", 1, 1, "found a list"},
     {"bad/empty.yaml", 1, 1, "the file is empty"},
     {"bad/only-comment.yaml", 1, 1, "the file is empty"},

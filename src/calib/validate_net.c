@@ -30,7 +30,9 @@ static int one_file(const char *path, const char *folder, const st_cluster *cl, 
         const st_net_sample *s = &set.items[i];
         st_coll coll;
         if (st_coll_parse(s->collective, &coll)) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d: unknown collective '%s'", path, s->line, s->collective);
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: unknown collective '%s' (all_reduce, all_gather, "
+                              "reduce_scatter, all_to_all, broadcast or send_recv)", path, s->line, s->col_collective,
+                              s->collective);
             break;
         }
         st_val_coll *r = NULL;
@@ -60,7 +62,7 @@ static int one_file(const char *path, const char *folder, const st_cluster *cl, 
         st_coll_est e;
         if ((rc = st_net_group_init(cl, s->workers, s->per_node, &g, err)) ||
             (rc = st_coll_estimate(&g, coll, ST_ALGO_AUTO, s->bytes, &e, err))) {
-            st_error_prefix(err, "%s:%d", path, s->line);
+            st_error_prefix(err, "%s:%d:%d", path, s->line, s->col_workers);
             break;
         }
         if (r->floor_bytes < 0 || s->bytes < r->floor_bytes)

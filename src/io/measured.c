@@ -685,6 +685,7 @@ int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
             break;
         }
         s.workers = (int)w, s.per_node = (int)pn, s.median_s = ms / 1e3, s.line = c.line;
+        s.col_collective = c.col[idx[0]], s.col_workers = c.col[idx[2]];
         if (grow((void **)&out->items, &out->cap, out->n, sizeof *out->items)) {
             rc = st_error_set(err, ST_ENOMEM, "%s: out of memory", path);
             break;

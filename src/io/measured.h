@@ -88,6 +88,7 @@ typedef struct st_net_sample {
     int per_node;        /* `devices_per_node` */
     double median_s;
     int line;
+    int col_collective, col_workers; /* columns of `collective` and `num_workers`, for messages */
 } st_net_sample;
 
 typedef struct st_net_set {

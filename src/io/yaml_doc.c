@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -102,11 +103,15 @@ static int parser_error(builder *b)
         return st_error_set(b->err, ST_ENOMEM, "%s: out of memory while parsing", b->path);
     line = (int)p->problem_mark.line + 1;
     col = (int)p->problem_mark.column + 1;
+    /* JSON files (config.json, meta.json) are read by the YAML parser, JSON
+     * being YAML 1.2; name the syntax the user wrote */
+    size_t pl = strlen(b->path);
+    const char *lang = pl >= 5 && strcasecmp(b->path + pl - 5, ".json") == 0 ? "JSON" : "YAML";
     if (p->context)
-        return st_error_set(b->err, ST_EINVAL, "%s:%d:%d: YAML syntax error: %s %s that starts at line %d",
-                            b->path, line, col, problem, p->context,
+        return st_error_set(b->err, ST_EINVAL, "%s:%d:%d: %s syntax error: %s %s that starts at line %d",
+                            b->path, line, col, lang, problem, p->context,
                             (int)p->context_mark.line + 1);
-    return st_error_set(b->err, ST_EINVAL, "%s:%d:%d: YAML syntax error: %s", b->path, line, col,
+    return st_error_set(b->err, ST_EINVAL, "%s:%d:%d: %s syntax error: %s", b->path, line, col, lang,
                         problem);
 }
 
