@@ -849,6 +849,14 @@ if [ $rc = 1 ] && grep -q "big.yaml:24:11: pe_array 1000x1000 does not match the
 sed 's/^    read_bw_words: 16 /    read_bw_words: 0 /' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/ac/bw0.yaml"
 "$S" map --arch "$tmp/ac/bw0.yaml" --layer resnet50:conv1 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "key 'read_bw_words': 0 words a cycle would stall every access" "$tmp/err"; then ok "accel: read_bw_words 0 refused"; else not_ok "accel: read_bw_words 0" "rc=$rc $(cat "$tmp/err")"; fi
+# Hugging Face configs: Gemma's hidden_activation is what its MLP runs
+# (gelu_pytorch_tanh, not hidden_act's gelu); Falcon gives no context length
+# and trained at 2048; a Llama-type config without one must say
+"$S" show "$T/hf/gemma-7b-config.json" > "$tmp/g.txt" 2>&1
+"$S" show "$T/hf/falcon-7b-config.json" > "$tmp/f.txt" 2>&1
+sed 's/"max_position_embeddings": *[0-9]*,//' "$T/hf/llama-2-7b-config.json" > "$tmp/noctx.json"
+"$S" show "$tmp/noctx.json" > /dev/null 2> "$tmp/err"; rc=$?
+if grep -q "gelu_tanh" "$tmp/g.txt" && grep -q "context 2048" "$tmp/f.txt" && [ $rc = 1 ] && grep -q "noctx.json:1:1: no context length" "$tmp/err"; then ok "HF configs: Gemma's hidden_activation, Falcon's 2048 context, a missing context refused"; else not_ok "HF configs: activation and context" "$(grep style "$tmp/g.txt") | $(grep shape "$tmp/f.txt") | rc=$rc $(cat "$tmp/err")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

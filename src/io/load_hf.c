@@ -159,7 +159,10 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
     static const char *const k_topk[] = {"num_experts_per_tok", NULL};
     static const char *const k_every[] = {"decoder_sparse_step", NULL};
     static const char *const k_dec[] = {"num_decoder_layers", NULL};
-    static const char *const k_act[] = {"hidden_act", "activation_function", "dense_act_fn", NULL};
+    /* Gemma: hidden_activation, when given, is what GemmaMLP runs (its
+     * hidden_act is kept for old checkpoints) */
+    static const char *const k_act[] = {"hidden_activation", "hidden_act", "activation_function", "dense_act_fn",
+                                        NULL};
     static const char *const rope_types[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
                                              "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3",
                                              "gpt_neox", "gptj", "falcon", "deepseek_v2", NULL};
@@ -224,8 +227,18 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         return rc;
     if (tf->embed_dim == tf->hidden)
         tf->embed_dim = 0;
-    if (tf->max_seq == 0)
-        tf->max_seq = 512; /* T5 family: relative positions, trained at 512 */
+    if (tf->max_seq == 0) {
+        /* no context length in the config: the T5 family (relative
+         * positions) trained at 512, Falcon at 2048 (TII's model cards:
+         * "sequence length 2048"); any other model must say */
+        if (is_type(type, relative_types))
+            tf->max_seq = 512;
+        else if (is_type(type, (const char *const[]){"falcon", "RefinedWeb", "RefinedWebModel", NULL}))
+            tf->max_seq = 2048;
+        else
+            return f_error(c, root, "no context length (max_position_embeddings, n_positions or n_ctx): add "
+                                    "\"max_position_embeddings\": N, the model's context, to the config");
+    }
     int mq, encdec;
     if ((rc = hf_bool(c, root, "multi_query", 0, &mq)) || (rc = hf_bool(c, root, "is_encoder_decoder", 0, &encdec)))
         return rc;
