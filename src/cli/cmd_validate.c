@@ -48,9 +48,10 @@ static void json_rows(st_json *j, const char *key, const st_val_row *r, size_t n
 
 static void print_models(const st_val_model *m, size_t n)
 {
-    printf("\nwhole models (measured end-to-end vs strata, 90%% band)\n");
+    printf("\nwhole models (measured end-to-end vs strata in ms, 90%% band; ERR%% = (predicted - measured) / "
+           "measured)\n");
     printf("  %-22s %-11s %-5s %5s %5s %-6s %11s %11s %7s %11s %11s %3s\n", "DEVICE", "MODEL", "MODE", "SEQ",
-           "BATCH", "FUSION", "MEASURED", "PREDICTED", "APE%", "LO", "HI", "IN");
+           "BATCH", "FUSION", "MEASURED", "PREDICTED", "ERR%", "LO", "HI", "IN");
     for (size_t i = 0; i < n; i++) {
         const st_val_model *r = &m[i];
         int in = r->measured_ms >= r->lo_ms && r->measured_ms <= r->hi_ms;
