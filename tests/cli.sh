@@ -857,6 +857,12 @@ if [ $rc = 1 ] && grep -q "key 'read_bw_words': 0 words a cycle would stall ever
 sed 's/"max_position_embeddings": *[0-9]*,//' "$T/hf/llama-2-7b-config.json" > "$tmp/noctx.json"
 "$S" show "$tmp/noctx.json" > /dev/null 2> "$tmp/err"; rc=$?
 if grep -q "gelu_tanh" "$tmp/g.txt" && grep -q "context 2048" "$tmp/f.txt" && [ $rc = 1 ] && grep -q "noctx.json:1:1: no context length" "$tmp/err"; then ok "HF configs: Gemma's hidden_activation, Falcon's 2048 context, a missing context refused"; else not_ok "HF configs: activation and context" "$(grep style "$tmp/g.txt") | $(grep shape "$tmp/f.txt") | rc=$rc $(cat "$tmp/err")"; fi
+# settings vLLM takes as given that do not fit the GPU or the model: run,
+# with a note on stderr (and none for an ordinary run)
+"$S" serve llama2-7b --qps 1000 --requests 200 --lengths fixed:2000,100 --num-gpu-blocks 100000000 --max-num-seqs 4096 > /dev/null 2> "$tmp/n1"; r1=$?
+"$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:100,10 --max-model-len 100000 > /dev/null 2> "$tmp/n2"; r2=$?
+"$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:100,10 > /dev/null 2> "$tmp/n3"; r3=$?
+if [ $r1$r2$r3 = 000 ] && grep -q "note: --num-gpu-blocks 100000000 puts .* GiB on each GPU, more than its 80.0 GiB" "$tmp/n1" && grep -q "note: --max-model-len 100000 is beyond llama2-7b's 4096-token context" "$tmp/n2" && [ ! -s "$tmp/n3" ]; then ok "serve: oversize --num-gpu-blocks and --max-model-len noted on stderr"; else not_ok "serve: notes for oversize settings" "$r1$r2$r3 $(cat "$tmp/n1" "$tmp/n2" "$tmp/n3")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

@@ -349,6 +349,17 @@ static int run(int argc, char **argv)
         fputs("\n],\"displayTimeUnit\":\"ms\"}\n", tr->f);
     if (cli_out_close_all(outf, 2, rc == 0, rc ? NULL : &err) && rc == 0)
         rc = err.code ? err.code : ST_EIO;
+    /* settings vLLM takes as given though they do not match the hardware
+     * or the model: simulated as given, said on stderr */
+    if (!rc && so.num_gpu_blocks > 0 && res.memory_per_gpu_bytes > su.cfg.gpu->mem_bytes)
+        fprintf(stderr, "strata serve: note: --num-gpu-blocks %lld puts %.1f GiB on each GPU, more than its %.1f "
+                        "GiB; vLLM takes the override as given, and so does this run\n",
+                so.num_gpu_blocks, res.memory_per_gpu_bytes / 1073741824.0, su.cfg.gpu->mem_bytes / 1073741824.0);
+    if (!rc && so.max_model_len > su.model.tf.max_seq)
+        fprintf(stderr, "strata serve: note: --max-model-len %lld is beyond %s's %lld-token context; vLLM refuses it "
+                        "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (a RoPE-scaled model); positions past it are priced "
+                        "like the others\n",
+                so.max_model_len, su.model.id, su.model.tf.max_seq);
     model_stats ms;
     if (!rc && model_stats_of(&su.cfg, &res, &ms))
         rc = st_error_set(&err, ST_ENOMEM, "out of memory");
