@@ -235,9 +235,6 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
             tf->max_seq = 512;
         else if (is_type(type, (const char *const[]){"falcon", "RefinedWeb", "RefinedWebModel", NULL}))
             tf->max_seq = 2048;
-        else
-            return f_error(c, root, "no context length (max_position_embeddings, n_positions or n_ctx): add "
-                                    "\"max_position_embeddings\": N, the model's context, to the config");
     }
     int mq, encdec;
     if ((rc = hf_bool(c, root, "multi_query", 0, &mq)) || (rc = hf_bool(c, root, "is_encoder_decoder", 0, &encdec)))
@@ -390,5 +387,9 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
     for (char *p = m->name; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
+    /* checked last, so that a key's own fault is reported first */
+    if (tf->max_seq == 0)
+        return f_error(c, root, "no context length (max_position_embeddings, n_positions or n_ctx): add "
+                                "\"max_position_embeddings\": N, the model's context, to the config");
     return st_check_transformer(c, root, tf);
 }
