@@ -863,6 +863,16 @@ if grep -q "gelu_tanh" "$tmp/g.txt" && grep -q "context 2048" "$tmp/f.txt" && [ 
 "$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:100,10 --max-model-len 100000 > /dev/null 2> "$tmp/n2"; r2=$?
 "$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:100,10 > /dev/null 2> "$tmp/n3"; r3=$?
 if [ $r1$r2$r3 = 000 ] && grep -q "note: --num-gpu-blocks 100000000 puts .* GiB on each GPU, more than its 80.0 GiB" "$tmp/n1" && grep -q "note: --max-model-len 100000 is beyond llama2-7b's 4096-token context" "$tmp/n2" && [ ! -s "$tmp/n3" ]; then ok "serve: oversize --num-gpu-blocks and --max-model-len noted on stderr"; else not_ok "serve: notes for oversize settings" "$r1$r2$r3 $(cat "$tmp/n1" "$tmp/n2" "$tmp/n3")"; fi
+# a filter side past 1024 is a usage error (it once overflowed to a crash);
+# MPT's max_seq_len and BLOOM's 2048 give those configs their context;
+# SIGPIPE (a closed pipe) removes a run's temporaries too
+"$S" kernel conv --m 10 --n 10 --k 9 --filter 4294967296 --dtype fp32 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--filter: expected a whole number in \[1, 1024\]" "$tmp/err"; then ok "kernel conv --filter 2^32: a usage error"; else not_ok "kernel conv --filter 2^32" "rc=$rc $(cat "$tmp/err")"; fi
+if "$S" show "$T/hf/mpt-7b-config.json" | grep -q "context 2048" && "$S" show "$T/hf/bloom-7b1-config.json" | grep -q "context 2048"; then ok "HF: MPT's max_seq_len, BLOOM's 2048"; else not_ok "HF: MPT and BLOOM context" "$("$S" show "$T/hf/mpt-7b-config.json" 2>&1 | head -3)"; fi
+mkdir -p "$tmp/sp"
+timeout -s PIPE 2 "$S" serve llama2-7b --qps 100 --requests 1000000 --lengths fixed:100,10 --per-request "$tmp/sp/p.csv" > /dev/null 2>&1; rc=$?
+if [ $rc = 124 ] && [ -z "$(ls -A "$tmp/sp")" ]; then ok "serve ended by SIGPIPE: no temporary left"; else not_ok "serve ended by SIGPIPE" "rc=$rc left: $(ls "$tmp/sp")"; fi
+
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

@@ -103,6 +103,8 @@ static void test_neusight_malformed(void **state)
         {"measured/zero-shape.csv", ":2:25:", "column 'M': expected a whole number in [1, 1099511627776]"},
         /* 1e33 multiply-adds: the kernel command refuses past 2^53 too */
         {"measured/huge-work.csv", ":2:23:", "strata counts up to 2^53"},
+        /* 64 x 4096^2 x 2048 x 2048 x 9 = 4.1e16 multiply-adds */
+        {"measured/huge-conv.csv", ":2:21:", "a conv of 4.05e+16 multiply-adds"},
         {"measured/empty-shape.csv", ":2:22:", "column 'H': expected a whole number"},
         {"measured/no-device.csv", ":1:1:", "no 'Device' column"},
         {"measured/empty.csv", ":1:1:", "the file is empty"},

@@ -214,7 +214,7 @@ static int inside_data(const char *path, const char *sub)
 }
 
 /* Temporaries being written, removed if the process is interrupted
- * (SIGINT, SIGTERM, SIGHUP), so that an interrupted run leaves nothing half
+ * (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT), so that an interrupted run leaves nothing half
  * written either. The handler only calls unlink(2), which is safe in a
  * signal handler, then restores the previous action and raises the signal
  * again (a curses TUI's handler still restores the terminal); a signal the
@@ -223,15 +223,17 @@ static int inside_data(const char *path, const char *sub)
 #define CLI_OUT_SLOTS 8
 static char pending[CLI_OUT_SLOTS][sizeof ((cli_out *)0)->tmp];
 static volatile sig_atomic_t pending_used[CLI_OUT_SLOTS];
-static struct sigaction prev_action[3];
-static const int cleanup_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+#define CLI_N_SIGNALS 5
+static struct sigaction prev_action[CLI_N_SIGNALS];
+/* a closed pipe (strata ... | head) ends the process by SIGPIPE too */
+static const int cleanup_signals[CLI_N_SIGNALS] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
 
 static void cleanup_on_signal(int sig)
 {
     for (int i = 0; i < CLI_OUT_SLOTS; i++)
         if (pending_used[i])
             unlink(pending[i]);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < CLI_N_SIGNALS; i++)
         if (cleanup_signals[i] == sig)
             sigaction(sig, &prev_action[i], NULL);
     raise(sig);
@@ -245,7 +247,7 @@ static void pending_add(const char *tmp)
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = cleanup_on_signal;
         sigemptyset(&sa.sa_mask);
-        for (int i = 0; i < 3; i++) /* a signal the parent ignores (nohup) stays ignored */
+        for (int i = 0; i < CLI_N_SIGNALS; i++) /* a signal the parent ignores (nohup) stays ignored */
             if (sigaction(cleanup_signals[i], NULL, &prev_action[i]) == 0 &&
                 prev_action[i].sa_handler != SIG_IGN)
                 sigaction(cleanup_signals[i], &sa, NULL);
@@ -334,11 +336,11 @@ int cli_out_close_all(cli_out *o, int n, int ok, st_error *err)
 {
     /* close every file first: one that failed to write fails them all */
     const char *bad = NULL;
-    int open_any = 0, bad_direct = 0;
+    int opened = 0, bad_direct = 0;
     for (int i = 0; i < n; i++) {
         if (!o[i].f)
             continue;
-        open_any = 1;
+        opened++;
         int b = ferror(o[i].f);
         b |= fclose(o[i].f) != 0;
         o[i].f = NULL;
@@ -346,7 +348,7 @@ int cli_out_close_all(cli_out *o, int n, int ok, st_error *err)
         if (b && !bad)
             bad = o[i].path, bad_direct = o[i].direct;
     }
-    if (!open_any)
+    if (!opened)
         return 0;
     int rc = 0;
     if (!ok || bad) {
@@ -356,11 +358,11 @@ int cli_out_close_all(cli_out *o, int n, int ok, st_error *err)
                 pending_drop(o[i].tmp);
             }
         /* a device or pipe: what went out cannot be taken back */
-        if (ok && bad_direct && n == 1)
+        if (ok && bad_direct && opened == 1)
             rc = st_error_set(err, ST_EIO, "writing %s failed", bad);
         else if (ok)
             rc = st_error_set(err, ST_EIO, "writing %s failed (disk full?); %s", bad,
-                              n > 1 ? "none of the output files written" : "nothing written");
+                              opened > 1 ? "none of the output files written" : "nothing written");
         return rc;
     }
     for (int i = 0; i < n; i++) {

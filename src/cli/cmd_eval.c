@@ -46,6 +46,7 @@ static void eval_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o
         if (st_train_eval(m, &c, coef, &k, &r, NULL, &e) == 0) {
             em->total = r.mem.total;
             em->weights = r.mem.weights;
+            em->states = r.mem.grads + r.mem.optimizer;
             em->activations_counted = 1;
         }
     }
@@ -289,6 +290,8 @@ const cli_command cmd_eval = {
     "                   layers[]\n"
     "\nMemory: training a transformer counts what `strata train` counts on one GPU; training\n"
     "another model its weights, gradients and AdamW states; inference the weights and a\n"
-    "decoder's KV cache. The last two are lower bounds (activations not counted).\n",
+    "decoder's KV cache. The last two are lower bounds (activations not counted). The\n"
+    "optimizer's states are counted with --no-optimizer too (it leaves the step out of the\n"
+    "time, not the states out of memory).\n",
     run,
 };

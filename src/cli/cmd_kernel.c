@@ -105,7 +105,8 @@ static int run(int argc, char **argv)
         case 'h': cli_print_help(&cmd_kernel, stdout); return 0;
         default: return 2;
         }
-        if (idx >= 0 && cli_parse_ll(&cmd_kernel, nm, optarg, 1, 1LL << 40, &v[idx]))
+        /* a filter side or a stride past 1024 is no convolution a library runs */
+        if (idx >= 0 && cli_parse_ll(&cmd_kernel, nm, optarg, 1, idx == IF || idx == IS ? 1024 : 1LL << 40, &v[idx]))
             return 2;
         if (!strchr(common_opts, c) && !strchr(given, c) && ngiven + 1 < sizeof given)
             given[ngiven++] = (char)c;

@@ -537,7 +537,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         one = *force;
         cand = &one;
         nc = 1;
-    } else if (s->pipelined && tensor) {
+    } else if (s->pipelined) {
         cand = int4_tc;
         nc = (int)(sizeof int4_tc / sizeof int4_tc[0]);
     } else {
@@ -547,7 +547,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
      * ahead of the dequantisation and the MMAs, so the memory and compute
      * sides overlap (its near-4x speed-up over FP16 up to 16-32 tokens is
      * the weight bytes' ratio); other kernels keep their class's overlap */
-    int sum = c->cls[cls].sum && !(s->pipelined && tensor);
+    int sum = c->cls[cls].sum && !s->pipelined;
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double best = INFINITY;
     for (int i = 0; i < nc; i++) {
@@ -608,13 +608,16 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
  * its FP32, H100 2x, GA102 and Ada 1x). Other vendors: the FP32 rate for
  * both (no figure). */
 #define ST_INT32_LANES_PER_SM 64.0
-static double dequant_s_per_weight(const st_gpu *g)
+static double dequant_s_per_weight(const st_gpu *g, st_dtype t)
 {
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
     double fp32 = simt_peak(g) / sm; /* FLOP/s per SM */
     double int_rate = g->vendor == ST_VENDOR_NVIDIA ? ST_INT32_LANES_PER_SM * clk : fp32 / 2;
-    double h2 = g->vector[ST_FP16] > 0 ? g->vector[ST_FP16] / sm : fp32;
+    /* the activations' 16-bit type: BF16 runs at its own vector rate (A100:
+     * half its FP16 rate) */
+    double v16 = g->vector[t] > 0 ? g->vector[t] : g->vector[ST_FP16];
+    double h2 = v16 > 0 ? v16 / sm : fp32;
     return (5.0 / 8.0) / int_rate + 4.0 / h2;
 }
 
@@ -817,8 +820,10 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         /* W4A16: every weight is dequantised once per pass of up to 64 rows
          * (Marlin's m blocks) */
         if (k->weight_only_int4)
-            s.dequant_s = wcount * ceil(s.m / 64.0) * dequant_s_per_weight(g);
-        s.pipelined = k->weight_only_int4;
+            s.dequant_s = wcount * ceil(s.m / 64.0) * dequant_s_per_weight(g, k->dtype);
+        /* Marlin's schedule (its tiles, striping, overlap) is a tensor-core
+         * kernel's; elsewhere INT4 keeps the library GEMM's */
+        s.pipelined = k->weight_only_int4 && tensor;
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.es = es;
         s.span = c->gemm_reuse_span;

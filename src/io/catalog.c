@@ -262,9 +262,11 @@ int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_erro
         size_t np = 0, lw = strlen(name_or_path), used = 0;
         for (size_t i = 0; ids && lw >= 2 && i < m; i++)
             if (strncasecmp(ids[i], name_or_path, lw) == 0 && np < 6) {
-                int w = snprintf(pre + used, sizeof pre - used, "%s'%s'", np ? ", " : "", ids[i]);
-                if (w > 0 && (size_t)w < sizeof pre - used)
-                    used += (size_t)w, np++;
+                size_t need = strlen(ids[i]) + 4; /* ", '" ... "'" */
+                if (used + need >= sizeof pre)
+                    break; /* leave no cut-off name */
+                used += (size_t)snprintf(pre + used, sizeof pre - used, "%s'%s'", np ? ", " : "", ids[i]);
+                np++;
             }
         if (np == 1)
             rc = st_error_set(err, ST_ENOTFOUND, "no %s named '%s'; did you mean %s? (`strata list` shows them "

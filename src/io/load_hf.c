@@ -154,7 +154,9 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
                                         "hidden_dim", NULL};
     static const char *const k_moe_ffn[] = {"moe_intermediate_size", NULL};
     static const char *const k_vocab[] = {"vocab_size", NULL};
-    static const char *const k_seq[] = {"max_position_embeddings", "n_positions", "n_ctx", NULL};
+    /* MPT: max_seq_len; Qwen (1) and ChatGLM: seq_length */
+    static const char *const k_seq[] = {"max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "seq_length",
+                                        NULL};
     static const char *const k_experts[] = {"num_local_experts", "num_experts", NULL};
     static const char *const k_topk[] = {"num_experts_per_tok", NULL};
     static const char *const k_every[] = {"decoder_sparse_step", NULL};
@@ -233,8 +235,8 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
          * "sequence length 2048"); any other model must say */
         if (is_type(type, relative_types))
             tf->max_seq = 512;
-        else if (is_type(type, (const char *const[]){"falcon", "RefinedWeb", "RefinedWebModel", NULL}))
-            tf->max_seq = 2048;
+        else if (is_type(type, (const char *const[]){"falcon", "RefinedWeb", "RefinedWebModel", "bloom", NULL}))
+            tf->max_seq = 2048; /* and BLOOM (BigScience's model card: sequence length 2048) */
     }
     int mq, encdec;
     if ((rc = hf_bool(c, root, "multi_query", 0, &mq)) || (rc = hf_bool(c, root, "is_encoder_decoder", 0, &encdec)))
@@ -256,6 +258,12 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
      * family's feed_forward_proj ("relu", "gated-gelu", ...) */
     tf->activation = ST_ACT_GELU;
     v = first_of(root, k_act, &act_key);
+    /* Gemma without hidden_activation: GemmaMLP runs gelu_pytorch_tanh
+     * whatever hidden_act says (transformers warns and overrides it) */
+    if (is_type(type, (const char *const[]){"gemma", NULL}) && !f_get(root, "hidden_activation")) {
+        v = NULL;
+        tf->activation = ST_ACT_GELU_TANH;
+    }
     if (!v) {
         v = f_get(root, "feed_forward_proj");
         act_key = "feed_forward_proj";

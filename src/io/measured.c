@@ -373,11 +373,20 @@ static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_erro
                                 col_names[cols[i]], 1LL << 40, c->field[idx[cols[i]]]);
     }
     /* the multiply-adds (or elements) the row describes: as many as the
-     * kernel command takes */
+     * kernel command takes; a conv's are b x p^2 x cout x cin x ks^2 */
     double work = 1;
-    for (int i = 0; i < n; i++)
-        if (cols[i] != C_PAD && cols[i] != C_STRIDE)
+    if (op == ST_MEAS_CONV) {
+        long long p = (s->size + 2 * s->pad - s->kernel) / s->stride + 1;
+        if (p < 1)
+            return st_error_set(err, ST_EINVAL, "%s:%d:%d: a %lldx%lld kernel with stride %lld and padding %lld "
+                                "does not fit the %lldx%lld input", c->path, c->fline[idx[C_KS]], c->col[idx[C_KS]],
+                                s->kernel, s->kernel, s->stride, s->pad, s->size, s->size);
+        work = (double)s->b * (double)p * (double)p * (double)s->c_out * (double)s->c_in * (double)s->kernel *
+               (double)s->kernel;
+    } else {
+        for (int i = 0; i < n; i++)
             work *= (double)*dst[i];
+    }
     if (work > MAX_COUNT)
         return st_error_set(err, ST_EINVAL, "%s:%d:%d: a %s of %.3g multiply-adds (or elements): strata counts "
                             "up to 2^53 = 9.0e15; the row's sizes are wrong", c->path, c->fline[idx[cols[0]]],
