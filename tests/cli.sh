@@ -873,6 +873,11 @@ mkdir -p "$tmp/sp"
 timeout -s PIPE 2 "$S" serve llama2-7b --qps 100 --requests 1000000 --lengths fixed:100,10 --per-request "$tmp/sp/p.csv" > /dev/null 2>&1; rc=$?
 if [ $rc = 124 ] && [ -z "$(ls -A "$tmp/sp")" ]; then ok "serve ended by SIGPIPE: no temporary left"; else not_ok "serve ended by SIGPIPE" "rc=$rc left: $(ls "$tmp/sp")"; fi
 
+# an encoder-decoder's decode takes both lengths: --seq the encoder input,
+# --kv the decoder cache; T5-Base's cross-attention scores over 256 encoded
+# tokens: 2 x 12 heads x 1 query x 256 keys x 64 x 12 layers = 4,718,592 FLOP
+check "show: encoder-decoder decode with --seq (encoder) and --kv (cache), cross-attention by hand" \
+    sh -c "'$S' show '$T/hf/t5-base-config.json' --phase decode --seq 256 --kv 50 --json | jq -e '.kv_len == 50 and ([.ops[] | select(.name == \"dec_block.xattn.score\") | .flops] == [4718592])'"
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

@@ -190,7 +190,9 @@ int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, c
                                "tokens per sequence", st_phase_name(o->phase));
     if (w->no_opt && o->phase != ST_PHASE_TRAIN)
         return cli_usage_error(cmd, "--no-optimizer applies to --phase train");
-    if (w->kv >= 0 && w->seq)
+    /* an encoder-decoder's decode has two lengths: --seq the encoder's
+     * input, --kv the decoder's cache; elsewhere they name the same one */
+    if (w->kv >= 0 && w->seq && !(m->kind == ST_MODEL_TRANSFORMER && m->tf.encoder_layers > 0))
         return cli_usage_error(cmd, "--seq and --kv both set decode's context: --kv L is the cached tokens, "
                                     "--seq S alone means --kv S-1; give one of them");
     return 0;
