@@ -830,7 +830,9 @@ if [ $rc != 0 ] && grep -q "did you mean one of 'h100-pcie', 'h100-sxm'?" "$tmp/
 "$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/s1"
 "$S" serve llama3-8b --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/s2"
 "$S" serve llama3-8b --gpu t4 --quant w4a16 --qps 1 --requests 2 --lengths fixed:100,10 --json > "$tmp/s3" 2>&1
-if sed -n 2p "$tmp/s1" | grep -q "block 16, fp16$" && sed -n 2p "$tmp/s2" | grep -q "block 16, bf16$" && jq -e '.dtype == "fp16"' "$tmp/s3" > /dev/null; then ok "serve: the checkpoint's dtype (Llama 2 fp16, Llama 3 bf16, bf16 as fp16 on a T4)"; else not_ok "serve: the checkpoint's dtype" "$(sed -n 2p "$tmp/s1") | $(sed -n 2p "$tmp/s2") | $(head -3 "$tmp/s3")"; fi
+"$S" serve llama3-8b --dtype float16 --qps 1 --requests 2 --lengths fixed:100,10 --json > "$tmp/s4"
+"$S" serve llama3-8b --gpu v100-sxm2-32gb --dtype bf16 --qps 1 --requests 2 --lengths fixed:100,10 > /dev/null 2> "$tmp/s5"; r5=$?
+if sed -n 2p "$tmp/s1" | grep -q "block 16, fp16$" && sed -n 2p "$tmp/s2" | grep -q "block 16, bf16$" && jq -e '.dtype == "fp16"' "$tmp/s3" > /dev/null && jq -e '.dtype == "fp16"' "$tmp/s4" > /dev/null && [ $r5 = 1 ] && grep -q -- "--dtype bf16: v100-sxm2-32gb has no bf16 throughput" "$tmp/s5"; then ok "serve: the checkpoint's dtype (Llama 2 fp16, Llama 3 bf16, bf16 as fp16 on a T4); --dtype overrides it, bf16 refused on a V100"; else not_ok "serve: the checkpoint's dtype" "$(sed -n 2p "$tmp/s1") | $(sed -n 2p "$tmp/s2") | $(head -3 "$tmp/s3")"; fi
 # usage slips: an inference dtype for training, an empty --out, a
 # one-letter unknown option (no long name suggested for it)
 "$S" plan llama2-7b --cluster dgx-a100 --gpus 8 --global-batch 8 --seq 1024 --dtype int8 > /dev/null 2> "$tmp/err"; rc=$?

@@ -19,7 +19,8 @@ const cli_command cmd_serve = {
     "                   [--preempt recompute|swap] [--route R]\n"
     "                   (--trace FILE | --qps Q --requests N --lengths SPEC [--arrival A --cv C]) [--trim]\n"
     "                   [--shared-prefix G:L] [--prefix-cache] [--spec-k K --spec-accept A --draft MODEL]\n"
-    "                   [--quant w4a16|w8a8|fp8] [--kv-dtype D] [--disagg P:D] [--colocate MODEL --share time|space]\n"
+    "                   [--dtype D] [--quant w4a16|w8a8|fp8] [--kv-dtype D] [--disagg P:D]\n"
+    "                   [--colocate MODEL --share time|space]\n"
     "                   [--slo-ttft S --slo-tpot S] [--eager] [--seed N] [--coef FILE]\n"
     "                   [--per-request FILE.csv] [--trace-out FILE.json] [--json]",
     "Simulate serving a request stream: TTFT, TPOT, latency, throughput, KV cache, preemptions.",
@@ -58,6 +59,8 @@ const cli_command cmd_serve = {
     "  --spec-accept A       per-token acceptance probability of the drafts (required with --spec-k)\n"
     "  --draft MODEL         draft model (default: a self-drafting head, one block + LM head)\n"
     "  --quant Q             none (default), w4a16, w8a8 or fp8 weights (block GEMMs)\n"
+    "  --dtype D             auto (default: the checkpoint's 16-bit type, as vLLM's), fp16 or bf16\n"
+    "                        for the activations and unquantised weights\n"
     "  --kv-dtype D          auto (the model's dtype, default; bf16 is taken as auto) or fp8 for the\n"
     "                        KV cache\n"
     "  --disagg P:D          disaggregated serving: P prefill and D decode replicas (KV moves\n"

@@ -80,6 +80,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         {"shared-prefix", required_argument, NULL, 'H'}, {"spec-k", required_argument, NULL, 'k'},
         {"spec-accept", required_argument, NULL, 'A'},  {"draft", required_argument, NULL, 'd'},
         {"quant", required_argument, NULL, 'Q'},        {"kv-dtype", required_argument, NULL, 'V'},
+        {"dtype", required_argument, NULL, 'Y'},
         {"disagg", required_argument, NULL, 'G'},       {"colocate", required_argument, NULL, 'm'},
         {"share", required_argument, NULL, 'h' + 256},  {"slo-ttft", required_argument, NULL, 'f'},
         {"slo-tpot", required_argument, NULL, 'F'},     {"eager", no_argument, NULL, 'e'},
@@ -133,6 +134,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'd': o->draft = optarg; break;
         case 'Q': o->quant = optarg; break;
         case 'V': o->kv_dtype = optarg; break;
+        case 'Y': o->dtype = optarg; break;
         case 'G': rc = pair(cmd, "--disagg", optarg, &o->disagg_p, &o->disagg_d); break;
         case 'm':
             if (o->n_colocate == 3) {
@@ -254,6 +256,15 @@ static int serve_enums(const cli_serve_opts *o, st_serve_cfg *c, st_error *err)
             c->preempt = ST_PREEMPT_SWAP;
         else if (strcmp(o->preempt, "recompute") != 0)
             return enum_err(err, "--preempt", o->preempt, "recompute or swap");
+    }
+    if (o->dtype && strcmp(o->dtype, "auto") != 0) {
+        /* vLLM's --dtype spellings too */
+        if (!strcmp(o->dtype, "fp16") || !strcmp(o->dtype, "float16") || !strcmp(o->dtype, "half"))
+            c->dtype = ST_FP16, c->dtype_set = 1;
+        else if (!strcmp(o->dtype, "bf16") || !strcmp(o->dtype, "bfloat16"))
+            c->dtype = ST_BF16, c->dtype_set = 1;
+        else
+            return enum_err(err, "--dtype", o->dtype, "auto (the checkpoint's 16-bit type), fp16 or bf16");
     }
     if (o->kv_dtype) {
         if (strcmp(o->kv_dtype, "fp8") == 0)

@@ -244,6 +244,7 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
         o.seed = meta.seed;
         if (meta.kv_fp8)
             o.kv_dtype = "fp8";
+        o.dtype = meta.dtype;
         long long logged = meta.num_gpu_blocks;
         cli_serve_setup su;
         if ((rc = cli_serve_setup_load(&o, model_id, &su, err))) {

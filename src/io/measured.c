@@ -819,6 +819,8 @@ int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err)
             }
             if (t == 1)
                 m->kv_fp8 = hit >= 3;
+            else
+                m->dtype = hit == 0 ? NULL : (hit == 1 || hit == 4) ? "bf16" : "fp16";
         }
     }
     m->model[0] = 0;

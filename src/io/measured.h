@@ -114,6 +114,7 @@ typedef struct st_vllm_meta {
     int ep, prefix_cache;
     double gpu_mem_util;
     int kv_fp8;                      /* kv_cache_dtype fp8 (fp8_e4m3, fp8_e5m2) */
+    const char *dtype;               /* engine dtype: NULL (auto), "fp16" or "bf16" */
     int model_line, model_col;       /* where "model" is, for errors about it */
     int engine_line, engine_col;     /* where engine_kwargs is (1:1 without it) */
 } st_vllm_meta;

@@ -136,6 +136,8 @@ void st_dist_of(double *v, size_t n, st_dist *d)
  * GPU has it; BF16 on a GPU without it (V100, T4) runs as FP16. */
 st_dtype st_serve_dtype(const st_serve_cfg *c)
 {
+    if (c->dtype_set)
+        return c->dtype; /* st_serve_check: the GPU has it */
     st_dtype d = c->model ? c->model->dtype : ST_BF16;
     if (d != ST_FP16 && d != ST_BF16)
         d = ST_BF16;

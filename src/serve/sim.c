@@ -1300,6 +1300,12 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "co-location is modelled without --disagg and --ep");
         return ST_EINVAL;
     }
+    if (c->dtype_set && !st_gpu_supports(c->gpu, c->dtype)) {
+        st_error_set(err, ST_EINVAL, "--dtype %s: %s has no %s throughput (vLLM refuses it too); use --dtype %s",
+                     st_dtype_name(c->dtype), c->gpu->id, st_dtype_name(c->dtype),
+                     c->dtype == ST_BF16 ? "fp16" : "bf16");
+        return ST_EINVAL;
+    }
     if (c->quant == ST_QUANT_FP8 && !st_gpu_supports(c->gpu, ST_FP8)) {
         st_error_set(err, ST_EINVAL, "%s has no FP8 tensor cores; use --quant w8a8 or w4a16", c->gpu->id);
         return ST_EINVAL;
