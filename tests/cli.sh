@@ -880,6 +880,16 @@ if [ $rc = 124 ] && [ -z "$(ls -A "$tmp/sp")" ]; then ok "serve ended by SIGPIPE
 # tokens: 2 x 12 heads x 1 query x 256 keys x 64 x 12 layers = 4,718,592 FLOP
 check "show: encoder-decoder decode with --seq (encoder) and --kv (cache), cross-attention by hand" \
     sh -c "'$S' show '$T/hf/t5-base-config.json' --phase decode --seq 256 --kv 50 --json | jq -e '.kv_len == 50 and ([.ops[] | select(.name == \"dec_block.xattn.score\") | .flops] == [4718592])'"
+# side-by-side attention and MLP: shared_norm drops the MLP's own norm
+# (GPT-J, Falcon-7B), two_norms keeps it; post-norm cannot take it
+mkdir -p "$tmp/par"
+sed 's/^norm_position: pre.*/norm_position: pre\nparallel_block: shared_norm/' "$srcdir/workloads/gpt2-small.yaml" > "$tmp/par/shared.yaml"
+sed 's/^norm_position: pre.*/norm_position: post\nparallel_block: two_norms/' "$srcdir/workloads/gpt2-small.yaml" > "$tmp/par/post.yaml"
+n_seq=$("$S" show gpt2-small --json | jq '[.ops[] | select(.name | test("mlp.norm"))] | length')
+n_sh=$("$S" show "$tmp/par/shared.yaml" --json | jq '[.ops[] | select(.name | test("mlp.norm"))] | length')
+n_fa=$("$S" show "$T/hf/falcon-7b-config.json" --json | jq '[.ops[] | select(.name | test("mlp.norm"))] | length')
+"$S" show "$tmp/par/post.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ "$n_seq" = 1 ] && [ "$n_sh" = 0 ] && [ "$n_fa" = 0 ] && [ $rc = 1 ] && grep -q "post.yaml:[0-9]*:[0-9]*: key 'parallel_block'.*needs norm_position: pre" "$tmp/err"; then ok "parallel_block: shared_norm drops the MLP norm (YAML and Falcon), post-norm refused"; else not_ok "parallel_block" "seq=$n_seq shared=$n_sh falcon=$n_fa rc=$rc $(cat "$tmp/err")"; fi
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

@@ -412,10 +412,13 @@ void cli_print_model_header(const st_model *m, FILE *out)
         if (t->experts)
             fprintf(out, "  mixture of experts %lld experts, top-%lld, every %lld block(s)\n",
                     t->experts, t->top_k, t->moe_every);
-        fprintf(out, "  style              %s %s-norm, %s, %s positions, %s%s\n",
+        fprintf(out, "  style              %s %s-norm, %s, %s positions, %s%s%s\n",
                 st_norm_name(t->norm), t->pre_norm ? "pre" : "post", st_act_name(t->activation),
                 st_pos_name(t->position), t->causal ? "causal" : "bidirectional",
-                t->bias ? ", biases" : "");
+                t->bias ? ", biases" : "",
+                t->parallel_block == ST_PAR_SHARED_NORM ? ", attention and MLP side by side (one norm)"
+                : t->parallel_block == ST_PAR_TWO_NORMS ? ", attention and MLP side by side (two norms)"
+                                                        : "");
     } else {
         fprintf(out, "  parameters         %s\n", p);
         fprintf(out, "  input              %lld x %lld x %lld, %zu layer entries\n",

@@ -335,6 +335,27 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         (rc = hf_bool(c, root, "tie_word_embeddings", 1, &tied))) /* HF's default is true */
         return rc;
     tf->pre_norm = !is_type(type, encoder_types) && pre;
+    /* side-by-side attention and MLP (transformers' modeling files): GPT-J
+     * always, one ln_1 feeding both; GPT-NeoX when use_parallel_residual
+     * (default true), input_layernorm and post_attention_layernorm each on
+     * the block input; Falcon when parallel_attn (default true): with
+     * new_decoder_architecture (Falcon-40B/180B) ln_attn and ln_mlp, else
+     * one input_layernorm */
+    if (tf->pre_norm) {
+        int par = 0, newarch = 0;
+        if (is_type(type, (const char *const[]){"gptj", NULL}))
+            tf->parallel_block = ST_PAR_SHARED_NORM;
+        else if (is_type(type, (const char *const[]){"gpt_neox", NULL})) {
+            if ((rc = hf_bool(c, root, "use_parallel_residual", 1, &par)))
+                return rc;
+            tf->parallel_block = par ? ST_PAR_TWO_NORMS : ST_PAR_NONE;
+        } else if (is_type(type, (const char *const[]){"falcon", "RefinedWeb", "RefinedWebModel", NULL})) {
+            if ((rc = hf_bool(c, root, "parallel_attn", 1, &par)) ||
+                (rc = hf_bool(c, root, "new_decoder_architecture", 0, &newarch)))
+                return rc;
+            tf->parallel_block = newarch ? ST_PAR_TWO_NORMS : par ? ST_PAR_SHARED_NORM : ST_PAR_NONE;
+        }
+    }
     tf->position = is_type(type, relative_types) ? ST_POS_RELATIVE
                  : is_type(type, alibi_types)    ? ST_POS_ALIBI
                  : is_type(type, learned_types)  ? ST_POS_LEARNED

@@ -23,6 +23,7 @@ static const fkey tf_keys[] = {
     {"gated_mlp", 1, "true/false"},
     {"norm", 1, "layernorm or rmsnorm"},
     {"norm_position", 1, "pre or post"},
+    {"parallel_block", 0, "none, two_norms or shared_norm (attention and MLP side by side)"},
     {"position", 1, "learned, rope, relative, alibi or sinusoidal"},
     {"causal", 1, "true/false"},
     {"bias", 1, "true/false"},
@@ -161,6 +162,17 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
     tf->activation = (st_act)(act + 1); /* names start at relu */
     tf->norm = (st_norm)nrm;
     tf->pre_norm = place == 0;
+    {
+        static const char *const pars[] = {"none", "two_norms", "shared_norm"};
+        int par = 0;
+        if (f_get(root, "parallel_block") && (rc = f_enum(c, root, "parallel_block", pars, 3, &par)))
+            return rc;
+        if (par != ST_PAR_NONE && !tf->pre_norm)
+            return f_error(c, f_get(root, "parallel_block"), "key 'parallel_block': side-by-side attention and "
+                                                             "MLP read the block's normalised input; it needs "
+                                                             "norm_position: pre");
+        tf->parallel_block = par;
+    }
     tf->position = (st_pos)pos;
     moe = f_get(root, "moe");
     if (moe) {

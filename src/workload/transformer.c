@@ -285,7 +285,7 @@ static void mlp(gen *g, int moe)
 {
     const st_transformer *tf = g->tf;
     long long t = g->tokens;
-    if (tf->pre_norm)
+    if (tf->pre_norm && tf->parallel_block != ST_PAR_SHARED_NORM)
         norm(g, "mlp.norm", t);
     if (!moe) {
         mlp_body(g, "mlp", t, 0, tf->ffn_hidden);

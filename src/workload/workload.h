@@ -40,6 +40,12 @@ typedef struct st_transformer {
     int gated_mlp;
     st_norm norm;
     int pre_norm; /* 1: pre-norm, 0: post-norm */
+    /* attention and MLP side by side on the block's input (GPT-J, GPT-NeoX,
+     * Falcon, PaLM): ST_PAR_NONE in sequence; ST_PAR_TWO_NORMS each with its
+     * own norm (GPT-NeoX's use_parallel_residual, Falcon-40B), the same
+     * kernels as in sequence; ST_PAR_SHARED_NORM one norm feeding both
+     * (GPT-J, Falcon-7B), one norm kernel fewer a block */
+    int parallel_block;
     st_pos position;
     int causal, bias, tied_embeddings, lm_head;
     /* > 0: a sequence-classification head over num_labels classes instead
@@ -103,6 +109,8 @@ typedef struct st_cnn {
     size_t n_items;
     st_cnn_item *items; /* owned */
 } st_cnn;
+
+enum { ST_PAR_NONE = 0, ST_PAR_TWO_NORMS, ST_PAR_SHARED_NORM };
 
 typedef enum st_model_kind { ST_MODEL_TRANSFORMER = 0, ST_MODEL_CNN } st_model_kind;
 
