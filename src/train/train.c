@@ -1050,10 +1050,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double grad_b = fp32_store ? 4 : 2;
         double sbh = (double)mb * s_loc * tf->hidden;
         double as2b = (double)mb * (tf->heads) * s_loc * (double)k->seq; /* CP: local queries x all keys */
-        double per_blk;
-        if (k->recompute == ST_RECOMP_FULL)
-            per_blk = e * sbh / (k->sp ? k->tp : 1);
-        else {
+        double per_blk, full_blk, scores;
+        {
             /* the blocks' average of block_act_per_token, over TP as
              * Korthikanti */
             double tok = (double)mb * s_loc, rep_d, rep_m = 0;
@@ -1065,12 +1063,27 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             double all_d = block_act_per_token(&ta, 0, k->fused, e, &rep_d);
             double all_m = tf->experts ? block_act_per_token(&ta, 1, k->fused, e, &rep_m) : 0;
             double all = block_mix(tf, all_d, all_m), kept = block_mix(tf, rep_d, rep_m);
-            per_blk = tok * (k->sp ? all / k->tp : kept + (all - kept) / k->tp);
+            full_blk = tok * (k->sp ? all / k->tp : kept + (all - kept) / k->tp);
             /* softmax output, its dropout mask and the dropped-out
              * probabilities PV reads (Korthikanti's a s^2 b (2e + 1));
              * without attention dropout PV reads the softmax output itself */
-            if (k->recompute == ST_RECOMP_NONE && !k->flash)
-                per_blk += as2b * (e + (tf->attn_dropout > 0 ? 1 + e : 0)) / k->tp;
+            scores = k->flash ? 0 : as2b * (e + (tf->attn_dropout > 0 ? 1 + e : 0)) / k->tp;
+            full_blk += scores;
+        }
+        /* what a block keeps until its backward, and what recomputing one
+         * rebuilds for the duration of its backward (once per device: one
+         * block is recomputed at a time): full recompute keeps its input
+         * (Korthikanti's 2 s b h) and rebuilds the whole block; selective
+         * drops the attention scores and rebuilds them */
+        double rebuild = 0;
+        if (k->recompute == ST_RECOMP_FULL) {
+            per_blk = e * sbh / (k->sp ? k->tp : 1);
+            rebuild = full_blk;
+        } else if (k->recompute == ST_RECOMP_SELECTIVE) {
+            per_blk = full_blk - scores;
+            rebuild = scores;
+        } else {
+            per_blk = full_blk;
         }
         /* each device's own total (its blocks, its embedding or head, its
          * microbatches in flight, the logits on the last); the busiest
@@ -1096,7 +1109,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             m_d.weights = (dev_p[d] - xp) * wb / shard_w + xp * wb / xw + (k->lora_rank ? tr * e : 0);
             m_d.grads = (tr - xp) * grad_b / shard_g + xp * grad_b / xg;
             m_d.optimizer = (tr - xp) * opt_bytes / shard_o + xp * opt_bytes / xo;
-            m_d.activations = per_blk * dev_blocks[d] * S.inflight[d];
+            m_d.activations = per_blk * dev_blocks[d] * S.inflight[d] + (dev_blocks[d] > 0 ? rebuild : 0);
             m_d.logits = d == pp - 1 ? logits : 0;
             m_d.buffers = buffers;
             m_d.total = m_d.weights + m_d.grads + m_d.optimizer + m_d.activations + m_d.logits + m_d.buffers;
