@@ -890,6 +890,12 @@ n_sh=$("$S" show "$tmp/par/shared.yaml" --json | jq '[.ops[] | select(.name | te
 n_fa=$("$S" show "$T/hf/falcon-7b-config.json" --json | jq '[.ops[] | select(.name | test("mlp.norm"))] | length')
 "$S" show "$tmp/par/post.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ "$n_seq" = 1 ] && [ "$n_sh" = 0 ] && [ "$n_fa" = 0 ] && [ $rc = 1 ] && grep -q "post.yaml:[0-9]*:[0-9]*: key 'parallel_block'.*needs norm_position: pre" "$tmp/err"; then ok "parallel_block: shared_norm drops the MLP norm (YAML and Falcon), post-norm refused"; else not_ok "parallel_block" "seq=$n_seq shared=$n_sh falcon=$n_fa rc=$rc $(cat "$tmp/err")"; fi
+# the simulated broadcast pipelines each ring's share in chunks: 64 MiB
+# over 8 rings (8 NICs a node on ib-h100) is 8 MiB a ring, 8 chunks of 1 MiB
+# (it was cut as if each step moved 1/64 of it: one chunk, store and
+# forward); within the transfer time plus the chain's fill of 63 hops
+check "coll --sim broadcast: 8 chunks of a ring's 8 MiB, time within the pipelined chain's bound" \
+    sh -c "'$S' coll broadcast --bytes 64MiB --cluster ib-h100 --gpus 64 --sim --json | jq -e '.sim.chunks == 8 and .sim.time_s < .time_s * (8 + 63) / 8 * 1.2'"
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

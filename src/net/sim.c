@@ -467,10 +467,28 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         out[f].algo = a;
         if (!rc && fl->n > 1 && fl->bytes > 0) {
             s.g = groups[f];
-            /* chunk count from the bytes one step moves per member */
+            /* chunk count from the bytes one step moves per member: a
+             * broadcast pipelines each ring's whole share down its chain, a
+             * send/recv the whole buffer; the others move 1/n a step */
             double per = fl->bytes / fl->n;
+            int cap = MAX_CHUNKS;
+            if (fl->coll == ST_COLL_SENDRECV)
+                per = fl->bytes;
+            else if (fl->coll == ST_COLL_BROADCAST) {
+                int rings = 1, nodes = fl->n / pn;
+                if (nodes > 1)
+                    rings = pn < groups[f].nics_per_node ? pn : groups[f].nics_per_node;
+                if (rings < 1)
+                    rings = 1;
+                per = fl->bytes / rings;
+                /* a chain of n - 1 hops fills for n - 1 chunks: let it
+                 * pipeline as NCCL's slices do, within a quarter of the
+                 * transfer budget */
+                double room = (double)MAX_TRANSFERS / (4.0 * rings * (fl->n - 1));
+                cap = room > 1024 ? 1024 : room < MAX_CHUNKS ? MAX_CHUNKS : (int)room;
+            }
             int chunks = (int)ceil(per / chunk_bytes);
-            chunks = chunks < 1 ? 1 : chunks > MAX_CHUNKS ? MAX_CHUNKS : chunks;
+            chunks = chunks < 1 ? 1 : chunks > cap ? cap : chunks;
             out[f].chunks = chunks;
             s.chunks = chunks;
             gen q = {&s, (int)f, rank, fl->n, pn, fl->n / pn, chunks, fl->start_s + (fl->coll == ST_COLL_SENDRECV ? ST_NET_BASE_LATENCY : groups[f].base_s)};
