@@ -60,7 +60,9 @@
  * the fp32 loss); DP bucket buffers. Out of memory when over the GPU's HBM.
  *
  * LoRA: the base weights are frozen (no weight gradients, no optimizer
- * state), adapters of rank r on every linear layer of every block, with
+ * state), adapters of rank r on every linear layer of every block (the
+ * fused QKV projection takes one adapter: PEFT's separate q, k and v
+ * adapters have 2 r h more parameters a block), with
  * their own GEMMs forward and backward and AdamW state for the adapters only.
  * FP8: GEMMs (not the LM head) run in FP8 with a cast of each GEMM input;
  * attention, norms, elementwise ops and the optimizer stay in BF16/FP32;
