@@ -906,6 +906,13 @@ check "train: ZeRO-1's reduce-scatter + all-gather within 1.5x of ZeRO-0's all-r
     jq -e -n --slurpfile a "$tmp/z0.json" --slurpfile b "$tmp/z1.json" '($b[0].breakdown.dp_comm_s + $b[0].breakdown.zero_gather_s) < 1.5 * $a[0].breakdown.dp_comm_s'
 check "train: ZeRO-2 reduce-scatters each of 16 microbatches (16x ZeRO-1's gradient traffic)" \
     jq -e -n --slurpfile a "$tmp/m1.json" --slurpfile b "$tmp/m2.json" '(($b[0].breakdown.dp_comm_s / $a[0].breakdown.dp_comm_s) - 16 | fabs) < 1e-6'
+# MoE load imbalance 2: the busiest EP rank holds twice the routed tokens'
+# activations: 32 layers x top-2 x 4,096 tokens x (2 x 2 x 4096 copies +
+# 4 x 2 x 14336 expert intermediates) bytes = 32 GiB more by hand; and its
+# all-to-all moves twice the bytes (between 1.5x and 2x the time: latency)
+for i in 1 2; do "$S" train mixtral-8x7b --cluster ib-h100 --gpus 8 --ep 8 --zero 1 --global-batch 8 --seq 4096 --flash --moe-imbalance $i --json > "$tmp/imb$i.json"; done
+check "train --moe-imbalance 2: 32 GiB more activations by hand, all-to-all 1.5-2x" \
+    jq -e -n --slurpfile a "$tmp/imb1.json" --slurpfile b "$tmp/imb2.json" '($b[0].memory.activations - $a[0].memory.activations) == 34359738368 and ($b[0].breakdown.ep_comm_s / $a[0].breakdown.ep_comm_s) > 1.5 and ($b[0].breakdown.ep_comm_s / $a[0].breakdown.ep_comm_s) <= 2'
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

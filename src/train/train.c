@@ -550,7 +550,7 @@ int st_pipeline_sim(const st_train_cfg *k, double f, double b, double p2p, doubl
  *   the attention scores (eager attention, no recompute) are separate.
  * For GPT (q = kv = h, f = 4h, GELU, dropout) it is Korthikanti's
  * (16e + 2) h, 4e + 2 of it kept whole. *rep gets the part TP keeps whole. */
-static double block_act_per_token(const st_transformer *tf, int moe, int fused, double e, double *rep)
+static double block_act_per_token(const st_transformer *tf, int moe, int fused, double e, double imb, double *rep)
 {
     double h = (double)tf->hidden, q = (double)tf->heads * tf->head_dim, kv = (double)tf->kv_heads * tf->head_dim;
     double masks = tf->hidden_dropout > 0 ? 2 * h : 0;
@@ -562,9 +562,12 @@ static double block_act_per_token(const st_transformer *tf, int moe, int fused, 
     double whole = 4 * e * h + masks;
     double split = e * (2 * q + 2 * kv);
     if (moe) {
+        /* the routed copies (dispatched in, expert outputs back) and the
+         * experts' intermediates sit on the rank whose experts got them:
+         * the busiest holds imb times the average */
         double k = (double)tf->top_k;
-        whole += 2 * k * e * h + 4.0 * (double)tf->experts;
-        split += k * mult * e * (double)tf->expert_ffn_hidden;
+        whole += imb * 2 * k * e * h + 4.0 * (double)tf->experts;
+        split += imb * k * mult * e * (double)tf->expert_ffn_hidden;
     } else {
         split += mult * e * (double)tf->ffn_hidden;
     }
@@ -858,7 +861,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     double ep_blk_f = 0, ep_blk_b = 0;
     long long moe_blocks = tf->experts ? (L.blocks / tf->moe_every) : 0;
     if (k->ep > 1 && moe_blocks) {
-        double bytes = (double)mb * s_loc * tf->top_k * tf->hidden * e;
+        /* the busiest rank receives (and sends back) imbalance x the
+         * average, and the exchange lasts as long as its share does */
+        double bytes = (double)mb * s_loc * tf->top_k * tf->hidden * e * k->moe_imbalance;
         double a2a = coll_time(c, ST_COLL_ALLTOALL, k->ep, per_node_of(G, k->tp, k->ep), bytes, err, &rc);
         double share = (double)moe_blocks / L.blocks; /* per average block */
         ep_blk_f = 2 * a2a * share;
@@ -1101,8 +1106,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             st_transformer ta = *tf;
             if (ta.kv_heads < k->tp)
                 ta.kv_heads = k->tp;
-            double all_d = block_act_per_token(&ta, 0, k->fused, e, &rep_d);
-            double all_m = tf->experts ? block_act_per_token(&ta, 1, k->fused, e, &rep_m) : 0;
+            double all_d = block_act_per_token(&ta, 0, k->fused, e, 1, &rep_d);
+            double all_m = tf->experts ? block_act_per_token(&ta, 1, k->fused, e, k->moe_imbalance, &rep_m) : 0;
             double all = block_mix(tf, all_d, all_m), kept = block_mix(tf, rep_d, rep_m);
             full_blk = tok * (k->sp ? all / k->tp : kept + (all - kept) / k->tp);
             /* softmax output, its dropout mask and the dropped-out
