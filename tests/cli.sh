@@ -913,6 +913,10 @@ check "train: ZeRO-2 reduce-scatters each of 16 microbatches (16x ZeRO-1's gradi
 for i in 1 2; do "$S" train mixtral-8x7b --cluster ib-h100 --gpus 8 --ep 8 --zero 1 --global-batch 8 --seq 4096 --flash --moe-imbalance $i --json > "$tmp/imb$i.json"; done
 check "train --moe-imbalance 2: 32 GiB more activations by hand, all-to-all 1.5-2x" \
     jq -e -n --slurpfile a "$tmp/imb1.json" --slurpfile b "$tmp/imb2.json" '($b[0].memory.activations - $a[0].memory.activations) == 34359738368 and ($b[0].breakdown.ep_comm_s / $a[0].breakdown.ep_comm_s) > 1.5 and ($b[0].breakdown.ep_comm_s / $a[0].breakdown.ep_comm_s) <= 2'
+# CP's ring hides behind attention (none exposed) but still moves: the
+# total traffic counts it, so it is above TP's and DP's together
+check "train --cp 2: comm_total_s counts the hidden K/V ring" \
+    sh -c "'$S' train llama2-7b-32k --cluster dgx-h100 --gpus 8 --cp 2 --tp 4 --global-batch 2 --seq 32768 --flash --json | jq -e '.breakdown | .cp_comm_s == 0 and .comm_total_s > (.tp_comm_s + .dp_comm_s) * 1.05'"
 # outputs of one run land all or none: a trace that cannot be written
 # (/dev/full) keeps the per-request CSV from landing too; an interrupted run
 # (SIGTERM mid-simulation) leaves no temporary behind; '-' is not a file

@@ -849,7 +849,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     int tp_pn = per_node_of(G, 1, k->tp);
     double tp_ar = coll_time(c, ST_COLL_ALLREDUCE, k->tp, tp_pn, act, err, &rc);
     double tp_blk_f = 2 * tp_ar, tp_blk_b = 2 * tp_ar;
-    double cp_blk_f = 0, cp_blk_b = 0;
+    double cp_blk_f = 0, cp_blk_b = 0, cp_all_blk = 0; /* exposed; all of it, forward + backward */
     if (k->cp > 1) {
         double kv = 2.0 * mb * s_loc * (double)(tf->kv_heads >= k->tp ? tf->kv_heads / k->tp : 1) * tf->head_dim * e;
         int pn = per_node_of(G, k->tp, k->cp);
@@ -857,6 +857,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double ring = (k->cp - 1) * step;
         cp_blk_f = ring > pc.blk ? ring - pc.blk : 0;         /* hidden behind attention */
         cp_blk_b = 2 * ring > 2 * pc.blk ? 2 * ring - 2 * pc.blk : 0;
+        cp_all_blk = 3 * ring;
     }
     double ep_blk_f = 0, ep_blk_b = 0;
     long long moe_blocks = tf->experts ? (L.blocks / tf->moe_every) : 0;
@@ -1196,7 +1197,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         if (k->zero == 3)
             r->zero_s = z3_exposed;
         r->comm_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + dp_exposed + zero_ag + z3_exposed;
-        r->comm_total_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + r->dp_s + zero_ag + z3_all;
+        /* every transfer, hidden or not (CP's ring mostly hides behind
+         * attention, so its exposed share understates what moves) */
+        r->comm_total_s = r->tp_s + nmb * blocks * cp_all_blk + r->ep_s + r->pp_s + r->dp_s + zero_ag + z3_all;
         for (int vs = 0; vs < V; vs++) {
             r->fwd_s = F[vs] > r->fwd_s ? F[vs] : r->fwd_s;
             r->bwd_s = B[vs] > r->bwd_s ? B[vs] : r->bwd_s;
