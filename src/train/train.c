@@ -751,36 +751,20 @@ static void memo_put(st_train_memo *m, const memo_ent *key, double value)
     pthread_mutex_unlock(&m->mu);
 }
 
-/* Bytes of one DP bucket of elements `elem` bytes over n ranks: PyTorch
- * DDP's 25 MiB (bucket_bytes) without ZeRO; with a sharded optimizer
- * (ZeRO-1/2) Megatron-LM's distributed optimizer, whose buckets hold
- * max(40M, 1M x DP) parameters (megatron/core/distributed:
- * DistributedDataParallel), so that the reduce-scatter's per-step latency,
- * which grows with DP, stays amortised (DeepSpeed's reduce_bucket_size,
- * 500M elements, is larger still) */
-static double dp_bucket_bytes(const st_train_cfg *k, int n, double elem)
-{
-    if (k->zero < 1)
-        return k->bucket_bytes;
-    double params = 1e6 * n > 40e6 ? 1e6 * n : 40e6;
-    return params * elem > k->bucket_bytes ? params * elem : k->bucket_bytes;
-}
-
 /* Data-parallel gradient buckets of `bytes` in all, reduced over n ranks
  * `stride` apart in k->bucket_bytes pieces (PyTorch DDP's and Megatron-LM's
  * buckets): the time of one bucket, slowed by TP's concurrent all-reduce of
  * `act` bytes on the same GPUs where they share ports (simulated, the
  * slow-down in *contention), and their count in *nb. */
-static double dp_buckets(const st_cluster *c, const st_train_cfg *k, int n, int stride, double bytes, double elem,
-                         double act, double tp_ar, st_train_memo *memo, int *nb, double *contention, st_error *err,
-                         int *rc)
+static double dp_buckets(const st_cluster *c, const st_train_cfg *k, int n, int stride, double bytes, double act,
+                         double tp_ar, st_train_memo *memo, int *nb, double *contention, st_error *err, int *rc)
 {
     *nb = 0;
     *contention = 1;
     if (*rc || n <= 1 || bytes <= 0)
         return 0;
     int G = c->node.gpus, pn = per_node_of(G, stride, n);
-    *nb = (int)ceil(bytes / dp_bucket_bytes(k, n, elem));
+    *nb = (int)ceil(bytes / k->bucket_bytes);
     if (*nb < 1)
         *nb = 1;
     double bucket = bytes / *nb;
@@ -1007,48 +991,23 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     int nb = 0;
     if (k->zero < 3 && zd > 1) {
         int nb_d = 0, nb_x = 0;
-        double one_d = dp_buckets(c, k, zd, k->tp, grad_bytes - xgrad, e, act, tp_ar, memo, &nb_d, &contention, err,
-                                  &rc);
-        double one_x = dp_buckets(c, k, zx, k->tp * k->ep, xgrad, e, act, tp_ar, memo, &nb_x, &cont_x, err, &rc);
+        double one_d = dp_buckets(c, k, zd, k->tp, grad_bytes - xgrad, act, tp_ar, memo, &nb_d, &contention, err, &rc);
+        double one_x = dp_buckets(c, k, zx, k->tp * k->ep, xgrad, act, tp_ar, memo, &nb_x, &cont_x, err, &rc);
         nb = nb_d + nb_x;
         dp_one = nb ? (nb_d * one_d + nb_x * one_x) / nb : 0;
     }
     r->dp_contention = contention;
     double *dps = calloc((size_t)pp, sizeof(double)), *dpe = calloc((size_t)pp, sizeof(double));
     double pipe_end = 0, end_all = 0, dp_exposed = 0;
-    /* ZeRO-2 keeps only its shard of the gradients, so it cannot
-     * accumulate them over microbatches: every microbatch's backward
-     * reduce-scatters its gradients (DeepSpeed stage 2), each backward task
-     * (a model chunk's) its 1/v of the buckets; ZeRO 0 and 1 accumulate and
-     * reduce once, in the last backward */
-    int per_mb = k->zero == 2 && k->microbatches > 1;
     for (int d = 0; d < pp && dps && dpe; d++) {
         const task *last = &S.t[d][S.n[d] - 1];
         double t_end = last->end, bdur = last->end - last->start;
-        double chain = t_end - bdur, first_b = t_end - bdur;
-        if (per_mb && nb > 0) {
-            int nbt = (nb + v - 1) / v; /* buckets per backward task */
-            double one_t = dp_one * nb / v / nbt;
-            chain = 0;
-            for (int i = 0; i < S.n[d]; i++) {
-                const task *t = &S.t[d][i];
-                if (t->fwd)
-                    continue;
-                if (t->start < first_b)
-                    first_b = t->start;
-                double dur = t->end - t->start;
-                for (int b = 0; b < nbt; b++) {
-                    double ready = t->start + dur * (b + 1) / nbt;
-                    chain = (chain > ready ? chain : ready) + one_t;
-                }
-            }
-        } else {
-            for (int i = 0; i < nb; i++) {
-                double ready = t_end - bdur + bdur * (i + 1) / nb;
-                chain = (chain > ready ? chain : ready) + dp_one;
-            }
+        double chain = t_end - bdur;
+        for (int i = 0; i < nb; i++) {
+            double ready = t_end - bdur + bdur * (i + 1) / nb;
+            chain = (chain > ready ? chain : ready) + dp_one;
         }
-        dps[d] = first_b;
+        dps[d] = t_end - bdur;
         dpe[d] = nb ? chain : dps[d];
         double fin = nb && chain > t_end ? chain : t_end;
         if (t_end > pipe_end)
@@ -1136,8 +1095,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
          * microbatches in flight, the logits on the last); the busiest
          * device's terms are reported */
         double logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
-        double bkt = dp_bucket_bytes(k, zd, e);
-        double buffers = zd > 1 ? 2 * (bkt < grad_bytes ? bkt : grad_bytes) : 0;
+        double buffers = zd > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
         /* ZeRO-3 has no DP buckets: the gathered weights of the running
          * block and of the one being prefetched, and one block's gradients
          * before their reduce-scatter */
@@ -1172,7 +1130,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         /* the iteration */
         r->pipeline_s = pipe_end;
         r->dp_exposed_s = dp_exposed;
-        r->dp_s = nb * dp_one * (per_mb ? (double)k->microbatches : 1.0);
+        r->dp_s = nb * dp_one;
         r->optimizer_s = opt_s;
         r->zero_s = zero_ag;
         r->iteration_s = end_all + opt_s + zero_ag;
