@@ -222,6 +222,7 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_number(j, "pipeline_s", r->pipeline_s);
     st_json_number(j, "tp_comm_s", r->tp_s);
     st_json_number(j, "cp_comm_s", r->cp_s);
+    st_json_number(j, "cp_comm_total_s", r->cp_all_s); /* the whole K/V ring, hidden or not */
     st_json_number(j, "ep_comm_s", r->ep_s);
     st_json_number(j, "pp_comm_s", r->pp_s);
     st_json_number(j, "dp_comm_s", r->dp_s);

@@ -1157,7 +1157,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         r->comm_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + dp_exposed + zero_ag + z3_exposed;
         /* every transfer, hidden or not (CP's ring mostly hides behind
          * attention, so its exposed share understates what moves) */
-        r->comm_total_s = r->tp_s + nmb * blocks * cp_all_blk + r->ep_s + r->pp_s + r->dp_s + zero_ag + z3_all;
+        r->cp_all_s = nmb * blocks * cp_all_blk;
+        r->comm_total_s = r->tp_s + r->cp_all_s + r->ep_s + r->pp_s + r->dp_s + zero_ag + z3_all;
         for (int vs = 0; vs < V; vs++) {
             r->fwd_s = F[vs] > r->fwd_s ? F[vs] : r->fwd_s;
             r->bwd_s = B[vs] > r->bwd_s ? B[vs] : r->bwd_s;

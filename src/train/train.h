@@ -127,6 +127,7 @@ typedef struct st_train_result {
     /* parts */
     double fwd_s, bwd_s;          /* one microbatch, the busiest stage, comm included */
     double tp_s, cp_s, ep_s, pp_s;/* per iteration, exposed, busiest stage */
+    double cp_all_s;              /* CP's K/V ring per iteration, all of it (mostly hidden) */
     double dp_s, dp_exposed_s;    /* gradient reduction: total and exposed */
     double zero_s;                /* ZeRO weight gathers, exposed */
     double optimizer_s;
