@@ -52,17 +52,17 @@ static void eval_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o
     }
     if (!em->activations_counted && o->phase == ST_PHASE_TRAIN) {
         /* a model the training layer does not take (a CNN): its weights,
-         * their gradients and AdamW's two moments, with an FP32 master
-         * copy under 16-bit training (mixed precision) */
-        double p = st_model_params(m);
-        em->states = p * (es + (es < 4 ? 12.0 : 8.0));
+         * and their gradients and AdamW state as the training layer counts
+         * them */
+        double grad_b, opt_b;
+        st_train_state_bytes(o->dtype, &grad_b, &opt_b);
+        em->states = st_model_params(m) * (grad_b + opt_b);
         em->total = em->weights + em->states;
     } else if (!em->activations_counted) {
         if (m->kind == ST_MODEL_TRANSFORMER && m->tf.causal) {
             const st_transformer *tf = &m->tf;
             double ctx = o->phase == ST_PHASE_DECODE ? (double)o->kv_len + 1 : (double)o->seq;
-            em->kv_cache = (double)tf->layers * 2.0 * (double)tf->kv_heads * (double)tf->head_dim * es *
-                           (double)o->batch * ctx;
+            em->kv_cache = (double)tf->layers * st_transformer_kv_bytes(tf, (double)o->batch * ctx, es);
         }
         em->total = em->weights + em->kv_cache;
     }

@@ -237,9 +237,7 @@ static double decode_attn(st_serve_cost *c, long long n_dec, int q, double sum_k
 /* bytes of K and V that n tokens hold on one GPU of a TP group */
 static double kv_bytes_local(const st_serve_cost *c, long long n)
 {
-    const st_transformer *tf = &c->shard.tf;
-    double es = c->kv_fp8 ? 1.0 : st_dtype_bytes(c->dtype);
-    return 2.0 * (double)n * (double)tf->kv_heads * (double)tf->head_dim * es;
+    return st_transformer_kv_bytes(&c->shard.tf, (double)n, c->kv_fp8 ? 1.0 : st_dtype_bytes(c->dtype));
 }
 
 /* CP decode: merging n query tokens' partial attention over the cp ranks,

@@ -75,6 +75,13 @@ long long st_pipeline_stage_layers(long long L, long long V, long long vs)
     return rank < V - r ? base : base + 1;
 }
 
+void st_train_state_bytes(st_dtype t, double *grad, double *opt)
+{
+    int fp32_store = t == ST_FP32 || t == ST_TF32;
+    *grad = fp32_store ? 4 : 2;
+    *opt = fp32_store ? 8 : 12;
+}
+
 int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k, st_error *err)
 {
     if (m->kind != ST_MODEL_TRANSFORMER)
@@ -1051,9 +1058,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double wb = k->dtype == ST_FP8 ? 3 : e; /* FP8: BF16 weights + FP8 copy */
         double shard_w = k->zero == 3 ? zd : 1, shard_g = k->zero >= 2 ? zd : 1, shard_o = k->zero >= 1 ? zd : 1;
         /* TF32 is a math mode: weights, gradients and states stay fp32 */
-        int fp32_store = k->dtype == ST_FP32 || k->dtype == ST_TF32;
-        double opt_bytes = fp32_store ? 8 : 12; /* m, v (+ fp32 master) */
-        double grad_b = fp32_store ? 4 : 2;
+        double grad_b, opt_bytes;
+        st_train_state_bytes(k->dtype, &grad_b, &opt_bytes);
         double sbh = (double)mb * s_loc * tf->hidden;
         double as2b = (double)mb * (tf->heads) * s_loc * (double)k->seq; /* CP: local queries x all keys */
         double per_blk, full_blk, scores;

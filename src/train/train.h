@@ -108,6 +108,12 @@ typedef struct st_train_cfg {
     double bucket_bytes;     /* DP gradient bucket (default 25 MiB) */
 } st_train_cfg;
 
+/* Bytes a trainable parameter's gradient and AdamW state take when
+ * training in t: FP32 and TF32 (a math mode) keep FP32 gradients and m, v
+ * (4, 8); 16-bit and FP8 training keep 16-bit gradients and FP32 m, v and
+ * master weights (2, 12: the ZeRO paper's mixed-precision accounting). */
+void st_train_state_bytes(st_dtype t, double *grad, double *opt);
+
 /* dp = GPUs, everything else 1, 1F1B, 1 microbatch, the model's dtype. */
 void st_train_cfg_default(st_train_cfg *c, const st_model *m, int gpus);
 

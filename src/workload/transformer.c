@@ -528,6 +528,11 @@ long long st_transformer_embed_width(const st_transformer *tf)
     return tf->embed_dim > 0 ? tf->embed_dim : tf->hidden;
 }
 
+double st_transformer_kv_bytes(const st_transformer *tf, double tokens, double es)
+{
+    return 2.0 * tokens * (double)tf->kv_heads * (double)tf->head_dim * es;
+}
+
 double st_transformer_block_params(const st_transformer *tf, int moe, double *experts)
 {
     if (experts)

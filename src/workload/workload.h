@@ -135,6 +135,9 @@ double st_model_params_expert(const st_model *m);
  * dense block): the part expert parallelism divides, while attention, the
  * norms and the router stay whole on every EP rank. */
 double st_transformer_block_params(const st_transformer *tf, int moe, double *experts);
+/* Bytes of K and V that `tokens` tokens keep in one block's cache, at es
+ * bytes an element (the serving KV cache, eval's memory) */
+double st_transformer_kv_bytes(const st_transformer *tf, double tokens, double es);
 /* The token embedding's width: embed_dim when set, else hidden. */
 long long st_transformer_embed_width(const st_transformer *tf);
 /* Shard a transformer the way Megatron-LM / vLLM do for tensor parallelism
