@@ -476,6 +476,23 @@ check "train: tokens/s = global batch x seq / iteration" \
     jq -e '(.tokens_per_s * .iteration_s / (16 * 1024) - 1 | fabs) < 1e-9' "$tmp/t.json"
 check "train --trace: a Chrome trace with a forward and a backward per microbatch per stage" \
     jq -e '[.traceEvents[] | select(.ph == "X" and (.cat == "forward" or .cat == "backward"))] | length == 4 * 16 * 2' "$tmp/trace.json"
+# its communication: 1F1B over 4 stages sends each of 16 microbatches'
+# activations down (stages 0-2) and gradients up (stages 1-3), so the end
+# stages send 16 times and the middle ones 32, and a middle stage's sends
+# add up to the JSON's pp_comm_s (2 x 16 transfers)
+check "train --trace: pipeline sends per stage 16, 32, 32, 16; a middle stage's add up to pp_comm_s" \
+    jq -e -n --slurpfile t "$tmp/trace.json" --slurpfile o "$tmp/t.json" '[range(0;4) as $p | [$t[0].traceEvents[] | select(.pid == $p and .tid == 3 and .ph == "X")] | length] == [16, 32, 32, 16] and (([$t[0].traceEvents[] | select(.pid == 1 and .tid == 3 and .ph == "X") | .dur] | add) / 1e6 / $o[0].breakdown.pp_comm_s - 1 | fabs) < 1e-9'
+# ZeRO-3 on one 8-GPU node: every forward gathers, every backward gathers
+# and reduce-scatters (2 tasks per microbatch, each drawn beside its task);
+# with no DP buckets they are all of the iteration's communication
+"$S" train llama2-7b --cluster dgx-h100 --gpus 8 --zero 3 --global-batch 16 --seq 2048 --flash --json \
+    --trace "$tmp/z3t.json" > "$tmp/z3o.json" 2> "$tmp/err"
+check "train --trace with ZeRO-3: one gather event per task, adding up to comm_total_s" \
+    jq -e -n --slurpfile t "$tmp/z3t.json" --slurpfile o "$tmp/z3o.json" '[$t[0].traceEvents[] | select(.name | startswith("ZeRO-3"))] as $z | ($z | length) == 2 * $o[0].config.microbatches and (($z | map(.dur) | add) / 1e6 / $o[0].breakdown.comm_total_s - 1 | fabs) < 1e-9 and ($z | all(.tid == 2))'
+"$S" train llama2-7b --cluster dgx-h100 --gpus 8 --tp 4 --sp --dp 2 --global-batch 16 --seq 2048 --flash --json \
+    --trace "$tmp/tpt.json" > "$tmp/tpo.json" 2> "$tmp/err"
+check "train --trace with TP 4 + SP: reduce-scatter + all-gather events inside their tasks, adding up to tp_comm_s" \
+    jq -e -n --slurpfile t "$tmp/tpt.json" --slurpfile o "$tmp/tpo.json" '[$t[0].traceEvents[] | select(.name == "TP reduce-scatter + all-gather")] as $e | ($e | length) == 2 * $o[0].config.microbatches and (($e | map(.dur) | add) / 1e6 / $o[0].breakdown.tp_comm_s - 1 | fabs) < 1e-9 and ([$t[0].traceEvents[] | select(.tid == 0 and (.cat == "forward" or .cat == "backward"))] as $k | [range(0; $e | length) as $i | $e[$i].dur <= $k[$i].dur] | all)'
 "$S" train gpt2-large --cluster hgx-a100-4gpu --tp 3 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "multiple of tp" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
 # options the command does not read are refused, not ignored (train and plan share a parser)

@@ -608,8 +608,52 @@ typedef struct ev {
     double ts, dur;
 } ev;
 
-static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const double *dp_start, const double *dp_end,
-                        double pipe_end, double opt_s, double zero_s)
+/* Communication inside one model chunk's forward or backward task, for the
+ * trace: the exposed collectives that lengthen the task (TP, CP, EP) and
+ * ZeRO-3's gathers and reduce-scatters, which run beside its compute (the
+ * exposed part of those is in the task's length too). */
+typedef struct task_comm {
+    double tp, cp, ep, z3;
+} task_comm;
+
+typedef struct trace_comm {
+    const task_comm *f, *b; /* per virtual stage */
+    double p2p;             /* one microbatch's pipeline send/recv */
+    int tp_sp;              /* TP runs as reduce-scatter + all-gather (SP) */
+} trace_comm;
+
+static void trace_event(st_json *j, const char *name, const char *cat, int pid, int tid, double ts, double dur)
+{
+    st_json_begin_object(j, NULL);
+    st_json_string(j, "name", name);
+    st_json_string(j, "cat", cat);
+    st_json_string(j, "ph", "X");
+    st_json_int(j, "pid", pid);
+    st_json_int(j, "tid", tid);
+    st_json_number(j, "ts", ts * 1e6);
+    st_json_number(j, "dur", dur * 1e6);
+    st_json_end_object(j);
+}
+
+static void trace_thread_name(st_json *j, int pid, int tid, const char *name)
+{
+    st_json_begin_object(j, NULL);
+    st_json_string(j, "name", "thread_name");
+    st_json_string(j, "ph", "M");
+    st_json_int(j, "pid", pid);
+    st_json_int(j, "tid", tid);
+    st_json_begin_object(j, "args");
+    st_json_string(j, "name", name);
+    st_json_end_object(j);
+    st_json_end_object(j);
+}
+
+/* Threads of a stage's trace: 0 the tasks and the optimizer step, 1 the
+ * collectives a task waits on (drawn from the task's start, one after the
+ * other), 2 the communication that overlaps compute (ZeRO-3 per task, DP
+ * buckets, ZeRO-1/2's weight all-gather), 3 the pipeline's sends. */
+static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const trace_comm *tc, const double *dp_start,
+                        const double *dp_end, double pipe_end, double opt_s, double zero_s)
 {
     st_json j;
     st_json_init(&j, f, 0);
@@ -627,53 +671,46 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const do
         st_json_string(&j, "name", nm);
         st_json_end_object(&j);
         st_json_end_object(&j);
+        trace_thread_name(&j, d, 0, "compute");
+        trace_thread_name(&j, d, 1, "communication the task waits on");
+        trace_thread_name(&j, d, 2, "communication beside compute");
+        if (k->pp > 1)
+            trace_thread_name(&j, d, 3, "pipeline send/recv");
         long long cap = ST_TRAIN_TRACE_MAX_TASKS / k->pp;
+        long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
         for (int i = 0; i < s->n[d] && i < cap; i++) {
             const task *t = &s->t[d][i];
             snprintf(nm, sizeof nm, "%s mb%lld", t->fwd ? "F" : "B", t->mb);
             if (k->sched == ST_PP_INTERLEAVED)
                 snprintf(nm, sizeof nm, "%s mb%lld chunk%d", t->fwd ? "F" : "B", t->mb, t->vs / k->pp);
-            st_json_begin_object(&j, NULL);
-            st_json_string(&j, "name", nm);
-            st_json_string(&j, "cat", t->fwd ? "forward" : "backward");
-            st_json_string(&j, "ph", "X");
-            st_json_int(&j, "pid", d);
-            st_json_int(&j, "tid", 0);
-            st_json_number(&j, "ts", t->start * 1e6);
-            st_json_number(&j, "dur", (t->end - t->start) * 1e6);
-            st_json_end_object(&j);
+            trace_event(&j, nm, t->fwd ? "forward" : "backward", d, 0, t->start, t->end - t->start);
+            const task_comm *c = t->fwd ? &tc->f[t->vs] : &tc->b[t->vs];
+            double at = t->start;
+            if (c->tp > 0) {
+                trace_event(&j, tc->tp_sp ? "TP reduce-scatter + all-gather" : "TP all-reduce", "comm", d, 1, at,
+                            c->tp);
+                at += c->tp;
+            }
+            if (c->cp > 0) {
+                trace_event(&j, "CP ring exchange (exposed)", "comm", d, 1, at, c->cp);
+                at += c->cp;
+            }
+            if (c->ep > 0)
+                trace_event(&j, "EP all-to-all", "comm", d, 1, at, c->ep);
+            if (c->z3 > 0)
+                trace_event(&j, t->fwd ? "ZeRO-3 all-gather of weights" : "ZeRO-3 all-gather + reduce-scatter",
+                            "comm", d, 2, t->start, c->z3);
+            /* the activation goes downstream after a forward, its gradient
+             * upstream after a backward */
+            if (tc->p2p > 0 && (t->fwd ? t->vs < V - 1 : t->vs > 0))
+                trace_event(&j, t->fwd ? "PP send activation" : "PP send gradient", "comm", d, 3, t->end, tc->p2p);
         }
-        if (dp_end[d] > dp_start[d]) {
-            st_json_begin_object(&j, NULL);
-            st_json_string(&j, "name", k->zero >= 1 ? "DP reduce-scatter (buckets)" : "DP all-reduce (buckets)");
-            st_json_string(&j, "cat", "comm");
-            st_json_string(&j, "ph", "X");
-            st_json_int(&j, "pid", d);
-            st_json_int(&j, "tid", 1);
-            st_json_number(&j, "ts", dp_start[d] * 1e6);
-            st_json_number(&j, "dur", (dp_end[d] - dp_start[d]) * 1e6);
-            st_json_end_object(&j);
-        }
-        st_json_begin_object(&j, NULL);
-        st_json_string(&j, "name", "optimizer step");
-        st_json_string(&j, "cat", "optimizer");
-        st_json_string(&j, "ph", "X");
-        st_json_int(&j, "pid", d);
-        st_json_int(&j, "tid", 0);
-        st_json_number(&j, "ts", pipe_end * 1e6);
-        st_json_number(&j, "dur", opt_s * 1e6);
-        st_json_end_object(&j);
-        if (zero_s > 0) {
-            st_json_begin_object(&j, NULL);
-            st_json_string(&j, "name", "ZeRO all-gather of weights");
-            st_json_string(&j, "cat", "comm");
-            st_json_string(&j, "ph", "X");
-            st_json_int(&j, "pid", d);
-            st_json_int(&j, "tid", 1);
-            st_json_number(&j, "ts", (pipe_end + opt_s) * 1e6);
-            st_json_number(&j, "dur", zero_s * 1e6);
-            st_json_end_object(&j);
-        }
+        if (dp_end[d] > dp_start[d])
+            trace_event(&j, k->zero >= 1 ? "DP reduce-scatter (buckets)" : "DP all-reduce (buckets)", "comm", d, 2,
+                        dp_start[d], dp_end[d] - dp_start[d]);
+        trace_event(&j, "optimizer step", "optimizer", d, 0, pipe_end, opt_s);
+        if (zero_s > 0)
+            trace_event(&j, "ZeRO all-gather of weights", "comm", d, 2, pipe_end + opt_s, zero_s);
     }
     st_json_end_array(&j);
     st_json_end_object(&j);
@@ -1222,8 +1259,24 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double hi_rel = wsum > 0 ? (w_f * pf.hi_rel + w_b * pb.hi_rel + opt_s * opt_hi) / wsum : 1;
         r->lo_s = comp * lo_rel + r->comm_s * (1 - COMM_SPREAD);
         r->hi_s = comp * hi_rel + r->comm_s * (1 + COMM_SPREAD);
-        if (trace)
-            write_trace(trace, &S, k, dps, dpe, end_all, opt_s, zero_ag);
+        if (trace) {
+            task_comm *tcf = calloc((size_t)V * 2, sizeof *tcf);
+            if (!tcf) {
+                rc = st_error_set(err, ST_ENOMEM, "out of memory");
+            } else {
+                for (int vs = 0; vs < V; vs++) {
+                    double nbl = (double)st_pipeline_stage_layers(L_all, V, vs);
+                    double zw = (vs == 0 ? z3_emb : 0) + (vs == V - 1 ? z3_head : 0);
+                    tcf[vs] = (task_comm){nbl * tp_blk_f, nbl * cp_blk_f, nbl * ep_blk_f,
+                                          nbl > 0 || zw > 0 ? nbl * z3_ag + zw / 3 : 0};
+                    tcf[V + vs] = (task_comm){nbl * tp_blk_b, nbl * cp_blk_b, nbl * ep_blk_b,
+                                              nbl > 0 || zw > 0 ? nbl * (z3_ag + z3_rs) + 2 * zw / 3 : 0};
+                }
+                trace_comm tc = {tcf, tcf + V, pp > 1 ? p2p : 0, k->sp};
+                write_trace(trace, &S, k, &tc, dps, dpe, end_all, opt_s, zero_ag);
+                free(tcf);
+            }
+        }
     }
     free(dps), free(dpe), free(F), free(B), free(dev_blocks);
     sched_free(&S, pp);
