@@ -249,6 +249,31 @@ static void test_cnn_resnet50(void **state)
     st_model_free(&m);
 }
 
+/* The torchvision networks the edge model is checked on: parameter counts
+ * and multiply-adds as torchvision's model tables publish them (resnet18
+ * 11,689,512 / 1.81 GMAC; vgg16 138,357,544 / 15.47; alexnet 61,100,840 /
+ * 0.71; mnasnet1_0 4,383,312 / 0.31). */
+static void test_cnn_torchvision(void **state)
+{
+    static const struct {
+        const char *id;
+        double params, gmac;
+    } want[] = {
+        {"resnet18", 11689512, 1.81}, {"vgg16", 138357544, 15.47}, {"alexnet", 61100840, 0.71},
+        {"mnasnet", 4383312, 0.31},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        st_model m = load(want[i].id);
+        assert_true(st_model_params(&m) == want[i].params);
+        st_oplist l = ops_for(&m, ST_PHASE_PREFILL, 1, 1, 0, ST_ATTN_EAGER);
+        double convfc = sum_kind(&l, ST_OP_CONV, ST_PASS_FWD) + sum_kind(&l, ST_OP_GEMM, ST_PASS_FWD);
+        assert_true(rel_diff(convfc / 2, want[i].gmac * 1e9) < 0.05);
+        st_oplist_free(&l);
+        st_model_free(&m);
+    }
+}
+
 /* Global pooling over a non-square map uses the whole H x W window. */
 static void test_cnn_nonsquare_pool(void **state)
 {
@@ -579,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_train_backward),
         cmocka_unit_test(test_moe_routing),
         cmocka_unit_test(test_cnn_resnet50),
+        cmocka_unit_test(test_cnn_torchvision),
         cmocka_unit_test(test_cnn_nonsquare_pool),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_generation_errors),
