@@ -259,7 +259,7 @@ check "eval --fused: fewer host costs than eager at batch 1" \
 "$S" eval llama2-7b --gpu p4 --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "fp8" "$tmp/err"; then ok "eval: a dtype the GPU lacks is an error"; else not_ok "eval: a dtype the GPU lacks is an error" "rc=$rc"; fi
 "$S" validate nosuch > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "neusight, vidur or vllm" "$tmp/err"; then ok "validate: unknown data set is a usage error"; else not_ok "validate: unknown data set is a usage error" "rc=$rc"; fi
+if [ $rc = 2 ] && grep -q "neusight, vidur, vllm or edge" "$tmp/err"; then ok "validate: unknown data set is a usage error"; else not_ok "validate: unknown data set is a usage error" "rc=$rc"; fi
 "$S" eval llama2-7b --coef "$T/bad-coef/feature.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "feature.yaml:[0-9]*:[0-9]*:" "$tmp/err"; then ok "a stale coefficient table: FILE:LINE:COL error"; else not_ok "a stale coefficient table: FILE:LINE:COL error" "rc=$rc $(cat "$tmp/err")"; fi
 
@@ -586,6 +586,48 @@ check "train: 126 layers on 16 x 8 model chunks: the two end chunks hold none, t
 "$S" train llama3.1-405b --cluster meta-roce-h100 --gpus 16384 --tp 8 --sp --pp 16 --zero 2 --global-batch 2048 \
     --seq 8192 --flash > "$tmp/out" 2> "$tmp/err"
 check "train: the text output names an uneven split (7-8 layers per stage)" grep -q "7-8 layers per stage, fewer at the ends" "$tmp/out"
+
+# ---- edge devices (the brief's X2; src/gpu/edge.h) ---------------------------
+# hand count: one 1x1 convolution, 64 -> 64 channels on a 56x56 map in FP32 on
+# one Cortex-A76 core: 2 x 3136 x 64 x 64 FLOPs over the preset's 38.7 GFLOP/s
+# times the fitted GEMM efficiency (the 8x8 register tile divides 3136 x 64
+# evenly), plus the interpreter's 5 us; its 1.6 MB of operands fit the caches
+# (2.25 MB), so no DRAM term. 20 output channels pad to 24 (tile fill 20/24).
+eff=$(awk '$1 == "cpu_efficiency:" {print $2}' "$srcdir/calibration/edge.yaml")
+for co in 64 20; do
+    printf 'kind: cnn\nname: one conv\ninput: {channels: 64, height: 56, width: 56}\ndtype: fp32\nlayers:\n  - {op: conv, name: pw, out: %s, kernel: 1, stride: 1, pad: 0}\n' "$co" > "$tmp/pw$co.yaml"
+    "$S" eval "$tmp/pw$co.yaml" --gpu mobile-cpu --json > "$tmp/pw$co.json" 2> "$tmp/err"
+done
+check "edge: a 1x1 convolution on the mobile CPU = FLOPs / (peak x efficiency) + 5 us, by hand" \
+    jq -e --argjson e "$eff" '((.total_s / (2 * 3136 * 64 * 64 / (38.7e9 * $e) + 5e-6)) - 1 | fabs) < 1e-6 and .kernels == 1 and .edge_class == "mobile_cpu"' "$tmp/pw64.json"
+check "edge: 20 output channels pad to the 8-wide register tile (24): time x 24/20, by hand" \
+    jq -e --argjson e "$eff" '((.total_s / (2 * 3136 * 64 * 20 / (38.7e9 * $e * 20 / 24) + 5e-6)) - 1 | fabs) < 1e-6' "$tmp/pw20.json"
+# MobileNetV2 as TFLite runs it: batch norms fold into the convolutions and
+# ReLU6 fuses into them, so the operators are 52 convolutions (stem, 17
+# blocks: 1 x 2 + 16 x 3, head), 10 residual adds, the pool and the classifier
+"$S" eval mobilenet-v2 --gpu mobile-cpu --dtype fp32 --json > "$tmp/mv2.json" 2> "$tmp/err"
+check "edge: MobileNetV2 on the mobile CPU runs 64 operators (52 conv + 10 add + pool + fc, by hand)" \
+    jq -e '.kernels == 64 and .total_s > 0 and .lo_s < .total_s and .hi_s > .total_s' "$tmp/mv2.json"
+"$S" eval mobilenet-v2 --gpu mobile-cpu --phase train > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "edge device" "$tmp/err"; then ok "edge: --phase train on an edge preset is a usage error"; else not_ok "edge: --phase train on an edge preset" "rc=$rc $(cat "$tmp/err")"; fi
+# the held-out reference rows (nn-Meter's TFLite 2.1 figures; the Adreno 630
+# wholly held out, predicted from its preset): MAPE at the time of writing
+# 13.5% (CPU), 17.6% (Adreno 640), 10.9% (Adreno 630), 13.4% over all 11;
+# the guard is 20% on all of them and 25% per device
+"$S" validate edge --json > "$tmp/edge.json" 2> "$tmp/err"
+check "validate edge: held-out MAPE <= 20% over all rows and <= 25% per device; every fit row within 1%" \
+    jq -e '.mape_held_out <= 20 and ([.held_out[] | .mape <= 25] | all) and ([.held_out[] | .preset] | index("mobile-gpu-adreno630") != null) and ([.edge[] | select(.role == "fit") | (.error_pct | fabs) < 1] | all)' "$tmp/edge.json"
+# calibration/edge.yaml is what tools/calibrate-edge writes
+"$S" calibrate --edge "$srcdir/calibration/edge-reference.csv" --quiet > "$tmp/edge.yaml" 2> "$tmp/err"
+grep -v '^#' "$tmp/edge.yaml" > "$tmp/edge.new"; grep -v '^#' "$srcdir/calibration/edge.yaml" > "$tmp/edge.old"
+if [ -s "$tmp/edge.new" ] && cmp -s "$tmp/edge.new" "$tmp/edge.old"; then
+    ok "calibrate --edge regenerates calibration/edge.yaml's coefficients exactly"
+else not_ok "calibrate --edge regenerates calibration/edge.yaml" "$(cat "$tmp/err")"; fi
+printf '# a comment\nmodel,workload,preset,dtype,latency_ms,role\nvgg16,vgg16,mobile-cpu,fp32,-3,fit\n' > "$tmp/badref.csv"
+"$S" validate edge --data "$tmp/badref.csv" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "badref.csv:3:29:" "$tmp/err"; then ok "validate edge: a bad latency names FILE:LINE:COL"; else not_ok "validate edge: a bad latency names FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" calibrate --edge "$srcdir/calibration/edge-reference.csv" --neusight /tmp > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ]; then ok "calibrate --edge with --neusight: usage error"; else not_ok "calibrate --edge with --neusight" "rc=$rc"; fi
 
 # ---- accelerator layer (issue 4) ---------------------------------------------
 # hand count: ResNet-50 conv1 is 64 x 3 x 7 x 7 x 112 x 112 = 118,013,952 MACs

@@ -1,6 +1,7 @@
 /* strata calibrate: fit the GPU kernel coefficients to measured kernels. */
 #include "config.h"
 #include "calib/calib.h"
+#include "calib/edge_fit.h"
 #include "cli/cli.h"
 
 #include <getopt.h>
@@ -49,18 +50,83 @@ static const char header_fmt[] =
     "# costs lsu_hit_share of it). index_cycles is index_select's SM cycles\n"
     "# per element (the embedding's gather).\n";
 
+/* The written table lands (its temporary renamed over `out`) only when
+ * the write succeeded: rc is the writer's. */
+static int land(cli_out *o, const char *out, int rc, FILE *rep)
+{
+    st_error err;
+    st_error_clear(&err);
+    if (rc)
+        st_error_set(&err, ST_EIO, "writing %s failed (disk full?); nothing written", out);
+    if (cli_out_close(o, rc == 0, &err) || rc)
+        return cli_fail(&err);
+    if (rep)
+        fprintf(rep, "wrote %s\n", out);
+    return 0;
+}
+
+static const char edge_header_fmt[] =
+    "# strata edge coefficients (see src/gpu/edge.h for the model).\n"
+    "# Written by `strata calibrate --edge`; regenerate bit-for-bit with tools/calibrate-edge.\n"
+    "# Fitted on the rows of %s whose role is fit (nn-Meter's TFLite 2.1\n"
+    "# reference latencies; the file says which and why). Efficiencies are fractions of\n"
+    "# the preset's peak for its dtype; gpu_kernel_us is the GPU-side cost of one kernel;\n"
+    "# sigma_* is the root-mean-square log error over every reference row of the class\n"
+    "# (the 90%% band of a step is exp(+-1.645 sigma)).\n";
+
+/* strata calibrate --edge FILE: the edge model's coefficients */
+static int run_edge(const char *ref, const char *out, int quiet)
+{
+    st_error err;
+    int rc_g;
+    if ((rc_g = cli_out_guard(&cmd_calibrate, "--out", out, "--edge", ref)))
+        return rc_g;
+    cli_out o = {0};
+    if (out && cli_out_open_in(&o, out, 1, &err))
+        return cli_fail(&err);
+    st_edge_refs R;
+    st_gpu_coef gc;
+    int rc = st_gpu_coef_load(NULL, &gc, &err);
+    if (!rc)
+        rc = st_edge_refs_load(ref, &R, &err);
+    if (rc) {
+        cli_out_close(&o, 0, NULL);
+        return cli_fail(&err);
+    }
+    FILE *rep = quiet ? NULL : stderr;
+    if (rep)
+        fprintf(rep, "calibrating the edge model on %s (%zu reference rows)\n", ref, R.n);
+    st_edge_coef ec;
+    rc = st_edge_calibrate(&R, &gc, &ec, rep, &err);
+    st_edge_refs_free(&R);
+    if (rc) {
+        cli_out_close(&o, 0, NULL);
+        return cli_fail(&err);
+    }
+    /* the header names the reference by its last path parts, so the file
+     * does not depend on where the checkout lives */
+    const char *base = strrchr(ref, '/');
+    char header[1024];
+    snprintf(header, sizeof header, edge_header_fmt, base ? base + 1 : ref);
+    if (!out)
+        return st_edge_coef_write(stdout, &ec, header) ? 1 : 0;
+    return land(&o, out, st_edge_coef_write(o.f, &ec, header), rep);
+}
+
 static int run(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"neusight", required_argument, NULL, 'n'}, {"vidur", required_argument, NULL, 'v'},
         {"out", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
+        {"edge", required_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
-    const char *ns = NULL, *vd = NULL, *out = NULL;
+    const char *ns = NULL, *vd = NULL, *out = NULL, *edge = NULL;
     int quiet = 0, c, rc_g;
     optind = 0;
-    while ((c = cli_getopt(&cmd_calibrate, argc, argv, "n:v:o:qh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_calibrate, argc, argv, "n:v:o:e:qh", opts)) != -1) {
         switch (c) {
+        case 'e': edge = optarg; break;
         case 'n': ns = optarg; break;
         case 'v': vd = optarg; break;
         case 'o': out = optarg; break;
@@ -71,6 +137,11 @@ static int run(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error(&cmd_calibrate, "unexpected argument '%s'", argv[optind]);
+    if (edge && (ns || vd))
+        return cli_usage_error(&cmd_calibrate, "--edge fits the edge model alone; --neusight and --vidur "
+                                               "belong to the GPU table's fit (run them separately)");
+    if (edge)
+        return run_edge(edge, out, quiet);
     st_error err;
     char nsdir[600], vddir[600], kdir[700];
     if (cli_shared_dir(ns, "neusight", "--neusight", nsdir, sizeof nsdir, &err) ||
@@ -117,19 +188,13 @@ static int run(int argc, char **argv)
     st_calib_data_free(&d);
     if (!out)
         return st_gpu_coef_write(stdout, &coef, header) ? 1 : 0;
-    rc = st_gpu_coef_write(o.f, &coef, header);
-    if (rc)
-        st_error_set(&err, ST_EIO, "writing %s failed (disk full?); nothing written", out);
-    if (cli_out_close(&o, rc == 0, &err) || rc)
-        return cli_fail(&err);
-    if (rep)
-        fprintf(rep, "wrote %s\n", out);
-    return 0;
+    return land(&o, out, st_gpu_coef_write(o.f, &coef, header), rep);
 }
 
 const cli_command cmd_calibrate = {
     "calibrate",
-    "calibrate [--neusight DIR] [--vidur DIR] [--out FILE] [--quiet]",
+    "calibrate [--neusight DIR] [--vidur DIR] [--out FILE] [--quiet]\n"
+    "                   calibrate --edge FILE [--out FILE] [--quiet]",
     "Fit the GPU kernel coefficients to measured kernels and write them as YAML.",
     "  --neusight DIR   a folder laid out like ../shared/data/neusight (its kernels/ CSVs are\n"
     "                   the training set); default $STRATA_SHARED/neusight\n"
@@ -137,6 +202,9 @@ const cli_command cmd_calibrate = {
     "                   fitted too); default $STRATA_SHARED/vidur\n"
     "  --out FILE       write there (atomically) instead of stdout; tools/calibrate writes\n"
     "                   calibration/gpu-kernels.yaml\n"
-    "  --quiet          no fit report on stderr\n",
+    "  --quiet          no fit report on stderr\n"
+    "  --edge FILE      fit the edge model instead (src/gpu/edge.h) to FILE's rows whose role is\n"
+    "                   fit (calibration/edge-reference.csv: model,workload,preset,dtype,\n"
+    "                   latency_ms,role); tools/calibrate-edge writes calibration/edge.yaml\n",
     run,
 };

@@ -69,7 +69,7 @@ static void eval_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o
     em->fits = em->capacity <= 0 || em->total <= em->capacity;
 }
 
-static void print_memory(const eval_mem *em)
+static void print_memory(const eval_mem *em, int edge)
 {
     const double gib = 1024.0 * 1024 * 1024;
     if (em->activations_counted)
@@ -83,8 +83,8 @@ static void print_memory(const eval_mem *em)
         printf("  memory             at least %.2f GiB of %.2f GiB (weights %.2f GiB, KV cache %.2f GiB; activations "
                "not counted)\n", em->total / gib, em->capacity / gib, em->weights / gib, em->kv_cache / gib);
     if (!em->fits)
-        printf("  DOES NOT FIT       the step needs more memory than the GPU has; the time is what it would take "
-               "with the memory\n");
+        printf("  DOES NOT FIT       the step needs more memory than the %s has; the time is what it would take "
+               "with the memory\n", edge ? "device" : "GPU");
 }
 
 static void json_memory(st_json *j, const eval_mem *em)
@@ -110,8 +110,12 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
         printf(", KV length %lld", o->kv_len);
     else if (m->kind == ST_MODEL_TRANSFORMER)
         printf(", sequence %lld", o->seq);
-    printf(", %s, %s attention, %s%s\n\n", st_dtype_name(o->dtype), o->attn == ST_ATTN_FLASH ? "fused" : "eager",
-           co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "");
+    if (co->edge)
+        printf(", %s, the converted TFLite graph (batch norms folded, activations fused)\n\n",
+               st_dtype_name(o->dtype));
+    else
+        printf(", %s, %s attention, %s%s\n\n", st_dtype_name(o->dtype), o->attn == ST_ATTN_FLASH ? "fused" : "eager",
+               co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "");
     printf("  %-22s %12s %7s %9s %12s %8s\n", "LAYER", "TIME ms", "SHARE", "KERNELS", "+-SD ms", "ERR%");
     for (size_t i = 0; i < s->n_layers; i++) {
         const st_layer_time *l = &s->layers[i];
@@ -121,15 +125,20 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
     printf("\n  total              %.4f ms  (90%% band %.4f .. %.4f ms, errors correlated: the default)\n",
            s->total_s * 1e3, s->lo_s * 1e3, s->hi_s * 1e3);
     printf("                     uncorrelated band %.4f .. %.4f ms\n", s->lo_unc_s * 1e3, s->hi_unc_s * 1e3);
-    printf("  GPU busy           %.4f ms in %lld kernels; idle waiting on the host %.4f ms; final sync %.4f ms\n",
-           s->kernel_s * 1e3, s->kernels, s->idle_s * 1e3, s->sync_s * 1e3);
-    printf("  host dispatch      %.4f ms\n", s->host_s * 1e3);
+    if (co->edge && co->edge->cls == ST_EDGE_MOBILE_CPU) {
+        printf("  core busy          %.4f ms in %lld operators (the interpreter's %.1f us an operator included)\n",
+               s->kernel_s * 1e3, s->kernels, co->edge->dispatch_overhead_s * 1e6);
+    } else {
+        printf("  GPU busy           %.4f ms in %lld kernels; idle waiting on the host %.4f ms; final sync %.4f ms\n",
+               s->kernel_s * 1e3, s->kernels, s->idle_s * 1e3, s->sync_s * 1e3);
+        printf("  host dispatch      %.4f ms\n", s->host_s * 1e3);
+    }
     double peak = st_gpu_peak(g, o->dtype, 0);
     if (s->flops > 0)
         printf("  achieved           %.4g TFLOP/s%s", s->flops / s->total_s * 1e-12, peak > 0 ? "" : "\n");
     if (s->flops > 0 && peak > 0)
         printf(" (%.1f%% of the %s peak)\n", 100 * s->flops / s->total_s / peak, st_dtype_name(o->dtype));
-    print_memory(em);
+    print_memory(em, co->edge != NULL);
 }
 
 static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
@@ -148,6 +157,8 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_string(&j, "attention", o->attn == ST_ATTN_FLASH ? "flash" : "eager");
     st_json_bool(&j, "fused", co->fused);
     st_json_bool(&j, "recompute", co->recompute);
+    if (co->edge)
+        st_json_string(&j, "edge_class", co->edge->cls == ST_EDGE_MOBILE_CPU ? "mobile_cpu" : "mobile_gpu");
     st_json_number(&j, "total_s", s->total_s);
     st_json_number(&j, "lo_s", s->lo_s);
     st_json_number(&j, "hi_s", s->hi_s);
@@ -217,8 +228,24 @@ static int run(int argc, char **argv)
     if (cli_wl_check(&cmd_eval, &wl))
         return 2;
     st_gpu g;
-    if (st_load_gpu(gpu, &g, &err))
-        return cli_fail(&err);
+    st_edge edge;
+    st_edge_coef ecoef;
+    int is_edge = 0;
+    if (st_load_gpu(gpu, &g, &err)) {
+        /* an edge preset (mobile CPU or GPU) runs through the edge model */
+        st_error e2;
+        if (st_load_edge(gpu, &edge, &e2) != 0)
+            return cli_fail(&err);
+        is_edge = 1;
+        st_edge_gpu_view(&edge, &g);
+        if (fused || recompute || (wl.phase && strcmp(wl.phase, "prefill") != 0))
+            return cli_usage_error(&cmd_eval, "%s is an edge device: it runs a converted inference graph "
+                                              "(batch norms folded, activations fused) as TFLite does; "
+                                              "drop --phase %s, --fused and --recompute", edge.id,
+                                   wl.phase ? wl.phase : "");
+        if (st_edge_coef_load(NULL, &ecoef, &err))
+            return cli_fail(&err);
+    }
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
         return cli_fail(&err);
@@ -248,6 +275,10 @@ static int run(int argc, char **argv)
     st_compose_opts_default(&co);
     co.fused = fused;
     co.recompute = recompute;
+    if (is_edge) {
+        co.edge = &edge;
+        co.edge_coef = &ecoef;
+    }
     st_step *s = malloc(sizeof *s);
     if (!s || st_compose(&g, &coef, &ops, &co, s, &err)) {
         if (!s)

@@ -1,12 +1,14 @@
 /* strata validate: accuracy against measured kernels, operators and models. */
 #include "config.h"
 #include "calib/calib.h"
+#include "calib/edge_fit.h"
 #include "calib/stats.h"
 #include "calib/validate.h"
 #include "cli/cli.h"
 #include "cli/validate_vllm.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,6 +225,112 @@ static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long lo
     return 0;
 }
 
+/* strata validate edge: the edge model against its reference latencies */
+static int run_edge(const char *path, int json, const st_gpu_coef *coef)
+{
+    st_error err;
+    char buf[600];
+    if (!(path = st_data_file(path, "calibration/edge-reference.csv", buf, sizeof buf, &err)))
+        return cli_fail(&err);
+    st_edge_coef ec;
+    if (st_edge_coef_load(NULL, &ec, &err))
+        return cli_fail(&err);
+    st_edge_refs R;
+    if (st_edge_refs_load(path, &R, &err))
+        return cli_fail(&err);
+    st_step *s = malloc(sizeof *s);
+    double *pred = calloc(R.n, sizeof *pred), *lo = calloc(R.n, sizeof *lo), *hi = calloc(R.n, sizeof *hi);
+    int rc = !s || !pred || !lo || !hi ? st_error_set(&err, ST_ENOMEM, "out of memory") : 0;
+    for (size_t i = 0; i < R.n && !rc; i++) {
+        rc = st_edge_ref_predict(&R.row[i], coef, &ec, s, &err);
+        if (!rc)
+            pred[i] = s->total_s, lo[i] = s->lo_s, hi[i] = s->hi_s;
+    }
+    free(s);
+    if (rc) {
+        free(pred), free(lo), free(hi);
+        st_edge_refs_free(&R);
+        return cli_fail(&err);
+    }
+    /* held-out MAPE per preset, in the order presets first appear */
+    const char *names[32];
+    double sum[32] = {0};
+    int cnt[32] = {0}, np = 0, n_all = 0, inband = 0;
+    double all = 0;
+    for (size_t i = 0; i < R.n; i++) {
+        const st_edge_ref *r = &R.row[i];
+        inband += r->ref_s >= lo[i] && r->ref_s <= hi[i];
+        if (r->fit)
+            continue;
+        int k = 0;
+        while (k < np && strcmp(names[k], r->preset) != 0)
+            k++;
+        if (k == np && np < 32)
+            names[np++] = r->preset;
+        if (k < np) {
+            double ape = fabs(pred[i] - r->ref_s) / r->ref_s * 100;
+            sum[k] += ape, cnt[k]++, all += ape, n_all++;
+        }
+    }
+    if (json) {
+        st_json j;
+        st_json_init(&j, stdout, 1);
+        st_json_begin_object(&j, NULL);
+        st_json_begin_array(&j, "edge");
+        for (size_t i = 0; i < R.n; i++) {
+            const st_edge_ref *r = &R.row[i];
+            st_json_begin_object(&j, NULL);
+            st_json_string(&j, "model", r->model);
+            st_json_string(&j, "workload", r->workload);
+            st_json_string(&j, "preset", r->preset);
+            st_json_string(&j, "dtype", st_dtype_name(r->dtype));
+            st_json_string(&j, "role", r->fit ? "fit" : "test");
+            st_json_number(&j, "reference_ms", r->ref_s * 1e3);
+            st_json_number(&j, "predicted_ms", pred[i] * 1e3);
+            st_json_number(&j, "lo_ms", lo[i] * 1e3);
+            st_json_number(&j, "hi_ms", hi[i] * 1e3);
+            st_json_number(&j, "error_pct", (pred[i] - r->ref_s) / r->ref_s * 100);
+            st_json_end_object(&j);
+        }
+        st_json_end_array(&j);
+        st_json_begin_array(&j, "held_out");
+        for (int k = 0; k < np; k++) {
+            st_json_begin_object(&j, NULL);
+            st_json_string(&j, "preset", names[k]);
+            st_json_int(&j, "n", cnt[k]);
+            st_json_number(&j, "mape", sum[k] / cnt[k]);
+            st_json_end_object(&j);
+        }
+        st_json_end_array(&j);
+        if (n_all)
+            st_json_number(&j, "mape_held_out", all / n_all);
+        st_json_int(&j, "in_band", inband);
+        st_json_int(&j, "rows", (long long)R.n);
+        st_json_end_object(&j);
+        st_json_finish(&j);
+    } else {
+        printf("edge model against %s (coefficients: calibration/edge.yaml)\n", path);
+        printf("  %-14s %-22s %-5s %-4s %10s %10s %7s %10s %10s %3s\n", "MODEL", "PRESET", "DTYPE", "ROLE",
+               "REF ms", "STRATA ms", "ERR%", "LO", "HI", "IN");
+        for (size_t i = 0; i < R.n; i++) {
+            const st_edge_ref *r = &R.row[i];
+            int in = r->ref_s >= lo[i] && r->ref_s <= hi[i];
+            printf("  %-14s %-22s %-5s %-4s %10.2f %10.2f %+7.1f %10.2f %10.2f %3s\n", r->model, r->preset,
+                   st_dtype_name(r->dtype), r->fit ? "fit" : "test", r->ref_s * 1e3, pred[i] * 1e3,
+                   (pred[i] - r->ref_s) / r->ref_s * 100, lo[i] * 1e3, hi[i] * 1e3, in ? "yes" : "no");
+        }
+        printf("\nheld-out rows (role test), MAPE per preset\n");
+        for (int k = 0; k < np; k++)
+            printf("  %-22s %2d rows  %6.2f%%\n", names[k], cnt[k], sum[k] / cnt[k]);
+        if (n_all)
+            printf("  %-22s %2d rows  %6.2f%%\n", "all held out", n_all, all / n_all);
+        printf("  90%% band contains the reference for %d of %zu rows\n", inband, R.n);
+    }
+    free(pred), free(lo), free(hi);
+    st_edge_refs_free(&R);
+    return 0;
+}
+
 static int run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -252,13 +360,22 @@ static int run(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return cli_usage_error(&cmd_validate, "validate what? neusight, vidur or vllm");
+        return cli_usage_error(&cmd_validate, "validate what? neusight, vidur, vllm or edge");
     const char *what = argv[optind];
     if (optind + 1 < argc)
         return cli_usage_error(&cmd_validate, "unexpected argument '%s'", argv[optind + 1]);
+    if (strcmp(what, "edge") == 0) {
+        if (min_tokens_given || samples || coll_samples)
+            return cli_usage_error(&cmd_validate, "edge takes --data FILE, --coef FILE and --json only");
+        st_error e;
+        st_gpu_coef gc;
+        if (st_gpu_coef_load(coefp, &gc, &e))
+            return cli_fail(&e);
+        return run_edge(data, json, &gc);
+    }
     int is_ns = strcmp(what, "neusight") == 0, is_vd = strcmp(what, "vidur") == 0, is_vl = strcmp(what, "vllm") == 0;
     if (!is_ns && !is_vd && !is_vl)
-        return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight, vidur or vllm", what);
+        return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight, vidur, vllm or edge", what);
     if (min_tokens_given && !is_vd)
         return cli_usage_error(&cmd_validate, "--min-tokens is for vidur (its operator profiles by num_tokens)");
     st_error err;
@@ -316,7 +433,7 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_validate = {
     "validate",
-    "validate neusight|vidur|vllm [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv]\n"
+    "validate neusight|vidur|vllm|edge [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv]\n"
     "                 [--coll-samples FILE.csv] [--json]",
     "Measure prediction error against measured kernels, operator profiles and whole models.",
     "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
@@ -325,7 +442,11 @@ const cli_command cmd_validate = {
     "  vllm             replay DIR/RUN/requests.jsonl with the engine settings of RUN/meta.json\n"
     "                   (strata serve); TTFT, TPOT, latency mean/P50/P90/P99 against the\n"
     "                   engine's timestamps; runs without timestamps are predicted only\n"
+    "  edge             the edge model (mobile CPU and GPU presets) against reference latencies of\n"
+    "                   whole models: calibration/edge-reference.csv (nn-Meter's TFLite 2.1\n"
+    "                   figures), per row and MAPE per preset over the held-out rows\n"
     "  --data DIR       the data folder; default $STRATA_SHARED/neusight, .../vidur or .../vllm\n"
+    "                   (edge: a reference CSV, default calibration/edge-reference.csv)\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --min-tokens N   vidur: only rows with num_tokens >= N (default 64)\n"
     "  --samples FILE   also write every measured kernel with its prediction as CSV\n"

@@ -116,6 +116,7 @@ static int is_fusible(const st_op *op)
 
 typedef struct op_cost {
     double gpu_s, host_s, sd_s;
+    int none; /* folded into the op before it: no kernel */
 } op_cost;
 
 static st_layer_time *layer_of(st_step *s, const char *name)
@@ -142,6 +143,27 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
     st_op_to_kernel(op, &k);
     *flops = op->flops;
     *bytes = op->bytes_read + op->bytes_written;
+    if (o->edge) {
+        memset(out, 0, sizeof *out);
+        if (st_edge_folds(ops, i)) {
+            out->none = 1;
+            return 0;
+        }
+        st_edge_est e;
+        /* LPDDR is priced as the GPU table prices non-HBM DRAM */
+        int rc = st_edge_op_time(o->edge, o->edge_coef, st_gpu_coef_dram_other(c), op, &e, err);
+        if (rc)
+            return rc;
+        double disp = o->edge->dispatch_overhead_s * o->dispatch_scale;
+        if (o->edge->cls == ST_EDGE_MOBILE_CPU) {
+            out->gpu_s = e.time_s + disp; /* one core runs the interpreter and the kernel */
+        } else {
+            out->gpu_s = e.time_s;
+            out->host_s = disp;
+        }
+        out->sd_s = e.time_s * e.sigma;
+        return 0;
+    }
     if (o->fused && is_fusible(op) && i > 0 && strcmp(ops->ops[i - 1].layer, op->layer) == 0 &&
         ops->ops[i - 1].pass == op->pass) {
         /* Runs in the previous kernel's epilogue: its main input arrives in
@@ -222,6 +244,8 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
                 size_t a0 = pass == 0 ? fi : i, a1 = pass == 0 ? fj : j;
                 for (size_t a = a0; a < a1; a++) {
                     const op_cost *oc = &cost[a];
+                    if (oc->none)
+                        continue;
                     host += oc->host_s;
                     double start = gpu > host ? gpu : host;
                     double end = start + oc->gpu_s;
@@ -244,6 +268,8 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
     free(cost);
     /* the step ends when the host has seen the GPU finish */
     double sync = g->launch_overhead_s > 0 ? g->launch_overhead_s : 2.5e-6;
+    if (o->edge && o->edge->cls == ST_EDGE_MOBILE_CPU)
+        sync = 0; /* the core that ran the last operator is the host */
     s->host_s = host;
     s->sync_s = sync;
     s->total_s = (gpu > host ? gpu : host) + sync;

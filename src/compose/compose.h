@@ -28,6 +28,7 @@
 #ifndef STRATA_COMPOSE_H
 #define STRATA_COMPOSE_H
 
+#include "gpu/edge.h"
 #include "gpu/gpu.h"
 #include "workload/workload.h"
 
@@ -35,6 +36,13 @@ typedef struct st_compose_opts {
     int fused;          /* compiled mode: launch-only dispatch, elementwise fused */
     int recompute;      /* train: full activation recomputation */
     double dispatch_scale; /* multiplies the coefficient table's dispatch (default 1) */
+    /* An edge device (NULL: the GPU): operators priced by gpu/edge.h with
+     * edge_coef, TFLite's folds applied. On a mobile CPU the interpreter's
+     * per-operator cost and the kernel share the core (no overlap); on a
+     * mobile GPU the host's enqueue overlaps the GPU like a GPU's dispatch.
+     * The st_gpu passed alongside is st_edge_gpu_view's. */
+    const st_edge *edge;
+    const st_edge_coef *edge_coef;
 } st_compose_opts;
 
 void st_compose_opts_default(st_compose_opts *o);

@@ -269,6 +269,9 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header);
 const char *st_gpu_family(const st_gpu *g);
 /* The process node e_ref is stated at (nm). */
 #define ST_POWER_REF_NM 12.0
+/* The elementwise class's time coefficient for streaming non-HBM DRAM
+ * (GDDR, LPDDR, Pascal's HBM2): bytes / bandwidth x this. */
+double st_gpu_coef_dram_other(const st_gpu_coef *c);
 /* Sustained / boost clock factor for a math pipe (tensor: 1, else 0). */
 double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor);
 

@@ -197,6 +197,11 @@ static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
     return g->vector[t]; /* e.g. FP16 on a GPU without matrix units: vector path */
 }
 
+double st_gpu_coef_dram_other(const st_gpu_coef *c)
+{
+    return c->cls[ST_KC_ELEMENTWISE].beta[VF_DRAM_OTHER];
+}
+
 double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor)
 {
     double peak = simt_peak(g);

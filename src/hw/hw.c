@@ -2,6 +2,8 @@
 #include "config.h"
 #include "hw/hw.h"
 
+#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 double st_gpu_peak(const st_gpu *g, st_dtype t, int sparse)
@@ -68,4 +70,24 @@ int st_topology_parse(const char *s, st_topology *out)
             return 0;
         }
     return ST_EINVAL;
+}
+
+void st_edge_gpu_view(const st_edge *e, st_gpu *g)
+{
+    memset(g, 0, sizeof *g);
+    snprintf(g->id, sizeof g->id, "%s", e->id);
+    snprintf(g->name, sizeof g->name, "%s", e->name);
+    snprintf(g->arch, sizeof g->arch, "%s", e->cls == ST_EDGE_MOBILE_CPU ? "mobile_cpu" : "mobile_gpu");
+    g->sm_count = e->cores;
+    g->boost_clock_hz = e->clock_hz;
+    g->mem_bytes = e->mem_bytes;
+    g->mem_bw = e->mem_bw;
+    g->l2_bytes = e->l2_bytes;
+    g->llc_bytes = e->llc_bytes;
+    g->launch_overhead_s = e->dispatch_overhead_s;
+    g->tdp_w = e->tdp_w;
+    for (int t = 0; t < ST_DTYPE_COUNT; t++) {
+        g->matrix[t] = e->peak[t];
+        g->vector[t] = e->peak[t].dense;
+    }
 }

@@ -100,7 +100,17 @@ typedef struct st_edge {
     double l1_bytes, l2_bytes, llc_bytes; /* 0 when not given */
     double dispatch_overhead_s;
     double tdp_w;
+    /* mobile_cpu: vector register width and count (the GEMM microkernel's
+     * register tile, see gpu.h "edge"); 0 when not given */
+    int simd_bits;
+    int vector_registers;
 } st_edge;
+
+/* The fields of an st_gpu a report reads (id, name, cores as SMs, clock,
+ * peaks, memory, caches, dispatch as launch overhead), filled from an edge
+ * device so that eval can print an edge step like a GPU's. Not for the GPU
+ * kernel model: edge operators are priced by gpu/edge.h. */
+void st_edge_gpu_view(const st_edge *e, st_gpu *g);
 
 /* ---- spatial accelerators (Timeloop's role) ------------------------------- */
 typedef enum st_tensor { ST_TENSOR_INPUTS = 0, ST_TENSOR_WEIGHTS, ST_TENSOR_OUTPUTS, ST_TENSOR_COUNT } st_tensor;

@@ -334,3 +334,17 @@ int st_find_gpu_for_device(const char *device, st_gpu *out, st_error *err)
     st_catalog_free(&cat);
     return rc;
 }
+
+const char *st_data_file(const char *given, const char *rel, char *buf, size_t n, st_error *err)
+{
+    if (given)
+        return given;
+    char root[512];
+    if (st_data_root(root, sizeof root, err))
+        return NULL;
+    if ((size_t)snprintf(buf, n, "%s/%s", root, rel) >= n) {
+        st_error_set(err, ST_EINVAL, "data root path too long: %.60s...", root);
+        return NULL;
+    }
+    return buf;
+}

@@ -160,6 +160,9 @@ typedef struct st_catalog {
 
 /* The data root in use (see above); ST_ENOTFOUND when none has presets/. */
 int st_data_root(char *buf, size_t n, st_error *err);
+/* A file the caller may name: `given` when not NULL, else the data root's
+ * `rel` (e.g. "calibration/edge.yaml") written into buf; NULL on error. */
+const char *st_data_file(const char *given, const char *rel, char *buf, size_t n, st_error *err);
 int st_catalog_scan(st_catalog *cat, st_error *err);
 void st_catalog_free(st_catalog *cat);
 /* Resolve a name (id or full name, case-insensitive) or path to a path.

@@ -140,14 +140,8 @@ static int read_disp(fctx *c, const st_ynode *d, const char *key, double *v)
 int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
 {
     char buf[600];
-    if (!path) {
-        char root[512];
-        int rc = st_data_root(root, sizeof root, err);
-        if (rc)
-            return rc;
-        snprintf(buf, sizeof buf, "%s/calibration/gpu-kernels.yaml", root);
-        path = buf;
-    }
+    if (!(path = st_data_file(path, "calibration/gpu-kernels.yaml", buf, sizeof buf, err)))
+        return err ? err->code : ST_ENOTFOUND;
     memset(out, 0, sizeof *out);
     st_ydoc doc;
     int rc = st_ydoc_load_file(&doc, path, err);

@@ -19,6 +19,8 @@ static const fkey edge_keys[] = {
     {"llc_mib", 0, "MiB"},
     {"dispatch_overhead_us", 1, "microseconds per operator"},
     {"tdp_w", 1, "watts"},
+    {"simd_bits", 0, "mobile_cpu: vector register width, bits"},
+    {"vector_registers", 0, "mobile_cpu: vector registers"},
 };
 
 int st_read_edge(const fctx *c, const st_ynode *root, st_edge *e)
@@ -40,7 +42,9 @@ int st_read_edge(const fctx *c, const st_ynode *root, st_edge *e)
         (rc = f_number(c, root, "llc_mib", 0, 1e5, MIB, "MiB", &e->llc_bytes)) ||
         (rc = f_number(c, root, "dispatch_overhead_us", 0, 1e6, US, "us",
                        &e->dispatch_overhead_s)) ||
-        (rc = f_number(c, root, "tdp_w", 0.01, 1e6, 1, "W", &e->tdp_w)))
+        (rc = f_number(c, root, "tdp_w", 0.01, 1e6, 1, "W", &e->tdp_w)) ||
+        (rc = f_int32(c, root, "simd_bits", 0, 4096, &e->simd_bits)) ||
+        (rc = f_int32(c, root, "vector_registers", 0, 1024, &e->vector_registers)))
         return rc;
     e->cls = (st_edge_class)cls;
     return 0;

@@ -1,0 +1,293 @@
+/* The edge model against reference latencies: load, predict, fit (see
+ * calib/edge_fit.h and gpu/edge.h). */
+#include "config.h"
+#include "calib/edge_fit.h"
+#include "compose/compose.h"
+#include "io/io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const ref_cols[] = {"model", "workload", "preset", "dtype", "latency_ms", "role"};
+#define REF_NCOL 6
+
+void st_edge_refs_free(st_edge_refs *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        st_oplist_free(&r->row[i].ops);
+    free(r->row);
+    memset(r, 0, sizeof *r);
+}
+
+/* Split a line at commas into at most REF_NCOL fields (in place); the
+ * column each starts at in *col. */
+static int split(char *line, char **f, int *col)
+{
+    int n = 0;
+    char *p = line;
+    while (n < REF_NCOL + 1) {
+        f[n] = p;
+        col[n] = (int)(p - line) + 1;
+        n++;
+        char *c = strchr(p, ',');
+        if (!c)
+            break;
+        *c = '\0';
+        p = c + 1;
+    }
+    for (int i = 0; i < n; i++) {
+        char *e = f[i] + strlen(f[i]);
+        while (e > f[i] && (e[-1] == ' ' || e[-1] == '\r' || e[-1] == '\n'))
+            *--e = '\0';
+        while (*f[i] == ' ')
+            f[i]++;
+    }
+    return n;
+}
+
+static int prepare(st_edge_ref *r, const char *path, int line, const int *col, st_error *err)
+{
+    st_error e;
+    if (st_load_edge(r->preset, &r->edge, &e))
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: preset '%s': %s (name an edge preset: strata list --kind edge)",
+                            path, line, col[2], r->preset, e.msg);
+    st_model m;
+    if (st_load_model(r->workload, &m, &e))
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: workload '%s': %s", path, line, col[1], r->workload, e.msg);
+    st_gen_opts o;
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_PREFILL;
+    o.batch = 1;
+    o.dtype = r->dtype;
+    int rc = st_model_ops(&m, &o, &r->ops, &e);
+    st_model_free(&m);
+    if (rc)
+        return st_error_set(err, rc, "%s:%d:%d: workload '%s': %s", path, line, col[1], r->workload, e.msg);
+    return 0;
+}
+
+int st_edge_refs_load(const char *path, st_edge_refs *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return st_error_set(err, ST_ENOTFOUND, "cannot read %s: %s", path, strerror(errno));
+    char buf[1024];
+    int line = 0, header = 0, rc = 0;
+    while (!rc && fgets(buf, sizeof buf, f)) {
+        line++;
+        if (!strchr(buf, '\n') && !feof(f)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: line longer than %zu characters", path, line,
+                              sizeof buf - 2);
+            break;
+        }
+        char *p = buf;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
+            continue;
+        char *fld[REF_NCOL + 1];
+        int col[REF_NCOL + 1];
+        int n = split(buf, fld, col);
+        if (!header) {
+            for (int i = 0; i < REF_NCOL && !rc; i++)
+                if (i >= n || strcmp(fld[i], ref_cols[i]) != 0)
+                    rc = st_error_set(err, ST_EINVAL,
+                                      "%s:%d:%d: expected the header model,workload,preset,dtype,latency_ms,role",
+                                      path, line, i < n ? col[i] : 1);
+            header = 1;
+            continue;
+        }
+        if (n != REF_NCOL) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: %d fields, expected %d (%s)", path, line,
+                              n > REF_NCOL ? col[REF_NCOL] : 1, n, REF_NCOL,
+                              "model,workload,preset,dtype,latency_ms,role");
+            break;
+        }
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? 2 * out->cap : 16;
+            st_edge_ref *nr = realloc(out->row, cap * sizeof *nr);
+            if (!nr) {
+                rc = st_error_set(err, ST_ENOMEM, "out of memory");
+                break;
+            }
+            out->row = nr;
+            out->cap = cap;
+        }
+        st_edge_ref *r = &out->row[out->n];
+        memset(r, 0, sizeof *r);
+        r->line = line;
+        snprintf(r->model, sizeof r->model, "%s", fld[0]);
+        snprintf(r->workload, sizeof r->workload, "%s", fld[1]);
+        snprintf(r->preset, sizeof r->preset, "%s", fld[2]);
+        if (st_dtype_parse(fld[3], &r->dtype) != 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: unknown dtype '%s' (fp32, fp16, ...)", path, line, col[3],
+                              fld[3]);
+            break;
+        }
+        char *end;
+        errno = 0;
+        double ms = strtod(fld[4], &end);
+        if (end == fld[4] || *end || errno || !(ms > 0) || ms > 1e7) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: latency_ms '%s' is not a positive number of "
+                                              "milliseconds (at most 1e7)", path, line, col[4], fld[4]);
+            break;
+        }
+        r->ref_s = ms * 1e-3;
+        if (!strcmp(fld[5], "fit"))
+            r->fit = 1;
+        else if (strcmp(fld[5], "test") != 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: role '%s' must be fit or test", path, line, col[5], fld[5]);
+            break;
+        }
+        out->n++; /* counted before prepare, so that free releases its ops */
+        rc = prepare(r, path, line, col, err);
+    }
+    if (!rc && ferror(f))
+        rc = st_error_set(err, ST_EIO, "reading %s failed", path);
+    fclose(f);
+    if (!rc && !header)
+        rc = st_error_set(err, ST_EINVAL, "%s:1:1: no header line (model,workload,preset,dtype,latency_ms,role)", path);
+    if (!rc && out->n == 0)
+        rc = st_error_set(err, ST_EINVAL, "%s:%d:1: no reference rows", path, line);
+    if (rc)
+        st_edge_refs_free(out);
+    return rc;
+}
+
+int st_edge_ref_predict(const st_edge_ref *r, const st_gpu_coef *gc, const st_edge_coef *ec, st_step *s,
+                        st_error *err)
+{
+    st_gpu view;
+    st_edge_gpu_view(&r->edge, &view);
+    st_compose_opts co;
+    st_compose_opts_default(&co);
+    co.edge = &r->edge;
+    co.edge_coef = ec;
+    return st_compose(&view, gc, &r->ops, &co, s, err);
+}
+
+/* Sum of squared log errors over one class's fit rows; *n rows. */
+static int objective(const st_edge_refs *R, st_edge_class cls, const st_gpu_coef *gc, const st_edge_coef *ec,
+                     int fit_only, double *sse, int *n, st_step *s, st_error *err)
+{
+    *sse = 0;
+    *n = 0;
+    for (size_t i = 0; i < R->n; i++) {
+        const st_edge_ref *r = &R->row[i];
+        if (r->edge.cls != cls || (fit_only && !r->fit))
+            continue;
+        int rc = st_edge_ref_predict(r, gc, ec, s, err);
+        if (rc)
+            return rc;
+        double d = log(s->total_s / r->ref_s);
+        *sse += d * d;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* Minimise the class's fit error over two coefficients, a and b, each on a
+ * geometric grid between its bounds (b may include 0), then twice more on a
+ * grid a tenth as wide around the best: deterministic, no derivatives. */
+static int fit2(const st_edge_refs *R, st_edge_class cls, const st_gpu_coef *gc, st_edge_coef *ec, double *a,
+                double alo, double ahi, double *b, double blo, double bhi, int b_zero, st_step *s, st_error *err)
+{
+    const int N = 48;
+    double best = INFINITY, ba = alo, bb = b_zero ? 0 : blo;
+    double la0 = log(alo), la1 = log(ahi), lb0 = log(blo), lb1 = log(bhi);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i <= N; i++) {
+            for (int j = b_zero && round == 0 ? -1 : 0; j <= N; j++) {
+                *a = exp(la0 + (la1 - la0) * i / N);
+                *b = j < 0 ? 0 : exp(lb0 + (lb1 - lb0) * j / N);
+                double sse;
+                int n;
+                int rc = objective(R, cls, gc, ec, 1, &sse, &n, s, err);
+                if (rc)
+                    return rc;
+                if (n == 0)
+                    return st_error_set(err, ST_EINVAL, "no fit rows for the %s class",
+                                        cls == ST_EDGE_MOBILE_CPU ? "mobile_cpu" : "mobile_gpu");
+                if (sse < best * (1 - 1e-12)) {
+                    best = sse;
+                    ba = *a;
+                    bb = *b;
+                }
+            }
+        }
+        /* the next round: a tenth of the span in log space around the best */
+        double wa = (la1 - la0) / 10, wb = (lb1 - lb0) / 10;
+        la0 = log(ba) - wa / 2, la1 = log(ba) + wa / 2;
+        if (bb > 0)
+            lb0 = log(bb) - wb / 2, lb1 = log(bb) + wb / 2;
+    }
+    *a = ba;
+    *b = bb;
+    return 0;
+}
+
+/* Round to 4 significant digits: the table must not depend on the last
+ * bits of the platform's libm. */
+static double sig4(double x)
+{
+    if (x == 0)
+        return 0;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.4g", x);
+    return strtod(buf, NULL);
+}
+
+int st_edge_calibrate(const st_edge_refs *R, const st_gpu_coef *gc, st_edge_coef *out, FILE *report,
+                      st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    st_step *s = malloc(sizeof *s);
+    if (!s)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    st_edge_coef c;
+    memset(&c, 0, sizeof c);
+    c.cpu_efficiency = c.cpu_dw_efficiency = c.gpu_efficiency = 1;
+    int rc = 0;
+    /* mobile CPU: GEMM-like and depthwise efficiency */
+    rc = fit2(R, ST_EDGE_MOBILE_CPU, gc, &c, &c.cpu_efficiency, 0.02, 1, &c.cpu_dw_efficiency, 0.01, 1, 0, s, err);
+    /* mobile GPU: efficiency and the per-kernel cost (0, or 0.1 us .. 1 ms) */
+    if (!rc)
+        rc = fit2(R, ST_EDGE_MOBILE_GPU, gc, &c, &c.gpu_efficiency, 0.005, 1, &c.gpu_kernel_s, 1e-7, 1e-3, 1, s,
+                  err);
+    if (!rc) {
+        c.cpu_efficiency = sig4(c.cpu_efficiency);
+        c.cpu_dw_efficiency = sig4(c.cpu_dw_efficiency);
+        c.gpu_efficiency = sig4(c.gpu_efficiency);
+        c.gpu_kernel_s = sig4(c.gpu_kernel_s * 1e6) * 1e-6;
+        /* the spread: root-mean-square log error over every reference row
+         * of the class, the held-out ones included (the fit rows alone are
+         * matched nearly exactly by two coefficients) */
+        for (int k = 0; k < 2 && !rc; k++) {
+            double sse;
+            int n;
+            rc = objective(R, k ? ST_EDGE_MOBILE_GPU : ST_EDGE_MOBILE_CPU, gc, &c, 0, &sse, &n, s, err);
+            double sig = n ? sig4(sqrt(sse / n)) : 0;
+            int nf = 0;
+            for (size_t i = 0; i < R->n; i++)
+                nf += R->row[i].fit && R->row[i].edge.cls == (k ? ST_EDGE_MOBILE_GPU : ST_EDGE_MOBILE_CPU);
+            if (k)
+                c.sigma_gpu = sig, c.n_fit_gpu = nf;
+            else
+                c.sigma_cpu = sig, c.n_fit_cpu = nf;
+        }
+    }
+    if (!rc && report)
+        fprintf(report,
+                "  mobile CPU: GEMM-like %.4g of peak, depthwise %.4g (spread %.3g)\n"
+                "  mobile GPU: %.4g of peak, %.4g us a kernel (spread %.3g)\n",
+                c.cpu_efficiency, c.cpu_dw_efficiency, c.sigma_cpu, c.gpu_efficiency, c.gpu_kernel_s * 1e6,
+                c.sigma_gpu);
+    if (!rc)
+        *out = c;
+    free(s);
+    return rc;
+}
