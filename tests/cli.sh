@@ -629,6 +629,16 @@ if [ $rc = 1 ] && grep -q "badref.csv:3:29:" "$tmp/err"; then ok "validate edge:
 "$S" calibrate --edge "$srcdir/calibration/edge-reference.csv" --neusight /tmp > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ]; then ok "calibrate --edge with --neusight: usage error"; else not_ok "calibrate --edge with --neusight" "rc=$rc"; fi
 
+# an eval sweep over edge presets: each point is what `strata eval` prints
+printf 'evaluate: gpu\nobjectives: [latency, energy]\naxes:\n  gpu: [mobile-cpu, mobile-gpu]\nfixed:\n  workload: mobilenet-v2\n  dtype: fp32\n' > "$tmp/esw.yaml"
+"$S" sweep "$tmp/esw.yaml" --out "$tmp/esw" --quiet > /dev/null 2> "$tmp/err"
+"$S" eval mobilenet-v2 --gpu mobile-gpu --dtype fp32 --json > "$tmp/mg.json" 2>> "$tmp/err"
+check "sweep: edge presets in an eval sweep give eval's own latencies" \
+    jq -e -n --slurpfile p "$tmp/esw/points.json" --slurpfile a "$tmp/mv2.json" --slurpfile b "$tmp/mg.json" '[$p[0].points[] | .latency_s] == [$a[0].total_s, $b[0].total_s]'
+printf 'evaluate: serve\naxes:\n  gpu: [mobile-cpu]\n' > "$tmp/esw2.yaml"
+"$S" sweep "$tmp/esw2.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "esw2.yaml:3:9: mobile-cpu is an edge preset: it runs in eval sweeps only" "$tmp/err"; then ok "sweep: an edge preset in a serve sweep is an error (FILE:LINE:COL)"; else not_ok "sweep: an edge preset in a serve sweep" "rc=$rc $(cat "$tmp/err")"; fi
+
 # ---- accelerator layer (issue 4) ---------------------------------------------
 # hand count: ResNet-50 conv1 is 64 x 3 x 7 x 7 x 112 x 112 = 118,013,952 MACs
 check "map --layer resnet50:conv1: 118,013,952 MACs, a valid constrained mapping" \

@@ -78,9 +78,26 @@ static double step_memory(const st_model *m, const st_gen_opts *o, const st_opli
 int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
                         st_error *err)
 {
-    st_gpu g = s->gpus[v[ST_P_GPU]->obj];
+    int gi = v[ST_P_GPU]->obj;
+    st_gpu g = s->gpus[gi];
     const st_model *m = &s->models[v[ST_P_WORKLOAD]->obj];
     apply_hw(&g, v);
+    int edge = s->is_edge && s->is_edge[gi];
+    st_edge e;
+    if (edge) {
+        /* the same rescaling on the device the edge model reads: cores and
+         * clock scale its peaks, bandwidth and capacity as given */
+        e = s->edges[gi];
+        double f = 1;
+        if (v[ST_P_SMS] && e.cores > 0)
+            f *= v[ST_P_SMS]->num / e.cores, e.cores = (int)v[ST_P_SMS]->num;
+        if (v[ST_P_CLOCK_SCALE])
+            f *= v[ST_P_CLOCK_SCALE]->num, e.clock_hz *= v[ST_P_CLOCK_SCALE]->num;
+        for (int t = 0; t < ST_DTYPE_COUNT; t++)
+            e.peak[t].dense *= f, e.peak[t].sparse *= f;
+        e.mem_bw = g.mem_bw;
+        e.mem_bytes = g.mem_bytes;
+    }
     st_gen_opts o;
     st_gen_opts_default(&o, m);
     if (v[ST_P_PHASE])
@@ -99,6 +116,10 @@ int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *
         o.kv_len = o.seq - 1;
     if (!st_gpu_supports(&g, o.dtype))
         return st_error_set(err, ST_EINVAL, "%s has no %s throughput", g.id, st_dtype_name(o.dtype));
+    if (edge && (o.phase != ST_PHASE_PREFILL || (v[ST_P_FUSED] && v[ST_P_FUSED]->num)))
+        return st_error_set(err, ST_EINVAL, "%s is an edge device: it runs a converted inference graph "
+                                            "(phase prefill; batch norms folded and activations fused "
+                                            "always, so fused does not apply)", g.id);
     st_oplist ops = {0, 0, NULL};
     int rc = st_model_ops(m, &o, &ops, err);
     if (rc)
@@ -106,6 +127,10 @@ int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *
     st_compose_opts co;
     st_compose_opts_default(&co);
     co.fused = v[ST_P_FUSED] ? (int)v[ST_P_FUSED]->num : 0;
+    if (edge) {
+        co.edge = &e;
+        co.edge_coef = &s->edge_coef;
+    }
     st_step step_local, *step = d ? &d->step : &step_local;
     /* st_step is a few KiB: fine on a worker's stack */
     rc = st_compose(&g, &s->coef, &ops, &co, step, err);

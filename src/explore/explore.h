@@ -142,6 +142,10 @@ typedef struct st_sweep {
     long long points;          /* points in the sweep */
     /* resolved objects, indexed by st_pvalue.obj */
     st_gpu *gpus;         size_t n_gpus;
+    /* an edge preset among the gpus: its view in gpus[i], the device in
+     * edges[i] with is_edge[i] set (eval sweeps only; see gpu/edge.h) */
+    st_edge *edges;       int *is_edge;
+    st_edge_coef edge_coef; /* loaded when a sweep names an edge preset */
     st_accel *accels;     size_t n_accels;
     st_cluster *clusters; size_t n_clusters;
     st_model *models;     size_t n_models;

@@ -188,6 +188,10 @@ void st_sweep_free(st_sweep *s)
     for (size_t i = 0; i < s->n_models; i++)
         st_model_free(&s->models[i]);
     free(s->gpus);
+    free(s->edges);
+    free(s->is_edge);
+    s->edges = NULL;
+    s->is_edge = NULL;
     free(s->accels);
     free(s->clusters);
     free(s->models);

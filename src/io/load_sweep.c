@@ -97,9 +97,39 @@ static int load_ref(st_sweep *s, st_pkind kind, const char *text, int *idx, st_e
     switch (kind) {
     case ST_PK_GPU: {
         st_gpu g;
-        if ((rc = st_load_gpu(text, &g, err)))
-            return rc;
+        st_edge e;
+        int edge = 0;
+        if ((rc = st_load_gpu(text, &g, err))) {
+            /* an edge preset: the eval evaluator prices it with the edge model */
+            st_error e2;
+            if (st_load_edge(text, &e, &e2) != 0)
+                return rc;
+            if (s->kind != ST_SWEEP_GPU)
+                return st_error_set(err, ST_EINVAL, "%s is an edge preset: it runs in eval sweeps only "
+                                                    "(inference of a converted graph), not in %s sweeps",
+                                    e.id, st_sweep_kind_name(s->kind));
+            if (!s->edge_coef.cpu_efficiency && (rc = st_edge_coef_load(NULL, &s->edge_coef, err)))
+                return rc;
+            st_edge_gpu_view(&e, &g);
+            edge = 1;
+        }
+        size_t before = s->n_gpus;
         TABLE_ADD(s->gpus, s->n_gpus, st_gpu, g, idx);
+        if (s->n_gpus > before) { /* a new entry: its edge slot too */
+            st_edge *ne = realloc(s->edges, s->n_gpus * sizeof *ne);
+            if (ne)
+                s->edges = ne;
+            int *ni = ne ? realloc(s->is_edge, s->n_gpus * sizeof *ni) : NULL;
+            if (ni)
+                s->is_edge = ni;
+            if (!ne || !ni)
+                return st_error_set(err, ST_ENOMEM, "out of memory");
+            s->is_edge[s->n_gpus - 1] = edge;
+            if (edge)
+                s->edges[s->n_gpus - 1] = e;
+            else
+                memset(&s->edges[s->n_gpus - 1], 0, sizeof s->edges[0]);
+        }
         return 0;
     }
     case ST_PK_ARCH: {
