@@ -602,6 +602,21 @@ check "edge: a 1x1 convolution on the mobile CPU = FLOPs / (peak x efficiency) +
     jq -e --argjson e "$eff" '((.total_s / (2 * 3136 * 64 * 64 / (38.7e9 * $e) + 5e-6)) - 1 | fabs) < 1e-6 and .kernels == 1 and .edge_class == "mobile_cpu"' "$tmp/pw64.json"
 check "edge: 20 output channels pad to the 8-wide register tile (24): time x 24/20, by hand" \
     jq -e --argjson e "$eff" '((.total_s / (2 * 3136 * 64 * 20 / (38.7e9 * $e * 20 / 24) + 5e-6)) - 1 | fabs) < 1e-6' "$tmp/pw20.json"
+# the same convolution on the Adreno 640 in FP16 (its default there): 16
+# four-channel slices x 3136 pixels = 50,176 work items in waves of 768
+# lanes (898.6 GFLOP/s / 2 / 585 MHz), 66 waves; plus the fitted per-kernel
+# cost, the host's first enqueue (20 us) and the closing round trip (20 us)
+geff=$(awk '$1 == "gpu_efficiency:" {print $2}' "$srcdir/calibration/edge.yaml")
+gk=$(awk '$1 == "gpu_kernel_us:" {print $2}' "$srcdir/calibration/edge.yaml")
+"$S" eval "$tmp/pw64.yaml" --gpu mobile-gpu --json > "$tmp/pwg.json" 2> "$tmp/err"
+check "edge: the convolution on the mobile GPU = 4-channel slices in whole waves, by hand; FP16 by default" \
+    jq -e --argjson e "$geff" --argjson k "$gk" '((.total_s / (2 * 3136 * 64 * 64 / (1.7971e12 * $e * 50176 / (66 * 768)) + $k * 1e-6 + 40e-6)) - 1 | fabs) < 1e-6 and .dtype == "fp16"' "$tmp/pwg.json"
+check "edge: the mobile CPU runs FP32 by default (TFLite's CPU float kernels)" jq -e '.dtype == "fp32"' "$tmp/pw64.json"
+sed 's/^simd_bits: 128 /simd_bits: 100 /' "$srcdir/presets/edge/mobile-cpu.yaml" > "$tmp/badcpu.yaml"
+"$S" eval mobilenet-v2 --gpu "$tmp/badcpu.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "badcpu.yaml:[0-9]*:[0-9]*: simd_bits must be a whole number of 32-bit lanes" "$tmp/err"; then ok "edge: a broken edge preset given to eval reports its own FILE:LINE:COL"; else not_ok "edge: a broken edge preset given to eval" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" eval gpt2-small --gpu mobile-cpu --attn flash > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "drop --attn flash" "$tmp/err"; then ok "edge: --attn flash on an edge preset is a usage error naming it"; else not_ok "edge: --attn flash on an edge preset" "rc=$rc $(cat "$tmp/err")"; fi
 # MobileNetV2 as TFLite runs it: batch norms fold into the convolutions and
 # ReLU6 fuses into them, so the operators are 52 convolutions (stem, 17
 # blocks: 1 x 2 + 16 x 3, head), 10 residual adds, the pool and the classifier
@@ -623,6 +638,18 @@ grep -v '^#' "$tmp/edge.yaml" > "$tmp/edge.new"; grep -v '^#' "$srcdir/calibrati
 if [ -s "$tmp/edge.new" ] && cmp -s "$tmp/edge.new" "$tmp/edge.old"; then
     ok "calibrate --edge regenerates calibration/edge.yaml's coefficients exactly"
 else not_ok "calibrate --edge regenerates calibration/edge.yaml" "$(cat "$tmp/err")"; fi
+# a fit that needs more than the peak (VGG-16 ten times faster than one
+# A76 core can run it) is refused, nothing written; a CPU-only file refits
+# the CPU and keeps the GPU's coefficients
+printf 'model,workload,preset,dtype,latency_ms,role\nvgg16,vgg16,mobile-cpu,fp32,160,fit\nmobilenet_v2,mobilenet-v2,mobile-cpu,fp32,4,fit\n' > "$tmp/fast.csv"
+"$S" calibrate --edge "$tmp/fast.csv" --out "$tmp/fast.yaml" --quiet > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "at the end of its range" "$tmp/err" && [ ! -e "$tmp/fast.yaml" ]; then ok "calibrate --edge: rows faster than the peak allows are refused, nothing written"; else not_ok "calibrate --edge: rows faster than the peak" "rc=$rc $(cat "$tmp/err")"; fi
+grep -v 'mobile-gpu' "$srcdir/calibration/edge-reference.csv" > "$tmp/cpuonly.csv"
+"$S" calibrate --edge "$tmp/cpuonly.csv" --quiet > "$tmp/cpuonly.yaml" 2> "$tmp/err"
+if [ "$(grep '^gpu_' "$tmp/cpuonly.yaml")" = "$(grep '^gpu_' "$srcdir/calibration/edge.yaml")" ] && grep -q '^cpu_efficiency:' "$tmp/cpuonly.yaml"; then ok "calibrate --edge: a CPU-only file keeps the GPU's coefficients"; else not_ok "calibrate --edge: a CPU-only file" "$(cat "$tmp/err")"; fi
+"$S" validate edge --data "$tmp/cpuonly.csv" --edge-coef "$tmp/cpuonly.yaml" --json > "$tmp/cpuonly.json" 2> "$tmp/err"
+check "validate edge --edge-coef: a refitted table is the one validated" \
+    jq -e --arg f "$tmp/cpuonly.yaml" '.coefficients == $f and .rows == 5' "$tmp/cpuonly.json"
 printf '# a comment\nmodel,workload,preset,dtype,latency_ms,role\nvgg16,vgg16,mobile-cpu,fp32,-3,fit\n' > "$tmp/badref.csv"
 "$S" validate edge --data "$tmp/badref.csv" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "badref.csv:3:29:" "$tmp/err"; then ok "validate edge: a bad latency names FILE:LINE:COL"; else not_ok "validate edge: a bad latency names FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"; fi

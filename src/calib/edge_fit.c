@@ -6,6 +6,7 @@
 #include "io/io.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +53,7 @@ static int prepare(st_edge_ref *r, const char *path, int line, const int *col, s
 {
     st_error e;
     if (st_load_edge(r->preset, &r->edge, &e))
-        return st_error_set(err, ST_EINVAL, "%s:%d:%d: preset '%s': %s (name an edge preset: strata list --kind edge)",
-                            path, line, col[2], r->preset, e.msg);
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: preset '%s': %s", path, line, col[2], r->preset, e.msg);
     st_model m;
     if (st_load_model(r->workload, &m, &e))
         return st_error_set(err, ST_EINVAL, "%s:%d:%d: workload '%s': %s", path, line, col[1], r->workload, e.msg);
@@ -66,12 +66,32 @@ static int prepare(st_edge_ref *r, const char *path, int line, const int *col, s
     st_model_free(&m);
     if (rc)
         return st_error_set(err, rc, "%s:%d:%d: workload '%s': %s", path, line, col[1], r->workload, e.msg);
+    /* what the edge model would refuse, found now and placed */
+    if (!(r->edge.peak[r->dtype].dense > 0))
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: %s has no %s throughput; give a dtype it runs (fp32%s)",
+                            path, line, col[3], r->edge.id, st_dtype_name(r->dtype),
+                            r->edge.peak[ST_FP16].dense > 0 ? " or fp16" : "");
+    st_edge_coef one;
+    memset(&one, 0, sizeof one);
+    one.cpu_efficiency = one.cpu_dw_efficiency = one.gpu_efficiency = 1;
+    for (size_t i = 0; i < r->ops.n; i++) {
+        st_edge_est est;
+        if (st_edge_folds(&r->ops, i))
+            continue;
+        if (st_edge_op_time(&r->edge, &one, 1, &r->ops.ops[i], &est, &e)) {
+            int preset_side = strstr(e.msg, r->edge.id) == e.msg;
+            return st_error_set(err, ST_EINVAL, "%s:%d:%d: %s", path, line, preset_side ? col[2] : col[1], e.msg);
+        }
+    }
     return 0;
 }
 
 int st_edge_refs_load(const char *path, st_edge_refs *out, st_error *err)
 {
     memset(out, 0, sizeof *out);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return st_error_set(err, ST_EINVAL, "%s is a folder; give the reference CSV file", path);
     FILE *f = fopen(path, "r");
     if (!f)
         return st_error_set(err, ST_ENOTFOUND, "cannot read %s: %s", path, strerror(errno));
@@ -93,11 +113,13 @@ int st_edge_refs_load(const char *path, st_edge_refs *out, st_error *err)
         int col[REF_NCOL + 1];
         int n = split(buf, fld, col);
         if (!header) {
-            for (int i = 0; i < REF_NCOL && !rc; i++)
-                if (i >= n || strcmp(fld[i], ref_cols[i]) != 0)
+            for (int i = 0; i < REF_NCOL + 1 && !rc; i++)
+                if (i < REF_NCOL ? i >= n || strcmp(fld[i], ref_cols[i]) != 0 : n > REF_NCOL)
                     rc = st_error_set(err, ST_EINVAL,
-                                      "%s:%d:%d: expected the header model,workload,preset,dtype,latency_ms,role",
-                                      path, line, i < n ? col[i] : 1);
+                                      "%s:%d:%d: expected the header model,workload,preset,dtype,latency_ms,role%s",
+                                      path, line, i < n ? col[i] : 1,
+                                      (unsigned char)buf[0] == 0xEF ? " (the file starts with a byte-order mark: "
+                                                                      "save it as plain UTF-8)" : "");
             header = 1;
             continue;
         }
@@ -120,6 +142,13 @@ int st_edge_refs_load(const char *path, st_edge_refs *out, st_error *err)
         st_edge_ref *r = &out->row[out->n];
         memset(r, 0, sizeof *r);
         r->line = line;
+        static const size_t cap[3] = {sizeof r->model, sizeof r->workload, sizeof r->preset};
+        for (int i = 0; i < 3 && !rc; i++)
+            if (strlen(fld[i]) >= cap[i] || !fld[i][0])
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: %s %s", path, line, col[i], ref_cols[i],
+                                  fld[i][0] ? "is too long (a preset or workload id, or a short path)" : "is empty");
+        if (rc)
+            break;
         snprintf(r->model, sizeof r->model, "%s", fld[0]);
         snprintf(r->workload, sizeof r->workload, "%s", fld[1]);
         snprintf(r->preset, sizeof r->preset, "%s", fld[2]);
@@ -131,9 +160,10 @@ int st_edge_refs_load(const char *path, st_edge_refs *out, st_error *err)
         char *end;
         errno = 0;
         double ms = strtod(fld[4], &end);
-        if (end == fld[4] || *end || errno || !(ms > 0) || ms > 1e7) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: latency_ms '%s' is not a positive number of "
-                                              "milliseconds (at most 1e7)", path, line, col[4], fld[4]);
+        if (end == fld[4] || *end || errno || strspn(fld[4], "0123456789.eE+-") != strlen(fld[4]) ||
+            !(ms >= 1e-3) || ms > 1e7) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: latency_ms '%s' is not a decimal number of "
+                                              "milliseconds from 0.001 (1 us) to 1e7", path, line, col[4], fld[4]);
             break;
         }
         r->ref_s = ms * 1e-3;
@@ -191,14 +221,21 @@ static int objective(const st_edge_refs *R, st_edge_class cls, const st_gpu_coef
 }
 
 /* Minimise the class's fit error over two coefficients, a and b, each on a
- * geometric grid between its bounds (b may include 0), then twice more on a
- * grid a tenth as wide around the best: deterministic, no derivatives. */
+ * geometric grid between its bounds (b may also be 0), then twice more on
+ * a grid a tenth as wide around the best, kept inside the bounds:
+ * deterministic, no derivatives. *at_bound names a coefficient whose best
+ * value is on a bound of its range (the data want it beyond), *flat one
+ * the fit rows do not determine (halving or doubling it changes the error
+ * by less than 1e-9). */
 static int fit2(const st_edge_refs *R, st_edge_class cls, const st_gpu_coef *gc, st_edge_coef *ec, double *a,
-                double alo, double ahi, double *b, double blo, double bhi, int b_zero, st_step *s, st_error *err)
+                double alo, double ahi, double *b, double blo, double bhi, int b_zero, int *at_bound, int *flat,
+                st_step *s, st_error *err)
 {
     const int N = 48;
     double best = INFINITY, ba = alo, bb = b_zero ? 0 : blo;
-    double la0 = log(alo), la1 = log(ahi), lb0 = log(blo), lb1 = log(bhi);
+    const double LA0 = log(alo), LA1 = log(ahi), LB0 = log(blo), LB1 = log(bhi);
+    double la0 = LA0, la1 = LA1, lb0 = LB0, lb1 = LB1;
+    int rc;
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i <= N; i++) {
             for (int j = b_zero && round == 0 ? -1 : 0; j <= N; j++) {
@@ -206,12 +243,8 @@ static int fit2(const st_edge_refs *R, st_edge_class cls, const st_gpu_coef *gc,
                 *b = j < 0 ? 0 : exp(lb0 + (lb1 - lb0) * j / N);
                 double sse;
                 int n;
-                int rc = objective(R, cls, gc, ec, 1, &sse, &n, s, err);
-                if (rc)
+                if ((rc = objective(R, cls, gc, ec, 1, &sse, &n, s, err)))
                     return rc;
-                if (n == 0)
-                    return st_error_set(err, ST_EINVAL, "no fit rows for the %s class",
-                                        cls == ST_EDGE_MOBILE_CPU ? "mobile_cpu" : "mobile_gpu");
                 if (sse < best * (1 - 1e-12)) {
                     best = sse;
                     ba = *a;
@@ -219,11 +252,29 @@ static int fit2(const st_edge_refs *R, st_edge_class cls, const st_gpu_coef *gc,
                 }
             }
         }
-        /* the next round: a tenth of the span in log space around the best */
+        /* the next round: a tenth of the span in log space around the best,
+         * clipped to the bounds */
         double wa = (la1 - la0) / 10, wb = (lb1 - lb0) / 10;
-        la0 = log(ba) - wa / 2, la1 = log(ba) + wa / 2;
+        la0 = fmax(LA0, log(ba) - wa / 2), la1 = fmin(LA1, log(ba) + wa / 2);
         if (bb > 0)
-            lb0 = log(bb) - wb / 2, lb1 = log(bb) + wb / 2;
+            lb0 = fmax(LB0, log(bb) - wb / 2), lb1 = fmin(LB1, log(bb) + wb / 2);
+    }
+    *at_bound = 0, *flat = 0;
+    if (fabs(log(ba) - LA0) < 1e-9 || fabs(log(ba) - LA1) < 1e-9)
+        *at_bound = 1;
+    else if (bb > 0 && (fabs(log(bb) - LB0) < 1e-9 || fabs(log(bb) - LB1) < 1e-9))
+        *at_bound = 2;
+    for (int k = 0; k < 4 && !*at_bound && !*flat; k++) {
+        *a = k == 0 ? ba / 2 : k == 1 ? ba * 2 : ba;
+        *b = k < 2 ? bb : k == 2 ? bb / 2 : bb * 2;
+        if (k >= 2 && bb == 0)
+            break; /* b = 0 (no per-kernel cost) is a choice the grid made, not a flat direction */
+        double sse;
+        int n;
+        if ((rc = objective(R, cls, gc, ec, 1, &sse, &n, s, err)))
+            return rc;
+        if (sse - best < 1e-9)
+            *flat = k < 2 ? 1 : 2;
     }
     *a = ba;
     *b = bb;
@@ -241,23 +292,64 @@ static double sig4(double x)
     return strtod(buf, NULL);
 }
 
-int st_edge_calibrate(const st_edge_refs *R, const st_gpu_coef *gc, st_edge_coef *out, FILE *report,
-                      st_error *err)
+int st_edge_calibrate(const st_edge_refs *R, const st_gpu_coef *gc, const st_edge_coef *base, st_edge_coef *out,
+                      FILE *report, st_error *err)
 {
     memset(out, 0, sizeof *out);
     st_step *s = malloc(sizeof *s);
     if (!s)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     st_edge_coef c;
-    memset(&c, 0, sizeof c);
-    c.cpu_efficiency = c.cpu_dw_efficiency = c.gpu_efficiency = 1;
-    int rc = 0;
-    /* mobile CPU: GEMM-like and depthwise efficiency */
-    rc = fit2(R, ST_EDGE_MOBILE_CPU, gc, &c, &c.cpu_efficiency, 0.02, 1, &c.cpu_dw_efficiency, 0.01, 1, 0, s, err);
-    /* mobile GPU: efficiency and the per-kernel cost (0, or 0.1 us .. 1 ms) */
-    if (!rc)
-        rc = fit2(R, ST_EDGE_MOBILE_GPU, gc, &c, &c.gpu_efficiency, 0.005, 1, &c.gpu_kernel_s, 1e-7, 1e-3, 1, s,
-                  err);
+    if (base) {
+        c = *base;
+    } else {
+        memset(&c, 0, sizeof c);
+        c.cpu_efficiency = c.cpu_dw_efficiency = c.gpu_efficiency = 1;
+    }
+    int rc = 0, nfit[2] = {0, 0};
+    for (size_t i = 0; i < R->n; i++)
+        nfit[R->row[i].edge.cls] += R->row[i].fit;
+    static const char *const cname[2] = {"mobile_cpu", "mobile_gpu"};
+    static const char *const aname[2] = {"cpu_efficiency", "gpu_efficiency"};
+    static const char *const bname[2] = {"cpu_depthwise_efficiency", "gpu_kernel_us"};
+    static const char *const hint[2] = {"a depthwise-heavy network such as mobilenet-v2 beside a dense one such as vgg16",
+                                        "a network of many small kernels such as mobilenet-v2 beside a dense one such as vgg16"};
+    for (int k = 0; k < 2 && !rc; k++) {
+        if (nfit[k] == 0 && !base) {
+            rc = st_error_set(err, ST_EINVAL, "no fit rows for the %s class, and no current table to keep its "
+                                              "coefficients from (calibration/edge.yaml did not load)", cname[k]);
+            break;
+        }
+        if (nfit[k] == 0) {
+            if (report)
+                fprintf(report, "  %s: no fit rows; its coefficients are kept from the current table\n", cname[k]);
+            continue;
+        }
+        if (nfit[k] < 2) {
+            rc = st_error_set(err, ST_EINVAL, "%d fit row for the %s class: its two coefficients need two or more "
+                                              "(%s)", nfit[k], cname[k], hint[k]);
+            break;
+        }
+        int at_bound, flat;
+        if (k == 0)
+            rc = fit2(R, ST_EDGE_MOBILE_CPU, gc, &c, &c.cpu_efficiency, 0.01, 1, &c.cpu_dw_efficiency, 0.001, 1, 0,
+                      &at_bound, &flat, s, err);
+        else /* the per-kernel cost: 0, or 0.1 us .. 10 ms */
+            rc = fit2(R, ST_EDGE_MOBILE_GPU, gc, &c, &c.gpu_efficiency, 0.001, 1, &c.gpu_kernel_s, 1e-7, 1e-2, 1,
+                      &at_bound, &flat, s, err);
+        if (!rc && at_bound)
+            rc = st_error_set(err, ST_EINVAL,
+                              "the %s fit puts %s at the end of its range (%s): no efficiency the model allows "
+                              "gives the fit rows' latencies (an efficiency above 1 would mean faster than the "
+                              "preset's peak); check the rows' presets, dtypes and threads (the model runs TFLite "
+                              "on one CPU thread)",
+                              cname[k], at_bound == 1 ? aname[k] : bname[k],
+                              at_bound == 1 ? (k ? "0.001 to 1" : "0.01 to 1") : (k ? "0.1 us to 10 ms" : "0.001 to 1"));
+        if (!rc && flat)
+            rc = st_error_set(err, ST_EINVAL, "the %s fit rows do not determine %s (halving or doubling it changes "
+                                              "nothing): add fit rows such as %s", cname[k],
+                              flat == 1 ? aname[k] : bname[k], hint[k]);
+    }
     if (!rc) {
         c.cpu_efficiency = sig4(c.cpu_efficiency);
         c.cpu_dw_efficiency = sig4(c.cpu_dw_efficiency);
@@ -267,17 +359,20 @@ int st_edge_calibrate(const st_edge_refs *R, const st_gpu_coef *gc, st_edge_coef
          * of the class, the held-out ones included (the fit rows alone are
          * matched nearly exactly by two coefficients) */
         for (int k = 0; k < 2 && !rc; k++) {
+            if (!nfit[k])
+                continue;
             double sse;
             int n;
-            rc = objective(R, k ? ST_EDGE_MOBILE_GPU : ST_EDGE_MOBILE_CPU, gc, &c, 0, &sse, &n, s, err);
+            rc = objective(R, (st_edge_class)k, gc, &c, 0, &sse, &n, s, err);
             double sig = n ? sig4(sqrt(sse / n)) : 0;
-            int nf = 0;
-            for (size_t i = 0; i < R->n; i++)
-                nf += R->row[i].fit && R->row[i].edge.cls == (k ? ST_EDGE_MOBILE_GPU : ST_EDGE_MOBILE_CPU);
+            if (!rc && sig > 10)
+                rc = st_error_set(err, ST_EINVAL, "the %s rows and the model disagree by a factor of e^%.1f on "
+                                                  "average: check the rows' latencies (milliseconds) and presets",
+                                  cname[k], sig);
             if (k)
-                c.sigma_gpu = sig, c.n_fit_gpu = nf;
+                c.sigma_gpu = sig, c.n_fit_gpu = nfit[k];
             else
-                c.sigma_cpu = sig, c.n_fit_cpu = nf;
+                c.sigma_cpu = sig, c.n_fit_cpu = nfit[k];
         }
     }
     if (!rc && report)

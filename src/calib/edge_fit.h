@@ -11,7 +11,7 @@
 #include "gpu/edge.h"
 
 typedef struct st_edge_ref {
-    char model[48], workload[64], preset[64];
+    char model[64], workload[512], preset[512];
     st_dtype dtype;
     double ref_s;
     int fit;      /* role: fit (1) or test (0) */
@@ -33,9 +33,11 @@ void st_edge_refs_free(st_edge_refs *r);
 int st_edge_ref_predict(const st_edge_ref *r, const st_gpu_coef *gc, const st_edge_coef *ec, st_step *s,
                         st_error *err);
 /* Fit the edge coefficients to the fit rows (deterministic grid search in
- * log space, least squares on log latency); report (may be NULL) gets a
- * summary. */
-int st_edge_calibrate(const st_edge_refs *R, const st_gpu_coef *gc, st_edge_coef *out, FILE *report,
-                      st_error *err);
+ * log space, least squares on log latency), per device class; a class
+ * without fit rows keeps base's coefficients. Refuses a class with one fit
+ * row, a coefficient the rows do not determine, and one the rows push to
+ * the end of its range. report (may be NULL) gets a summary. */
+int st_edge_calibrate(const st_edge_refs *R, const st_gpu_coef *gc, const st_edge_coef *base, st_edge_coef *out,
+                      FILE *report, st_error *err);
 
 #endif

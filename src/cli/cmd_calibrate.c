@@ -68,8 +68,8 @@ static int land(cli_out *o, const char *out, int rc, FILE *rep)
 static const char edge_header_fmt[] =
     "# strata edge coefficients (see src/gpu/edge.h for the model).\n"
     "# Written by `strata calibrate --edge`; regenerate bit-for-bit with tools/calibrate-edge.\n"
-    "# Fitted on the rows of %s whose role is fit (nn-Meter's TFLite 2.1\n"
-    "# reference latencies; the file says which and why). Efficiencies are fractions of\n"
+    "# Fitted on the rows of %s whose role is fit (the file says where its\n"
+    "# latencies come from). Efficiencies are fractions of\n"
     "# the preset's peak for its dtype; gpu_kernel_us is the GPU-side cost of one kernel;\n"
     "# sigma_* is the root-mean-square log error over every reference row of the class\n"
     "# (the 90%% band of a step is exp(+-1.645 sigma)).\n";
@@ -97,7 +97,11 @@ static int run_edge(const char *ref, const char *out, int quiet)
     if (rep)
         fprintf(rep, "calibrating the edge model on %s (%zu reference rows)\n", ref, R.n);
     st_edge_coef ec;
-    rc = st_edge_calibrate(&R, &gc, &ec, rep, &err);
+    /* a class without fit rows keeps the current table's coefficients */
+    st_edge_coef cur;
+    st_error e2;
+    int have_cur = st_edge_coef_load(NULL, &cur, &e2) == 0;
+    rc = st_edge_calibrate(&R, &gc, have_cur ? &cur : NULL, &ec, rep, &err);
     st_edge_refs_free(&R);
     if (rc) {
         cli_out_close(&o, 0, NULL);

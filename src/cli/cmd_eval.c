@@ -197,15 +197,16 @@ static int run(int argc, char **argv)
         CLI_WL_LONGOPTS,
         {"gpu", required_argument, NULL, 'g'},   {"fused", no_argument, NULL, 'F'},
         {"recompute", no_argument, NULL, 'R'},   {"coef", required_argument, NULL, 'c'},
+        {"edge-coef", required_argument, NULL, 'E'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    const char *gpu = "h100-sxm", *coefp = NULL;
+    const char *gpu = "h100-sxm", *coefp = NULL, *edge_coefp = NULL;
     cli_wl wl;
     int json = 0, fused = 0, recompute = 0, c;
     optind = 0;
     cli_wl_init(&wl);
-    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:jh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:E:jh", opts)) != -1) {
         int t = cli_wl_option(&cmd_eval, c, optarg, &wl);
         if (t < 0)
             return 2;
@@ -216,6 +217,7 @@ static int run(int argc, char **argv)
         case 'F': fused = 1; break;
         case 'R': recompute = 1; break;
         case 'c': coefp = optarg; break;
+        case 'E': edge_coefp = optarg; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_eval, stdout); return 0;
         default: return 2;
@@ -231,20 +233,28 @@ static int run(int argc, char **argv)
     st_edge edge;
     st_edge_coef ecoef;
     int is_edge = 0;
-    if (st_load_gpu(gpu, &g, &err)) {
-        /* an edge preset (mobile CPU or GPU) runs through the edge model */
-        st_error e2;
-        if (st_load_edge(gpu, &edge, &e2) != 0)
+    /* an edge preset (mobile CPU or GPU) runs through the edge model */
+    if (st_load_gpu_or_edge(gpu, &g, &edge, &is_edge, &err))
+        return cli_fail(&err);
+    if (is_edge) {
+        char bad[48] = "";
+        if (fused)
+            snprintf(bad, sizeof bad, "--fused");
+        else if (recompute)
+            snprintf(bad, sizeof bad, "--recompute");
+        else if (wl.phase && strcmp(wl.phase, "prefill") != 0)
+            snprintf(bad, sizeof bad, "--phase %.30s", wl.phase);
+        else if (wl.attn && strcmp(wl.attn, "flash") == 0)
+            snprintf(bad, sizeof bad, "--attn flash");
+        if (bad[0])
+            return cli_usage_error(&cmd_eval, "%s is an edge device: it runs the inference graph TFLite converts "
+                                              "(batch norms folded, activations fused, attention as its "
+                                              "matrix products); drop %s", edge.id, bad);
+        if (st_edge_coef_load(edge_coefp, &ecoef, &err))
             return cli_fail(&err);
-        is_edge = 1;
-        st_edge_gpu_view(&edge, &g);
-        if (fused || recompute || (wl.phase && strcmp(wl.phase, "prefill") != 0))
-            return cli_usage_error(&cmd_eval, "%s is an edge device: it runs a converted inference graph "
-                                              "(batch norms folded, activations fused) as TFLite does; "
-                                              "drop --phase %s, --fused and --recompute", edge.id,
-                                   wl.phase ? wl.phase : "");
-        if (st_edge_coef_load(NULL, &ecoef, &err))
-            return cli_fail(&err);
+    } else if (edge_coefp) {
+        return cli_usage_error(&cmd_eval, "--edge-coef is for edge presets (mobile-cpu, mobile-gpu, ...); %s is a GPU",
+                               g.id);
     }
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
@@ -253,6 +263,8 @@ static int run(int argc, char **argv)
     if (st_load_model(argv[optind], &m, &err))
         return cli_fail(&err);
     cli_wl_apply(&wl, &m, &o);
+    if (is_edge && !wl.dtype)
+        o.dtype = st_edge_default_dtype(&edge);
     int rc = cli_wl_applies(&cmd_eval, &wl, &m, &o);
     if (rc == 0 && recompute && o.phase != ST_PHASE_TRAIN)
         rc = cli_usage_error(&cmd_eval, "--recompute applies to --phase train");
@@ -303,10 +315,13 @@ static int run(int argc, char **argv)
 const cli_command cmd_eval = {
     "eval",
     "eval WORKLOAD [--gpu PRESET] [--phase prefill|decode|train] [--batch B] [--seq S] [--kv L]\n"
-    "                   [--dtype D] [--attn eager|flash] [--fused] [--recompute] [--no-optimizer] [--json]",
+    "                   [--dtype D] [--attn eager|flash] [--fused] [--recompute] [--no-optimizer]\n"
+    "                   [--coef FILE] [--edge-coef FILE] [--json]",
     "Estimate one step of a workload on one GPU: per-layer time, error share, total with 90% band.",
     "  WORKLOAD         a workload id, name or path (YAML or Hugging Face config.json)\n"
-    "  --gpu PRESET     default h100-sxm\n"
+    "  --gpu PRESET     default h100-sxm; an edge preset (mobile-cpu, mobile-gpu,\n"
+    "                   mobile-gpu-adreno630) runs the converted TFLite graph on the edge model\n"
+    "                   (inference only; give --dtype fp32 for TFLite's CPU kernels)\n"
     "  --phase P        prefill (default), decode (one token per sequence against --kv), train\n"
     "  --batch B        sequences; --seq S tokens per sequence; --kv L cached tokens (decode)\n"
     "  --dtype D        compute dtype (default: the workload's)\n"
@@ -315,6 +330,7 @@ const cli_command cmd_eval = {
     "  --recompute      train: replay each block's forward before its backward\n"
     "  --no-optimizer   train: forward + backward only\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
+    "  --edge-coef FILE edge presets: the edge table (default calibration/edge.yaml)\n"
     "  --json           machine-readable; total_s, lo_s, hi_s (correlated band), memory{bytes,\n"
     "                   weights_bytes, kv_cache_bytes, gradient_optimizer_bytes, activations_counted,\n"
     "                   capacity_bytes, fits},\n"

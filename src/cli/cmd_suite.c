@@ -976,8 +976,8 @@ const cli_command cmd_suite = {
     "suite",
     "suite [FILE|DIR ...] [--filter REGEX] [--list] [--jobs N] [--timeout S] [--shared DIR] [--json]",
     "Run the scenario suite: each practitioner question as strata commands, its target metrics.",
-    "  FILE|DIR         scenario files, or folders of them (default: workloads/scenarios, 27 of\n"
-    "                   the brief's 28 questions); see strata-scenario(5)\n"
+    "  FILE|DIR         scenario files, or folders of them (default: workloads/scenarios, the\n"
+    "                   brief's 28 questions); see strata-scenario(5)\n"
     "  --filter REGEX   only scenarios whose id or title matches (PCRE2, any case)\n"
     "  --list           print each scenario's command lines without running them\n"
     "  --jobs N         commands run at once (default: the cores, at most 8); results do not\n"

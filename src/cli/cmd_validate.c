@@ -226,14 +226,15 @@ static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long lo
 }
 
 /* strata validate edge: the edge model against its reference latencies */
-static int run_edge(const char *path, int json, const st_gpu_coef *coef)
+static int run_edge(const char *path, const char *ecoefp, int json, const st_gpu_coef *coef)
 {
     st_error err;
-    char buf[600];
-    if (!(path = st_data_file(path, "calibration/edge-reference.csv", buf, sizeof buf, &err)))
+    char buf[600], ebuf[600];
+    if (!(path = st_data_file(path, "calibration/edge-reference.csv", buf, sizeof buf, &err)) ||
+        !(ecoefp = st_data_file(ecoefp, "calibration/edge.yaml", ebuf, sizeof ebuf, &err)))
         return cli_fail(&err);
     st_edge_coef ec;
-    if (st_edge_coef_load(NULL, &ec, &err))
+    if (st_edge_coef_load(ecoefp, &ec, &err))
         return cli_fail(&err);
     st_edge_refs R;
     if (st_edge_refs_load(path, &R, &err))
@@ -252,11 +253,18 @@ static int run_edge(const char *path, int json, const st_gpu_coef *coef)
         st_edge_refs_free(&R);
         return cli_fail(&err);
     }
-    /* held-out MAPE per preset, in the order presets first appear */
-    const char *names[32];
-    double sum[32] = {0};
-    int cnt[32] = {0}, np = 0, n_all = 0, inband = 0;
+    /* held-out MAPE per preset, in the order presets first appear (at
+     * most one preset a row) */
+    const char **names = calloc(R.n, sizeof *names);
+    double *sum = calloc(R.n, sizeof *sum);
+    int *cnt = calloc(R.n, sizeof *cnt), np = 0, n_all = 0, inband = 0;
     double all = 0;
+    if (!names || !sum || !cnt) {
+        free(names), free(sum), free(cnt), free(pred), free(lo), free(hi);
+        st_edge_refs_free(&R);
+        st_error_set(&err, ST_ENOMEM, "out of memory");
+        return cli_fail(&err);
+    }
     for (size_t i = 0; i < R.n; i++) {
         const st_edge_ref *r = &R.row[i];
         inband += r->ref_s >= lo[i] && r->ref_s <= hi[i];
@@ -265,12 +273,10 @@ static int run_edge(const char *path, int json, const st_gpu_coef *coef)
         int k = 0;
         while (k < np && strcmp(names[k], r->preset) != 0)
             k++;
-        if (k == np && np < 32)
+        if (k == np)
             names[np++] = r->preset;
-        if (k < np) {
-            double ape = fabs(pred[i] - r->ref_s) / r->ref_s * 100;
-            sum[k] += ape, cnt[k]++, all += ape, n_all++;
-        }
+        double ape = fabs(pred[i] - r->ref_s) / r->ref_s * 100;
+        sum[k] += ape, cnt[k]++, all += ape, n_all++;
     }
     if (json) {
         st_json j;
@@ -304,12 +310,15 @@ static int run_edge(const char *path, int json, const st_gpu_coef *coef)
         st_json_end_array(&j);
         if (n_all)
             st_json_number(&j, "mape_held_out", all / n_all);
+        else
+            st_json_null(&j, "mape_held_out");
+        st_json_string(&j, "coefficients", ecoefp);
         st_json_int(&j, "in_band", inband);
         st_json_int(&j, "rows", (long long)R.n);
         st_json_end_object(&j);
         st_json_finish(&j);
     } else {
-        printf("edge model against %s (coefficients: calibration/edge.yaml)\n", path);
+        printf("edge model against %s (coefficients: %s)\n", path, ecoefp);
         printf("  %-14s %-22s %-5s %-4s %10s %10s %7s %10s %10s %3s\n", "MODEL", "PRESET", "DTYPE", "ROLE",
                "REF ms", "STRATA ms", "ERR%", "LO", "HI", "IN");
         for (size_t i = 0; i < R.n; i++) {
@@ -324,9 +333,12 @@ static int run_edge(const char *path, int json, const st_gpu_coef *coef)
             printf("  %-22s %2d rows  %6.2f%%\n", names[k], cnt[k], sum[k] / cnt[k]);
         if (n_all)
             printf("  %-22s %2d rows  %6.2f%%\n", "all held out", n_all, all / n_all);
-        printf("  90%% band contains the reference for %d of %zu rows\n", inband, R.n);
+        else
+            printf("  (none: every row is a fit row)\n");
+        printf("  90%% band contains the reference for %d of %zu rows (in-sample: the bands' width, sigma, "
+               "comes from these rows)\n", inband, R.n);
     }
-    free(pred), free(lo), free(hi);
+    free(pred), free(lo), free(hi), free(names), free(sum), free(cnt);
     st_edge_refs_free(&R);
     return 0;
 }
@@ -337,13 +349,14 @@ static int run(int argc, char **argv)
         {"data", required_argument, NULL, 'd'}, {"coef", required_argument, NULL, 'c'},
         {"min-tokens", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"samples", required_argument, NULL, 's'}, {"coll-samples", required_argument, NULL, 'S'},
+        {"edge-coef", required_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
-    const char *data = NULL, *coefp = NULL, *samples = NULL, *coll_samples = NULL;
+    const char *data = NULL, *coefp = NULL, *samples = NULL, *coll_samples = NULL, *ecoefp = NULL;
     long long min_tokens = ST_VIDUR_MIN_TOKENS;
     int json = 0, c, rc, min_tokens_given = 0;
     optind = 0;
-    while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:s:jh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:s:E:jh", opts)) != -1) {
         switch (c) {
         case 'd': data = optarg; break;
         case 'c': coefp = optarg; break;
@@ -354,6 +367,7 @@ static int run(int argc, char **argv)
             break;
         case 's': samples = optarg; break;
         case 'S': coll_samples = optarg; break;
+        case 'E': ecoefp = optarg; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_validate, stdout); return 0;
         default: return 2;
@@ -366,13 +380,16 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_validate, "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(what, "edge") == 0) {
         if (min_tokens_given || samples || coll_samples)
-            return cli_usage_error(&cmd_validate, "edge takes --data FILE, --coef FILE and --json only");
+            return cli_usage_error(&cmd_validate, "edge takes --data FILE, --edge-coef FILE, --coef FILE and "
+                                                  "--json only");
         st_error e;
         st_gpu_coef gc;
         if (st_gpu_coef_load(coefp, &gc, &e))
             return cli_fail(&e);
-        return run_edge(data, json, &gc);
+        return run_edge(data, ecoefp, json, &gc);
     }
+    if (ecoefp)
+        return cli_usage_error(&cmd_validate, "--edge-coef is for validate edge");
     int is_ns = strcmp(what, "neusight") == 0, is_vd = strcmp(what, "vidur") == 0, is_vl = strcmp(what, "vllm") == 0;
     if (!is_ns && !is_vd && !is_vl)
         return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight, vidur, vllm or edge", what);
@@ -434,7 +451,7 @@ static int run(int argc, char **argv)
 const cli_command cmd_validate = {
     "validate",
     "validate neusight|vidur|vllm|edge [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv]\n"
-    "                 [--coll-samples FILE.csv] [--json]",
+    "                 [--coll-samples FILE.csv] [--edge-coef FILE] [--json]",
     "Measure prediction error against measured kernels, operator profiles and whole models.",
     "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
     "                   models (model from models/, device from devices/ and the folder name)\n"
@@ -447,6 +464,8 @@ const cli_command cmd_validate = {
     "                   figures), per row and MAPE per preset over the held-out rows\n"
     "  --data DIR       the data folder; default $STRATA_SHARED/neusight, .../vidur or .../vllm\n"
     "                   (edge: a reference CSV, default calibration/edge-reference.csv)\n"
+    "  --edge-coef FILE edge: the edge table (default calibration/edge.yaml), e.g. one\n"
+    "                   `strata calibrate --edge` wrote from your own reference rows\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --min-tokens N   vidur: only rows with num_tokens >= N (default 64)\n"
     "  --samples FILE   also write every measured kernel with its prediction as CSV\n"

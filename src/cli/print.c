@@ -195,6 +195,15 @@ static void print_edge(const st_edge *e, FILE *out)
     fprintf(out, "  memory             %s, %s\n", a, b);
     fprintf(out, "  dispatch overhead  %.3g us per operator; TDP %.3g W\n",
             e->dispatch_overhead_s * 1e6, e->tdp_w);
+    if (e->l1_bytes > 0 || e->l2_bytes > 0 || e->llc_bytes > 0) {
+        char c[32];
+        cli_bytes(a, sizeof a, e->l1_bytes);
+        cli_bytes(b, sizeof b, e->l2_bytes);
+        cli_bytes(c, sizeof c, e->llc_bytes);
+        fprintf(out, "  caches             L1 %s, L2 %s, last level %s\n", a, b, c);
+    }
+    if (e->simd_bits > 0)
+        fprintf(out, "  vector unit        %d-bit, %d registers\n", e->simd_bits, e->vector_registers);
     for (int t = 0; t < ST_DTYPE_COUNT; t++)
         if (e->peak[t].dense > 0) {
             cli_si(a, sizeof a, e->peak[t].dense, "OP/s");
@@ -220,6 +229,10 @@ static void json_edge(st_json *j, const st_edge *e)
     st_json_number(j, "llc_bytes", e->llc_bytes);
     st_json_number(j, "dispatch_overhead_s", e->dispatch_overhead_s);
     st_json_number(j, "tdp_w", e->tdp_w);
+    if (e->cls == ST_EDGE_MOBILE_CPU) {
+        st_json_int(j, "simd_bits", e->simd_bits);
+        st_json_int(j, "vector_registers", e->vector_registers);
+    }
     st_json_end_object(j);
 }
 

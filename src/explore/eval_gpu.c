@@ -108,6 +108,8 @@ int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *
         o.seq = (long long)v[ST_P_SEQ]->num;
     if (v[ST_P_DTYPE])
         o.dtype = (st_dtype)v[ST_P_DTYPE]->num;
+    else if (s->is_edge && s->is_edge[v[ST_P_GPU]->obj])
+        o.dtype = st_edge_default_dtype(&s->edges[v[ST_P_GPU]->obj]);
     if (v[ST_P_ATTN])
         o.attn = (st_attn_impl)v[ST_P_ATTN]->num;
     if (v[ST_P_KV])

@@ -1,7 +1,7 @@
 /*
  * Edge devices (nn-Meter's role): one operator's time on a mobile CPU core
- * or a mobile GPU, the way TensorFlow Lite runs it. See gpu.h ("edge") for
- * the model and calibration/edge.yaml for its fitted coefficients.
+ * or a mobile GPU, the way TensorFlow Lite runs it. See edge.h for the model
+ * and calibration/edge.yaml for its fitted coefficients.
  */
 #include "config.h"
 #include "gpu/edge.h"
@@ -14,17 +14,18 @@ static double cdiv(double a, double b) { return ceil(a / b); }
 /* The share of a padded extent that is real work: n over n rounded up to q. */
 static double fill(double n, double q) { return n > 0 && q > 0 ? n / (cdiv(n, q) * q) : 1.0; }
 
-/* A CPU GEMM microkernel's register tile. Accumulators take half the vector
- * registers; the tile is two vectors of rows by that many over two columns:
- * 8 x 8 in FP32 on 32 128-bit registers, the tile of ruy's and XNNPACK's
- * ARM64 float kernels. */
+/* A CPU GEMM microkernel's register tile: output channels in the vector
+ * lanes, two vectors wide (nr), and as many output pixels (mr) as half the
+ * register file holds accumulators for: registers / 4 rows. 8 pixels x 8
+ * channels in FP32 on 32 128-bit registers (ruy's ARM64 float kernel is
+ * 8 x 8; XNNPACK's f32 kernels 4-6 x 8, its f16 ones 6 x 16). */
 static void cpu_tile(const st_edge *e, double es, double *mr, double *nr)
 {
     double lanes = e->simd_bits / (8.0 * es);
-    *mr = 2.0 * lanes;
-    *nr = e->vector_registers / 4.0;
-    if (*nr < 1)
-        *nr = 1;
+    *nr = 2.0 * lanes;
+    *mr = e->vector_registers / 4.0;
+    if (*mr < 1)
+        *mr = 1;
 }
 
 /* What the op is, for pricing: a GEMM (M x N per group), a depthwise
@@ -74,6 +75,12 @@ int st_edge_op_time(const st_edge *e, const st_edge_coef *c, double mem_coef, co
     ekind kind = classify(op, &M, &N, &groups, &ch);
     double eff = 1.0, eta = 1.0;
     if (e->cls == ST_EDGE_MOBILE_CPU) {
+        if (e->cores != 1)
+            return st_error_set(err, ST_EINVAL,
+                                "%s: the edge model runs TFLite on one CPU thread (nn-Meter's set-up, "
+                                "the one its coefficients are fitted to); a preset of %d cores is not "
+                                "modelled: give cores: 1",
+                                e->id, e->cores);
         if (e->simd_bits <= 0 || e->vector_registers <= 0)
             return st_error_set(err, ST_EINVAL,
                                 "%s: a mobile_cpu preset needs simd_bits and vector_registers (the "
@@ -94,7 +101,7 @@ int st_edge_op_time(const st_edge *e, const st_edge_coef *c, double mem_coef, co
          * gives each work item one output slice of one pixel (Lee et al.
          * 2019, "On-Device Neural Net Inference with Mobile GPUs", Sec. 4:
          * PHWC4); the ALU lanes run the work items in waves */
-        double lanes = e->clock_hz > 0 ? e->peak[ST_FP32].dense / (2.0 * e->clock_hz) : 0;
+        double lanes = e->clock_hz > 0 ? floor(e->peak[ST_FP32].dense / (2.0 * e->clock_hz) + 0.5) : 0;
         if (kind != EK_VECTOR) {
             double items = M * cdiv(kind == EK_DEPTHWISE ? ch : N, 4.0) * (kind == EK_DEPTHWISE ? 1 : groups);
             eff = fill(kind == EK_DEPTHWISE ? ch : N, 4.0) * (lanes >= 1 ? fill(items, lanes) : 1.0);
@@ -132,8 +139,21 @@ int st_edge_folds(const st_oplist *ops, size_t i)
      * ADD, FULLY_CONNECTED) */
     if (op->kind == ST_OP_BATCHNORM)
         return prev->kind == ST_OP_CONV;
-    if (op->kind == ST_OP_ELEMENTWISE && op->arity <= 1)
+    /* TFLite's fused activations are RELU, RELU6, RELU_N1_TO_1 and TANH
+     * (schema's ActivationFunctionType); GELU and SiLU run as operators of
+     * their own */
+    if (op->kind == ST_OP_ELEMENTWISE && op->arity <= 1 && (op->act == ST_ACT_RELU || op->act == ST_ACT_RELU6))
         return prev->kind == ST_OP_CONV || prev->kind == ST_OP_BATCHNORM || prev->kind == ST_OP_GEMM ||
                (prev->kind == ST_OP_ELEMENTWISE && prev->arity == 2);
     return 0;
+}
+
+st_dtype st_edge_default_dtype(const st_edge *e)
+{
+    /* TFLite's CPU kernels run a float model in FP32; its GPU delegate
+     * computes in FP16 unless told otherwise (benchmark_model's
+     * --gpu_precision_loss_allowed defaults to true) */
+    if (e->cls == ST_EDGE_MOBILE_GPU && e->peak[ST_FP16].dense > 0)
+        return ST_FP16;
+    return ST_FP32;
 }

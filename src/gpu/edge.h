@@ -10,11 +10,11 @@
  *             left them there)
  * fill is the share of the padded work that is real:
  *   - mobile CPU, GEMM-like (convolutions, fully connected): the register
- *     tile's padding, M over M rounded up to mr times N over N rounded up
- *     to nr, with mr = 2 vectors of lanes and nr = vector registers / 4
- *     (accumulators take half the register file): 8 x 8 in FP32 on a
- *     128-bit core with 32 registers, the tile of ruy's and XNNPACK's ARM64
- *     float kernels; depthwise convolutions put channels in the lanes;
+ *     tile's padding, M (pixels) over M rounded up to mr times N (output
+ *     channels) over N rounded up to nr, with nr = 2 vectors of lanes and
+ *     mr = vector registers / 4 (accumulators take half the register
+ *     file): 8 x 8 in FP32 on a 128-bit core with 32 registers (ruy's ARM64
+ *     float kernel); depthwise convolutions put channels in the lanes;
  *   - mobile GPU (TFLite's GPU delegate, PHWC4 layout): a work item
  *     computes one 4-channel output slice of one pixel, so channels pad to
  *     4 and work items to a whole wave of the ALU lanes (peak / 2 / clock).
@@ -33,7 +33,12 @@
  *
  * Graph rewrites the TFLite converter makes are applied when composing
  * (st_edge_folds): an inference batch norm folds into the convolution
- * before it and an activation fuses into its producer.
+ * before it and a ReLU or ReLU6 fuses into its producer (GELU and SiLU run
+ * as operators of their own). The fits are of FP32 CPU and FP16 GPU runs of
+ * convolutional networks; other dtypes and transformers are priced with
+ * the same efficiencies, an extrapolation. On a mobile GPU the step ends
+ * with one more host round trip (the preset's dispatch_overhead_us); on a
+ * CPU it ends with the last operator.
  */
 #ifndef STRATA_EDGE_H
 #define STRATA_EDGE_H
@@ -63,9 +68,13 @@ typedef struct st_edge_est {
  * operator the model does not price. */
 int st_edge_op_time(const st_edge *e, const st_edge_coef *c, double mem_coef, const st_op *op,
                     st_edge_est *out, st_error *err);
-/* Does op i vanish into the one before it (batch norm folded, activation
+/* Does op i vanish into the one before it (batch norm folded, ReLU/ReLU6
  * fused) when converted for TFLite? */
 int st_edge_folds(const st_oplist *ops, size_t i);
+
+/* The dtype TFLite runs a float model in on this device when none is
+ * asked for: FP32 on a CPU, FP16 on a GPU that has it. */
+st_dtype st_edge_default_dtype(const st_edge *e);
 
 /* Load calibration/edge.yaml (path NULL: the data root's). */
 int st_edge_coef_load(const char *path, st_edge_coef *out, st_error *err);

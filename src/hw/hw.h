@@ -101,7 +101,7 @@ typedef struct st_edge {
     double dispatch_overhead_s;
     double tdp_w;
     /* mobile_cpu: vector register width and count (the GEMM microkernel's
-     * register tile, see gpu.h "edge"); 0 when not given */
+     * register tile, see gpu/edge.h); 0 when not given */
     int simd_bits;
     int vector_registers;
 } st_edge;

@@ -132,6 +132,11 @@ int st_jdoc_get(const st_jdoc *d, const char *path, char *text, size_t n, double
 int st_load(const char *name_or_path, st_loaded *out, st_error *err);
 void st_loaded_free(st_loaded *l);
 
+/* A GPU preset, or an edge preset (*is_edge set, g its st_edge_gpu_view):
+ * a name or path that resolves to an edge file is loaded as one, so a
+ * broken edge file reports its own FILE:LINE:COL error. */
+int st_load_gpu_or_edge(const char *name_or_path, st_gpu *g, st_edge *e, int *is_edge, st_error *err);
+
 /* Typed loaders; fail with a clear sentence when the file is another kind. */
 int st_load_gpu(const char *name_or_path, st_gpu *out, st_error *err);
 int st_load_node(const char *name_or_path, st_node *out, st_error *err);

@@ -190,6 +190,31 @@ static int load_kind(const char *name_or_path, st_file_kind want, st_loaded **ou
     return 0;
 }
 
+int st_load_gpu_or_edge(const char *name_or_path, st_gpu *g, st_edge *e, int *is_edge, st_error *err)
+{
+    *is_edge = 0;
+    /* a name or path that resolves to an edge file loads as one, so that
+     * its own errors (FILE:LINE:COL) are the ones reported */
+    char path[512];
+    st_error quiet;
+    if (st_resolve(name_or_path, ST_FILE_EDGE, path, sizeof path, &quiet) == 0) {
+        st_ydoc doc;
+        if (st_ydoc_load_file(&doc, path, &quiet) == 0) {
+            int kind = declared_kind(&doc);
+            st_ydoc_free(&doc);
+            if (kind == ST_FILE_EDGE) {
+                int rc = st_load_edge(path, e, err);
+                if (rc)
+                    return rc;
+                st_edge_gpu_view(e, g);
+                *is_edge = 1;
+                return 0;
+            }
+        }
+    }
+    return st_load_gpu(name_or_path, g, err);
+}
+
 #define TYPED_LOADER(fn, type, kind, field)                                              \
     int fn(const char *name_or_path, type *out, st_error *err)                           \
     {                                                                                    \

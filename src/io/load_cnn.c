@@ -43,7 +43,7 @@ static const char *allowed_for(st_cnn_item_kind k)
     case ST_CNN_UPSAMPLE_OP: return "factor";
     case ST_CNN_BOTTLENECK: return "in mid out stride";
     case ST_CNN_BASIC: return "in out stride";
-    case ST_CNN_INVERTED_RESIDUAL: return "in out expand stride kernel";
+    case ST_CNN_INVERTED_RESIDUAL: return "in out expand stride kernel act";
     case ST_CNN_RESBLOCK: return "in out temb_dim";
     case ST_CNN_SPATIAL_TRANSFORMER: return "heads head_dim depth";
     case ST_CNN_DOWNSAMPLE: return "in";

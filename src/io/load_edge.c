@@ -47,5 +47,22 @@ int st_read_edge(const fctx *c, const st_ynode *root, st_edge *e)
         (rc = f_int32(c, root, "vector_registers", 0, 1024, &e->vector_registers)))
         return rc;
     e->cls = (st_edge_class)cls;
+    /* the register tile's inputs: a CPU's vector width in whole 32-bit
+     * lanes; a GPU preset has no such keys (its lanes follow from peak and
+     * clock) */
+    static const char *const cpu_only[] = {"simd_bits", "vector_registers"};
+    for (int i = 0; i < 2; i++) {
+        const st_ynode *n = f_get(root, cpu_only[i]);
+        if (n && e->cls != ST_EDGE_MOBILE_CPU)
+            return f_error(c, n, "'%s' describes a mobile_cpu's vector unit; a mobile_gpu preset does not "
+                                 "take it (remove the key)", cpu_only[i]);
+    }
+    const st_ynode *sb = f_get(root, "simd_bits");
+    if (sb && (e->simd_bits < 32 || e->simd_bits % 32))
+        return f_error(c, sb, "simd_bits must be a whole number of 32-bit lanes, 32 or more (128 for Arm ASIMD, "
+                              "256 for AVX2), not %d", e->simd_bits);
+    const st_ynode *vr = f_get(root, "vector_registers");
+    if (vr && e->vector_registers < 4)
+        return f_error(c, vr, "vector_registers must be 4 or more (32 on AArch64), not %d", e->vector_registers);
     return 0;
 }

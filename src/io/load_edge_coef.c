@@ -30,7 +30,7 @@ int st_edge_coef_load(const char *path, st_edge_coef *out, st_error *err)
         {"n_fit_gpu", 0, "reference models the GPU coefficients were fitted on"},
     };
     char kind[32] = "";
-    double us = 0, nc = 0, ng = 0;
+    double us = 0;
     rc = ST_EINVAL;
     if (!doc.root) {
         st_error_set(err, ST_EINVAL, "%s:1:1: empty coefficient file; regenerate it with tools/calibrate-edge",
@@ -50,12 +50,10 @@ int st_edge_coef_load(const char *path, st_edge_coef *out, st_error *err)
         f_number(&c, doc.root, "gpu_kernel_us", 0, 1e6, 1, "us", &us) ||
         f_number(&c, doc.root, "sigma_cpu", 0, 10, 1, "", &out->sigma_cpu) ||
         f_number(&c, doc.root, "sigma_gpu", 0, 10, 1, "", &out->sigma_gpu) ||
-        f_number(&c, doc.root, "n_fit_cpu", 0, 1e6, 1, "", &nc) ||
-        f_number(&c, doc.root, "n_fit_gpu", 0, 1e6, 1, "", &ng))
+        f_int32(&c, doc.root, "n_fit_cpu", 0, 1000000, &out->n_fit_cpu) ||
+        f_int32(&c, doc.root, "n_fit_gpu", 0, 1000000, &out->n_fit_gpu))
         goto done;
     out->gpu_kernel_s = us * 1e-6;
-    out->n_fit_cpu = (int)nc;
-    out->n_fit_gpu = (int)ng;
     rc = 0;
 done:
     st_ydoc_free(&doc);

@@ -99,19 +99,16 @@ static int load_ref(st_sweep *s, st_pkind kind, const char *text, int *idx, st_e
         st_gpu g;
         st_edge e;
         int edge = 0;
-        if ((rc = st_load_gpu(text, &g, err))) {
+        if ((rc = st_load_gpu_or_edge(text, &g, &e, &edge, err)))
+            return rc;
+        if (edge) {
             /* an edge preset: the eval evaluator prices it with the edge model */
-            st_error e2;
-            if (st_load_edge(text, &e, &e2) != 0)
-                return rc;
             if (s->kind != ST_SWEEP_GPU)
                 return st_error_set(err, ST_EINVAL, "%s is an edge preset: it runs in eval sweeps only "
                                                     "(inference of a converted graph), not in %s sweeps",
                                     e.id, st_sweep_kind_name(s->kind));
             if (!s->edge_coef.cpu_efficiency && (rc = st_edge_coef_load(NULL, &s->edge_coef, err)))
                 return rc;
-            st_edge_gpu_view(&e, &g);
-            edge = 1;
         }
         size_t before = s->n_gpus;
         TABLE_ADD(s->gpus, s->n_gpus, st_gpu, g, idx);

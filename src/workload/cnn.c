@@ -81,8 +81,15 @@ static void add(walk *k, const char *name, long long channels)
 
 static void act(walk *k, const char *name, st_act a, long long channels)
 {
-    if (a != ST_ACT_NONE)
-        eltwise(k, name, channels, 1, st_act_flops(a));
+    if (a == ST_ACT_NONE)
+        return;
+    st_op op = new_op(k, ST_OP_ELEMENTWISE, name);
+    op.rows = k->n;
+    op.cols = channels * k->h * k->w;
+    op.arity = 1;
+    op.ew_flops = st_act_flops(a);
+    op.act = a;
+    push(k, &op);
 }
 
 /* Layer norm over rows tokens of cols features (inside the transformer blocks). */
@@ -401,9 +408,10 @@ static void item(walk *k, const st_cnn_item *it)
         long long hidden = cin * (it->expand > 0 ? it->expand : 1);
         long long ks = it->kernel > 0 ? it->kernel : 3;
         k->c = cin;
+        st_act a = it->act != ST_ACT_NONE ? it->act : ST_ACT_RELU6; /* MobileNetV2's, unless given */
         if (hidden != cin)
-            conv(k, "expand", cin, hidden, 1, 1, 0, 1, 1, ST_ACT_RELU6);
-        conv(k, "dwconv", hidden, hidden, ks, stride, ks / 2, hidden, 1, ST_ACT_RELU6);
+            conv(k, "expand", cin, hidden, 1, 1, 0, 1, 1, a);
+        conv(k, "dwconv", hidden, hidden, ks, stride, ks / 2, hidden, 1, a);
         conv(k, "project", hidden, it->out, 1, 1, 0, 1, 1, ST_ACT_NONE);
         if (stride == 1 && cin == it->out)
             add(k, "residual", it->out);
