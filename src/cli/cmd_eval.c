@@ -273,8 +273,9 @@ static int run(int argc, char **argv)
         return rc;
     }
     if (!st_gpu_supports(&g, o.dtype)) {
-        st_error_set(&err, ST_EINVAL, "%s has no %s throughput; pass --dtype (e.g. %s)", g.id,
-                     st_dtype_name(o.dtype), st_gpu_supports(&g, ST_FP16) ? "fp16" : "fp32");
+        st_error_set(&err, ST_EINVAL, "%s has no %s throughput; %s --dtype (e.g. %s)", g.id,
+                     st_dtype_name(o.dtype), wl.dtype ? "pick another" : "pass",
+                     st_gpu_supports(&g, ST_FP16) ? "fp16" : "fp32");
         st_model_free(&m);
         return cli_fail(&err);
     }
