@@ -414,6 +414,16 @@ printf '{"num_layer": -3, "e2e_latency": 535.8}\n' > "$tmp/nl/labels/NVIDIA_A100
 if [ $rc = 1 ] && grep -q "gpt2_large-inf-1024-4.json:1:15: key 'num_layer'" "$tmp/err"; then ok "validate neusight: a negative num_layer is FILE:LINE:COL"
 else not_ok "validate neusight: a negative num_layer" "rc=$rc $(cat "$tmp/err")"; fi
 
+# a stream's bandwidth per SM is bounded by the bytes an SM keeps in
+# flight (the fitted dram_sm term): on the H100 SXM (25.4 GB/s of HBM3 per
+# SM) a large FP32 add reaches 75-90% of peak, between PyTorch's elementwise
+# kernels in NeuSight's H100 traces (72-84%) and BabelStream's copy (about
+# 90%), below the V100's (11.3 GB/s per SM) share of its own peak
+"$S" kernel elementwise --gpu h100-sxm --rows 16384 --cols 16384 --inputs 2 --dtype fp32 --json > "$tmp/h100ew.json" 2> "$tmp/err"
+"$S" kernel elementwise --gpu v100-pcie-32gb --rows 16384 --cols 16384 --inputs 2 --dtype fp32 --json > "$tmp/v100ew.json" 2>> "$tmp/err"
+check "kernel: a 3 GB FP32 add on the H100 streams at 75-90% of HBM3 peak, a smaller share than the V100's" \
+    jq -e -n --slurpfile h "$tmp/h100ew.json" --slurpfile v "$tmp/v100ew.json" '($h[0].bytes / $h[0].time_s / 3.35e12) as $fh | ($v[0].bytes / $v[0].time_s / 0.9e12) as $fv | $fh >= 0.75 and $fh <= 0.90 and $fv > $fh'
+
 # ---- collectives (issue 5) -----------------------------------------------------
 "$S" coll allreduce --bytes 4GiB --cluster ib-a100 --json > "$tmp/c.json" 2> "$tmp/err"
 # nccl-tests on one DGX A100 (NVIDIA/nccl-tests #175): 232.5 GB/s bus bandwidth at large sizes

@@ -13,6 +13,15 @@
  * Because the features carry all the device dependence, a GPU with no
  * measurements is predicted from its preset alone.
  *
+ * Streaming DRAM: bytes over the peak bandwidth (one coefficient for HBM
+ * behind a Volta-or-later controller, one for other memory), plus the same
+ * bytes spread over the SMs at a fitted per-SM rate ('dram_sm'): an SM
+ * keeps a bounded number of bytes in flight for the DRAM latency, so a GPU
+ * with more bandwidth per SM draws a smaller share of its peak (NeuSight's
+ * elementwise kernels: V100, 11.3 GB/s per SM, within 2% of the old single
+ * coefficient; A100 80GB, 17.9 GB/s per SM, 7% slower than it predicted;
+ * the H100's 25.4 GB/s per SM puts a large stream at 83% of HBM3 peak).
+ *
  * GEMMs use a tile/wave model: the library tile (e.g. 128x64) is picked the
  * way cuBLAS's heuristics behave (the candidate that the model predicts to
  * be fastest, among the tiles the library uses on that architecture for

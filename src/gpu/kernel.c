@@ -51,9 +51,9 @@ static const char *const gemm_features[GF_N] = {
  * vector-pipe work, launch. 'rocm' is the extra per-byte cost of the ROCm
  * builds of the same framework kernels on AMD GPUs (a software stack, shared
  * by every AMD preset). */
-enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, EF_ROCM, EF_N };
+enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, EF_ROCM, EF_DRAM_SM, EF_N };
 static const char *const ew_features[EF_N] = {
-    "dram_hbm", "dram_other", "l2", "alu", "launch", "rocm",
+    "dram_hbm", "dram_other", "l2", "alu", "launch", "rocm", "dram_sm",
 };
 /* Row kernels (norms, softmax): 'stream' is the time the elementwise class's
  * coefficients give their traffic (first pass, and the re-reads that miss L2
@@ -109,6 +109,7 @@ static const st_kfgroup row_groups[RF_N] = {
 static const st_kfgroup ew_groups[EF_N] = {
     [VF_DRAM_HBM] = ST_KF_MEMORY, [VF_DRAM_OTHER] = ST_KF_MEMORY, [VF_L2] = ST_KF_MEMORY,
     [VF_ALU] = ST_KF_COMPUTE,     [VF_LAUNCH] = ST_KF_FIXED,      [EF_ROCM] = ST_KF_MEMORY,
+    [EF_DRAM_SM] = ST_KF_MEMORY,
 };
 static const st_kfgroup *class_groups(st_kclass c)
 {
@@ -648,6 +649,20 @@ static double fp32_matrix_sigma(const st_gpu_coef *c, const st_kernel *k, int te
  * (k->cold) every operand byte comes from DRAM; in a loop over one kernel,
  * the share an L2 can keep of a working set that large (the curve the
  * vector kernels use) is spared, so a weight ten times the L2 streams. */
+/* DRAM bytes per SM, as time at 10 GB/s per SM: the feature behind
+ * 'dram_sm'. An SM keeps a bounded number of bytes in flight, each request
+ * for the DRAM latency, so a stream can draw at most (bytes in flight /
+ * latency) per SM however fast the memory: the fitted coefficient is
+ * 10 GB/s over that per-SM rate, and the term adds to bytes / bandwidth
+ * (1 / rate = 1 / bandwidth share + latency / bytes in flight). A GPU with
+ * more bandwidth per SM (A100 80GB: 17.9 GB/s; H100 SXM: 25.4; V100: 11.3)
+ * reaches a smaller share of its peak. */
+static double dram_per_sm(const st_gpu *g, double dram)
+{
+    double sm = g->sm_count > 0 ? g->sm_count : 1;
+    return dram / (sm * 1e10);
+}
+
 static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_kernel_est *e)
 {
     const double *vb = c->cls[ST_KC_ELEMENTWISE].beta;
@@ -655,13 +670,14 @@ static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_ker
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
     double dram = cold ? e->bytes
                        : e->bytes * (1 - cache_kept(e->bytes, g->l2_bytes + g->llc_bytes, c->l2_reuse_sharpness));
-    double floor_s = vb[VF_LAUNCH] * 1e-6 + beta * dram / bw;
+    double stream = beta * dram / bw + vb[EF_DRAM_SM] * dram_per_sm(g, dram);
+    double floor_s = vb[VF_LAUNCH] * 1e-6 + stream;
     if (floor_s > e->gpu_s) {
         double r = floor_s / e->gpu_s;
         e->gpu_s = floor_s;
         e->lo_s *= r;
         e->hi_s *= r;
-        e->memory_s = beta * dram / bw;
+        e->memory_s = stream;
         /* the floor is the launch for a tiny kernel, the stream otherwise */
         e->bound = vb[VF_LAUNCH] * 1e-6 > e->memory_s ? "latency" : "memory";
     }
@@ -722,6 +738,7 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
         e->x[VF_LAUNCH] = 1e-6;
         if (g->vendor == ST_VENDOR_AMD)
             e->x[EF_ROCM] = bytes / bw;
+        e->x[EF_DRAM_SM] = dram_per_sm(g, dram);
         e->nx = EF_N;
     } else {
         /* passes after the first over each row: the share that misses L2
@@ -737,7 +754,8 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
             dram += (1 - st_row_reread_hit(g, c, sm * resident * row_bytes)) * reread;
         const double *eb = c->cls[ST_KC_ELEMENTWISE].beta;
         e->x[RF_STREAM] = (eb[dcol] * dram + eb[VF_L2] * inl2 +
-                           (g->vendor == ST_VENDOR_AMD ? eb[EF_ROCM] * bytes : 0)) / bw;
+                           (g->vendor == ST_VENDOR_AMD ? eb[EF_ROCM] * bytes : 0)) / bw +
+                          eb[EF_DRAM_SM] * dram_per_sm(g, dram);
         e->x[RF_ALU] = vec > 0 ? alu_flops / vec : 0;
         e->x[RF_LAUNCH] = 1e-6;
         /* `resident` rows per SM at once: the rows an SM runs in turn, each
