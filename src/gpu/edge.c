@@ -90,6 +90,12 @@ int st_edge_op_time(const st_edge *e, const st_edge_coef *c, double mem_coef, co
         if (kind == EK_GEMM) {
             double mr, nr;
             cpu_tile(e, es, &mr, &nr);
+            /* fewer rows than the tile holds (a fully connected layer at
+             * batch 1): the library runs a matrix-vector kernel over the
+             * rows there are, not a padded tile (ruy and TFLite's
+             * FULLY_CONNECTED take a GEMV path), so the rows do not pad */
+            if (M < mr)
+                mr = M;
             eff = fill(M, mr) * fill(N, nr);
             eta = c->cpu_efficiency;
         } else if (kind == EK_DEPTHWISE) {
