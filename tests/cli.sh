@@ -637,7 +637,7 @@ check "edge: MobileNetV2 on the mobile CPU runs 64 operators (52 conv + 10 add +
 if [ $rc = 2 ] && grep -q "edge device" "$tmp/err"; then ok "edge: --phase train on an edge preset is a usage error"; else not_ok "edge: --phase train on an edge preset" "rc=$rc $(cat "$tmp/err")"; fi
 # the held-out reference rows (nn-Meter's TFLite 2.1 figures; the Adreno 630
 # wholly held out, predicted from its preset): MAPE at the time of writing
-# 13.5% (CPU), 17.6% (Adreno 640), 10.9% (Adreno 630), 13.4% over all 11;
+# 10.5% (CPU), 16.8% (Adreno 640), 10.6% (Adreno 630), 12.3% over all 11;
 # the guard is 20% on all of them and 25% per device
 "$S" validate edge --json > "$tmp/edge.json" 2> "$tmp/err"
 check "validate edge: held-out MAPE <= 20% over all rows and <= 25% per device; every fit row within 1%" \
