@@ -1002,6 +1002,13 @@ if [ "$n_seq" = 1 ] && [ "$n_sh" = 0 ] && [ "$n_fa" = 0 ] && [ $rc = 1 ] && grep
 # forward); within the transfer time plus the chain's fill of 63 hops
 check "coll --sim broadcast: 8 chunks of a ring's 8 MiB, time within the pipelined chain's bound" \
     sh -c "'$S' coll broadcast --bytes 64MiB --cluster ib-h100 --gpus 64 --sim --json | jq -e '.sim.chunks == 8 and .sim.time_s < .time_s * (8 + 63) / 8 * 1.2'"
+# ZeRO-1's gradient traffic: its reduce-scatter and all-gather move the
+# bytes of ZeRO-0's all-reduce, and Megatron-sized buckets (max(40M, 1M x
+# DP) parameters) keep the reduce-scatter's 255-step latency amortised at
+# 256 GPUs, where DDP's 25 MiB buckets pay it hundreds of times
+for z in 0 1; do "$S" train llama2-7b --cluster ib-h100 --gpus 256 --global-batch 256 --seq 4096 --flash --zero $z --json > "$tmp/z$z.json"; done
+check "train: ZeRO-1's reduce-scatter + all-gather within 1.5x of ZeRO-0's all-reduce at 256 GPUs" \
+    jq -e -n --slurpfile a "$tmp/z0.json" --slurpfile b "$tmp/z1.json" '($b[0].breakdown.dp_comm_s + $b[0].breakdown.zero_gather_s) < 1.5 * $a[0].breakdown.dp_comm_s'
 # MoE load imbalance 2: the busiest EP rank holds twice the routed tokens'
 # activations: 32 layers x top-2 x 4,096 tokens x (2 x 2 x 4096 copies +
 # 4 x 2 x 14336 expert intermediates) bytes = 32 GiB more by hand; and its

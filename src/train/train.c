@@ -795,20 +795,35 @@ static void memo_put(st_train_memo *m, const memo_ent *key, double value)
     pthread_mutex_unlock(&m->mu);
 }
 
+/* Bytes of one DP bucket of elements `elem` bytes over n ranks: PyTorch
+ * DDP's 25 MiB (k->bucket_bytes); with ZeRO-1, Megatron-LM's distributed
+ * optimizer, whose buckets hold max(40M, 1M x DP) parameters
+ * (megatron/core/distributed: DistributedDataParallel's bucket_size), so
+ * that the reduce-scatter's per-step latency, which grows with DP, stays
+ * amortised. ZeRO-2 keeps the 25 MiB buckets (see train.h). */
+static double dp_bucket_bytes(const st_train_cfg *k, int n, double elem)
+{
+    if (k->zero != 1)
+        return k->bucket_bytes;
+    double params = 1e6 * n > 40e6 ? 1e6 * n : 40e6;
+    return params * elem > k->bucket_bytes ? params * elem : k->bucket_bytes;
+}
+
 /* Data-parallel gradient buckets of `bytes` in all, reduced over n ranks
  * `stride` apart in k->bucket_bytes pieces (PyTorch DDP's and Megatron-LM's
  * buckets): the time of one bucket, slowed by TP's concurrent all-reduce of
  * `act` bytes on the same GPUs where they share ports (simulated, the
  * slow-down in *contention), and their count in *nb. */
-static double dp_buckets(const st_cluster *c, const st_train_cfg *k, int n, int stride, double bytes, double act,
-                         double tp_ar, st_train_memo *memo, int *nb, double *contention, st_error *err, int *rc)
+static double dp_buckets(const st_cluster *c, const st_train_cfg *k, int n, int stride, double bytes, double elem,
+                         double act, double tp_ar, st_train_memo *memo, int *nb, double *contention, st_error *err,
+                         int *rc)
 {
     *nb = 0;
     *contention = 1;
     if (*rc || n <= 1 || bytes <= 0)
         return 0;
     int G = c->node.gpus, pn = per_node_of(G, stride, n);
-    *nb = (int)ceil(bytes / k->bucket_bytes);
+    *nb = (int)ceil(bytes / dp_bucket_bytes(k, n, elem));
     if (*nb < 1)
         *nb = 1;
     double bucket = bytes / *nb;
@@ -1035,8 +1050,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     int nb = 0;
     if (k->zero < 3 && zd > 1) {
         int nb_d = 0, nb_x = 0;
-        double one_d = dp_buckets(c, k, zd, k->tp, grad_bytes - xgrad, act, tp_ar, memo, &nb_d, &contention, err, &rc);
-        double one_x = dp_buckets(c, k, zx, k->tp * k->ep, xgrad, act, tp_ar, memo, &nb_x, &cont_x, err, &rc);
+        double one_d = dp_buckets(c, k, zd, k->tp, grad_bytes - xgrad, e, act, tp_ar, memo, &nb_d, &contention, err,
+                                  &rc);
+        double one_x = dp_buckets(c, k, zx, k->tp * k->ep, xgrad, e, act, tp_ar, memo, &nb_x, &cont_x, err, &rc);
         nb = nb_d + nb_x;
         dp_one = nb ? (nb_d * one_d + nb_x * one_x) / nb : 0;
     }
@@ -1138,7 +1154,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
          * microbatches in flight, the logits on the last); the busiest
          * device's terms are reported */
         double logits = (double)mb * s_loc * ((double)tf->vocab / k->tp) * (e + 4);
-        double buffers = zd > 1 ? 2 * (k->bucket_bytes < grad_bytes ? k->bucket_bytes : grad_bytes) : 0;
+        double bkt = dp_bucket_bytes(k, zd, e);
+        double buffers = zd > 1 ? 2 * (bkt < grad_bytes ? bkt : grad_bytes) : 0;
         /* ZeRO-3 has no DP buckets: the gathered weights of the running
          * block and of the one being prefetched, and one block's gradients
          * before their reduce-scatter */

@@ -22,9 +22,14 @@
  *          backward; expert GEMMs scaled by the load-imbalance factor;
  *   PP     send/recv of one microbatch's activations per stage boundary;
  *   DP     gradient all-reduce (ZeRO 1-2: reduce-scatter, then all-gather of
- *          the updated weights) in 25 MiB buckets (PyTorch DDP's default
- *          bucket_cap_mb) that start as the last microbatch's backward
- *          produces their gradients, so most of it hides behind compute; the
+ *          the updated weights) in buckets that start as the last
+ *          microbatch's backward produces their gradients, so most of it
+ *          hides behind compute: PyTorch DDP's 25 MiB (bucket_cap_mb), and
+ *          with ZeRO-1 Megatron-LM's distributed optimizer's max(40M, 1M x
+ *          DP) parameters. ZeRO-2 keeps the 25 MiB buckets and reduces once
+ *          per iteration, which understates DeepSpeed stage 2 (a
+ *          reduce-scatter every microbatch) and overstates FSDP's per-layer
+ *          latency; the Llama 3 anchor runs under it (README); the
  *          chunk-level simulation measures how much a concurrent TP
  *          all-reduce slows it where both share NVLink;
  *   ZeRO-3 all-gathers each block's weights in forward and backward and
