@@ -4,16 +4,12 @@
 #include "calib/edge_fit.h"
 #include "compose/compose.h"
 #include "io/io.h"
+#include "io/measured.h"
 
-#include <errno.h>
-#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const ref_cols[] = {"model", "workload", "preset", "dtype", "latency_ms", "role"};
-#define REF_NCOL 6
 
 void st_edge_refs_free(st_edge_refs *r)
 {
@@ -21,32 +17,6 @@ void st_edge_refs_free(st_edge_refs *r)
         st_oplist_free(&r->row[i].ops);
     free(r->row);
     memset(r, 0, sizeof *r);
-}
-
-/* Split a line at commas into at most REF_NCOL fields (in place); the
- * column each starts at in *col. */
-static int split(char *line, char **f, int *col)
-{
-    int n = 0;
-    char *p = line;
-    while (n < REF_NCOL + 1) {
-        f[n] = p;
-        col[n] = (int)(p - line) + 1;
-        n++;
-        char *c = strchr(p, ',');
-        if (!c)
-            break;
-        *c = '\0';
-        p = c + 1;
-    }
-    for (int i = 0; i < n; i++) {
-        char *e = f[i] + strlen(f[i]);
-        while (e > f[i] && (e[-1] == ' ' || e[-1] == '\r' || e[-1] == '\n'))
-            *--e = '\0';
-        while (*f[i] == ' ')
-            f[i]++;
-    }
-    return n;
 }
 
 static int prepare(st_edge_ref *r, const char *path, int line, const int *col, st_error *err)
@@ -89,100 +59,31 @@ static int prepare(st_edge_ref *r, const char *path, int line, const int *col, s
 int st_edge_refs_load(const char *path, st_edge_refs *out, st_error *err)
 {
     memset(out, 0, sizeof *out);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return st_error_set(err, ST_EINVAL, "%s is a folder; give the reference CSV file", path);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return st_error_set(err, ST_ENOTFOUND, "cannot read %s: %s", path, strerror(errno));
-    char buf[1024];
-    int line = 0, header = 0, rc = 0;
-    while (!rc && fgets(buf, sizeof buf, f)) {
-        line++;
-        if (!strchr(buf, '\n') && !feof(f)) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: line longer than %zu characters", path, line,
-                              sizeof buf - 2);
-            break;
-        }
-        char *p = buf;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
-            continue;
-        char *fld[REF_NCOL + 1];
-        int col[REF_NCOL + 1];
-        int n = split(buf, fld, col);
-        if (!header) {
-            for (int i = 0; i < REF_NCOL + 1 && !rc; i++)
-                if (i < REF_NCOL ? i >= n || strcmp(fld[i], ref_cols[i]) != 0 : n > REF_NCOL)
-                    rc = st_error_set(err, ST_EINVAL,
-                                      "%s:%d:%d: expected the header model,workload,preset,dtype,latency_ms,role%s",
-                                      path, line, i < n ? col[i] : 1,
-                                      (unsigned char)buf[0] == 0xEF ? " (the file starts with a byte-order mark: "
-                                                                      "save it as plain UTF-8)" : "");
-            header = 1;
-            continue;
-        }
-        if (n != REF_NCOL) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: %d fields, expected %d (%s)", path, line,
-                              n > REF_NCOL ? col[REF_NCOL] : 1, n, REF_NCOL,
-                              "model,workload,preset,dtype,latency_ms,role");
-            break;
-        }
-        if (out->n == out->cap) {
-            size_t cap = out->cap ? 2 * out->cap : 16;
-            st_edge_ref *nr = realloc(out->row, cap * sizeof *nr);
-            if (!nr) {
-                rc = st_error_set(err, ST_ENOMEM, "out of memory");
-                break;
-            }
-            out->row = nr;
-            out->cap = cap;
-        }
-        st_edge_ref *r = &out->row[out->n];
-        memset(r, 0, sizeof *r);
-        r->line = line;
-        static const size_t cap[3] = {sizeof r->model, sizeof r->workload, sizeof r->preset};
-        for (int i = 0; i < 3 && !rc; i++)
-            if (strlen(fld[i]) >= cap[i] || !fld[i][0])
-                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: %s %s", path, line, col[i], ref_cols[i],
-                                  fld[i][0] ? "is too long (a preset or workload id, or a short path)" : "is empty");
-        if (rc)
-            break;
-        snprintf(r->model, sizeof r->model, "%s", fld[0]);
-        snprintf(r->workload, sizeof r->workload, "%s", fld[1]);
-        snprintf(r->preset, sizeof r->preset, "%s", fld[2]);
-        if (st_dtype_parse(fld[3], &r->dtype) != 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: unknown dtype '%s' (fp32, fp16, ...)", path, line, col[3],
-                              fld[3]);
-            break;
-        }
-        char *end;
-        errno = 0;
-        double ms = strtod(fld[4], &end);
-        if (end == fld[4] || *end || errno || strspn(fld[4], "0123456789.eE+-") != strlen(fld[4]) ||
-            !(ms >= 1e-3) || ms > 1e7) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: latency_ms '%s' is not a decimal number of "
-                                              "milliseconds from 0.001 (1 us) to 1e7", path, line, col[4], fld[4]);
-            break;
-        }
-        r->ref_s = ms * 1e-3;
-        if (!strcmp(fld[5], "fit"))
-            r->fit = 1;
-        else if (strcmp(fld[5], "test") != 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: role '%s' must be fit or test", path, line, col[5], fld[5]);
-            break;
-        }
-        out->n++; /* counted before prepare, so that free releases its ops */
-        rc = prepare(r, path, line, col, err);
+    st_edge_ref_row *rows;
+    size_t n;
+    int rc = st_read_edge_refs(path, &rows, &n, err);
+    if (rc)
+        return rc;
+    out->row = calloc(n, sizeof *out->row);
+    if (!out->row) {
+        free(rows);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
     }
-    if (!rc && ferror(f))
-        rc = st_error_set(err, ST_EIO, "reading %s failed", path);
-    fclose(f);
-    if (!rc && !header)
-        rc = st_error_set(err, ST_EINVAL, "%s:1:1: no header line (model,workload,preset,dtype,latency_ms,role)", path);
-    if (!rc && out->n == 0)
-        rc = st_error_set(err, ST_EINVAL, "%s:%d:1: no reference rows", path, line);
+    out->cap = n;
+    for (size_t i = 0; i < n && !rc; i++) {
+        st_edge_ref *r = &out->row[i];
+        const st_edge_ref_row *w = &rows[i];
+        snprintf(r->model, sizeof r->model, "%s", w->model);
+        snprintf(r->workload, sizeof r->workload, "%s", w->workload);
+        snprintf(r->preset, sizeof r->preset, "%s", w->preset);
+        r->dtype = w->dtype;
+        r->ref_s = w->ref_s;
+        r->fit = w->fit;
+        r->line = w->line;
+        out->n++; /* counted before prepare, so that free releases its ops */
+        rc = prepare(r, path, w->line, w->col, err);
+    }
+    free(rows);
     if (rc)
         st_edge_refs_free(out);
     return rc;

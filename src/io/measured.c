@@ -860,3 +860,142 @@ done:
     st_ydoc_free(&doc);
     return rc;
 }
+
+/* ---- edge reference latencies ------------------------------------------- */
+static const char *const ref_cols[] = {"model", "workload", "preset", "dtype", "latency_ms", "role"};
+#define REF_NCOL 6
+
+/* Split a line at commas into at most REF_NCOL fields (in place); the
+ * column each starts at in *col. */
+static int split(char *line, char **f, int *col)
+{
+    int n = 0;
+    char *p = line;
+    while (n < REF_NCOL + 1) {
+        f[n] = p;
+        col[n] = (int)(p - line) + 1;
+        n++;
+        char *c = strchr(p, ',');
+        if (!c)
+            break;
+        *c = '\0';
+        p = c + 1;
+    }
+    for (int i = 0; i < n; i++) {
+        char *e = f[i] + strlen(f[i]);
+        while (e > f[i] && (e[-1] == ' ' || e[-1] == '\r' || e[-1] == '\n'))
+            *--e = '\0';
+        while (*f[i] == ' ')
+            f[i]++;
+    }
+    return n;
+}
+
+int st_read_edge_refs(const char *path, st_edge_ref_row **rows, size_t *nrows, st_error *err)
+{
+    *rows = NULL;
+    *nrows = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return st_error_set(err, ST_EINVAL, "%s is a folder; give the reference CSV file", path);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return st_error_set(err, ST_ENOTFOUND, "cannot read %s: %s", path, strerror(errno));
+    char buf[1024];
+    int line = 0, header = 0, rc = 0;
+    size_t n_rows = 0, cap_rows = 0;
+    st_edge_ref_row *out = NULL;
+    while (!rc && fgets(buf, sizeof buf, f)) {
+        line++;
+        if (!strchr(buf, '\n') && !feof(f)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: line longer than %zu characters", path, line,
+                              sizeof buf - 2);
+            break;
+        }
+        char *p = buf;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
+            continue;
+        char *fld[REF_NCOL + 1];
+        int col[REF_NCOL + 1];
+        int n = split(buf, fld, col);
+        if (!header) {
+            for (int i = 0; i < REF_NCOL + 1 && !rc; i++)
+                if (i < REF_NCOL ? i >= n || strcmp(fld[i], ref_cols[i]) != 0 : n > REF_NCOL)
+                    rc = st_error_set(err, ST_EINVAL,
+                                      "%s:%d:%d: expected the header model,workload,preset,dtype,latency_ms,role%s",
+                                      path, line, i < n ? col[i] : 1,
+                                      (unsigned char)buf[0] == 0xEF ? " (the file starts with a byte-order mark: "
+                                                                      "save it as plain UTF-8)" : "");
+            header = 1;
+            continue;
+        }
+        if (n != REF_NCOL) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: %d fields, expected %d (%s)", path, line,
+                              n > REF_NCOL ? col[REF_NCOL] : 1, n, REF_NCOL,
+                              "model,workload,preset,dtype,latency_ms,role");
+            break;
+        }
+        if (n_rows == cap_rows) {
+            size_t cap = cap_rows ? 2 * cap_rows : 16;
+            st_edge_ref_row *nr = realloc(out, cap * sizeof *nr);
+            if (!nr) {
+                rc = st_error_set(err, ST_ENOMEM, "out of memory");
+                break;
+            }
+            out = nr;
+            cap_rows = cap;
+        }
+        st_edge_ref_row *r = &out[n_rows];
+        memset(r, 0, sizeof *r);
+        r->line = line;
+        memcpy(r->col, col, sizeof r->col);
+        static const size_t cap[3] = {sizeof r->model, sizeof r->workload, sizeof r->preset};
+        for (int i = 0; i < 3 && !rc; i++)
+            if (strlen(fld[i]) >= cap[i] || !fld[i][0])
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: %s %s", path, line, col[i], ref_cols[i],
+                                  fld[i][0] ? "is too long (a preset or workload id, or a short path)" : "is empty");
+        if (rc)
+            break;
+        snprintf(r->model, sizeof r->model, "%s", fld[0]);
+        snprintf(r->workload, sizeof r->workload, "%s", fld[1]);
+        snprintf(r->preset, sizeof r->preset, "%s", fld[2]);
+        if (st_dtype_parse(fld[3], &r->dtype) != 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: unknown dtype '%s' (fp32, fp16, ...)", path, line, col[3],
+                              fld[3]);
+            break;
+        }
+        char *end;
+        errno = 0;
+        double ms = strtod(fld[4], &end);
+        if (end == fld[4] || *end || errno || strspn(fld[4], "0123456789.eE+-") != strlen(fld[4]) ||
+            !(ms >= 1e-3) || ms > 1e7) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: latency_ms '%s' is not a decimal number of "
+                                              "milliseconds from 0.001 (1 us) to 1e7", path, line, col[4], fld[4]);
+            break;
+        }
+        r->ref_s = ms * 1e-3;
+        if (!strcmp(fld[5], "fit"))
+            r->fit = 1;
+        else if (strcmp(fld[5], "test") != 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: role '%s' must be fit or test", path, line, col[5], fld[5]);
+            break;
+        }
+        n_rows++;
+    }
+    if (!rc && ferror(f))
+        rc = st_error_set(err, ST_EIO, "reading %s failed", path);
+    fclose(f);
+    if (!rc && !header)
+        rc = st_error_set(err, ST_EINVAL, "%s:1:1: no header line (model,workload,preset,dtype,latency_ms,role)", path);
+    if (!rc && n_rows == 0)
+        rc = st_error_set(err, ST_EINVAL, "%s:%d:1: no reference rows", path, line);
+    if (rc) {
+        free(out);
+        return rc;
+    }
+    *rows = out;
+    *nrows = n_rows;
+    return 0;
+}

@@ -120,4 +120,18 @@ typedef struct st_vllm_meta {
 } st_vllm_meta;
 int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err);
 
+/* Reference latencies of whole models on edge devices (calibration/
+ * edge-reference.csv): '#' comment lines, the header
+ * model,workload,preset,dtype,latency_ms,role, then one row each. */
+typedef struct st_edge_ref_row {
+    char model[64], workload[512], preset[512];
+    st_dtype dtype;
+    double ref_s;
+    int fit;      /* role: fit (1) or test (0) */
+    int line;
+    int col[6];   /* where each field starts, for messages */
+} st_edge_ref_row;
+/* The rows (malloc'd, *n of them); errors name FILE:LINE:COL. */
+int st_read_edge_refs(const char *path, st_edge_ref_row **rows, size_t *n, st_error *err);
+
 #endif
