@@ -155,6 +155,28 @@ static void test_overlap(void **state)
     k.cols = 1024;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
     assert_true(rel_diff(e.gpu_s, 8.0 * 32768 * 1024 * (1 - KEPT(8.0 * 32768 * 1024)) / g.mem_bw) < 1e-12);
+    /* the gradient y * (dy - sum(dy * y)) reads y and dy and writes dx:
+     * 12 B per element, 1.5x the forward's bytes (the compose layer marks a
+     * backward softmax so) */
+    st_op sop;
+    memset(&sop, 0, sizeof sop);
+    sop.kind = ST_OP_SOFTMAX, sop.dtype = ST_FP32, sop.rows = 32768, sop.cols = 1024, sop.pass = ST_PASS_BWD;
+    st_kernel bk;
+    st_op_to_kernel(&sop, &bk);
+    assert_int_equal(bk.n_in, 2);
+    assert_int_equal(st_kernel_estimate(&g, &c, &bk, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(e.gpu_s, 12.0 * 32768 * 1024 * (1 - KEPT(12.0 * 32768 * 1024)) / g.mem_bw) < 1e-12);
+    sop.pass = ST_PASS_FWD;
+    st_op_to_kernel(&sop, &bk);
+    assert_int_equal(bk.n_in, 0);
+    /* a long row's gradient (cunn_SoftMaxBackward) reads both rows for the
+     * sum and again for dx: one re-read of 8 B per element, with two rows
+     * per block in flight (r doubles) */
+    k.cols = 10240, k.n_in = 2;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    double h2 = 1 / (1 + 16 * r * r * r * r);
+    assert_true(rel_diff(e.gpu_s, (12 * elems * (1 - KEPT(12 * elems)) + (1 - h2) * 8 * elems) / g.mem_bw) < 1e-12);
+    k.n_in = 0;
     /* a tensor the size of L2 (6 MiB) keeps half of itself there between
      * repetitions, one twice as large 1 / (1 + 2^4) = 5.9% (both long
      * enough to stay off the 1 us floor) */

@@ -64,6 +64,9 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
         k->op = ST_KOP_SOFTMAX;
         k->rows = op->rows, k->cols = op->cols;
         k->dispatch = ST_DISP_SOFTMAX;
+        /* the gradient y * (dy - sum(dy * y)) reads the saved output and dy */
+        if (op->pass != ST_PASS_FWD)
+            k->n_in = 2;
         break;
     case ST_OP_MOE_ROUTER:
         k->op = ST_KOP_TOPK;
