@@ -468,6 +468,13 @@ static void test_hf_eager_and_dropout(void **state)
     assert_true(hd->bytes_written == he * 4 + he);
     find(&tr, "block.attn.out.dropout");
     find(&tr, "embed.dropout");
+    /* _merge_heads: the (2, 4, 16, 16) context is copied back to (2, 16, 64)
+     * (permute + contiguous): 32 x 64 FP32 read and written once; its
+     * gradient is a view, so no kernel */
+    const st_op *mh = find(&tr, "block.attn.merge_heads");
+    assert_true(mh->rows == 32 && mh->cols == 64);
+    assert_true(mh->bytes_read == he * 4 && mh->bytes_written == he * 4);
+    assert_null(find_opt(&tr, "block.attn.merge_heads.grad"));
     st_oplist_free(&inf);
     st_oplist_free(&tr);
     st_model_free(&m);
@@ -492,6 +499,9 @@ static void test_hf_opt_eager(void **state)
     /* flash attention runs none of the eager passes */
     st_oplist fl = ops_for(&m, ST_PHASE_TRAIN, 1, 8, 0, ST_ATTN_FLASH);
     assert_null(find_opt(&fl, "block.attn.score_add1"));
+    /* its output is token-major already: no merge copy */
+    assert_null(find_opt(&fl, "block.attn.merge_heads"));
+    find(&tr, "block.attn.merge_heads");
     st_oplist_free(&tr);
     st_oplist_free(&fl);
     st_model_free(&m);

@@ -172,6 +172,16 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
     value.k = kv_len;
     value.n = tf->head_dim;
     push(g, &value);
+    /* The context comes out head-major (batch, heads, q, d) and is copied
+     * back token-major before the output projection: Hugging Face's
+     * `.transpose(1, 2).contiguous()` (GPT-2's _merge_heads, BERT's
+     * permute), Megatron-LM's `permute(...).contiguous()`. A plain copy;
+     * its gradient is a permuted view of dy, which the value GEMM's
+     * backward reads in place: no backward kernel. */
+    snprintf(name, sizeof name, "%s.merge_heads", prefix);
+    st_op merge = ew_op(g, name, b * q_len, (long long)tf->heads * tf->head_dim, 1, 0);
+    merge.passthrough = 1;
+    push(g, &merge);
 }
 
 static void self_attention(gen *g)
