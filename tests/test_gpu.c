@@ -857,6 +857,13 @@ static void test_compose_host_bound(void **state)
     o.fused = 1;
     assert_int_equal(st_compose(&g, &c, &l, &o, &s, &err), 0);
     assert_true(s.total_s < want / 5);
+    /* eager again, with ops 2..10 further kernels of op 1's framework call
+     * (launch_only): the host pays one dispatch and nine launches */
+    o.fused = 0;
+    for (size_t i = 1; i < l.n; i++)
+        l.ops[i].launch_only = 1;
+    assert_int_equal(st_compose(&g, &c, &l, &o, &s, &err), 0);
+    assert_true(rel_diff(s.host_s, 10e-6 + 9 * g.launch_overhead_s) < 1e-9);
     st_oplist_free(&l);
 }
 

@@ -475,6 +475,16 @@ static void test_hf_eager_and_dropout(void **state)
     assert_true(mh->rows == 32 && mh->cols == 64);
     assert_true(mh->bytes_read == he * 4 && mh->bytes_written == he * 4);
     assert_null(find_opt(&tr, "block.attn.merge_heads.grad"));
+    /* a layer norm's backward is two kernels of one call: dx (reads dy, x
+     * and the weight, writes dx) and the parameter gradients (reads dy and
+     * x again, writes gamma's and beta's gradients) */
+    const st_op *ng = find(&tr, "block.attn.norm.grad");
+    assert_true(ng->bytes_read == (2 * he + 64) * 4 && ng->bytes_written == he * 4);
+    assert_int_equal(ng->launch_only, 0);
+    const st_op *np = find(&tr, "block.attn.norm.grad_params");
+    assert_true(np->bytes_read == 2 * he * 4 && np->bytes_written == 2 * 64 * 4);
+    assert_true(np->grad == ST_GRAD_WEIGHT && np->launch_only == 1);
+    assert_true(np > ng); /* after dx */
     st_oplist_free(&inf);
     st_oplist_free(&tr);
     st_model_free(&m);

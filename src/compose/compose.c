@@ -77,6 +77,17 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
     case ST_OP_RMSNORM:
     case ST_OP_GROUPNORM:
     case ST_OP_BATCHNORM:
+        if (op->pass != ST_PASS_FWD && op->grad == ST_GRAD_WEIGHT) {
+            /* the parameter gradients: a reduction over the rows that
+             * streams dy and x once (GammaBetaBackward) */
+            k->op = ST_KOP_ELEMENTWISE;
+            k->rows = op->rows, k->cols = op->cols;
+            k->n_in = 2, k->n_out = 1;
+            k->flops_per_elem = op->flops / ((double)op->rows * (double)op->cols);
+            k->bytes_total = op->bytes_read + op->bytes_written;
+            k->dispatch = ST_DISP_NORM;
+            break;
+        }
         k->op = ST_KOP_NORM;
         k->rows = op->rows, k->cols = op->cols;
         k->dispatch = ST_DISP_NORM;
@@ -192,7 +203,7 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
     if (rc)
         return rc;
     out->gpu_s = e.gpu_s;
-    out->host_s = o->fused ? g->launch_overhead_s : e.dispatch_s * o->dispatch_scale;
+    out->host_s = o->fused || op->launch_only ? g->launch_overhead_s : e.dispatch_s * o->dispatch_scale;
     out->sd_s = out->gpu_s * e.sigma;
     return 0;
 }

@@ -101,6 +101,21 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err)
             break;
         case ST_OP_OPTIMIZER:
             break;
+        case ST_OP_LAYERNORM:
+        case ST_OP_RMSNORM:
+            /* one autograd call, two kernels (PyTorch's layer_norm_kernel.cu,
+             * apex's fused RMSNorm): dx per row, then the parameter gradients
+             * as a reduction over the rows that reads dy and x again */
+            named(&a, &f, "grad");
+            a.grad = ST_GRAD_DATA;
+            rc = push_grad(l, &a, err);
+            if (rc == 0) {
+                named(&b, &f, "grad_params");
+                b.grad = ST_GRAD_WEIGHT;
+                b.launch_only = 1;
+                rc = push_grad(l, &b, err);
+            }
+            break;
         default:
             named(&a, &f, "grad");
             a.grad = f.kind == ST_OP_EMBEDDING ? ST_GRAD_WEIGHT : ST_GRAD_DATA;

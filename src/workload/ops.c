@@ -170,7 +170,24 @@ void st_op_cost(st_op *op)
         int nparams = op->kind == ST_OP_RMSNORM ? 1 : 2;
         double params = nparams * D(op->kind == ST_OP_GROUPNORM || op->kind == ST_OP_BATCHNORM
                                         ? op->c : op->cols);
-        /* Backward: dx and the parameter gradients, about twice the work. */
+        if (bwd && op->grad == ST_GRAD_WEIGHT) {
+            /* layer/RMS norm's parameter gradients (a second kernel): a
+             * multiply-add per parameter per element over dy and x */
+            op->flops = 2.0 * nparams * elems;
+            op->bytes_read = 2 * elems * e;
+            op->bytes_written = params * e;
+            break;
+        }
+        if (bwd && (op->kind == ST_OP_LAYERNORM || op->kind == ST_OP_RMSNORM)) {
+            /* dx: the forward's work again over dy, x and the weight
+             * (gamma; a layer norm's beta does not enter dx) */
+            op->flops = per * elems;
+            op->bytes_read = (2 * elems + D(op->cols)) * e;
+            op->bytes_written = elems * e;
+            break;
+        }
+        /* Backward (group and batch norm): dx and the parameter gradients
+         * in one pass, about twice the work. */
         op->flops = (bwd ? 2 : 1) * per * elems;
         op->bytes_read = ((bwd ? 2 : 1) * elems + params) * e;
         op->bytes_written = (elems + (bwd ? params : 0)) * e;

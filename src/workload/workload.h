@@ -203,6 +203,8 @@ typedef struct st_op {
     int grad_unary, grad_binary; /* elementwise: the gradient runs this many unary and
                                     binary kernels instead of one (a composed activation) */
     int weight_int4; /* GEMM: weights stored in INT4 and dequantised (W4A16) */
+    int launch_only; /* a further kernel of the previous op's framework call (one
+                        dispatch, two launches): the host pays the launch alone */
     st_act act;      /* elementwise: the activation it applies (ST_ACT_NONE: not one) */
     /* Per call (one repeat). */
     double flops;
