@@ -59,11 +59,19 @@ static const char *const ew_features[EF_N] = {
  * coefficients give their traffic (first pass, and the re-reads that miss L2
  * from DRAM again; a hit costs no bandwidth), so 1 means they stream like the
  * elementwise kernels; 'rows' is a warp-wide pass per row in turn; 'rocm'
- * the ROCm builds' own extra per-byte cost for these kernels. The memory
- * efficiency is learned once, from the far larger elementwise set. */
-enum { RF_STREAM, RF_ALU, RF_LAUNCH, RF_ROWS, RF_ROCM, RF_N };
+ * the ROCm builds' own extra per-byte cost for these kernels; 'rocm_rows'
+ * their per-row cost on AMD where a row is reduced across a whole block
+ * (LDS and barriers: PyTorch's cunn_SoftMaxForward for rows over 1024
+ * elements, the layer norm's block reduction), in units of 1000 CU cycles
+ * per row spread over the CUs. NeuSight's MI100 and MI210 softmax sweeps
+ * show it: past 1024 columns the time is the A100's per-byte rate (1.08
+ * against 1.08 us per MB) plus about 3,000 cycles per row per CU on both
+ * chips, where the A100 shows none; rows of up to 1024 (the wave-wide
+ * softmax) stream at the general rate. The memory efficiency is learned
+ * once, from the far larger elementwise set. */
+enum { RF_STREAM, RF_ALU, RF_LAUNCH, RF_ROWS, RF_ROCM, RF_ROCM_ROWS, RF_N };
 static const char *const row_features[RF_N] = {
-    "stream", "alu", "launch", "rows", "rocm",
+    "stream", "alu", "launch", "rows", "rocm", "rocm_rows",
 };
 
 int st_kclass_features(st_kclass c, const char *const **names)
@@ -104,7 +112,7 @@ static const st_kfgroup gemm_groups[GF_N] = {
 };
 static const st_kfgroup row_groups[RF_N] = {
     [RF_STREAM] = ST_KF_MEMORY, [RF_ALU] = ST_KF_COMPUTE, [RF_LAUNCH] = ST_KF_FIXED,
-    [RF_ROWS] = ST_KF_COMPUTE,  [RF_ROCM] = ST_KF_MEMORY,
+    [RF_ROWS] = ST_KF_COMPUTE,  [RF_ROCM] = ST_KF_MEMORY, [RF_ROCM_ROWS] = ST_KF_MEMORY,
 };
 static const st_kfgroup ew_groups[EF_N] = {
     [VF_DRAM_HBM] = ST_KF_MEMORY, [VF_DRAM_OTHER] = ST_KF_MEMORY, [VF_L2] = ST_KF_MEMORY,
@@ -761,8 +769,13 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
         /* `resident` rows per SM at once: the rows an SM runs in turn, each
          * cols/32 cycles of a warp-wide (32-lane) pass */
         e->x[RF_ROWS] = ceil(rows / (sm * resident)) * (cols / 32.0) / clk;
-        if (g->vendor == ST_VENDOR_AMD)
+        if (g->vendor == ST_VENDOR_AMD) {
             e->x[RF_ROCM] = bytes / bw;
+            /* a block-wide reduction per row: every layer norm row, and the
+             * softmax rows past the wave-wide kernel's 1024 elements */
+            if (cls == ST_KC_NORM || cols > 1024)
+                e->x[RF_ROCM_ROWS] = rows / sm * 1000.0 / clk;
+        }
         e->nx = RF_N;
     }
     e->cls = cls;
