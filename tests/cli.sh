@@ -249,6 +249,23 @@ check "eval: error shares add up to 1" \
     jq -e '(([.layers[].error_share] | add) - 1 | fabs) < 1e-9' "$tmp/e.json"
 check "eval: FLOPs equal show's total_flops (same operator list)" \
     sh -c "test \"\$(jq .flops '$tmp/e.json')\" = \"\$('$S' show llama2-7b --phase prefill --batch 1 --seq 2048 --json | jq .total_flops)\""
+# --kernels lists every operator: the parts add up to the step's GPU time and launch count
+for args in "gpt2-small --phase train --batch 2 --seq 256" "gpt2-small --phase train --batch 2 --seq 256 --recompute" \
+    "gpt2-small --seq 256 --fused" "mobilenet-v2 --gpu mobile-gpu"; do
+    # shellcheck disable=SC2086
+    "$S" eval $args --kernels --json > "$tmp/k.json" 2> "$tmp/err"; rc=$?
+    if [ $rc = 0 ] && jq -e '(((([.operators[] | .time_s * .launches] | add) / .kernel_s) - 1 | fabs) < 1e-9) and
+            (([.operators[] | select(.fused | not) | .launches] | add) == .kernels) and
+            (.operators | all(.name and .pass and .shape))' "$tmp/k.json" > /dev/null; then
+        ok "eval $args --kernels: operators add up to kernel_s and the launch count"
+    else
+        not_ok "eval $args --kernels: operators add up to kernel_s and the launch count" "rc=$rc $(cat "$tmp/err")"
+    fi
+done
+check "eval --kernels: a table with one line per operator" \
+    sh -c "'$S' eval gpt2-small --seq 128 --kernels | grep -q 'block.attn.qkv .*gemm_'"
+check "eval --json without --kernels: no operator list" \
+    sh -c "'$S' eval gpt2-small --seq 128 --json | jq -e '.operators == null' >/dev/null"
 # decode reads every weight once: 13.48 GB of FP16 weights at 3.35 TB/s >= 4.02 ms
 check "eval decode llama2-7b on H100: not faster than reading the weights (>= 4.02 ms)" \
     sh -c "'$S' eval llama2-7b --phase decode --batch 1 --seq 1024 --json | jq -e '.total_s >= 2*6738415616/3.35e12'"

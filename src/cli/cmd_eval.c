@@ -100,6 +100,106 @@ static void json_memory(st_json *j, const eval_mem *em)
     st_json_end_object(j);
 }
 
+/* The shape an operator's kernel runs, as text ("20 x 1024x64 . 64x1024"). */
+static void op_shape(const st_op *op, char *buf, size_t n)
+{
+    st_kernel k;
+    st_op_to_kernel(op, &k);
+    switch (k.op) {
+    case ST_KOP_GEMM:
+    case ST_KOP_BMM:
+    case ST_KOP_GROUPED:
+    case ST_KOP_CONV:
+        if (k.b > 1)
+            snprintf(buf, n, "%lld x %lldx%lld . %lldx%lld", k.b, k.m, k.k, k.k, k.n);
+        else
+            snprintf(buf, n, "%lldx%lld . %lldx%lld", k.m, k.k, k.k, k.n);
+        break;
+    case ST_KOP_FLASH:
+        snprintf(buf, n, "%lld x %lldh q%lld kv%lld d%lld", op->batch, k.heads, k.q_len, k.kv_len, op->head_dim);
+        break;
+    default:
+        snprintf(buf, n, "%lld x %lld", k.rows, k.cols);
+        break;
+    }
+}
+
+static const char *op_pass(const st_op *op)
+{
+    return op->pass == ST_PASS_BWD ? "bwd" : op->pass == ST_PASS_FWD ? "fwd" : "step";
+}
+
+/* Every operator as the step prices it (--kernels), in issue order. */
+static st_op_time *op_times(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, const st_compose_opts *co,
+                            st_error *err)
+{
+    st_op_time *t = calloc(ops->n ? ops->n : 1, sizeof *t);
+    if (!t) {
+        st_error_set(err, ST_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < ops->n; i++)
+        if (st_compose_op_time(g, c, ops, i, co, &t[i], err)) {
+            free(t);
+            return NULL;
+        }
+    return t;
+}
+
+static void print_kernels(const st_oplist *ops, const st_op_time *times, const st_compose_opts *co)
+{
+    printf("\n  %-4s %-34s %-30s %6s %-12s %-8s %-8s %11s %10s %10s\n", "PASS", "OPERATOR", "SHAPE", "RUNS",
+           "CLASS", "BOUND", "TILE", "TIME us", "HOST us", "+-SD us");
+    for (size_t i = 0; i < ops->n; i++) {
+        const st_op_time t = times[i];
+        const st_op *op = &ops->ops[i];
+        char shape[64], tile[16] = "-";
+        op_shape(op, shape, sizeof shape);
+        const char *cls = co->edge ? "edge" : t.has_est ? st_kclass_name(t.est.cls) : "-";
+        const char *bound = t.none ? "folded" : t.fused ? "epilogue" : t.has_est ? t.est.bound : "-";
+        if (t.has_est && t.est.tile.m > 0)
+            snprintf(tile, sizeof tile, "%dx%d", t.est.tile.m, t.est.tile.n);
+        printf("  %-4s %-34.34s %-30.30s %6lld %-12s %-8s %-8s %11.3f %10.3f %10.3f\n", op_pass(op), op->name, shape,
+               t.none ? 0 : t.launches, cls, bound, tile, t.gpu_s * 1e6, t.host_s * 1e6, t.sd_s * 1e6);
+    }
+    printf("  (times per launch; RUNS: launches in the step, the forward replay under --recompute included)\n");
+}
+
+static void json_kernels(st_json *j, const st_oplist *ops, const st_op_time *times)
+{
+    st_json_begin_array(j, "operators");
+    for (size_t i = 0; i < ops->n; i++) {
+        const st_op_time t = times[i];
+        const st_op *op = &ops->ops[i];
+        char shape[64];
+        op_shape(op, shape, sizeof shape);
+        st_json_begin_object(j, NULL);
+        st_json_string(j, "name", op->name);
+        st_json_string(j, "layer", op->layer);
+        st_json_string(j, "pass", op_pass(op));
+        st_json_string(j, "shape", shape);
+        st_json_int(j, "launches", t.none ? 0 : t.launches);
+        st_json_bool(j, "fused", t.fused);
+        st_json_bool(j, "folded", t.none);
+        if (t.has_est) {
+            st_json_string(j, "class", st_kclass_name(t.est.cls));
+            st_json_string(j, "bound", t.est.bound);
+            if (t.est.tile.m > 0) {
+                char tile[16];
+                snprintf(tile, sizeof tile, "%dx%d", t.est.tile.m, t.est.tile.n);
+                st_json_string(j, "tile", tile);
+            }
+        }
+        st_json_number(j, "time_s", t.gpu_s);
+        st_json_number(j, "host_s", t.host_s);
+        st_json_number(j, "sd_s", t.sd_s);
+        st_json_number(j, "flops", op->flops);
+        st_json_number(j, "bytes", op->bytes_read + op->bytes_written);
+        st_json_end_object(j);
+    }
+    st_json_end_array(j);
+}
+
 static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
                        const st_step *s, const eval_mem *em)
 {
@@ -142,7 +242,7 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
 }
 
 static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
-                      const st_step *s, const eval_mem *em)
+                      const st_step *s, const eval_mem *em, const st_oplist *ops, const st_op_time *times)
 {
     st_json j;
     st_json_init(&j, stdout, 1);
@@ -186,6 +286,8 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
         st_json_end_object(&j);
     }
     st_json_end_array(&j);
+    if (times)
+        json_kernels(&j, ops, times);
     st_json_end_object(&j);
     st_json_finish(&j);
 }
@@ -198,15 +300,16 @@ static int run(int argc, char **argv)
         {"gpu", required_argument, NULL, 'g'},   {"fused", no_argument, NULL, 'F'},
         {"recompute", no_argument, NULL, 'R'},   {"coef", required_argument, NULL, 'c'},
         {"edge-coef", required_argument, NULL, 'E'},
+        {"kernels", no_argument, NULL, 'K'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     const char *gpu = "h100-sxm", *coefp = NULL, *edge_coefp = NULL;
     cli_wl wl;
-    int json = 0, fused = 0, recompute = 0, c;
+    int json = 0, fused = 0, recompute = 0, kernels = 0, c;
     optind = 0;
     cli_wl_init(&wl);
-    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:E:jh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:E:Kjh", opts)) != -1) {
         int t = cli_wl_option(&cmd_eval, c, optarg, &wl);
         if (t < 0)
             return 2;
@@ -218,6 +321,7 @@ static int run(int argc, char **argv)
         case 'R': recompute = 1; break;
         case 'c': coefp = optarg; break;
         case 'E': edge_coefp = optarg; break;
+        case 'K': kernels = 1; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_eval, stdout); return 0;
         default: return 2;
@@ -303,21 +407,28 @@ static int run(int argc, char **argv)
     }
     eval_mem em;
     eval_memory(&m, &g, &o, &co, &coef, &em);
-    if (json)
-        json_step(&m, &g, &o, &co, s, &em);
-    else
+    st_op_time *times = kernels ? op_times(&g, &coef, &ops, &co, &err) : NULL;
+    if (kernels && !times) {
+        rc = 1;
+    } else if (json) {
+        json_step(&m, &g, &o, &co, s, &em, &ops, times);
+    } else {
         print_step(&m, &g, &o, &co, s, &em);
+        if (times)
+            print_kernels(&ops, times, &co);
+    }
+    free(times);
     free(s);
     st_oplist_free(&ops);
     st_model_free(&m);
-    return 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
 const cli_command cmd_eval = {
     "eval",
     "eval WORKLOAD [--gpu PRESET] [--phase prefill|decode|train] [--batch B] [--seq S] [--kv L]\n"
     "                   [--dtype D] [--attn eager|flash] [--fused] [--recompute] [--no-optimizer]\n"
-    "                   [--coef FILE] [--edge-coef FILE] [--json]",
+    "                   [--kernels] [--coef FILE] [--edge-coef FILE] [--json]",
     "Estimate one step of a workload on one GPU: per-layer time, error share, total with 90% band.",
     "  WORKLOAD         a workload id, name or path (YAML or Hugging Face config.json)\n"
     "  --gpu PRESET     default h100-sxm; an edge preset (mobile-cpu, mobile-gpu,\n"
@@ -330,12 +441,14 @@ const cli_command cmd_eval = {
     "  --fused          compiled mode: launch-only dispatch, elementwise ops fused into epilogues\n"
     "  --recompute      train: replay each block's forward before its backward\n"
     "  --no-optimizer   train: forward + backward only\n"
+    "  --kernels        also list every operator: shape, launches, kernel class, bound, tile,\n"
+    "                   time and host cost per launch (JSON: operators[])\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --edge-coef FILE edge presets: the edge table (default calibration/edge.yaml)\n"
     "  --json           machine-readable; total_s, lo_s, hi_s (correlated band), memory{bytes,\n"
     "                   weights_bytes, kv_cache_bytes, gradient_optimizer_bytes, activations_counted,\n"
     "                   capacity_bytes, fits},\n"
-    "                   layers[]\n"
+    "                   layers[], operators[] with --kernels\n"
     "\nMemory: training a transformer counts what `strata train` counts on one GPU; training\n"
     "another model its weights, gradients and AdamW states; inference the weights and a\n"
     "decoder's KV cache. The last two are lower bounds (activations not counted). The\n"

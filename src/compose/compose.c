@@ -130,7 +130,8 @@ static int is_fusible(const st_op *op)
 
 typedef struct op_cost {
     double gpu_s, host_s, sd_s;
-    int none; /* folded into the op before it: no kernel */
+    int none;  /* folded into the op before it: no kernel */
+    int fused; /* runs in the previous kernel's epilogue: time, no launch */
 } op_cost;
 
 static st_layer_time *layer_of(st_step *s, const char *name)
@@ -150,8 +151,11 @@ static st_layer_time *layer_of(st_step *s, const char *name)
 
 /* Cost of one op (one call). */
 static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, size_t i,
-                   const st_compose_opts *o, op_cost *out, double *flops, double *bytes, st_error *err)
+                   const st_compose_opts *o, op_cost *out, double *flops, double *bytes,
+                   st_kernel_est *est, st_error *err)
 {
+    if (est)
+        memset(est, 0, sizeof *est);
     const st_op *op = &ops->ops[i];
     st_kernel k;
     st_op_to_kernel(op, &k);
@@ -187,6 +191,7 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
         double es = st_dtype_bytes(op->dtype);
         double extra = op->bytes_read - es * (double)k.rows * (double)k.cols;
         memset(out, 0, sizeof *out);
+        out->fused = 1;
         if (extra <= 0)
             return 0;
         k.bytes_total = extra;
@@ -194,6 +199,8 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
         int rc = st_kernel_estimate(g, c, &k, NULL, 0, &e, err);
         if (rc)
             return rc;
+        if (est)
+            *est = e;
         out->gpu_s = e.memory_s;
         out->sd_s = out->gpu_s * e.sigma;
         return 0;
@@ -202,6 +209,8 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
     int rc = st_kernel_estimate(g, c, &k, NULL, 0, &e, err);
     if (rc)
         return rc;
+    if (est)
+        *est = e;
     out->gpu_s = e.gpu_s;
     out->host_s = o->fused || op->launch_only ? g->launch_overhead_s : e.dispatch_s * o->dispatch_scale;
     out->sd_s = out->gpu_s * e.sigma;
@@ -221,7 +230,7 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
     int rc = 0;
     for (size_t i = 0; i < ops->n && !rc; i++) {
         double f, b;
-        rc = cost_op(g, c, ops, i, o, &cost[i], &f, &b, err);
+        rc = cost_op(g, c, ops, i, o, &cost[i], &f, &b, NULL, err);
         s->flops += f * (double)ops->ops[i].repeat;
         s->bytes += b * (double)ops->ops[i].repeat;
     }
@@ -267,13 +276,13 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
                     l->time_s += end - gpu;
                     l->kernel_s += oc->gpu_s;
                     l->sd_s += oc->sd_s;
-                    l->kernels++;
+                    l->kernels += !oc->fused;
                     s->idle_s += start - gpu;
                     gpu = end;
                     s->kernel_s += oc->gpu_s;
                     sd_corr += oc->sd_s;
                     var += oc->sd_s * oc->sd_s;
-                    s->kernels++;
+                    s->kernels += !oc->fused;
                 }
             }
         }
@@ -295,5 +304,50 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
     s->hi_unc_s = s->total_s * exp(z * ru);
     for (size_t k = 0; k < s->n_layers; k++)
         s->layers[k].err_share = sd_corr > 0 ? s->layers[k].sd_s / sd_corr : 0;
+    return 0;
+}
+
+/* Launches of op i in one step: its repeat, and with recompute a forward
+ * op of a repeated block runs again before its block's backward (as
+ * st_compose replays it). */
+static long long op_launches(const st_oplist *ops, size_t i, const st_compose_opts *o)
+{
+    const st_op *op = &ops->ops[i];
+    long long rep = op->repeat > 0 ? op->repeat : 1;
+    if (!o->recompute || op->pass != ST_PASS_FWD || rep <= 1)
+        return rep;
+    for (size_t a = 0; a < ops->n; a++)
+        if (ops->ops[a].pass == ST_PASS_BWD && ops->ops[a].repeat == op->repeat) {
+            /* st_compose replays the first forward run of this repeat only */
+            size_t f = 0;
+            while (f < ops->n && !(ops->ops[f].pass == ST_PASS_FWD && ops->ops[f].repeat == op->repeat))
+                f++;
+            size_t e = f;
+            while (e < ops->n && ops->ops[e].pass == ST_PASS_FWD && ops->ops[e].repeat == op->repeat)
+                e++;
+            return i >= f && i < e ? 2 * rep : rep;
+        }
+    return rep;
+}
+
+int st_compose_op_time(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, size_t i,
+                       const st_compose_opts *o, st_op_time *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= ops->n)
+        return st_error_set(err, ST_EINVAL, "operator %zu of %zu", i, ops->n);
+    op_cost oc;
+    memset(&oc, 0, sizeof oc); /* cost_op sets only what its path prices */
+    double f, b;
+    int rc = cost_op(g, c, ops, i, o, &oc, &f, &b, &out->est, err);
+    if (rc)
+        return rc;
+    out->gpu_s = oc.gpu_s;
+    out->host_s = oc.host_s;
+    out->sd_s = oc.sd_s;
+    out->none = oc.none;
+    out->fused = oc.fused;
+    out->has_est = out->est.bound != NULL && !o->edge;
+    out->launches = op_launches(ops, i, o);
     return 0;
 }

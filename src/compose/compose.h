@@ -79,4 +79,22 @@ void st_op_to_kernel(const st_op *op, st_kernel *k);
 int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, const st_compose_opts *o,
                st_step *out, st_error *err);
 
+/* One operator as st_compose prices it: its kernel time, host cost and
+ * spread per launch, and its launches in the step (repeat, and the forward
+ * replay under recompute), so that sum(gpu_s x launches) over the list is
+ * st_step.kernel_s. none: not run at all (folded by an edge device's
+ * converter); fused: runs in the previous kernel's epilogue (compiled
+ * mode), its time counted, no launch of its own (st_step.kernels counts
+ * launches). est: the GPU layer's estimate (class, bound, tile) when
+ * has_est. */
+typedef struct st_op_time {
+    double gpu_s, host_s, sd_s;
+    long long launches;
+    int none, fused;
+    int has_est;
+    st_kernel_est est;
+} st_op_time;
+int st_compose_op_time(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, size_t i,
+                       const st_compose_opts *o, st_op_time *out, st_error *err);
+
 #endif
