@@ -254,14 +254,21 @@ for args in "gpt2-small --phase train --batch 2 --seq 256" "gpt2-small --phase t
     "gpt2-small --seq 256 --fused" "mobilenet-v2 --gpu mobile-gpu"; do
     # shellcheck disable=SC2086
     "$S" eval $args --kernels --json > "$tmp/k.json" 2> "$tmp/err"; rc=$?
-    if [ $rc = 0 ] && jq -e '(((([.operators[] | .time_s * .launches] | add) / .kernel_s) - 1 | fabs) < 1e-9) and
-            (([.operators[] | select(.fused | not) | .launches] | add) == .kernels) and
+    if [ $rc = 0 ] && jq -e '(((([.operators[] | .time_s * .runs] | add) / .kernel_s) - 1 | fabs) < 1e-9) and
+            (([.operators[] | select(.fused | not) | .runs] | add) == .kernels) and
             (.operators | all(.name and .pass and .shape))' "$tmp/k.json" > /dev/null; then
         ok "eval $args --kernels: operators add up to kernel_s and the launch count"
     else
         not_ok "eval $args --kernels: operators add up to kernel_s and the launch count" "rc=$rc $(cat "$tmp/err")"
     fi
 done
+# recompute replays each repeated block's own forward: ResNet-50's conv2_x and
+# conv5_x (2 blocks each) both run their forward 2 x 2 times; Switch's
+# decoder blocks (12) 24 times, not the encoder's twice
+check "eval --recompute: every repeated stage replays its own forward (ResNet-50)" \
+    sh -c "'$S' eval resnet50 --phase train --recompute --kernels --json | jq -e '[.operators[] | select(.pass == \"fwd\" and (.layer == \"conv2_x\" or .layer == \"conv5_x\")) | .runs] | (length > 0) and all(. == 4)' >/dev/null"
+check "eval --recompute: an encoder-decoder replays the decoder's forward (Switch)" \
+    sh -c "'$S' eval switch-xl-4 --phase train --seq 128 --recompute --kernels --json | jq -e '[.operators[] | select(.pass == \"fwd\" and (.layer | test(\"^(enc|dec)_\")) and .layer != \"enc_final\") | .runs] | (length > 0) and all(. == 24)' >/dev/null"
 check "eval --kernels: a table with one line per operator" \
     sh -c "'$S' eval gpt2-small --seq 128 --kernels | grep -q 'block.attn.qkv .*gemm_'"
 check "eval --json without --kernels: no operator list" \

@@ -119,7 +119,11 @@ static void op_shape(const st_op *op, char *buf, size_t n)
         snprintf(buf, n, "%lld x %lldh q%lld kv%lld d%lld", op->batch, k.heads, k.q_len, k.kv_len, op->head_dim);
         break;
     default:
-        snprintf(buf, n, "%lld x %lld", k.rows, k.cols);
+        if (op->kind == ST_OP_POOL) /* the input, window and output of a pooling */
+            snprintf(buf, n, "%lld x %lldx%lldx%lld %lldx%lld -> %lldx%lld", op->batch, op->c, op->h, op->w, op->r,
+                     op->s, op->p, op->q);
+        else
+            snprintf(buf, n, "%lld x %lld", k.rows, k.cols);
         break;
     }
 }
@@ -148,41 +152,54 @@ static st_op_time *op_times(const st_gpu *g, const st_gpu_coef *c, const st_opli
 
 static void print_kernels(const st_oplist *ops, const st_op_time *times, const st_compose_opts *co)
 {
-    printf("\n  %-4s %-34s %-30s %6s %-12s %-8s %-8s %11s %10s %10s\n", "PASS", "OPERATOR", "SHAPE", "RUNS",
+    /* columns as wide as their widest entry: names are shown whole */
+    int nw = 8, sw = 5;
+    char shape[96];
+    for (size_t i = 0; i < ops->n; i++) {
+        int l = (int)strlen(ops->ops[i].name);
+        nw = l > nw ? l : nw;
+        op_shape(&ops->ops[i], shape, sizeof shape);
+        l = (int)strlen(shape);
+        sw = l > sw ? l : sw;
+    }
+    printf("\n  %-4s %-*s %-*s %6s %-12s %-8s %-8s %12s %12s %12s\n", "PASS", nw, "OPERATOR", sw, "SHAPE", "RUNS",
            "CLASS", "BOUND", "TILE", "TIME us", "HOST us", "+-SD us");
     for (size_t i = 0; i < ops->n; i++) {
         const st_op_time t = times[i];
         const st_op *op = &ops->ops[i];
-        char shape[64], tile[16] = "-";
+        char tile[16] = "-";
         op_shape(op, shape, sizeof shape);
         const char *cls = co->edge ? "edge" : t.has_est ? st_kclass_name(t.est.cls) : "-";
-        const char *bound = t.none ? "folded" : t.fused ? "epilogue" : t.has_est ? t.est.bound : "-";
+        const char *bound = t.none ? "folded" : t.has_est ? t.est.bound : "-";
         if (t.has_est && t.est.tile.m > 0)
             snprintf(tile, sizeof tile, "%dx%d", t.est.tile.m, t.est.tile.n);
-        printf("  %-4s %-34.34s %-30.30s %6lld %-12s %-8s %-8s %11.3f %10.3f %10.3f\n", op_pass(op), op->name, shape,
-               t.none ? 0 : t.launches, cls, bound, tile, t.gpu_s * 1e6, t.host_s * 1e6, t.sd_s * 1e6);
+        printf("  %-4s %-*s %-*s %6lld %-12s %-8s %-8s %12.6g %12.6g %12.6g\n", op_pass(op), nw, op->name, sw, shape,
+               t.none ? 0 : t.runs, cls, bound, tile, t.gpu_s * 1e6, t.host_s * 1e6, t.sd_s * 1e6);
     }
-    printf("  (times per launch; RUNS: launches in the step, the forward replay under --recompute included)\n");
+    printf("  (times per run; RUNS: runs in the step%s; BOUND epilogue: run inside the previous kernel, "
+           "no launch of its own%s)\n",
+           co->recompute ? ", the forward replays of --recompute included" : "",
+           co->edge && co->edge->cls == ST_EDGE_MOBILE_CPU ? "; on a mobile CPU the interpreter's cost is in TIME" : "");
 }
 
-static void json_kernels(st_json *j, const st_oplist *ops, const st_op_time *times)
+static void json_kernels(st_json *j, const st_oplist *ops, const st_op_time *times, const st_compose_opts *co)
 {
     st_json_begin_array(j, "operators");
     for (size_t i = 0; i < ops->n; i++) {
         const st_op_time t = times[i];
         const st_op *op = &ops->ops[i];
-        char shape[64];
+        char shape[96];
         op_shape(op, shape, sizeof shape);
         st_json_begin_object(j, NULL);
         st_json_string(j, "name", op->name);
         st_json_string(j, "layer", op->layer);
         st_json_string(j, "pass", op_pass(op));
         st_json_string(j, "shape", shape);
-        st_json_int(j, "launches", t.none ? 0 : t.launches);
+        st_json_int(j, "runs", t.none ? 0 : t.runs);
         st_json_bool(j, "fused", t.fused);
         st_json_bool(j, "folded", t.none);
         if (t.has_est) {
-            st_json_string(j, "class", st_kclass_name(t.est.cls));
+            st_json_string(j, "class", co->edge ? "edge" : st_kclass_name(t.est.cls));
             st_json_string(j, "bound", t.est.bound);
             if (t.est.tile.m > 0) {
                 char tile[16];
@@ -287,7 +304,7 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     }
     st_json_end_array(&j);
     if (times)
-        json_kernels(&j, ops, times);
+        json_kernels(&j, ops, times, co);
     st_json_end_object(&j);
     st_json_finish(&j);
 }
@@ -441,8 +458,8 @@ const cli_command cmd_eval = {
     "  --fused          compiled mode: launch-only dispatch, elementwise ops fused into epilogues\n"
     "  --recompute      train: replay each block's forward before its backward\n"
     "  --no-optimizer   train: forward + backward only\n"
-    "  --kernels        also list every operator: shape, launches, kernel class, bound, tile,\n"
-    "                   time and host cost per launch (JSON: operators[])\n"
+    "  --kernels        also list every operator: shape, runs in the step, kernel class, bound,\n"
+    "                   tile, time and host cost per run (JSON: operators[])\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --edge-coef FILE edge presets: the edge table (default calibration/edge.yaml)\n"
     "  --json           machine-readable; total_s, lo_s, hi_s (correlated band), memory{bytes,\n"

@@ -172,6 +172,8 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
         int rc = st_edge_op_time(o->edge, o->edge_coef, st_gpu_coef_dram_other(c), op, &e, err);
         if (rc)
             return rc;
+        if (est)
+            est->bound = e.bound;
         double disp = o->edge->dispatch_overhead_s * o->dispatch_scale;
         if (o->edge->cls == ST_EDGE_MOBILE_CPU) {
             out->gpu_s = e.time_s + disp; /* one core runs the interpreter and the kernel */
@@ -192,6 +194,10 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
         double extra = op->bytes_read - es * (double)k.rows * (double)k.cols;
         memset(out, 0, sizeof *out);
         out->fused = 1;
+        if (est) {
+            est->cls = st_kernel_class(g, &k);
+            est->bound = "epilogue";
+        }
         if (extra <= 0)
             return 0;
         k.bytes_total = extra;
@@ -199,8 +205,10 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
         int rc = st_kernel_estimate(g, c, &k, NULL, 0, &e, err);
         if (rc)
             return rc;
-        if (est)
+        if (est) {
             *est = e;
+            est->bound = "epilogue";
+        }
         out->gpu_s = e.memory_s;
         out->sd_s = out->gpu_s * e.sigma;
         return 0;
@@ -212,8 +220,43 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
     if (est)
         *est = e;
     out->gpu_s = e.gpu_s;
-    out->host_s = o->fused || op->launch_only ? g->launch_overhead_s : e.dispatch_s * o->dispatch_scale;
+    /* eager: the framework's dispatch, and never less than the launch itself (the
+     * calibration data hold no dispatch cost for flash attention, the
+     * embedding gather or the optimizer: class "other") */
+    double disp = e.dispatch_s * o->dispatch_scale;
+    out->host_s = o->fused || op->launch_only || disp < g->launch_overhead_s ? g->launch_overhead_s : disp;
     out->sd_s = out->gpu_s * e.sigma;
+    return 0;
+}
+
+/* The run of consecutive ops with the same repeat and pass that starts at i
+ * ends at the returned index. */
+static size_t run_end(const st_oplist *ops, size_t i)
+{
+    size_t j = i + 1;
+    while (j < ops->n && ops->ops[j].repeat == ops->ops[i].repeat && ops->ops[j].pass == ops->ops[i].pass)
+        j++;
+    return j;
+}
+
+/* The forward run [*f0, *f1) that the backward run starting at b replays
+ * under recompute: the forward run of the same repeat that holds the
+ * backward run's layer (a model's blocks with equal repeat counts, ResNet's
+ * stages or an encoder and a decoder, each replay their own forward). */
+static int fwd_run_for(const st_oplist *ops, size_t b, size_t *f0, size_t *f1)
+{
+    const st_op *ob = &ops->ops[b];
+    for (size_t a = 0; a < ops->n;) {
+        size_t e = run_end(ops, a);
+        if (ops->ops[a].pass == ST_PASS_FWD && ops->ops[a].repeat == ob->repeat)
+            for (size_t k = a; k < e; k++)
+                if (strcmp(ops->ops[k].layer, ob->layer) == 0) {
+                    *f0 = a;
+                    *f1 = e;
+                    return 1;
+                }
+        a = e;
+    }
     return 0;
 }
 
@@ -244,24 +287,11 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
      * preceded by its forward block again. */
     size_t i = 0;
     while (i < ops->n) {
-        size_t j = i + 1;
+        size_t j = run_end(ops, i);
         long long rep = ops->ops[i].repeat > 0 ? ops->ops[i].repeat : 1;
-        while (j < ops->n && ops->ops[j].repeat == ops->ops[i].repeat && ops->ops[j].pass == ops->ops[i].pass)
-            j++;
         /* the forward run matching this backward run, for recompute */
         size_t fi = 0, fj = 0;
-        int replay = 0;
-        if (o->recompute && ops->ops[i].pass == ST_PASS_BWD && rep > 1) {
-            for (size_t a = 0; a < ops->n; a++)
-                if (ops->ops[a].pass == ST_PASS_FWD && ops->ops[a].repeat == rep) {
-                    fi = a;
-                    fj = a;
-                    while (fj < ops->n && ops->ops[fj].pass == ST_PASS_FWD && ops->ops[fj].repeat == rep)
-                        fj++;
-                    replay = 1;
-                    break;
-                }
-        }
+        int replay = o->recompute && ops->ops[i].pass == ST_PASS_BWD && rep > 1 && fwd_run_for(ops, i, &fi, &fj);
         for (long long r = 0; r < rep; r++) {
             for (int pass = replay ? 0 : 1; pass < 2; pass++) {
                 size_t a0 = pass == 0 ? fi : i, a1 = pass == 0 ? fj : j;
@@ -307,27 +337,24 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
     return 0;
 }
 
-/* Launches of op i in one step: its repeat, and with recompute a forward
- * op of a repeated block runs again before its block's backward (as
- * st_compose replays it). */
-static long long op_launches(const st_oplist *ops, size_t i, const st_compose_opts *o)
+/* Runs of op i in one step: its repeat, and with recompute a forward op of
+ * a repeated block runs again before each backward run that replays its
+ * run (as st_compose does). */
+static long long op_runs(const st_oplist *ops, size_t i, const st_compose_opts *o)
 {
     const st_op *op = &ops->ops[i];
     long long rep = op->repeat > 0 ? op->repeat : 1;
     if (!o->recompute || op->pass != ST_PASS_FWD || rep <= 1)
         return rep;
-    for (size_t a = 0; a < ops->n; a++)
-        if (ops->ops[a].pass == ST_PASS_BWD && ops->ops[a].repeat == op->repeat) {
-            /* st_compose replays the first forward run of this repeat only */
-            size_t f = 0;
-            while (f < ops->n && !(ops->ops[f].pass == ST_PASS_FWD && ops->ops[f].repeat == op->repeat))
-                f++;
-            size_t e = f;
-            while (e < ops->n && ops->ops[e].pass == ST_PASS_FWD && ops->ops[e].repeat == op->repeat)
-                e++;
-            return i >= f && i < e ? 2 * rep : rep;
-        }
-    return rep;
+    long long runs = rep;
+    for (size_t a = 0; a < ops->n;) {
+        size_t e = run_end(ops, a), f0, f1;
+        if (ops->ops[a].pass == ST_PASS_BWD && ops->ops[a].repeat == op->repeat && fwd_run_for(ops, a, &f0, &f1) &&
+            i >= f0 && i < f1)
+            runs += rep;
+        a = e;
+    }
+    return runs;
 }
 
 int st_compose_op_time(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, size_t i,
@@ -347,7 +374,7 @@ int st_compose_op_time(const st_gpu *g, const st_gpu_coef *c, const st_oplist *o
     out->sd_s = oc.sd_s;
     out->none = oc.none;
     out->fused = oc.fused;
-    out->has_est = out->est.bound != NULL && !o->edge;
-    out->launches = op_launches(ops, i, o);
+    out->has_est = out->est.bound != NULL;
+    out->runs = op_runs(ops, i, o);
     return 0;
 }

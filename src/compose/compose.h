@@ -80,8 +80,8 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
                st_step *out, st_error *err);
 
 /* One operator as st_compose prices it: its kernel time, host cost and
- * spread per launch, and its launches in the step (repeat, and the forward
- * replay under recompute), so that sum(gpu_s x launches) over the list is
+ * spread per run, and its runs in the step (repeat, and the forward replay
+ * under recompute), so that sum(gpu_s x runs) over the list is
  * st_step.kernel_s. none: not run at all (folded by an edge device's
  * converter); fused: runs in the previous kernel's epilogue (compiled
  * mode), its time counted, no launch of its own (st_step.kernels counts
@@ -89,7 +89,7 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
  * has_est. */
 typedef struct st_op_time {
     double gpu_s, host_s, sd_s;
-    long long launches;
+    long long runs;
     int none, fused;
     int has_est;
     st_kernel_est est;
