@@ -233,10 +233,13 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
     else
         printf(", %s, %s attention, %s%s\n\n", st_dtype_name(o->dtype), o->attn == ST_ATTN_FLASH ? "fused" : "eager",
                co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "");
-    printf("  %-22s %12s %7s %9s %12s %8s\n", "LAYER", "TIME ms", "SHARE", "KERNELS", "+-SD ms", "ERR%");
+    int lw = 22; /* as wide as the longest layer name */
+    for (size_t i = 0; i < s->n_layers; i++)
+        lw = (int)strlen(s->layers[i].layer) > lw ? (int)strlen(s->layers[i].layer) : lw;
+    printf("  %-*s %12s %7s %9s %12s %8s\n", lw, "LAYER", "TIME ms", "SHARE", "KERNELS", "+-SD ms", "ERR%");
     for (size_t i = 0; i < s->n_layers; i++) {
         const st_layer_time *l = &s->layers[i];
-        printf("  %-22s %12.4f %6.1f%% %9lld %12.4f %7.1f%%\n", l->layer, l->time_s * 1e3,
+        printf("  %-*s %12.4f %6.1f%% %9lld %12.4f %7.1f%%\n", lw, l->layer, l->time_s * 1e3,
                100 * l->time_s / s->total_s, l->kernels, l->sd_s * 1e3, 100 * l->err_share);
     }
     printf("\n  total              %.4f ms  (90%% band %.4f .. %.4f ms, errors correlated: the default)\n",
