@@ -470,11 +470,18 @@ static void test_hf_eager_and_dropout(void **state)
     find(&tr, "embed.dropout");
     /* _merge_heads: the (2, 4, 16, 16) context is copied back to (2, 16, 64)
      * (permute + contiguous): 32 x 64 FP32 read and written once; its
-     * gradient is a view, so no kernel */
+     * gradient, permuted back, is copied again where the value matmul's
+     * backward reshapes it to (8, 16, 16) */
     const st_op *mh = find(&tr, "block.attn.merge_heads");
     assert_true(mh->rows == 32 && mh->cols == 64);
     assert_true(mh->bytes_read == he * 4 && mh->bytes_written == he * 4);
-    assert_null(find_opt(&tr, "block.attn.merge_heads.grad"));
+    const st_op *mhg = find(&tr, "block.attn.merge_heads.grad");
+    assert_true(mhg->bytes_read == he * 4 && mhg->bytes_written == he * 4);
+    /* decode: one query per sequence, the permuted context is contiguous
+     * already (size-1 dimensions): no copy */
+    st_oplist dec = ops_for(&m, ST_PHASE_DECODE, 2, 1, 16, ST_ATTN_EAGER);
+    assert_null(find_opt(&dec, "block.attn.merge_heads"));
+    st_oplist_free(&dec);
     /* a layer norm's backward is two kernels of one call: dx (reads dy, x
      * and the weight, writes dx) and the parameter gradients (reads dy and
      * x again, writes gamma's and beta's gradients) */

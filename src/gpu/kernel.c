@@ -63,7 +63,7 @@ static const char *const ew_features[EF_N] = {
  * their per-row cost on AMD where a row is reduced across a whole block
  * (LDS and barriers: PyTorch's cunn_SoftMaxForward for rows over 1024
  * elements, the layer norm's block reduction), in units of 1000 CU cycles
- * per row spread over the CUs. NeuSight's MI100 and MI210 softmax sweeps
+ * per row, the busiest CU's rows. NeuSight's MI100 and MI210 softmax sweeps
  * show it: past 1024 columns the time is the A100's per-byte rate (1.08
  * against 1.08 us per MB) plus about 3,000 cycles per row per CU on both
  * chips, where the A100 shows none; rows of up to 1024 (the wave-wide
@@ -774,7 +774,7 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
             /* a block-wide reduction per row: every layer norm row, and the
              * softmax rows past the wave-wide kernel's 1024 elements */
             if (cls == ST_KC_NORM || cols > 1024)
-                e->x[RF_ROCM_ROWS] = rows / sm * 1000.0 / clk;
+                e->x[RF_ROCM_ROWS] = ceil(rows / sm) * 1000.0 / clk; /* whole rows per CU */
         }
         e->nx = RF_N;
     }

@@ -175,13 +175,18 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
     /* The context comes out head-major (batch, heads, q, d) and is copied
      * back token-major before the output projection: Hugging Face's
      * `.transpose(1, 2).contiguous()` (GPT-2's _merge_heads, BERT's
-     * permute), Megatron-LM's `permute(...).contiguous()`. A plain copy;
-     * its gradient is a permuted view of dy, which the value GEMM's
-     * backward reads in place: no backward kernel. */
-    snprintf(name, sizeof name, "%s.merge_heads", prefix);
-    st_op merge = ew_op(g, name, b * q_len, (long long)tf->heads * tf->head_dim, 1, 0);
-    merge.passthrough = 1;
-    push(g, &merge);
+     * permute), Megatron-LM's `permute(...).contiguous()`. A plain copy.
+     * Its gradient is dy permuted back to head-major, which the value
+     * GEMM's backward reshapes to (batch x heads, q, d): batch and heads
+     * cannot merge in that view, so it is copied too. With one query per
+     * sequence (decode) or one head the permuted tensor is contiguous
+     * already (PyTorch skips size-1 dimensions): no kernel either way. */
+    if (q_len > 1 && tf->heads > 1) {
+        snprintf(name, sizeof name, "%s.merge_heads", prefix);
+        st_op merge = ew_op(g, name, b * q_len, (long long)tf->heads * tf->head_dim, 1, 0);
+        merge.grad_no_input = 1;
+        push(g, &merge);
+    }
 }
 
 static void self_attention(gen *g)
