@@ -12,6 +12,21 @@ void st_compose_opts_default(st_compose_opts *o)
     o->dispatch_scale = 1.0;
 }
 
+/* An op priced as a stream of the bytes and ALU work it counts (the
+ * elementwise kernel model). */
+static void stream_kernel(const st_op *op, int n_in, st_dispatch d, st_kernel *k)
+{
+    k->op = ST_KOP_ELEMENTWISE;
+    k->rows = op->rows > 0 ? op->rows : 1;
+    k->cols = op->cols > 0 ? op->cols : 1;
+    k->n_in = n_in;
+    k->n_out = 1;
+    double elems = (double)k->rows * (double)k->cols;
+    k->flops_per_elem = elems > 0 ? op->flops / elems : 0;
+    k->bytes_total = op->bytes_read + op->bytes_written;
+    k->dispatch = d;
+}
+
 void st_op_to_kernel(const st_op *op, st_kernel *k)
 {
     memset(k, 0, sizeof *k);
@@ -80,12 +95,7 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
         if (op->pass != ST_PASS_FWD && op->grad == ST_GRAD_WEIGHT) {
             /* the parameter gradients: a reduction over the rows that
              * streams dy and x once (GammaBetaBackward) */
-            k->op = ST_KOP_ELEMENTWISE;
-            k->rows = op->rows, k->cols = op->cols;
-            k->n_in = 2, k->n_out = 1;
-            k->flops_per_elem = op->flops / ((double)op->rows * (double)op->cols);
-            k->bytes_total = op->bytes_read + op->bytes_written;
-            k->dispatch = ST_DISP_NORM;
+            stream_kernel(op, 2, ST_DISP_NORM, k);
             break;
         }
         k->op = ST_KOP_NORM;
@@ -108,17 +118,8 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
             k->index_elems = (double)op->rows * (double)op->cols;
         break;
     default: /* elementwise, rope, pool, optimizer: bytes and ALU work as counted */
-        k->op = ST_KOP_ELEMENTWISE;
-        k->rows = op->rows > 0 ? op->rows : 1;
-        k->cols = op->cols > 0 ? op->cols : 1;
-        k->n_in = op->arity > 0 ? op->arity : 1;
-        k->n_out = 1;
-        {
-            double elems = (double)k->rows * (double)k->cols;
-            k->flops_per_elem = elems > 0 ? op->flops / elems : 0;
-        }
-        k->bytes_total = op->bytes_read + op->bytes_written;
-        k->dispatch = op->kind == ST_OP_OPTIMIZER ? ST_DISP_OTHER : ST_DISP_ELEMENTWISE;
+        stream_kernel(op, op->arity > 0 ? op->arity : 1,
+                      op->kind == ST_OP_OPTIMIZER ? ST_DISP_OTHER : ST_DISP_ELEMENTWISE, k);
         break;
     }
 }

@@ -962,8 +962,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         double fpe = k->flops_per_elem;
         double alu_fpe = -1; /* >= 0: the ALU side's work per element, when it differs from fpe */
         if (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK) {
-            /* a softmax's backward reads two rows (y and dy): n_in 2 */
-            nin = k->op == ST_KOP_SOFTMAX && k->n_in == 2 ? 2 : 1;
+            /* nin as given: a softmax's backward reads two rows (y and dy) */
             nout = 1;
             if (fpe <= 0)
                 fpe = 5; /* max, subtract, exp, sum, scale */
@@ -995,7 +994,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * for the sum, then both again for dx: one re-read of two tensors,
          * the bytes of the forward's two re-reads of one. Rows in flight
          * hold both. */
-        double reread = passes * es * elems, row_bytes = es * (double)k->cols * (k->op == ST_KOP_SOFTMAX ? nin : 1);
+        double reread = passes * es * elems, row_bytes = es * (double)k->cols * nin;
         if (k->op == ST_KOP_NORM)
             bytes += 2.0 * es * (double)k->cols; /* gamma, beta */
         if (k->bytes_total > 0)

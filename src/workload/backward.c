@@ -101,25 +101,20 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err)
             break;
         case ST_OP_OPTIMIZER:
             break;
-        case ST_OP_LAYERNORM:
-        case ST_OP_RMSNORM:
-            /* one autograd call, two kernels (PyTorch's layer_norm_kernel.cu,
-             * apex's fused RMSNorm): dx per row, then the parameter gradients
-             * as a reduction over the rows that reads dy and x again */
+        default:
             named(&a, &f, "grad");
-            a.grad = ST_GRAD_DATA;
+            a.grad = f.kind == ST_OP_EMBEDDING ? ST_GRAD_WEIGHT : ST_GRAD_DATA;
             rc = push_grad(l, &a, err);
-            if (rc == 0) {
+            /* a layer or RMS norm: one autograd call, two kernels (PyTorch's
+             * layer_norm_kernel.cu, apex's fused RMSNorm): dx per row, then
+             * the parameter gradients, a reduction over the rows that reads
+             * dy and x again */
+            if (rc == 0 && (f.kind == ST_OP_LAYERNORM || f.kind == ST_OP_RMSNORM)) {
                 named(&b, &f, "grad_params");
                 b.grad = ST_GRAD_WEIGHT;
                 b.launch_only = 1;
                 rc = push_grad(l, &b, err);
             }
-            break;
-        default:
-            named(&a, &f, "grad");
-            a.grad = f.kind == ST_OP_EMBEDDING ? ST_GRAD_WEIGHT : ST_GRAD_DATA;
-            rc = push_grad(l, &a, err);
             break;
         }
         if (rc)
