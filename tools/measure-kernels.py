@@ -1,0 +1,587 @@
+#!/usr/bin/env python3
+"""Measure real kernels on the GPU this runs on, for strata's ground truth.
+
+Writes CSVs in the layout of NeuSight's kernels-test (OPName, Latency in ms,
+Device, Kernel Name, launch grid and block, B/M/N/K or B/H), plus a Dtype
+column, so that `strata validate neusight --data DIR` reads them as they are:
+
+  OUT/bmm.csv OUT/linear.csv OUT/elem.csv OUT/ln.csv OUT/softmax.csv
+  OUT/attention.csv (fused scaled-dot-product attention, one row per shape)
+  OUT/meta.txt (GPU, driver, library versions, settings), OUT/log.txt
+
+Shapes:
+  * FP32 (PyTorch defaults: no TF32): the shapes of NeuSight's kernels-test
+    files (read from --shapes DIR, each distinct shape once), in a
+    deterministic random order, each op class within a time budget.
+  * TF32/FP16/BF16/FP8/INT8 GEMMs on LLM projection shapes and attention
+    BMMs; BF16 norms, softmax and elementwise ops; RMSNorm.
+  * Fused attention (torch SDPA, flash backend) for prefill and decode.
+
+Timing (NeuSight's method, so the two sets compare): each kernel is run
+twice to warm up, then R times, each run between two CUDA events with a
+synchronize after it; Latency is the mean of the fastest fifth (at least
+one). R is 25, fewer (not under 5) when one run takes over 2 ms. Inputs are
+random normal (never zeros). Kernel names and launch grids come from one
+further run of each shape under torch.profiler (timed runs are not
+profiled). Usage: measure-kernels.py --shapes DIR --out DIR [--budget S]
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+LOG = None
+
+
+def log(*a):
+    s = " ".join(str(x) for x in a)
+    print(s, flush=True)
+    if LOG:
+        LOG.write(s + "\n")
+        LOG.flush()
+
+
+def ev_time(fn, max_runs=25):
+    """Mean of the fastest fifth of up to max_runs event-timed runs (ms)."""
+    fn()
+    fn()
+    torch.cuda.synchronize()
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
+    ts = []
+    runs = max_runs
+    i = 0
+    while i < runs:
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        t = a.elapsed_time(b)
+        ts.append(t)
+        if i == 0 and t > 2.0:
+            runs = max(5, min(max_runs, int(50.0 / t)))
+        i += 1
+    ts.sort()
+    k = max(1, len(ts) // 5)
+    return sum(ts[:k]) / k, len(ts)
+
+
+class Section:
+    """One output file's rows, with a profiling pass for kernel names."""
+
+    def __init__(self, name, cols):
+        self.name = name
+        self.cols = cols
+        self.rows = []
+        self.pending = []  # (row, make_fn) awaiting kernel names
+
+    def add(self, row, make_fn):
+        self.rows.append(row)
+        self.pending.append((row, make_fn))
+
+    def name_kernels(self, main_re):
+        """Run each pending shape once under the profiler; fill names and grids."""
+        if not self.pending:
+            return
+        from torch.profiler import profile, ProfilerActivity, record_function
+        chunk = 150
+        for c0 in range(0, len(self.pending), chunk):
+            part = self.pending[c0:c0 + chunk]
+            try:
+                torch.cuda.synchronize()
+                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                    for j, (row, make) in enumerate(part):
+                        try:
+                            fn = make()
+                            torch.cuda.synchronize()
+                            with record_function("strata_shape_%d" % j):
+                                fn()
+                            torch.cuda.synchronize()
+                            del fn
+                        except Exception:
+                            torch.cuda.empty_cache()
+                    torch.cuda.synchronize()
+                path = "/tmp/strata_prof_%s_%d.json" % (self.name, c0)
+                prof.export_chrome_trace(path)
+                with open(path) as f:
+                    tr = json.load(f)
+                os.unlink(path)
+                evs = tr["traceEvents"] if isinstance(tr, dict) else tr
+                ann = []
+                launch_ts = {}
+                kerns = []
+                for e in evs:
+                    cat = e.get("cat", "")
+                    nm = e.get("name", "")
+                    if cat == "user_annotation" and nm.startswith("strata_shape_"):
+                        ann.append((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)),
+                                    int(nm.rsplit("_", 1)[1])))
+                    elif cat == "cuda_runtime" or cat == "cuda_driver":
+                        corr = e.get("args", {}).get("correlation")
+                        if corr is not None:
+                            launch_ts[corr] = float(e["ts"])
+                    elif cat == "kernel":
+                        kerns.append(e)
+                per = {}
+                for e in kerns:
+                    corr = e.get("args", {}).get("correlation")
+                    t = launch_ts.get(corr)
+                    if t is None:
+                        continue
+                    for s, en, j in ann:
+                        if s <= t <= en:
+                            per.setdefault(j, []).append(e)
+                            break
+                for j, (row, _) in enumerate(part):
+                    ks = per.get(j, [])
+                    if not ks:
+                        continue
+                    main = [k for k in ks if main_re is None or main_re(k["name"])]
+                    pick = max(main or ks, key=lambda k: float(k.get("dur", 0)))
+                    g = pick.get("args", {}).get("grid", [0, 0, 0])
+                    bl = pick.get("args", {}).get("block", [0, 0, 0])
+                    row["Kernel Name"] = pick["name"]
+                    row["Grid x"], row["Grid y"], row["Grid z"] = g[0], g[1], g[2]
+                    row["Block x"], row["Block y"], row["Block z"] = bl[0], bl[1], bl[2]
+                    blocks = g[0] * g[1] * g[2]
+                    warps = math.ceil(bl[0] * bl[1] * bl[2] / 32.0)
+                    row["Blocks per SM"] = round(blocks / SMS, 4)
+                    row["Warps per SM"] = round(blocks * warps / SMS, 4)
+                    row["Kernels"] = ";".join(k["name"][:120] for k in ks)
+            except Exception:
+                log("profiling failed for", self.name, "chunk", c0)
+                log(traceback.format_exc())
+            torch.cuda.empty_cache()
+        self.pending = []
+
+    def write(self, out):
+        path = os.path.join(out, self.name + ".csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=self.cols, extrasaction="ignore")
+            w.writeheader()
+            for r in self.rows:
+                w.writerow(r)
+        log("wrote", path, len(self.rows), "rows")
+
+
+MM_COLS = ["OPName", "Latency", "Device", "Torch Version", "CUDNN Version", "Kernel Name",
+           "Warps per SM", "Blocks per SM", "Grid x", "Grid y", "Grid z", "Block x", "Block y",
+           "Block z", "CUDA Version", "Kernels", "B", "M", "N", "K", "Dtype", "Runs"]
+VEC_COLS = ["OPName", "Latency", "Device", "Torch Version", "CUDNN Version", "Kernel Name",
+            "Warps per SM", "Blocks per SM", "Grid x", "Grid y", "Grid z", "Block x", "Block y",
+            "Block z", "CUDA Version", "B", "H", "large", "Dtype", "Runs"]
+ATT_COLS = ["OPName", "Latency", "Device", "Torch Version", "Kernel Name", "Grid x", "Grid y",
+            "Grid z", "Block x", "Block y", "Block z", "CUDA Version", "Kernels", "Batch",
+            "Heads", "KV Heads", "Q", "KV", "D", "Causal", "Dtype", "Runs"]
+
+DT = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+      "bf16": torch.bfloat16}
+
+
+def base_row(op, dtype):
+    return {"OPName": op, "Device": DEVICE, "Torch Version": TORCH_V, "CUDNN Version": CUDNN_V,
+            "CUDA Version": CUDA_V, "Dtype": dtype, "Kernel Name": "", "Kernels": ""}
+
+
+def set_tf32(on):
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
+
+
+# ---- makers: return a zero-argument function running the op once ----------
+def make_mm(op, dtype, b, m, n, k, init=torch.randn):
+    dev = "cuda"
+    if dtype in ("fp8", "int8"):
+        if dtype == "fp8":
+            x = init(b * m, n, device=dev).to(torch.float8_e4m3fn)
+            w = init(k, n, device=dev).to(torch.float8_e4m3fn)
+            sa = torch.ones((), device=dev)
+            sb = torch.ones((), device=dev)
+            bias = init(k, device=dev).to(torch.bfloat16)
+            return lambda: torch._scaled_mm(x, w.t(), scale_a=sa, scale_b=sb, bias=bias,
+                                            out_dtype=torch.bfloat16)
+        x = torch.randint(-8, 8, (b * m, n), device=dev, dtype=torch.int8)
+        w = torch.randint(-8, 8, (k, n), device=dev, dtype=torch.int8)
+        return lambda: torch._int_mm(x, w.t())
+    t = DT[dtype]
+    if op == "bmm":
+        x = init(b, m, n, device=dev, dtype=t)
+        y = init(b, n, k, device=dev, dtype=t)
+        return lambda: torch.bmm(x, y)
+    x = init(b, m, n, device=dev, dtype=t)
+    w = init(k, n, device=dev, dtype=t)
+    bias = init(k, device=dev, dtype=t)
+    return lambda: F.linear(x, w, bias)
+
+
+def vec_fn(op, x, y, c, dtype):
+    h = x.shape[-1]
+    plain = {"add": lambda: torch.add(x, y), "mul": lambda: torch.mul(x, y),
+             "div": lambda: torch.div(x, y), "pow": lambda: torch.pow(x, y),
+             "addu": lambda: torch.add(x, c), "mulu": lambda: torch.mul(x, c),
+             "divu": lambda: torch.div(x, c), "powu": lambda: torch.pow(x, c),
+             "relu": lambda: torch.relu(x), "gelu": lambda: F.gelu(x),
+             "tanh": lambda: torch.tanh(x), "softmax": lambda: torch.softmax(x, dim=-1)}
+    if op in plain:
+        return plain[op]
+    if op == "ln":
+        w = torch.ones(h, device="cuda", dtype=x.dtype)
+        bb = torch.zeros(h, device="cuda", dtype=x.dtype)
+        return lambda: F.layer_norm(x, (h,), w, bb)
+    if op == "rmsnorm":
+        w = torch.ones(h, device="cuda", dtype=x.dtype)
+        return lambda: F.rms_norm(x, (h,), w)
+    raise ValueError(op)
+
+
+BINARY = ("add", "mul", "div", "pow")
+
+
+def make_vec(op, dtype, b, h, init=torch.randn):
+    t = DT[dtype]
+    x = init(b, h, device="cuda", dtype=t)
+    if op in ("pow", "powu"):
+        x = x.abs() + 0.5 if init is torch.randn else x
+    y = init(b, h, device="cuda", dtype=t) if op in BINARY else None
+    if y is not None and op in ("div",) and init is torch.randn:
+        y = y.abs() + 0.5
+    return vec_fn(op, x, y, 0.7310585786, dtype)
+
+
+def make_att(dtype, batch, heads, kvh, q, kv, d, causal, init=torch.randn):
+    t = DT[dtype]
+    Q = init(batch, heads, q, d, device="cuda", dtype=t)
+    K = init(batch, kvh, kv, d, device="cuda", dtype=t)
+    V = init(batch, kvh, kv, d, device="cuda", dtype=t)
+    gqa = kvh != heads
+
+    return lambda: F.scaled_dot_product_attention(Q, K, V, is_causal=causal, enable_gqa=gqa)
+
+
+def measure(section, row, make, deadline):
+    """Time one shape; append it. False once the section's time is spent."""
+    if time.time() > deadline:
+        return False
+    try:
+        fn = make(torch.randn)
+        with torch.no_grad():
+            ms, runs = ev_time(fn)
+        del fn
+        row["Latency"] = ms
+        row["Runs"] = runs
+        section.add(row, lambda: make(torch.empty))
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+    except Exception as e:  # an unsupported shape or dtype: note it, go on
+        log("skip", row.get("OPName"), row.get("Dtype"), {k: row.get(k) for k in ("B", "M", "N", "K", "H")},
+            type(e).__name__, str(e)[:160])
+        torch.cuda.empty_cache()
+    return True
+
+
+def read_shapes(d, fname, keys):
+    path = os.path.join(d, fname)
+    if not os.path.exists(path):
+        log("no", path)
+        return []
+    seen = set()
+    out = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            key = tuple([r["OPName"]] + [int(r[k]) for k in keys])
+            if key not in seen:
+                seen.add(key)
+                out.append(key)
+    out.sort()
+    random.Random(20261126).shuffle(out)
+    return out
+
+
+def mm_bytes(dtype, b, m, n, k):
+    e = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}[dtype]
+    return e * (b * m * n + b * n * k) + 4 * b * m * k
+
+
+def floors(out):
+    """Each dispatch class's smallest op, timed as every row is: the time the
+    harness and the framework add to a kernel (event to launch), plus a
+    one-element kernel."""
+    ops = [("bmm", lambda i: make_mm("bmm", "fp32", 1, 1, 1, 1, i)),
+           ("linear", lambda i: make_mm("linear", "fp32", 1, 1, 1, 1, i)),
+           ("elementwise", lambda i: make_vec("add", "fp32", 1, 1, i)),
+           ("elementwise_scalar", lambda i: make_vec("addu", "fp32", 1, 1, i)),
+           ("norm", lambda i: make_vec("ln", "fp32", 1, 1, i)),
+           ("softmax", lambda i: make_vec("softmax", "fp32", 1, 1, i))]
+    with open(os.path.join(out, "harness.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["dispatch", "floor_us", "median_us", "runs", "device", "torch"])
+        for name, mk in ops:
+            fn = mk(torch.randn)
+            with torch.no_grad():
+                for _ in range(20):
+                    fn()
+                torch.cuda.synchronize()
+                a = torch.cuda.Event(enable_timing=True)
+                b = torch.cuda.Event(enable_timing=True)
+                ts = []
+                for _ in range(200):
+                    a.record()
+                    fn()
+                    b.record()
+                    torch.cuda.synchronize()
+                    ts.append(a.elapsed_time(b) * 1000.0)
+            ts.sort()
+            k = len(ts) // 5
+            w.writerow([name, "%.3f" % (sum(ts[:k]) / k), "%.3f" % ts[len(ts) // 2], len(ts), DEVICE,
+                        TORCH_V])
+            log("floor", name, "%.2f us (median %.2f)" % (sum(ts[:k]) / k, ts[len(ts) // 2]))
+
+
+def linear_rest(a):
+    have = set()
+    with open(a.linear_rest) as f:
+        for r in csv.DictReader(f):
+            if r["Dtype"] == "fp32":
+                have.add((int(r["B"]), int(r["M"]), int(r["N"]), int(r["K"])))
+    sec = Section("linear", MM_COLS)
+    dl = time.time() + a.budget
+    shapes = read_shapes(a.shapes, "linear.csv", ("B", "M", "N", "K"))
+    for (o, b, m, n, k) in shapes:
+        if (b, m, n, k) in have or mm_bytes("fp32", b, m, n, k) > 12e9:
+            continue
+        row = base_row("linear", "fp32")
+        row.update(B=b, M=m, N=n, K=k)
+        if not measure(sec, row, lambda init, b=b, m=m, n=n, k=k: make_mm("linear", "fp32", b, m, n, k, init), dl):
+            break
+    log("linear rest:", len(sec.rows), "new shapes")
+    sec.write(a.out)
+    sec.name_kernels(lambda n: "gemm" in n.lower() or "xmma" in n.lower() or "cutlass" in n.lower())
+    sec.write(a.out)
+
+
+def main():
+    global LOG, DEVICE, TORCH_V, CUDA_V, CUDNN_V, SMS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget", type=float, default=300.0, help="seconds of measuring in all")
+    ap.add_argument("--floors", action="store_true",
+                    help="only the harness floors: each op class's smallest op (one element), "
+                         "200 runs, written to OUT/harness.csv")
+    ap.add_argument("--linear-rest", metavar="CSV",
+                    help="only FP32 linear shapes of --shapes that CSV (an earlier linear.csv) lacks")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    LOG = open(os.path.join(a.out, "log.txt"), "w")
+    t_start = time.time()
+    props = torch.cuda.get_device_properties(0)
+    DEVICE = torch.cuda.get_device_name().strip()
+    TORCH_V = "p" + torch.__version__.split("+")[0]
+    CUDA_V = "cu" + (torch.version.cuda or "").replace(".", "")
+    CUDNN_V = str(torch.backends.cudnn.version())
+    SMS = props.multi_processor_count
+    torch.backends.cudnn.benchmark = True
+    set_tf32(False)
+    with open(os.path.join(a.out, "meta.txt"), "w") as f:
+        f.write("device: %s\nsms: %d\nmemory_bytes: %d\ntorch: %s\ncuda: %s\ncudnn: %s\n" %
+                (DEVICE, SMS, props.total_memory, torch.__version__, torch.version.cuda, CUDNN_V))
+        f.write("l2_bytes: %s\n" % getattr(props, "L2_cache_size", "?"))
+        f.write("date_utc: %s\n" % time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        f.write("method: warm-up 2 runs; R event-timed runs (25; 5..25 when a run > 2 ms), "
+                "synchronize after each; Latency = mean of the fastest R/5; randn inputs; "
+                "kernel names from one more run under torch.profiler\n")
+        for q in ("name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,"
+                  "temperature.gpu,pstate",):
+            try:
+                r = subprocess.run(["nvidia-smi", "--query-gpu=" + q, "--format=csv"],
+                                   capture_output=True, text=True, timeout=20)
+                f.write("nvidia-smi: " + r.stdout.replace("\n", " | ") + "\n")
+            except Exception as e:
+                f.write("nvidia-smi failed: %s\n" % e)
+    log("device", DEVICE, "SMs", SMS, "torch", torch.__version__)
+    if a.floors:
+        floors(a.out)
+    if a.linear_rest:
+        linear_rest(a)
+    if a.floors or a.linear_rest:
+        return
+
+    B = a.budget
+    # fractions of the budget per section (sum 1)
+    share = {"bmm": 0.20, "linear": 0.17, "elem": 0.09, "ln": 0.04, "softmax": 0.04,
+             "gemm_dt": 0.16, "bmm_dt": 0.08, "vec_dt": 0.08, "att": 0.14}
+    mm = {"bmm": Section("bmm", MM_COLS), "linear": Section("linear", MM_COLS)}
+    vec = {"elem": Section("elem", VEC_COLS), "ln": Section("ln", VEC_COLS),
+           "softmax": Section("softmax", VEC_COLS)}
+    att = Section("attention", ATT_COLS)
+    big = 12e9  # bytes of operands a shape may take
+
+    def gemm_re(n):
+        n = n.lower()
+        return ("gemm" in n or "xmma" in n or "cutlass" in n or "gemv" in n or "dot" in n) and "splitk" not in n
+
+    # ---- FP32 on NeuSight's shapes ----
+    for op in ("bmm", "linear"):
+        try:
+            dl = time.time() + share[op] * B
+            shapes = read_shapes(a.shapes, op + ".csv", ("B", "M", "N", "K"))
+            for (o, b, m, n, k) in shapes:
+                if mm_bytes("fp32", b, m, n, k) > big:
+                    continue
+                row = base_row(op, "fp32")
+                row.update(B=b, M=m, N=n, K=k)
+                if not measure(mm[op], row, lambda init, o=op, b=b, m=m, n=n, k=k:
+                               make_mm(o, "fp32", b, m, n, k, init), dl):
+                    break
+            log(op, "fp32:", len(mm[op].rows), "of", len(shapes), "shapes")
+        except Exception:
+            log(traceback.format_exc())
+    for sec in ("elem", "ln", "softmax"):
+        try:
+            dl = time.time() + share[sec] * B
+            shapes = read_shapes(a.shapes, sec + ".csv", ("B", "H"))
+            for (o, b, h) in shapes:
+                if 4 * 3 * b * h > big:
+                    continue
+                row = base_row(o, "fp32")
+                lim = 8192 if sec == "elem" else 4096
+                row.update(B=b, H=h, large=(b > lim and h > 512))
+                if not measure(vec[sec], row, lambda init, o=o, b=b, h=h: make_vec(o, "fp32", b, h, init), dl):
+                    break
+            log(sec, "fp32:", len(vec[sec].rows), "of", len(shapes), "shapes")
+        except Exception:
+            log(traceback.format_exc())
+
+    # ---- other datatypes: LLM projections (tokens x in -> out) ----
+    try:
+        dl = time.time() + share["gemm_dt"] * B
+        nk = [(4096, 4096), (4096, 12288), (4096, 11008), (11008, 4096), (8192, 8192),
+              (8192, 28672), (28672, 8192), (2048, 2048), (5120, 5120), (1024, 4096)]
+        toks = [16, 128, 512, 2048, 8192]
+        todo = [(dt, t, n, k) for dt in ("bf16", "fp16", "fp8", "tf32", "int8")
+                for t in toks for (n, k) in nk]
+        random.Random(7).shuffle(todo)
+        for dt, t, n, k in todo:
+            set_tf32(dt == "tf32")
+            row = base_row("linear", dt)
+            row.update(B=1, M=t, N=n, K=k)
+            if not measure(mm["linear"], row, lambda init, dt=dt, t=t, n=n, k=k:
+                           make_mm("linear", dt, 1, t, n, k, init), dl):
+                break
+        set_tf32(False)
+        log("linear dtypes:", sum(1 for r in mm["linear"].rows if r["Dtype"] != "fp32"), "of", len(todo))
+    except Exception:
+        set_tf32(False)
+        log(traceback.format_exc())
+    try:
+        dl = time.time() + share["bmm_dt"] * B
+        todo = []
+        for dt in ("bf16", "fp16", "tf32"):
+            for bh in (16, 64, 256):
+                for s in (512, 1024, 2048, 4096):
+                    for d in (64, 128):
+                        todo.append((dt, bh, s, d, s))  # scores: (s x d).(d x s)
+                        todo.append((dt, bh, s, s, d))  # context: (s x s).(s x d)
+        random.Random(8).shuffle(todo)
+        for dt, b, m, n, k in todo:
+            if mm_bytes(dt, b, m, n, k) > big:
+                continue
+            set_tf32(dt == "tf32")
+            row = base_row("bmm", dt)
+            row.update(B=b, M=m, N=n, K=k)
+            if not measure(mm["bmm"], row, lambda init, dt=dt, b=b, m=m, n=n, k=k:
+                           make_mm("bmm", dt, b, m, n, k, init), dl):
+                break
+        set_tf32(False)
+    except Exception:
+        set_tf32(False)
+        log(traceback.format_exc())
+    try:
+        dl = time.time() + share["vec_dt"] * B
+        todo = []
+        for b in (1024, 4096, 16384, 65536):
+            for h in (768, 1024, 2048, 4096, 8192):
+                for o in ("ln", "rmsnorm", "softmax", "add", "mul", "gelu"):
+                    todo.append(("bf16", o, b, h))
+                todo.append(("fp32", "rmsnorm", b, h))
+        random.Random(9).shuffle(todo)
+        for dt, o, b, h in todo:
+            sec = "ln" if o in ("ln", "rmsnorm") else ("softmax" if o == "softmax" else "elem")
+            row = base_row(o, dt)
+            lim = 8192 if sec == "elem" else 4096
+            row.update(B=b, H=h, large=(b > lim and h > 512))
+            if not measure(vec[sec], row, lambda init, dt=dt, o=o, b=b, h=h: make_vec(o, dt, b, h, init), dl):
+                break
+    except Exception:
+        log(traceback.format_exc())
+
+    # ---- fused attention (the flash backend only: the context is entered
+    # once, outside the timed region) ----
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    flash_only = sdpa_kernel([SDPBackend.FLASH_ATTENTION])
+    flash_only.__enter__()
+    try:
+        dl = time.time() + share["att"] * B
+        todo = []
+        for dt in ("bf16",):
+            for batch in (1, 4, 16):
+                for heads in (16, 32):
+                    for s in (512, 1024, 2048, 4096, 8192):
+                        for d in (64, 128):
+                            for causal in (True, False):
+                                todo.append((dt, batch, heads, heads, s, s, d, causal))
+            for batch in (1, 8, 32, 128):
+                for kv in (512, 2048, 8192, 32768):
+                    todo.append((dt, batch, 32, 32, 1, kv, 128, False))
+                    todo.append((dt, batch, 32, 8, 1, kv, 128, False))
+        todo.append(("fp16", 4, 32, 32, 2048, 2048, 128, True))
+        todo.append(("fp16", 8, 32, 32, 1, 8192, 128, False))
+        random.Random(10).shuffle(todo)
+        for dt, batch, heads, kvh, q, kv, d, causal in todo:
+            if 2 * (batch * heads * q * d + 2 * batch * kvh * kv * d) > big:
+                continue
+            row = {"OPName": "sdpa_flash", "Device": DEVICE, "Torch Version": TORCH_V,
+                   "CUDA Version": CUDA_V, "Dtype": dt, "Kernel Name": "", "Kernels": "",
+                   "Batch": batch, "Heads": heads, "KV Heads": kvh, "Q": q, "KV": kv, "D": d,
+                   "Causal": causal}
+            if not measure(att, row, lambda init, a_=(dt, batch, heads, kvh, q, kv, d, causal):
+                           make_att(*a_, init=init), dl):
+                break
+        log("attention:", len(att.rows), "of", len(todo))
+    except Exception:
+        log(traceback.format_exc())
+
+    log("timing done at %.1f s; naming kernels" % (time.time() - t_start))
+    # write the timings first, so a failure while naming loses nothing
+    for s in list(mm.values()) + list(vec.values()) + [att]:
+        s.write(a.out)
+    set_tf32(False)
+    # tf32 rows must be profiled with tf32 on: name them in two passes
+    for s in list(mm.values()):
+        tf = [p for p in s.pending if p[0]["Dtype"] == "tf32"]
+        s.pending = [p for p in s.pending if p[0]["Dtype"] != "tf32"]
+        s.name_kernels(gemm_re)
+        set_tf32(True)
+        s.pending = tf
+        s.name_kernels(gemm_re)
+        set_tf32(False)
+    for s in vec.values():
+        s.name_kernels(None)
+    att.name_kernels(lambda n: "flash" in n.lower() or "fmha" in n.lower())
+    flash_only.__exit__(None, None, None)
+    for s in list(mm.values()) + list(vec.values()) + [att]:
+        s.write(a.out)
+    log("done at %.1f s" % (time.time() - t_start))
+
+
+if __name__ == "__main__":
+    main()
