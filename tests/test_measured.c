@@ -129,6 +129,77 @@ static void test_neusight_malformed(void **state)
     }
 }
 
+/* strata's own sweeps (data/measured): an optional Dtype column (absent or
+ * empty: FP32, as NeuSight's files are; case-insensitive) and RMSNorm rows */
+static void test_neusight_dtype(void **state)
+{
+    st_kernel_set s = {0, 0, NULL};
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_neusight_csv(testdata("measured/dtype.csv"), &s, &err), 0);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.items[0].op, ST_MEAS_LINEAR);
+    assert_int_equal(s.items[0].dtype, ST_BF16);
+    assert_int_equal(s.items[1].op, ST_MEAS_RMSNORM);
+    assert_int_equal(s.items[1].dtype, ST_FP32);
+    assert_int_equal(s.items[1].b, 1024);
+    assert_int_equal(s.items[1].n, 2048);
+    assert_int_equal(s.items[2].dtype, ST_FP8);
+    /* the fixtures without the column read as FP32 */
+    assert_int_equal(st_read_neusight_csv(testdata("measured/vector-crlf.csv"), &s, &err), 0);
+    assert_int_equal(s.items[3].dtype, ST_FP32);
+    /* an RMSNorm row is a norm kernel with the rms flag, in its own datatype */
+    st_calib_data d = {0};
+    assert_int_equal(st_calib_add_neusight(&d, testdata("measured/dtype-dir"), &err), 0);
+    assert_int_equal(d.n, 3);
+    assert_int_equal(d.s[0].k.op, ST_KOP_GEMM);
+    assert_int_equal(d.s[0].k.dtype, ST_BF16);
+    assert_int_equal(d.s[1].k.op, ST_KOP_NORM);
+    assert_int_equal(d.s[1].k.rms, 1);
+    assert_int_equal(d.s[1].k.rows, 1024);
+    assert_int_equal(d.s[1].k.cols, 2048);
+    st_calib_data_free(&d);
+    st_kernel_set_free(&s);
+    /* an unknown datatype is FILE:LINE:COL, and names the choices */
+    char want[1200];
+    snprintf(want, sizeof want, "%s:2:53:", testdata("measured/bad-dtype.csv"));
+    assert_int_equal(st_read_neusight_csv(testdata("measured/bad-dtype.csv"), &s, &err), ST_EINVAL);
+    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "unknown datatype 'fp64'") ||
+        !strstr(err.msg, "bf16"))
+        fail_msg("%s", err.msg);
+    st_kernel_set_free(&s);
+}
+
+/* A harness table: the one-element op's time per dispatch class; absent is
+ * no table (0 rows, no error); bad rows are FILE:LINE:COL */
+static void test_harness(void **state)
+{
+    st_harness_row r[ST_HARNESS_MAX];
+    st_error err;
+    int n = -1;
+    (void)state;
+    assert_int_equal(st_read_harness_csv(testdata("measured/harness.csv"), r, ST_HARNESS_MAX, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(r[0].dispatch, "bmm");
+    assert_true(fabs(r[0].floor_s - 20.5e-6) < 1e-15);
+    assert_string_equal(r[1].dispatch, "elementwise_scalar");
+    assert_int_equal(r[1].line, 3);
+    assert_int_equal(st_read_harness_csv(testdata("measured/no-such-harness.csv"), r, ST_HARNESS_MAX, &n, &err), 0);
+    assert_int_equal(n, 0);
+    char want[1200];
+    snprintf(want, sizeof want, "%s:2:5:", testdata("measured/harness-negative.csv"));
+    assert_int_equal(st_read_harness_csv(testdata("measured/harness-negative.csv"), r, ST_HARNESS_MAX, &n, &err),
+                     ST_EINVAL);
+    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "floor_us"))
+        fail_msg("%s", err.msg);
+    assert_int_equal(n, 0);
+    snprintf(want, sizeof want, "%s:1:1:", testdata("measured/harness-nocol.csv"));
+    assert_int_equal(st_read_harness_csv(testdata("measured/harness-nocol.csv"), r, ST_HARNESS_MAX, &n, &err),
+                     ST_EINVAL);
+    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "no 'floor_us' column"))
+        fail_msg("%s", err.msg);
+}
+
 /* A collective's size is bytes, counted up to 2^53 as `coll --bytes` counts */
 static void test_vidur_network_bounds(void **state)
 {
@@ -148,7 +219,7 @@ static void test_op_names(void **state)
 {
     static const char *const names[ST_MEAS_OP_COUNT] = {
         "bmm", "linear", "conv", "add", "addu", "mul", "mulu", "div", "divu",
-        "pow", "powu", "gelu", "relu", "tanh", "ln", "softmax"};
+        "pow", "powu", "gelu", "relu", "tanh", "ln", "softmax", "rmsnorm"};
     st_meas_op op;
     (void)state;
     for (int i = 0; i < ST_MEAS_OP_COUNT; i++) {
@@ -393,6 +464,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_names),
+        cmocka_unit_test(test_neusight_dtype),
+        cmocka_unit_test(test_harness),
         cmocka_unit_test(test_neusight_fixture),
         cmocka_unit_test(test_neusight_crlf_vector),
         cmocka_unit_test(test_neusight_multiline),

@@ -77,7 +77,7 @@ static int neusight_sample(const st_kernel_sample *r, st_calib_sample *s)
 {
     memset(s, 0, sizeof *s);
     st_kernel *k = &s->k;
-    k->dtype = ST_FP32;
+    k->dtype = r->dtype;
     s->has_dispatch = 1;
     snprintf(s->op, sizeof s->op, "%s", st_meas_op_name(r->op));
     switch (r->op) {
@@ -110,7 +110,9 @@ static int neusight_sample(const st_kernel_sample *r, st_calib_sample *s)
         break;
     }
     case ST_MEAS_LN:
+    case ST_MEAS_RMSNORM:
         k->op = ST_KOP_NORM;
+        k->rms = r->op == ST_MEAS_RMSNORM;
         k->rows = r->b, k->cols = r->n;
         k->dispatch = ST_DISP_NORM;
         break;
@@ -339,7 +341,17 @@ int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_
     /* NeuSight times every op alone: the host's dispatch sets a floor, and
      * above it the harness adds its own per-op overhead to the kernel */
     double t = e->gpu_s;
-    if (s->has_dispatch && s->k.dispatch >= 0 && s->k.dispatch < ST_DISP_COUNT) {
+    if (s->own_floor_s > 0) {
+        /* the data's own harness: its one-element op is the host's path to
+         * the launch plus a kernel of one launch, so the harness adds the
+         * floor less that launch to every kernel */
+        int lf = st_kclass_feature(e->cls, "launch");
+        double launch = lf >= 0 ? c->cls[e->cls].beta[lf] * 1e-6 : 0;
+        double h = s->own_floor_s - launch;
+        t += h > 0 ? h : 0;
+        if (t < s->own_floor_s)
+            t = s->own_floor_s;
+    } else if (s->has_dispatch && s->k.dispatch >= 0 && s->k.dispatch < ST_DISP_COUNT) {
         t += c->harness_s[s->k.dispatch];
         if (e->dispatch_s > t)
             t = e->dispatch_s;

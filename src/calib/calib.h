@@ -31,6 +31,8 @@ typedef struct st_calib_sample {
     long long tokens;     /* VIDUR: num_tokens */
     char op[32];          /* source op name: "bmm", "add", "mlp_up_proj" ... */
     int validate_only;    /* measured, but not one kernel the model can fit to */
+    double own_floor_s;   /* > 0: the data's own harness (DIR/harness.csv): its one-element
+                             op took this long; replaces the table's dispatch and harness */
 } st_calib_sample;
 
 typedef struct st_calib_data {

@@ -121,6 +121,11 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, F
             break;
         const char *dn = d->dev_names[s->gpu], *pn = d->gpus[s->gpu].id;
         const char *op = s->tp > 0 ? s->op : st_val_op_class(s->op);
+        char opd[48];
+        if (s->tp == 0 && s->k.dtype != ST_FP32) { /* strata's own sweeps: a class per datatype */
+            snprintf(opd, sizeof opd, "%s-%s", op, st_dtype_name(s->k.dtype));
+            op = opd;
+        }
         if (samples)
             fprintf(samples, "\"%s\",%s,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%dx%d,%d,%s,%.9g,%.9g,%.3f,%dx%d\n",
                     dn, pn, s->op, s->tp, s->k.b, s->k.m, s->k.n, s->k.k, s->k.rows, s->k.cols,
@@ -139,6 +144,49 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, F
 }
 
 int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
+
+/* The elementwise ops NeuSight times with a Python scalar operand */
+static int scalar_op(const char *op)
+{
+    return !strcmp(op, "addu") || !strcmp(op, "mulu") || !strcmp(op, "divu") || !strcmp(op, "powu");
+}
+
+/* DIR/harness.csv, where the data has one: each sample's dispatch class
+ * takes the harness's own measured floor (strata's sweeps, data/measured)
+ * instead of the table's NeuSight host figures. */
+static int apply_harness(const char *dir, st_calib_data *d, st_error *err)
+{
+    char path[720];
+    snprintf(path, sizeof path, "%s/harness.csv", dir);
+    st_harness_row rows[ST_HARNESS_MAX];
+    int n, rc = st_read_harness_csv(path, rows, ST_HARNESS_MAX, &n, err);
+    if (rc || n == 0)
+        return rc;
+    double floor[ST_DISP_COUNT + 1] = {0}; /* the last: scalar elementwise */
+    for (int i = 0; i < n; i++) {
+        int k = -1;
+        if (!strcmp(rows[i].dispatch, "elementwise_scalar"))
+            k = ST_DISP_COUNT;
+        for (int j = 0; j < ST_DISP_COUNT && k < 0; j++)
+            if (!strcmp(rows[i].dispatch, st_dispatch_name((st_dispatch)j)))
+                k = j;
+        if (k < 0)
+            return st_error_set(err, ST_EINVAL, "%s:%d:%d: unknown dispatch class '%s'; use bmm, linear, "
+                                "conv, elementwise, elementwise_scalar, norm or softmax", path, rows[i].line,
+                                rows[i].col, rows[i].dispatch);
+        floor[k] = rows[i].floor_s;
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        st_calib_sample *s = &d->s[i];
+        int k = s->k.dispatch;
+        if (!s->has_dispatch || k < 0 || k >= ST_DISP_COUNT)
+            continue;
+        if (k == ST_DISP_ELEMENTWISE && scalar_op(s->op) && floor[ST_DISP_COUNT] > 0)
+            k = ST_DISP_COUNT;
+        s->own_floor_s = floor[k];
+    }
+    return 0;
+}
 
 int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, st_val_result *out,
                          st_error *err)
@@ -161,6 +209,10 @@ int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, s
         if (u == 0 || memcmp(&d.s[u - 1], &d.s[i], sizeof d.s[i]) != 0)
             d.s[u++] = d.s[i];
     d.n = u;
+    if ((rc = apply_harness(dir, &d, err))) {
+        st_calib_data_free(&d);
+        return rc;
+    }
     rc = score(&d, c, 0, samples, out, err);
     if (!rc)
         rc = st_validate_models(dir, c, out, err);

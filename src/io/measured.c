@@ -17,7 +17,7 @@
 
 static const char *const op_names[ST_MEAS_OP_COUNT] = {
     "bmm", "linear", "conv", "add", "addu", "mul", "mulu", "div", "divu",
-    "pow", "powu", "gelu", "relu", "tanh", "ln", "softmax",
+    "pow", "powu", "gelu", "relu", "tanh", "ln", "softmax", "rmsnorm",
 };
 
 const char *st_meas_op_name(st_meas_op op)
@@ -174,6 +174,23 @@ static int next_record(csv *c, st_error *err)
     }
 }
 
+/* The next record that holds data: blank lines skipped, and a record whose
+ * field count differs from the header's (nh) is an error at its line. 1: a
+ * record, 0: the end, < 0: an error. */
+static int next_data_row(csv *c, int nh, st_error *err)
+{
+    int rc;
+    while ((rc = next_record(c, err)) == 1) {
+        if (c->n == 1 && c->field[0][0] == '\0')
+            continue;
+        if (c->n != nh)
+            return st_error_set(err, ST_EINVAL, "%s:%d:1: the row has %d columns, the header has %d", c->path,
+                                c->line, c->n, nh);
+        return 1;
+    }
+    return rc;
+}
+
 static int find_col(char **names, int n, const char *name)
 {
     for (int i = 0; i < n; i++)
@@ -286,11 +303,12 @@ static int grow(void **items, size_t *cap, size_t n, size_t size)
 
 /* ---- NeuSight ------------------------------------------------------------ */
 enum { C_OP, C_LAT, C_DEV, C_KNAME, C_GX, C_GY, C_GZ, C_BX, C_BY, C_BZ, C_B, C_M, C_N, C_K,
-       C_H, C_CIN, C_COUT, C_KS, C_SIZE, C_STRIDE, C_PAD, N_COLS };
+       C_H, C_CIN, C_COUT, C_KS, C_SIZE, C_STRIDE, C_PAD, C_DTYPE, N_COLS };
 static const char *const col_names[N_COLS] = {
     "OPName", "Latency", "Device", "Kernel Name", "Grid x", "Grid y", "Grid z", "Block x",
     "Block y", "Block z", "B", "M", "N", "K", "H", "Input_Channel", "Output_Channel",
     "Kernel_Szie", "Input_Size", "Stride", "Padding", /* "Szie" as NeuSight spells it */
+    "Dtype", /* strata's own measurements (data/measured): absent in NeuSight's, FP32 */
 };
 
 /* The kernel name without its argument list: cut at the first '(' that does
@@ -360,6 +378,12 @@ static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_erro
                             "(ms), found '%.40s'", c->path, c->fline[idx[C_LAT]],
                             c->col[idx[C_LAT]], c->field[idx[C_LAT]]);
     s->latency_s = ms / 1e3;
+    s->dtype = ST_FP32;
+    if (idx[C_DTYPE] >= 0 && c->field[idx[C_DTYPE]][0] &&
+        st_dtype_parse(c->field[idx[C_DTYPE]], &s->dtype) != 0)
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Dtype': unknown datatype '%.40s'; use fp32, "
+                            "tf32, fp16, bf16, fp8, int8 or int4 (empty: fp32)", c->path,
+                            c->fline[idx[C_DTYPE]], c->col[idx[C_DTYPE]], c->field[idx[C_DTYPE]]);
     n = shape_of(op, s, &cols, dst);
     for (int i = 0; i < n; i++) {
         if (idx[cols[i]] < 0)
@@ -641,6 +665,53 @@ void st_vidur_set_free(st_vidur_set *s)
     memset(s, 0, sizeof *s);
 }
 
+int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n, st_error *err)
+{
+    csv c;
+    char **header;
+    int nh, rc, di, fi;
+    *n = 0;
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return 0; /* no harness file: the coefficient table's harness applies */
+    fclose(probe);
+    if ((rc = csv_open(&c, path, &header, &nh, err)))
+        return rc;
+    if ((di = find_col(header, nh, "dispatch")) < 0 || (fi = find_col(header, nh, "floor_us")) < 0) {
+        rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected a harness table "
+                          "(dispatch, floor_us: the time of each dispatch class's one-element op)",
+                          path, di < 0 ? "dispatch" : "floor_us");
+        csv_close(&c, header, nh);
+        return rc;
+    }
+    while ((rc = next_data_row(&c, nh, err)) == 1) {
+        rc = 0;
+        if (*n >= max) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: more than %d rows; one per dispatch class", path,
+                              c.line, max);
+            break;
+        }
+        st_harness_row *r = &rows[*n];
+        double us;
+        if ((rc = field_number(&c, fi, "floor_us", 1e6, &us, err)))
+            break;
+        if (!(us > 0)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'floor_us': expected a time > 0 (us)", path,
+                              c.fline[fi], c.col[fi]);
+            break;
+        }
+        snprintf(r->dispatch, sizeof r->dispatch, "%s", c.field[di]);
+        r->floor_s = us * 1e-6;
+        r->line = c.fline[di];
+        r->col = c.col[di];
+        (*n)++;
+    }
+    csv_close(&c, header, nh);
+    if (rc < 0)
+        *n = 0;
+    return rc < 0 ? rc : 0;
+}
+
 int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
 {
     static const char *const cols[4] = {"collective", "size", "num_workers", "devices_per_node"};
@@ -669,18 +740,11 @@ int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
         csv_close(&c, header, nh);
         return rc;
     }
-    while ((rc = next_record(&c, err)) == 1) {
+    while ((rc = next_data_row(&c, nh, err)) == 1) {
         st_net_sample s;
         long long w, pn;
         double ms;
         rc = 0;
-        if (c.n == 1 && c.field[0][0] == '\0')
-            continue;
-        if (c.n != nh) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: the row has %d columns, the header has %d", path,
-                              c.line, c.n, nh);
-            break;
-        }
         memset(&s, 0, sizeof s);
         snprintf(s.collective, sizeof s.collective, "%s", c.field[idx[0]]);
         if ((rc = field_number(&c, idx[1], "size", MAX_COUNT, &s.bytes, err)) ||

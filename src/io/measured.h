@@ -27,10 +27,10 @@ typedef enum st_meas_op {
     ST_MEAS_BMM = 0, ST_MEAS_LINEAR, ST_MEAS_CONV,
     ST_MEAS_ADD, ST_MEAS_ADDU, ST_MEAS_MUL, ST_MEAS_MULU, ST_MEAS_DIV, ST_MEAS_DIVU,
     ST_MEAS_POW, ST_MEAS_POWU, ST_MEAS_GELU, ST_MEAS_RELU, ST_MEAS_TANH,
-    ST_MEAS_LN, ST_MEAS_SOFTMAX,
+    ST_MEAS_LN, ST_MEAS_SOFTMAX, ST_MEAS_RMSNORM,
     ST_MEAS_OP_COUNT
 } st_meas_op;
-const char *st_meas_op_name(st_meas_op op); /* "bmm", ..., "ln", "softmax" */
+const char *st_meas_op_name(st_meas_op op); /* "bmm", ..., "ln", "softmax", "rmsnorm" */
 int st_meas_op_parse(const char *s, st_meas_op *out);
 
 typedef struct st_kernel_sample {
@@ -39,6 +39,8 @@ typedef struct st_kernel_sample {
     char kernel_name[160];  /* cut at the first '(' not opening "(anonymous
                                namespace)", trimmed; longer names truncated */
     double latency_s;
+    st_dtype dtype;         /* the optional Dtype column (fp32, tf32, fp16, bf16, fp8,
+                               int8); FP32 without it, as NeuSight's sweeps are */
     long long b, m, n, k;   /* bmm/linear: B, M, N, K; vector ops: b = B, n = H */
     /* conv: b = batch, c_in, c_out, kernel, size (input H = W), stride, pad */
     long long c_in, c_out, kernel, size, stride, pad;
@@ -57,6 +59,20 @@ int st_read_neusight_csv(const char *path, st_kernel_set *out, st_error *err);
 /* All *.csv directly in a folder (sorted by name, for determinism). */
 int st_read_neusight_dir(const char *dir, st_kernel_set *out, st_error *err);
 void st_kernel_set_free(st_kernel_set *s);
+
+/* A timing harness's own per-op cost, as measured beside a kernel sweep
+ * (DIR/harness.csv of strata's measurements: `dispatch,floor_us,...`): the
+ * time the harness measures for the smallest op of each dispatch class
+ * (one element), that is the host's path from the start event to the
+ * launch plus a one-element kernel. */
+#define ST_HARNESS_MAX 16
+typedef struct st_harness_row {
+    char dispatch[32];  /* "bmm", "linear", "elementwise", "elementwise_scalar", ... */
+    double floor_s;
+    int line, col;      /* where its dispatch name is, for messages */
+} st_harness_row;
+/* Read DIR/harness.csv; *n = 0 and 0 returned when the file is absent. */
+int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n, st_error *err);
 
 /* One row of a VIDUR mlp.csv: one operator at one token count and TP degree. */
 typedef struct st_vidur_sample {
