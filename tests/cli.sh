@@ -438,15 +438,39 @@ printf '{"num_layer": -3, "e2e_latency": 535.8}\n' > "$tmp/nl/labels/NVIDIA_A100
 if [ $rc = 1 ] && grep -q "gpt2_large-inf-1024-4.json:1:15: key 'num_layer'" "$tmp/err"; then ok "validate neusight: a negative num_layer is FILE:LINE:COL"
 else not_ok "validate neusight: a negative num_layer" "rc=$rc $(cat "$tmp/err")"; fi
 
-# a stream's bandwidth per SM is bounded by the bytes an SM keeps in
-# flight (the fitted dram_sm term): on the H100 SXM (25.4 GB/s of HBM3 per
-# SM) a large FP32 add reaches 75-90% of peak, between PyTorch's elementwise
-# kernels in NeuSight's H100 traces (72-84%) and BabelStream's copy (about
-# 90%), below the V100's (11.3 GB/s per SM) share of its own peak
+# HBM streams at one share of its peak from Volta to Hopper: strata's own
+# H100 sweep (data/measured/h100, PyTorch 2.11) timed a 16384 x 16384 FP32
+# add (3.2 GB moved) at 1.064 ms, 3.03 TB/s, 90% of the 3.35 TB/s peak; the
+# harness's 13 us is under 1.3% of it. Within 5%, where the per-SM in-flight
+# term strata had before predicted 82% (10% slow).
 "$S" kernel elementwise --gpu h100-sxm --rows 16384 --cols 16384 --inputs 2 --dtype fp32 --json > "$tmp/h100ew.json" 2> "$tmp/err"
-"$S" kernel elementwise --gpu v100-pcie-32gb --rows 16384 --cols 16384 --inputs 2 --dtype fp32 --json > "$tmp/v100ew.json" 2>> "$tmp/err"
-check "kernel: a 3 GB FP32 add on the H100 streams at 75-90% of HBM3 peak, a smaller share than the V100's" \
-    jq -e -n --slurpfile h "$tmp/h100ew.json" --slurpfile v "$tmp/v100ew.json" '($h[0].bytes / $h[0].time_s / 3.35e12) as $fh | ($v[0].bytes / $v[0].time_s / 0.9e12) as $fv | $fh >= 0.75 and $fh <= 0.90 and $fv > $fh'
+meas=$(awk -F, 'NR > 1 && $1 == "add" && $(NF-4) == 16384 && $(NF-3) == 16384 && $(NF-1) == "fp32" { print $2 / 1000 }' "$srcdir/data/measured/h100/kernels-test/elem.csv")
+check "kernel: a 3.2 GB FP32 add on the H100 within 5% of the measured 1.064 ms (data/measured)" \
+    jq -e --argjson m "${meas:-0}" '$m > 0 and ((.time_s / $m - 1) | fabs) < 0.05' "$tmp/h100ew.json"
+
+# strata's own H100 and H200 sweeps (data/measured; held out of the fit),
+# scored with each sweep's own harness floor (harness.csv): FP32 classes
+# within the kernel bar (10%) where met, the rest as regression guards
+"$S" validate neusight --data "$srcdir/data/measured/h100" --json > "$tmp/mh100.json" 2> "$tmp/err"
+check "validate neusight on data/measured/h100: FP32 bmm, linear, elementwise, ln <= 10%, softmax <= 15%" \
+    jq -e '[.kernels[] | select(.device == "NVIDIA H100 80GB HBM3")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise" or .op == "ln") | .mape <= 10] | length == 4 and all) and ([$k[] | select(.op == "softmax") | .mape <= 15] | length == 1 and all)' "$tmp/mh100.json"
+check "validate neusight on data/measured/h100: a class per datatype (linear-bf16, -fp8, -int8, rmsnorm), each <= 30% (regression guard)" \
+    jq -e '[.kernels[] | select(.op | test("^(linear|bmm)-(bf16|fp16|fp8|int8|tf32)$|^rmsnorm"))] as $k | ($k | length) >= 10 and ([$k[] | .mape <= 30] | all)' "$tmp/mh100.json"
+"$S" validate neusight --data "$srcdir/data/measured/h200" --json > "$tmp/mh200.json" 2> "$tmp/err"
+check "validate neusight on data/measured/h200: FP32 bmm, linear, elementwise <= 10%, ln <= 15%, softmax <= 25% (regression guard)" \
+    jq -e '[.kernels[] | select(.device == "NVIDIA H200")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise") | .mape <= 10] | length == 3 and all) and ([$k[] | select(.op == "ln") | .mape <= 15] | length == 1 and all) and ([$k[] | select(.op == "softmax") | .mape <= 25] | length == 1 and all)' "$tmp/mh200.json"
+# the harness table decides small kernels: without it (NeuSight's 2023
+# hosts' figures from the coefficient table) the H100's layer norms are
+# over-predicted by far more
+mkdir -p "$tmp/noh/kernels-test"
+cp "$srcdir/data/measured/h100/kernels-test/ln.csv" "$tmp/noh/kernels-test/"
+"$S" validate neusight --data "$tmp/noh" --json > "$tmp/noh.json" 2> "$tmp/err"
+check "validate neusight: the sweep's harness.csv, not the table's NeuSight hosts, sets the floor (H100 ln: worse without it)" \
+    jq -e --slurpfile h "$tmp/mh100.json" '([.kernels[] | select(.op == "ln")][0].mape) > 1.5 * ([$h[0].kernels[] | select(.op == "ln")][0].mape)' "$tmp/noh.json"
+printf 'dispatch,floor_us\nbmm,20\ngemv,12\n' > "$tmp/noh/harness.csv"
+"$S" validate neusight --data "$tmp/noh" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "noh/harness.csv:3:1: unknown dispatch class 'gemv'" "$tmp/err"; then ok "validate neusight: an unknown harness dispatch class is FILE:LINE:COL"
+else not_ok "validate neusight: an unknown harness dispatch class" "rc=$rc $(cat "$tmp/err")"; fi
 
 # ---- collectives (issue 5) -----------------------------------------------------
 "$S" coll allreduce --bytes 4GiB --cluster ib-a100 --json > "$tmp/c.json" 2> "$tmp/err"

@@ -13,14 +13,13 @@
  * Because the features carry all the device dependence, a GPU with no
  * measurements is predicted from its preset alone.
  *
- * Streaming DRAM: bytes over the peak bandwidth (one coefficient for HBM
- * behind a Volta-or-later controller, one for other memory), plus the same
- * bytes spread over the SMs at a fitted per-SM rate ('dram_sm'): an SM
- * keeps a bounded number of bytes in flight for the DRAM latency, so a GPU
- * with more bandwidth per SM draws a smaller share of its peak (NeuSight's
- * elementwise kernels: V100, 11.3 GB/s per SM, within 2% of the old single
- * coefficient; A100 80GB, 17.9 GB/s per SM, 7% slower than it predicted;
- * the H100's 25.4 GB/s per SM puts a large stream at 83% of HBM3 peak).
+ * Streaming DRAM: bytes over the peak bandwidth, one coefficient for HBM
+ * behind a Volta-or-later controller and one for other memory. Measured
+ * large FP32 adds stream HBM at 87-92% of peak from Volta to Hopper (V100
+ * 91.9%, A100 40GB and 80GB 87.1-87.2% in NeuSight's sweeps; H100 SXM
+ * 90.4% and H200 89.5% in data/measured), whatever the bandwidth per SM
+ * (11.3 to 36.4 GB/s): a per-SM in-flight limit, which an earlier version
+ * fitted on the A100 80GB, predicted 82% and 75% for the two Hopper parts.
  *
  * GEMMs use a tile/wave model: the library tile (e.g. 128x64) is picked the
  * way cuBLAS's heuristics behave (the candidate that the model predicts to

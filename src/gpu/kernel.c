@@ -43,17 +43,17 @@ const char *st_dispatch_name(st_dispatch d)
 }
 
 /* ---- features ----------------------------------------------------------- */
-enum { GF_COMPUTE, GF_OPERAND, GF_DRAM, GF_CTA, GF_KLOOP, GF_LAUNCH, GF_REFETCH, GF_N };
+enum { GF_COMPUTE, GF_OPERAND, GF_DRAM, GF_CTA, GF_KLOOP, GF_LAUNCH, GF_REFETCH, GF_EPILOGUE, GF_N };
 static const char *const gemm_features[GF_N] = {
-    "compute", "operand", "dram", "cta", "kloop", "launch", "refetch",
+    "compute", "operand", "dram", "cta", "kloop", "launch", "refetch", "epilogue",
 };
 /* Elementwise kernels: bytes from DRAM (HBM or other), bytes served by L2,
  * vector-pipe work, launch. 'rocm' is the extra per-byte cost of the ROCm
  * builds of the same framework kernels on AMD GPUs (a software stack, shared
  * by every AMD preset). */
-enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, EF_ROCM, EF_DRAM_SM, EF_N };
+enum { VF_DRAM_HBM, VF_DRAM_OTHER, VF_L2, VF_ALU, VF_LAUNCH, EF_ROCM, EF_N };
 static const char *const ew_features[EF_N] = {
-    "dram_hbm", "dram_other", "l2", "alu", "launch", "rocm", "dram_sm",
+    "dram_hbm", "dram_other", "l2", "alu", "launch", "rocm",
 };
 /* Row kernels (norms, softmax): 'stream' is the time the elementwise class's
  * coefficients give their traffic (first pass, and the re-reads that miss L2
@@ -108,7 +108,7 @@ int st_kclass_feature(st_kclass c, const char *name)
 static const st_kfgroup gemm_groups[GF_N] = {
     [GF_COMPUTE] = ST_KF_COMPUTE, [GF_OPERAND] = ST_KF_COMPUTE, [GF_DRAM] = ST_KF_MEMORY,
     [GF_CTA] = ST_KF_FIXED,       [GF_KLOOP] = ST_KF_MEMORY,     [GF_LAUNCH] = ST_KF_FIXED,
-    [GF_REFETCH] = ST_KF_MEMORY,
+    [GF_REFETCH] = ST_KF_MEMORY,  [GF_EPILOGUE] = ST_KF_FIXED,
 };
 static const st_kfgroup row_groups[RF_N] = {
     [RF_STREAM] = ST_KF_MEMORY, [RF_ALU] = ST_KF_COMPUTE, [RF_LAUNCH] = ST_KF_FIXED,
@@ -117,7 +117,6 @@ static const st_kfgroup row_groups[RF_N] = {
 static const st_kfgroup ew_groups[EF_N] = {
     [VF_DRAM_HBM] = ST_KF_MEMORY, [VF_DRAM_OTHER] = ST_KF_MEMORY, [VF_L2] = ST_KF_MEMORY,
     [VF_ALU] = ST_KF_COMPUTE,     [VF_LAUNCH] = ST_KF_FIXED,      [EF_ROCM] = ST_KF_MEMORY,
-    [EF_DRAM_SM] = ST_KF_MEMORY,
 };
 static const st_kfgroup *class_groups(st_kclass c)
 {
@@ -400,6 +399,7 @@ typedef struct gemm_shape {
     double dequant_s;   /* W4A16: the dequantisation's time had one SM done all of it, at boost */
     double kstep;       /* K per main-loop iteration */
     double es;          /* operand element bytes (0: no panel re-fetch model) */
+    double es_out;      /* output element bytes (0: no epilogue term, tensor cores) */
     double span, sharp; /* st_gpu_coef.gemm_reuse_span / _sharpness */
     int batched;        /* a batched GEMM launch (the library's batched tile set) */
     int pipelined;      /* a mixed-input W4A16 kernel (Marlin): its own tiles, weight stream overlapped */
@@ -497,6 +497,17 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, double op
         double h = cache_kept(f, s->span * l2, s->sharp);
         x[GF_REFETCH] = (1 - h) * units * (t.m + t.n) * kk * s->es / g->mem_bw;
     }
+    /* the epilogue: a CTA stores its output tile after its main loop, so
+     * the store is not hidden behind that CTA's own FMAs; the SM's tiles
+     * at its share of DRAM bandwidth. It shows where K is short: batched
+     * attention GEMMs with K = 64 run 5-13% slower relative to K = 4096
+     * on every GPU in NeuSight's sweeps (P100, T4, V100, A100), and 26%
+     * on an H100 (data/measured), whose FP32 rate per byte of bandwidth is
+     * twice the A100's. CUDA-core kernels only (es_out 0 otherwise): the
+     * tensor-core class's data (VIDUR's A100 FP16 projections) shows no
+     * such trend, and fitted with the term its TP-8 attention projection
+     * went from 8.0% to 10.4%. */
+    x[GF_EPILOGUE] = g->mem_bw > 0 ? w * t.m * t.n * s->es_out / (g->mem_bw / sm) : 0;
     *sm_work = w;
     *waves = ceil(units / sm);
     *tiles_out = tiles;
@@ -657,20 +668,6 @@ static double fp32_matrix_sigma(const st_gpu_coef *c, const st_kernel *k, int te
  * (k->cold) every operand byte comes from DRAM; in a loop over one kernel,
  * the share an L2 can keep of a working set that large (the curve the
  * vector kernels use) is spared, so a weight ten times the L2 streams. */
-/* DRAM bytes per SM, as time at 10 GB/s per SM: the feature behind
- * 'dram_sm'. An SM keeps a bounded number of bytes in flight, each request
- * for the DRAM latency, so a stream can draw at most (bytes in flight /
- * latency) per SM however fast the memory: the fitted coefficient is
- * 10 GB/s over that per-SM rate, and the term adds to bytes / bandwidth
- * (1 / rate = 1 / bandwidth share + latency / bytes in flight). A GPU with
- * more bandwidth per SM (A100 80GB: 17.9 GB/s; H100 SXM: 25.4; V100: 11.3)
- * reaches a smaller share of its peak. */
-static double dram_per_sm(const st_gpu *g, double dram)
-{
-    double sm = g->sm_count > 0 ? g->sm_count : 1;
-    return dram / (sm * 1e10);
-}
-
 static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_kernel_est *e)
 {
     const double *vb = c->cls[ST_KC_ELEMENTWISE].beta;
@@ -678,7 +675,7 @@ static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_ker
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
     double dram = cold ? e->bytes
                        : e->bytes * (1 - cache_kept(e->bytes, g->l2_bytes + g->llc_bytes, c->l2_reuse_sharpness));
-    double stream = beta * dram / bw + vb[EF_DRAM_SM] * dram_per_sm(g, dram);
+    double stream = beta * dram / bw;
     double floor_s = vb[VF_LAUNCH] * 1e-6 + stream;
     if (floor_s > e->gpu_s) {
         double r = floor_s / e->gpu_s;
@@ -746,7 +743,6 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
         e->x[VF_LAUNCH] = 1e-6;
         if (g->vendor == ST_VENDOR_AMD)
             e->x[EF_ROCM] = bytes / bw;
-        e->x[EF_DRAM_SM] = dram_per_sm(g, dram);
         e->nx = EF_N;
     } else {
         /* passes after the first over each row: the share that misses L2
@@ -762,8 +758,7 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
             dram += (1 - st_row_reread_hit(g, c, sm * resident * row_bytes)) * reread;
         const double *eb = c->cls[ST_KC_ELEMENTWISE].beta;
         e->x[RF_STREAM] = (eb[dcol] * dram + eb[VF_L2] * inl2 +
-                           (g->vendor == ST_VENDOR_AMD ? eb[EF_ROCM] * bytes : 0)) / bw +
-                          eb[EF_DRAM_SM] * dram_per_sm(g, dram);
+                           (g->vendor == ST_VENDOR_AMD ? eb[EF_ROCM] * bytes : 0)) / bw;
         e->x[RF_ALU] = vec > 0 ? alu_flops / vec : 0;
         e->x[RF_LAUNCH] = 1e-6;
         /* `resident` rows per SM at once: the rows an SM runs in turn, each
@@ -862,6 +857,8 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.pipelined = k->weight_only_int4 && tensor;
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.es = es;
+        /* the epilogue term is the CUDA-core kernels' (below) */
+        s.es_out = tensor ? 0 : es;
         s.span = c->gemm_reuse_span;
         s.sharp = c->gemm_reuse_sharpness;
         s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
@@ -899,6 +896,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         gemm_shape s;
         memset(&s, 0, sizeof s);
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
+        s.es_out = tensor ? 0 : es;
         s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
         s.bytes = (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
