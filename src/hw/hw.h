@@ -79,6 +79,16 @@ typedef struct st_gpu {
  * have used. 0 when the preset does not say. */
 double st_gpu_fma_issue_cycles(const st_gpu *g);
 
+/* 1 where the GPU's library GEMMs on tensor cores are asynchronous: a
+ * copy engine in each SM (Hopper's Tensor Memory Accelerator, in
+ * Blackwell too) streams operand tiles into shared memory while
+ * warpgroup-wide MMAs run, issued by separate producer and consumer warps
+ * (NVIDIA H100 Tensor Core GPU Architecture whitepaper, "Tensor Memory
+ * Accelerator" and "asynchronous execution"; CUTLASS 3's warp-specialized
+ * sm90 kernels, cuBLAS's nvjet_sm90 kernels in data/measured). NVIDIA
+ * Hopper and Blackwell (datacenter) by architecture; 0 elsewhere. */
+int st_gpu_async_mma(const st_gpu *g);
+
 /* Peak GEMM throughput for a dtype (dense or sparse), 0 if unsupported. */
 double st_gpu_peak(const st_gpu *g, st_dtype t, int sparse);
 /* Machine balance: FLOP per byte at which a kernel in dtype t turns compute bound. */
