@@ -454,7 +454,10 @@ const cli_command cmd_validate = {
     "                 [--coll-samples FILE.csv] [--edge-coef FILE] [--json]",
     "Measure prediction error against measured kernels, operator profiles and whole models.",
     "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
-    "                   models (model from models/, device from devices/ and the folder name)\n"
+    "                   models (model from models/, device from devices/ and the folder name);\n"
+    "                   a Dtype column scores a class per datatype, and DIR/harness.csv\n"
+    "                   (dispatch, floor_us) replaces the table's host figures, as in\n"
+    "                   data/measured/h100 (strata's own sweeps)\n"
     "  vidur            profiling/compute/GPU/*/*/mlp.csv per GPU x operator x TP degree\n"
     "  vllm             replay DIR/RUN/requests.jsonl with the engine settings of RUN/meta.json\n"
     "                   (strata serve); TTFT, TPOT, latency mean/P50/P90/P99 against the\n"
