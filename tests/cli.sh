@@ -467,6 +467,10 @@ check "kernel flash: PyTorch's FA2 prefill on the H100 within 10% of its measure
 "$S" kernel flash --gpu h100-sxm --b 1 --heads 1 --q-len 1024 --kv-len 1024 --head-dim 128 --dtype bf16 --causal --json > "$tmp/hc.json" 2> "$tmp/err"
 check "kernel flash --causal: FLOPs count the diagonal blocks FA2 runs in full (4 x 1024 x 576 x 128)" \
     jq -e '.flops == 301989888' "$tmp/hc.json"
+# 100 queries fit one 128-row block: every row reads all 100 keys
+"$S" kernel flash --gpu h100-sxm --b 1 --heads 1 --q-len 100 --kv-len 100 --head-dim 64 --dtype bf16 --causal --json > "$tmp/hc2.json" 2> "$tmp/err"
+check "kernel flash --causal: queries within one block read every key (4 x 100 x 100 x 64)" \
+    jq -e '.flops == 2560000' "$tmp/hc2.json"
 
 # strata's own H100 and H200 sweeps (data/measured; held out of the fit),
 # scored with each sweep's own harness floor (harness.csv): FP32 classes
@@ -479,6 +483,15 @@ check "validate neusight on data/measured/h100: a class per datatype (linear-bf1
 "$S" validate neusight --data "$srcdir/data/measured/h200" --json > "$tmp/mh200.json" 2> "$tmp/err"
 check "validate neusight on data/measured/h200: FP32 bmm, linear, elementwise <= 10%, ln <= 15%, softmax <= 25% (regression guard)" \
     jq -e '[.kernels[] | select(.device == "NVIDIA H200")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise") | .mape <= 10] | length == 3 and all) and ([$k[] | select(.op == "ln") | .mape <= 15] | length == 1 and all) and ([$k[] | select(.op == "softmax") | .mape <= 25] | length == 1 and all)' "$tmp/mh200.json"
+# the attention sweep beside them (attention.csv, PyTorch's FlashAttention-2
+# through SDPA), scored with the harness's SDPA floor: prefill within the
+# 10% bar, causal and decode as regression guards; the H200 held out
+check "validate neusight on data/measured: FA2 prefill <= 10% (H100, H200), causal <= 15%, decode <= 20% (H100) / 25% (H200)" \
+    jq -e -n --slurpfile a "$tmp/mh100.json" --slurpfile b "$tmp/mh200.json" '
+      def m($j; $op): [$j.kernels[] | select(.op == $op) | .mape][0];
+      m($a[0]; "attention-bf16") <= 10 and m($b[0]; "attention-bf16") <= 10 and
+      m($a[0]; "attention-causal-bf16") <= 15 and m($b[0]; "attention-causal-bf16") <= 15 and
+      m($a[0]; "attention-decode-bf16") <= 20 and m($b[0]; "attention-decode-bf16") <= 25'
 # the harness table decides small kernels: without it (NeuSight's 2023
 # hosts' figures from the coefficient table) the H100's layer norms are
 # over-predicted by far more
@@ -487,6 +500,10 @@ cp "$srcdir/data/measured/h100/kernels-test/ln.csv" "$tmp/noh/kernels-test/"
 "$S" validate neusight --data "$tmp/noh" --json > "$tmp/noh.json" 2> "$tmp/err"
 check "validate neusight: the sweep's harness.csv, not the table's NeuSight hosts, sets the floor (H100 ln: worse without it)" \
     jq -e --slurpfile h "$tmp/mh100.json" '([.kernels[] | select(.op == "ln")][0].mape) > 1.5 * ([$h[0].kernels[] | select(.op == "ln")][0].mape)' "$tmp/noh.json"
+printf 'dispatch,floor_us\nbmm,20\nbmm,22\n' > "$tmp/noh/harness.csv"
+"$S" validate neusight --data "$tmp/noh" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "noh/harness.csv:3:1: a second row for dispatch class 'bmm'" "$tmp/err"; then ok "validate neusight: a repeated harness class is FILE:LINE:COL"
+else not_ok "validate neusight: a repeated harness class" "rc=$rc $(cat "$tmp/err")"; fi
 printf 'dispatch,floor_us\nbmm,20\ngemv,12\n' > "$tmp/noh/harness.csv"
 "$S" validate neusight --data "$tmp/noh" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "noh/harness.csv:3:1: unknown dispatch class 'gemv'" "$tmp/err"; then ok "validate neusight: an unknown harness dispatch class is FILE:LINE:COL"

@@ -160,6 +160,18 @@ static void test_neusight_dtype(void **state)
     assert_int_equal(d.s[1].k.cols, 2048);
     st_calib_data_free(&d);
     st_kernel_set_free(&s);
+    /* a datatype the GPU has no rate for (FP8 on a V100) is skipped and
+     * counted, not an error deep in the scoring */
+    st_calib_data d2 = {0};
+    assert_int_equal(st_calib_add_neusight(&d2, testdata("measured/dtype-skip"), &err), 0);
+    assert_int_equal(d2.n, 1);
+    assert_int_equal(d2.skipped_dtype, 1);
+    assert_int_equal(d2.s[0].k.dtype, ST_FP32);
+    st_calib_data_free(&d2);
+    /* INT4 is a weight format, no kernel's datatype */
+    assert_int_equal(st_read_neusight_csv(testdata("measured/int4-dtype.csv"), &s, &err), ST_EINVAL);
+    if (!strstr(err.msg, "int4-dtype.csv:2:53:") || !strstr(err.msg, "unknown datatype 'int4'"))
+        fail_msg("%s", err.msg);
     /* an unknown datatype is FILE:LINE:COL, and names the choices */
     char want[1200];
     snprintf(want, sizeof want, "%s:2:53:", testdata("measured/bad-dtype.csv"));
@@ -198,6 +210,55 @@ static void test_harness(void **state)
                      ST_EINVAL);
     if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "no 'floor_us' column"))
         fail_msg("%s", err.msg);
+}
+
+/* A fused-attention sweep: every field, the flash kernel it becomes, and
+ * FILE:LINE:COL for a bad Causal field or a missing column */
+static void test_attention(void **state)
+{
+    st_attn_set a = {0, 0, NULL};
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_attention_csv(testdata("measured/attention.csv"), &a, &err), 0);
+    assert_int_equal(a.n, 2);
+    assert_string_equal(a.items[0].device, "NVIDIA H100 80GB HBM3");
+    assert_true(a.items[0].latency_s == 1.5e-3);
+    assert_int_equal(a.items[0].batch, 4);
+    assert_int_equal(a.items[0].heads, 32);
+    assert_int_equal(a.items[0].kv_heads, 8);
+    assert_int_equal(a.items[0].q, 1);
+    assert_int_equal(a.items[0].kv, 8192);
+    assert_int_equal(a.items[0].d, 128);
+    assert_int_equal(a.items[0].causal, 0);
+    assert_int_equal(a.items[0].dtype, ST_BF16);
+    assert_int_equal(a.items[1].causal, 1);
+    assert_int_equal(a.items[1].dtype, ST_FP16);
+    assert_int_equal(a.items[1].line, 3);
+    st_attn_set_free(&a);
+    st_calib_data d = {0};
+    assert_int_equal(st_calib_add_attention(&d, testdata("measured/attention.csv"), &err), 0);
+    assert_int_equal(d.n, 2);
+    assert_int_equal(d.s[0].k.op, ST_KOP_FLASH);
+    assert_int_equal(d.s[0].k.kv_heads, 8);
+    assert_string_equal(d.s[0].op, "attention-decode");
+    assert_string_equal(d.s[1].op, "attention-causal");
+    assert_int_equal(d.s[1].k.causal, 1);
+    assert_true(d.s[1].validate_only);
+    st_calib_data_free(&d);
+    /* absent: nothing, no error */
+    assert_int_equal(st_read_attention_csv(testdata("measured/no-such-attention.csv"), &a, &err), 0);
+    assert_int_equal(a.n, 0);
+    char want[1200];
+    snprintf(want, sizeof want, "%s:2:56:", testdata("measured/attention-bad-causal.csv"));
+    assert_int_equal(st_read_attention_csv(testdata("measured/attention-bad-causal.csv"), &a, &err), ST_EINVAL);
+    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "expected True or False, found 'maybe'"))
+        fail_msg("%s", err.msg);
+    assert_int_equal(a.n, 0);
+    snprintf(want, sizeof want, "%s:1:1:", testdata("measured/attention-nokvh.csv"));
+    assert_int_equal(st_read_attention_csv(testdata("measured/attention-nokvh.csv"), &a, &err), ST_EINVAL);
+    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "no 'KV Heads' column"))
+        fail_msg("%s", err.msg);
+    st_attn_set_free(&a);
 }
 
 /* A collective's size is bytes, counted up to 2^53 as `coll --bytes` counts */
@@ -466,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_op_names),
         cmocka_unit_test(test_neusight_dtype),
         cmocka_unit_test(test_harness),
+        cmocka_unit_test(test_attention),
         cmocka_unit_test(test_neusight_fixture),
         cmocka_unit_test(test_neusight_crlf_vector),
         cmocka_unit_test(test_neusight_multiline),

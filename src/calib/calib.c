@@ -54,6 +54,29 @@ static int push(st_calib_data *d, const st_calib_sample *s, st_error *err)
     return 0;
 }
 
+/* Push a sample measured on a device named as the data names it: a device
+ * no preset describes is counted as skipped, not an error. */
+static int push_on_device(st_calib_data *d, const char *device, st_calib_sample *s, double t_s, st_error *err)
+{
+    st_error e2;
+    int gi = gpu_index(d, device, NULL, &e2);
+    if (gi == ST_ENOTFOUND) {
+        d->skipped_unknown_device++;
+        return 0;
+    }
+    if (gi < 0) {
+        *err = e2;
+        return gi;
+    }
+    if (!st_gpu_supports(&d->gpus[gi], s->k.dtype)) {
+        d->skipped_dtype++; /* e.g. FP8 rows on a GPU without FP8 units */
+        return 0;
+    }
+    s->gpu = gi;
+    s->t_s = t_s;
+    return push(d, s, err);
+}
+
 /* ALU operations per element of NeuSight's elementwise ops: one FP32
  * instruction for add/mul/relu; division is a reciprocal plus a Newton step
  * (about 4); powf, erff (GELU) and tanhf are polynomial library routines of
@@ -159,20 +182,7 @@ int st_calib_add_neusight(st_calib_data *d, const char *dir, st_error *err)
         st_calib_sample s;
         if (!neusight_sample(&ks.items[i], &s))
             continue;
-        st_error e2;
-        int gi = gpu_index(d, ks.items[i].device, NULL, &e2);
-        if (gi == ST_ENOTFOUND) {
-            d->skipped_unknown_device++;
-            continue;
-        }
-        if (gi < 0) {
-            *err = e2;
-            rc = gi;
-            break;
-        }
-        s.gpu = gi;
-        s.t_s = ks.items[i].latency_s;
-        rc = push(d, &s, err);
+        rc = push_on_device(d, ks.items[i].device, &s, ks.items[i].latency_s, err);
     }
     st_kernel_set_free(&ks);
     return rc;
@@ -328,6 +338,34 @@ int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_
         st_vidur_set_free(&vs);
     }
     globfree(&gl);
+    return rc;
+}
+
+int st_calib_add_attention(st_calib_data *d, const char *path, st_error *err)
+{
+    st_attn_set as = {0, 0, NULL};
+    int rc = st_read_attention_csv(path, &as, err);
+    for (size_t i = 0; i < as.n && !rc; i++) {
+        const st_attn_sample *a = &as.items[i];
+        st_calib_sample s;
+        memset(&s, 0, sizeof s);
+        st_kernel *k = &s.k;
+        k->op = ST_KOP_FLASH;
+        k->dtype = a->dtype;
+        k->b = a->batch;
+        k->heads = a->heads;
+        k->kv_heads = a->kv_heads;
+        k->q_len = a->q;
+        k->kv_len = a->kv;
+        k->head_dim = a->d;
+        k->causal = a->causal && a->q > 1;
+        k->dispatch = ST_DISP_OTHER;
+        s.has_dispatch = 1;
+        s.validate_only = 1;
+        snprintf(s.op, sizeof s.op, "attention%s", a->q == 1 ? "-decode" : (k->causal ? "-causal" : ""));
+        rc = push_on_device(d, a->device, &s, a->latency_s, err);
+    }
+    st_attn_set_free(&as);
     return rc;
 }
 

@@ -42,11 +42,15 @@ typedef struct st_calib_data {
     st_calib_sample *s;
     size_t n, cap;
     size_t skipped_unknown_device;
+    size_t skipped_dtype; /* rows in a datatype their GPU's preset has no rate for */
 } st_calib_data;
 
 void st_calib_data_free(st_calib_data *d);
 /* Append NeuSight kernel CSVs of a folder (kernels/ or kernels-test/). */
 int st_calib_add_neusight(st_calib_data *d, const char *dir, st_error *err);
+/* Append a fused-attention sweep (DIR/attention.csv of strata's own
+ * measurements; validation only: no class fit reads attention). Absent: 0. */
+int st_calib_add_attention(st_calib_data *d, const char *path, st_error *err);
 /* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
  * only that GPU folder, e.g. "a100"; NULL for all). */
 int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,

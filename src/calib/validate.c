@@ -122,7 +122,7 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, F
         const char *dn = d->dev_names[s->gpu], *pn = d->gpus[s->gpu].id;
         const char *op = s->tp > 0 ? s->op : st_val_op_class(s->op);
         char opd[48];
-        if (s->tp == 0 && s->k.dtype != ST_FP32) { /* strata's own sweeps: a class per datatype */
+        if (s->has_dispatch && s->k.dtype != ST_FP32) { /* timed op by op (strata's sweeps): a class per datatype */
             snprintf(opd, sizeof opd, "%s-%s", op, st_dtype_name(s->k.dtype));
             op = opd;
         }
@@ -135,6 +135,7 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, F
             rc = st_error_set(err, ST_ENOMEM, "out of memory");
     }
     out->skipped = d->skipped_unknown_device;
+    out->skipped_dtype = d->skipped_dtype;
     st_calib_data_free(d);
     if (!rc && (finish(&per, &out->rows, &out->n_rows) || finish(&dev, &out->dev_rows, &out->n_dev_rows)))
         rc = st_error_set(err, ST_ENOMEM, "out of memory");
@@ -162,17 +163,23 @@ static int apply_harness(const char *dir, st_calib_data *d, st_error *err)
     int n, rc = st_read_harness_csv(path, rows, ST_HARNESS_MAX, &n, err);
     if (rc || n == 0)
         return rc;
-    double floor[ST_DISP_COUNT + 1] = {0}; /* the last: scalar elementwise */
+    /* after the dispatch classes: scalar elementwise, then fused attention */
+    double floor[ST_DISP_COUNT + 2] = {0};
     for (int i = 0; i < n; i++) {
         int k = -1;
         if (!strcmp(rows[i].dispatch, "elementwise_scalar"))
             k = ST_DISP_COUNT;
+        else if (!strcmp(rows[i].dispatch, "attention"))
+            k = ST_DISP_COUNT + 1;
         for (int j = 0; j < ST_DISP_COUNT && k < 0; j++)
             if (!strcmp(rows[i].dispatch, st_dispatch_name((st_dispatch)j)))
                 k = j;
+        if (k >= 0 && floor[k] > 0)
+            return st_error_set(err, ST_EINVAL, "%s:%d:%d: a second row for dispatch class '%s'; give each "
+                                "class one floor", path, rows[i].line, rows[i].col, rows[i].dispatch);
         if (k < 0)
             return st_error_set(err, ST_EINVAL, "%s:%d:%d: unknown dispatch class '%s'; use bmm, linear, "
-                                "conv, elementwise, elementwise_scalar, norm or softmax", path, rows[i].line,
+                                "conv, elementwise, elementwise_scalar, norm, softmax, attention or other", path, rows[i].line,
                                 rows[i].col, rows[i].dispatch);
         floor[k] = rows[i].floor_s;
     }
@@ -183,6 +190,8 @@ static int apply_harness(const char *dir, st_calib_data *d, st_error *err)
             continue;
         if (k == ST_DISP_ELEMENTWISE && scalar_op(s->op) && floor[ST_DISP_COUNT] > 0)
             k = ST_DISP_COUNT;
+        if (s->k.op == ST_KOP_FLASH)
+            k = ST_DISP_COUNT + 1;
         s->own_floor_s = floor[k];
     }
     return 0;
@@ -209,7 +218,10 @@ int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, s
         if (u == 0 || memcmp(&d.s[u - 1], &d.s[i], sizeof d.s[i]) != 0)
             d.s[u++] = d.s[i];
     d.n = u;
-    if ((rc = apply_harness(dir, &d, err))) {
+    /* the attention sweep beside it (strata's own measurements) */
+    char apath[720];
+    snprintf(apath, sizeof apath, "%s/attention.csv", dir);
+    if ((rc = st_calib_add_attention(&d, apath, err)) || (rc = apply_harness(dir, &d, err))) {
         st_calib_data_free(&d);
         return rc;
     }

@@ -30,7 +30,8 @@ typedef struct st_val_result {
     size_t n_rows, n_dev_rows, n_model_dev_rows;
     st_val_model *models;
     size_t n_models;
-    size_t skipped;
+    size_t skipped;       /* rows of a device no preset describes */
+    size_t skipped_dtype; /* rows in a datatype their GPU has no rate for */
 } st_val_result;
 
 /* samples (may be NULL): one CSV row per measured kernel with its prediction */

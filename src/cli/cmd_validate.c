@@ -116,6 +116,8 @@ static int run_neusight(const char *dir, int json, const st_gpu_coef *coef, FILE
         }
         if (res.skipped)
             printf("  (%zu rows skipped: device without a preset)\n", res.skipped);
+        if (res.skipped_dtype)
+            printf("  (%zu rows skipped: a datatype the device's preset has no rate for)\n", res.skipped_dtype);
     }
     st_val_result_free(&res);
     return 0;
@@ -456,7 +458,8 @@ const cli_command cmd_validate = {
     "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
     "                   models (model from models/, device from devices/ and the folder name);\n"
     "                   a Dtype column scores a class per datatype, and DIR/harness.csv\n"
-    "                   (dispatch, floor_us) replaces the table's host figures, as in\n"
+    "                   (dispatch, floor_us) replaces the table's host figures, and\n"
+    "                   DIR/attention.csv adds fused-attention classes, as in\n"
     "                   data/measured/h100 (strata's own sweeps)\n"
     "  vidur            profiling/compute/GPU/*/*/mlp.csv per GPU x operator x TP degree\n"
     "  vllm             replay DIR/RUN/requests.jsonl with the engine settings of RUN/meta.json\n"

@@ -399,7 +399,7 @@ double st_row_reread_hit(const st_gpu *g, const st_gpu_coef *c, double w)
 typedef struct gemm_shape {
     double b, m, n, k;  /* independent GEMMs x (m x k).(k x n) */
     double bytes;       /* compulsory DRAM bytes */
-    double flops;       /* useful FLOPs */
+    double flops;       /* FLOPs the kernel runs (causal attention: with its diagonal blocks) */
     double extra_alu;   /* vector-pipe FLOPs inside the main loop (softmax) */
     double dequant_s;   /* W4A16: the dequantisation's time had one SM done all of it, at boost */
     double kstep;       /* K per main-loop iteration */
@@ -928,10 +928,12 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         double kvh = k->kv_heads > 0 ? (double)k->kv_heads : (double)k->heads;
         double q = (double)k->q_len, kv = (double)k->kv_len, d = (double)k->head_dim;
         /* causal prefill: a query row sees on average half the keys, and
-         * a block of FA_BLOCK_M query rows runs its diagonal key blocks in
-         * full (the mask is applied inside them): each row of a block goes
-         * up to the block's last key, Br/2 more than its own on average */
-        double kv_eff = (k->causal && q > 1) ? kv - q / 2.0 + (q >= FA_BLOCK_M ? FA_BLOCK_M / 2.0 : 0) : kv;
+         * a block of Br query rows runs its diagonal key blocks in full (the
+         * mask is applied inside them): each row of a block goes up to the
+         * block's last key, Br/2 more than its own on average (q/2 when the
+         * queries fit one block: every row then reads all kv keys) */
+        double br = q >= 64 ? FA_BLOCK_M : 64; /* the query block (decode pads to 64 rows) */
+        double kv_eff = (k->causal && q > 1) ? kv - q / 2.0 + (q < br ? q : br) / 2.0 : kv;
         if (kv_eff > kv)
             kv_eff = kv;
         if (kv_eff < 1)
@@ -941,6 +943,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.es_out = tensor ? 0 : es;
         s.flash = 1;
+        s.dtype = k->dtype;
         s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
         s.bytes = (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 static const char *const op_names[ST_MEAS_OP_COUNT] = {
@@ -301,6 +302,29 @@ static int grow(void **items, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
+/* Append one item of `size` bytes to a growing array (n items of cap). */
+static int append_item(void **items, size_t *cap, size_t *n, const void *item, size_t size, const char *path,
+                       st_error *err)
+{
+    if (grow(items, cap, *n, size))
+        return st_error_set(err, ST_ENOMEM, "%s: out of memory", path);
+    memcpy((char *)*items + *n * size, item, size);
+    (*n)++;
+    return 0;
+}
+
+/* Close a reader's file; on an error (rc < 0) the set goes back to the n0
+ * items it had, so a failed read adds nothing. */
+static int close_rows(csv *c, char **header, int nh, size_t *n, size_t n0, int rc)
+{
+    csv_close(c, header, nh);
+    if (rc < 0) {
+        *n = n0;
+        return rc;
+    }
+    return 0;
+}
+
 /* ---- NeuSight ------------------------------------------------------------ */
 enum { C_OP, C_LAT, C_DEV, C_KNAME, C_GX, C_GY, C_GZ, C_BX, C_BY, C_BZ, C_B, C_M, C_N, C_K,
        C_H, C_CIN, C_COUT, C_KS, C_SIZE, C_STRIDE, C_PAD, C_DTYPE, N_COLS };
@@ -379,10 +403,11 @@ static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_erro
                             c->col[idx[C_LAT]], c->field[idx[C_LAT]]);
     s->latency_s = ms / 1e3;
     s->dtype = ST_FP32;
+    /* INT4 is a weight-only format, not a kernel's datatype: no row has it */
     if (idx[C_DTYPE] >= 0 && c->field[idx[C_DTYPE]][0] &&
-        st_dtype_parse(c->field[idx[C_DTYPE]], &s->dtype) != 0)
+        (st_dtype_parse(c->field[idx[C_DTYPE]], &s->dtype) != 0 || s->dtype == ST_INT4))
         return st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Dtype': unknown datatype '%.40s'; use fp32, "
-                            "tf32, fp16, bf16, fp8, int8 or int4 (empty: fp32)", c->path,
+                            "tf32, fp16, bf16, fp8 or int8 (empty: fp32)", c->path,
                             c->fline[idx[C_DTYPE]], c->col[idx[C_DTYPE]], c->field[idx[C_DTYPE]]);
     n = shape_of(op, s, &cols, dst);
     for (int i = 0; i < n; i++) {
@@ -712,6 +737,77 @@ int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n,
     return rc < 0 ? rc : 0;
 }
 
+int st_read_attention_csv(const char *path, st_attn_set *out, st_error *err)
+{
+    static const char *const cols[] = {"Latency", "Device", "Batch", "Heads", "KV Heads", "Q", "KV", "D",
+                                       "Causal", "Dtype"};
+    enum { A_LAT, A_DEV, A_B, A_H, A_KVH, A_Q, A_KV, A_D, A_CAUSAL, A_DTYPE, A_N };
+    csv c;
+    char **header;
+    size_t n0 = out->n;
+    int nh, rc, idx[A_N];
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return 0; /* no attention sweep */
+    fclose(probe);
+    if ((rc = csv_open(&c, path, &header, &nh, err)))
+        return rc;
+    for (int i = 0; i < A_N; i++)
+        if ((idx[i] = find_col(header, nh, cols[i])) < 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected an attention sweep (Latency, "
+                              "Device, Batch, Heads, KV Heads, Q, KV, D, Causal, Dtype)", path, cols[i]);
+            csv_close(&c, header, nh);
+            return rc;
+        }
+    while ((rc = next_data_row(&c, nh, err)) == 1) {
+        st_attn_sample s;
+        long long *dims[] = {&s.batch, &s.heads, &s.kv_heads, &s.q, &s.kv, &s.d};
+        double ms;
+        rc = 0;
+        memset(&s, 0, sizeof s);
+        s.line = c.line;
+        snprintf(s.device, sizeof s.device, "%s", c.field[idx[A_DEV]]);
+        if ((rc = field_number(&c, idx[A_LAT], "Latency", MAX_MS, &ms, err)))
+            break;
+        if (!(ms > 0)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Latency': expected a time > 0 (ms)", path,
+                              c.fline[idx[A_LAT]], c.col[idx[A_LAT]]);
+            break;
+        }
+        s.latency_s = ms / 1e3;
+        for (int i = 0; i < 6 && !rc; i++) {
+            rc = field_int(&c, idx[A_B + i], cols[A_B + i], 1LL << 31, dims[i], err);
+            if (!rc && *dims[i] < 1)
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a whole number >= 1", path,
+                                  c.fline[idx[A_B + i]], c.col[idx[A_B + i]], cols[A_B + i]);
+        }
+        if (rc)
+            break;
+        const char *cz = c.field[idx[A_CAUSAL]];
+        if (strcasecmp(cz, "true") == 0 || strcmp(cz, "1") == 0)
+            s.causal = 1;
+        else if (!(strcasecmp(cz, "false") == 0 || strcmp(cz, "0") == 0)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Causal': expected True or False, found '%.40s'",
+                              path, c.fline[idx[A_CAUSAL]], c.col[idx[A_CAUSAL]], cz);
+            break;
+        }
+        if (st_dtype_parse(c.field[idx[A_DTYPE]], &s.dtype) != 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Dtype': unknown datatype '%.40s'; use fp16, bf16 "
+                              "or fp32", path, c.fline[idx[A_DTYPE]], c.col[idx[A_DTYPE]], c.field[idx[A_DTYPE]]);
+            break;
+        }
+        if ((rc = append_item((void **)&out->items, &out->cap, &out->n, &s, sizeof s, path, err)))
+            break;
+    }
+    return close_rows(&c, header, nh, &out->n, n0, rc);
+}
+
+void st_attn_set_free(st_attn_set *s)
+{
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
 int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
 {
     static const char *const cols[4] = {"collective", "size", "num_workers", "devices_per_node"};
@@ -759,18 +855,10 @@ int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
         }
         s.workers = (int)w, s.per_node = (int)pn, s.median_s = ms / 1e3, s.line = c.line;
         s.col_collective = c.col[idx[0]], s.col_workers = c.col[idx[2]];
-        if (grow((void **)&out->items, &out->cap, out->n, sizeof *out->items)) {
-            rc = st_error_set(err, ST_ENOMEM, "%s: out of memory", path);
+        if ((rc = append_item((void **)&out->items, &out->cap, &out->n, &s, sizeof s, path, err)))
             break;
-        }
-        out->items[out->n++] = s;
     }
-    csv_close(&c, header, nh);
-    if (rc < 0) {
-        out->n = n0;
-        return rc;
-    }
-    return 0;
+    return close_rows(&c, header, nh, &out->n, n0, rc);
 }
 
 void st_net_set_free(st_net_set *s)

@@ -60,6 +60,25 @@ int st_read_neusight_csv(const char *path, st_kernel_set *out, st_error *err);
 int st_read_neusight_dir(const char *dir, st_kernel_set *out, st_error *err);
 void st_kernel_set_free(st_kernel_set *s);
 
+/* Fused attention timed op by op (strata's sweeps: DIR/attention.csv,
+ * torch SDPA under the flash backend): OPName, Latency (ms), Device,
+ * Batch, Heads, KV Heads, Q, KV, D, Causal (True/False), Dtype. */
+typedef struct st_attn_sample {
+    char device[64];
+    double latency_s;
+    long long batch, heads, kv_heads, q, kv, d;
+    int causal;
+    st_dtype dtype;
+    int line;
+} st_attn_sample;
+typedef struct st_attn_set {
+    size_t n, cap;
+    st_attn_sample *items;
+} st_attn_set;
+/* Append every row; *n unchanged and 0 returned when the file is absent. */
+int st_read_attention_csv(const char *path, st_attn_set *out, st_error *err);
+void st_attn_set_free(st_attn_set *s);
+
 /* A timing harness's own per-op cost, as measured beside a kernel sweep
  * (DIR/harness.csv of strata's measurements: `dispatch,floor_us,...`): the
  * time the harness measures for the smallest op of each dispatch class
