@@ -280,6 +280,8 @@ def measure(section, row, make, deadline):
         row["Runs"] = runs
         section.add(row, lambda: make(torch.empty))
     except torch.cuda.OutOfMemoryError:
+        log("skip (out of memory)", row.get("OPName"), row.get("Dtype"),
+            {k: row.get(k) for k in ("B", "M", "N", "K", "H")})
         torch.cuda.empty_cache()
     except Exception as e:  # an unsupported shape or dtype: note it, go on
         log("skip", row.get("OPName"), row.get("Dtype"), {k: row.get(k) for k in ("B", "M", "N", "K", "H")},
@@ -312,19 +314,34 @@ def mm_bytes(dtype, b, m, n, k):
 
 
 def floors(out):
-    """Each dispatch class's smallest op, timed as every row is: the time the
-    harness and the framework add to a kernel (event to launch), plus a
-    one-element kernel."""
-    ops = [("bmm", lambda i: make_mm("bmm", "fp32", 1, 1, 1, 1, i)),
-           ("linear", lambda i: make_mm("linear", "fp32", 1, 1, 1, 1, i)),
-           ("elementwise", lambda i: make_vec("add", "fp32", 1, 1, i)),
-           ("elementwise_scalar", lambda i: make_vec("addu", "fp32", 1, 1, i)),
-           ("norm", lambda i: make_vec("ln", "fp32", 1, 1, i)),
-           ("softmax", lambda i: make_vec("softmax", "fp32", 1, 1, i))]
+    """Each dispatch class's smallest single-kernel op, timed as every row
+    is: the time the harness and the framework add to a kernel (event to
+    launch), plus a small kernel. bmm and linear use 16 x 16 operands: with
+    one element cuBLAS runs two or three kernels (gemv, a split-K reduce, a
+    copy of the bias)."""
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+
+    def sdpa(i):
+        q = i(1, 1, 16, 64, device="cuda", dtype=torch.bfloat16)
+        k = i(1, 1, 16, 64, device="cuda", dtype=torch.bfloat16)
+        v = i(1, 1, 16, 64, device="cuda", dtype=torch.bfloat16)
+
+        def run():
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                return F.scaled_dot_product_attention(q, k, v)
+        return run
+    ops = [("bmm", "bmm 1x16x16x16 fp32", lambda i: make_mm("bmm", "fp32", 1, 16, 16, 16, i)),
+           ("linear", "linear 16x16->16 fp32 with bias", lambda i: make_mm("linear", "fp32", 1, 16, 16, 16, i)),
+           ("elementwise", "add 1x1 fp32", lambda i: make_vec("add", "fp32", 1, 1, i)),
+           ("elementwise_scalar", "add 1x1 + python scalar fp32", lambda i: make_vec("addu", "fp32", 1, 1, i)),
+           ("norm", "layer_norm 1x1 fp32", lambda i: make_vec("ln", "fp32", 1, 1, i)),
+           ("softmax", "softmax 1x1 fp32", lambda i: make_vec("softmax", "fp32", 1, 1, i)),
+           ("attention", "SDPA flash 1x1x16x16 head dim 64 bf16", sdpa)]
+    from torch.profiler import profile, ProfilerActivity
     with open(os.path.join(out, "harness.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["dispatch", "floor_us", "median_us", "runs", "device", "torch"])
-        for name, mk in ops:
+        w.writerow(["dispatch", "floor_us", "median_us", "runs", "device", "torch", "op", "kernels"])
+        for name, desc, mk in ops:
             fn = mk(torch.randn)
             with torch.no_grad():
                 for _ in range(20):
@@ -339,11 +356,15 @@ def floors(out):
                     b.record()
                     torch.cuda.synchronize()
                     ts.append(a.elapsed_time(b) * 1000.0)
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    fn()
+                    torch.cuda.synchronize()
+            nk = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
             ts.sort()
             k = len(ts) // 5
             w.writerow([name, "%.3f" % (sum(ts[:k]) / k), "%.3f" % ts[len(ts) // 2], len(ts), DEVICE,
-                        TORCH_V])
-            log("floor", name, "%.2f us (median %.2f)" % (sum(ts[:k]) / k, ts[len(ts) // 2]))
+                        TORCH_V, desc, nk])
+            log("floor", name, "%.2f us (median %.2f), %d kernel(s)" % (sum(ts[:k]) / k, ts[len(ts) // 2], nk))
 
 
 def linear_rest(a):
@@ -352,7 +373,7 @@ def linear_rest(a):
         for r in csv.DictReader(f):
             if r["Dtype"] == "fp32":
                 have.add((int(r["B"]), int(r["M"]), int(r["N"]), int(r["K"])))
-    sec = Section("linear", MM_COLS)
+    sec = Section("linear-rest", MM_COLS)  # OUT/linear-rest.csv: append it to linear.csv
     dl = time.time() + a.budget
     shapes = read_shapes(a.shapes, "linear.csv", ("B", "M", "N", "K"))
     for (o, b, m, n, k) in shapes:
@@ -364,14 +385,14 @@ def linear_rest(a):
             break
     log("linear rest:", len(sec.rows), "new shapes")
     sec.write(a.out)
-    sec.name_kernels(lambda n: "gemm" in n.lower() or "xmma" in n.lower() or "cutlass" in n.lower())
+    sec.name_kernels(lambda n: any(t in n.lower() for t in ("gemm", "xmma", "cutlass", "nvjet")))
     sec.write(a.out)
 
 
 def main():
     global LOG, DEVICE, TORCH_V, CUDA_V, CUDNN_V, SMS
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--shapes", help="a NeuSight-layout kernels-test folder (the sweep and --linear-rest)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget", type=float, default=300.0, help="seconds of measuring in all")
     ap.add_argument("--floors", action="store_true",
@@ -381,7 +402,9 @@ def main():
                     help="only FP32 linear shapes of --shapes that CSV (an earlier linear.csv) lacks")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    LOG = open(os.path.join(a.out, "log.txt"), "w")
+    if not a.floors and not a.shapes:
+        ap.error("--shapes is needed for the sweep and --linear-rest")
+    LOG = open(os.path.join(a.out, "log.txt"), "a")  # every mode appends: one log per folder
     t_start = time.time()
     props = torch.cuda.get_device_properties(0)
     DEVICE = torch.cuda.get_device_name().strip()
@@ -391,7 +414,8 @@ def main():
     SMS = props.multi_processor_count
     torch.backends.cudnn.benchmark = True
     set_tf32(False)
-    with open(os.path.join(a.out, "meta.txt"), "w") as f:
+    mode = "floors" if a.floors else ("linear-rest" if a.linear_rest else "")
+    with open(os.path.join(a.out, "meta-%s.txt" % mode if mode else "meta.txt"), "w") as f:
         f.write("device: %s\nsms: %d\nmemory_bytes: %d\ntorch: %s\ncuda: %s\ncudnn: %s\n" %
                 (DEVICE, SMS, props.total_memory, torch.__version__, torch.version.cuda, CUDNN_V))
         f.write("l2_bytes: %s\n" % getattr(props, "L2_cache_size", "?"))
@@ -427,7 +451,8 @@ def main():
 
     def gemm_re(n):
         n = n.lower()
-        return ("gemm" in n or "xmma" in n or "cutlass" in n or "gemv" in n or "dot" in n) and "splitk" not in n
+        return (("gemm" in n or "xmma" in n or "cutlass" in n or "nvjet" in n or "gemv" in n or "dot" in n)
+                and "splitk" not in n)
 
     # ---- FP32 on NeuSight's shapes ----
     for op in ("bmm", "linear"):
