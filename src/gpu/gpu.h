@@ -103,6 +103,7 @@ typedef struct st_kernel {
     /* FLASH */
     long long heads, kv_heads, q_len, kv_len, head_dim;
     int causal;
+    int backward;         /* FLASH: the FlashAttention-2 backward (recompute S; dV, dP, dQ, dK) */
     double kv_bytes;      /* FLASH: bytes per cached K/V element (FP8 KV cache: 1); 0: the dtype's */
     /* vector ops: rows x cols elements */
     long long rows, cols;

@@ -946,8 +946,15 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.dtype = k->dtype;
         s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
-        s.bytes = (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
-        s.flops = 4.0 * (double)k->b * k->heads * q * kv_eff * d;
+        /* the backward (FlashAttention-2, Dao 2023, Algorithm 2) recomputes
+         * S = QK^T and runs dV = P^T dO, dP = dO V^T, dQ = dS K and
+         * dK = dS^T Q: five products of the forward's size against two, and
+         * it reads Q, K, V, O and dO and writes dQ, dK and dV */
+        double mm = k->backward ? 5.0 : 2.0;
+        s.bytes = k->backward
+                      ? (double)k->b * (es * 4.0 * q * k->heads * d + kvb * 4.0 * kv * kvh * d)
+                      : (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
+        s.flops = 2.0 * mm * (double)k->b * k->heads * q * kv_eff * d;
         /* exp, max, scale, rescale: about 5 vector ops per score */
         s.extra_alu = 5.0 * (double)k->b * k->heads * q * kv_eff;
         /* as a GEMM per (sequence, head): m = query rows, n = head_dim,
@@ -957,9 +964,9 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.b = (double)k->b * k->heads;
         s.m = q;
         s.n = d;
-        s.k = 2.0 * kv_eff;
+        s.k = mm * kv_eff;
         if (k->causal && q > 1)
-            s.k_max = 2.0 * kv;
+            s.k_max = mm * kv;
         int split = 1;
         if (q < 64 && kvh < k->heads) {
             /* decode under grouped-query attention: the heads/kv_heads query
