@@ -367,6 +367,49 @@ def floors(out):
             log("floor", name, "%.2f us (median %.2f), %d kernel(s)" % (sum(ts[:k]) / k, ts[len(ts) // 2], nk))
 
 
+def attention_backward(out):
+    """FlashAttention-2's forward and backward through SDPA (flash backend,
+    BF16): the forward under no_grad, the backward as torch.autograd.grad of
+    the output (its kernel, rowsum(dO * O), the dQ conversion and the
+    autograd call's host path); 3 warm-ups, 10 event-timed runs each, mean
+    of the fastest 2. Writes OUT/fa-backward.csv."""
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+
+    def t(fn, n=10):
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        ts = []
+        for _ in range(n):
+            a.record()
+            fn()
+            b.record()
+            torch.cuda.synchronize()
+            ts.append(a.elapsed_time(b))
+        ts.sort()
+        k = max(1, n // 5)
+        return sum(ts[:k]) / k
+    shapes = [(4, 32, 2048, 128, False), (4, 32, 2048, 128, True), (16, 32, 2048, 128, False),
+              (4, 32, 4096, 128, True), (4, 32, 4096, 64, False), (16, 16, 4096, 64, True),
+              (1, 32, 8192, 128, True), (8, 32, 1024, 128, True)]
+    with open(os.path.join(out, "fa-backward.csv"), "w", newline="") as f, \
+            sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        w = csv.writer(f)
+        w.writerow(["batch", "heads", "seq", "d", "causal", "fwd_ms", "bwd_ms"])
+        for (b, h, n, d, c) in shapes:
+            q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                       for _ in range(3))
+            g = torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16)
+            with torch.no_grad():
+                fwd = t(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=c))
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=c)
+            bwd = t(lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True))
+            w.writerow([b, h, n, d, c, "%.4f" % fwd, "%.4f" % bwd])
+            log("attention backward", b, h, n, d, c, "fwd %.3f ms bwd %.3f ms" % (fwd, bwd))
+
+
 def linear_rest(a):
     have = set()
     with open(a.linear_rest) as f:
@@ -398,11 +441,13 @@ def main():
     ap.add_argument("--floors", action="store_true",
                     help="only the harness floors: each op class's smallest op (one element), "
                          "200 runs, written to OUT/harness.csv")
+    ap.add_argument("--attention-backward", action="store_true",
+                    help="only FlashAttention-2's forward and backward on 8 shapes: OUT/fa-backward.csv")
     ap.add_argument("--linear-rest", metavar="CSV",
                     help="only FP32 linear shapes of --shapes that CSV (an earlier linear.csv) lacks")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    if not a.floors and not a.shapes:
+    if not a.floors and not a.attention_backward and not a.shapes:
         ap.error("--shapes is needed for the sweep and --linear-rest")
     LOG = open(os.path.join(a.out, "log.txt"), "a")  # every mode appends: one log per folder
     t_start = time.time()
@@ -414,7 +459,8 @@ def main():
     SMS = props.multi_processor_count
     torch.backends.cudnn.benchmark = True
     set_tf32(False)
-    mode = "floors" if a.floors else ("linear-rest" if a.linear_rest else "")
+    mode = ("floors" if a.floors else "attention-backward" if a.attention_backward
+            else "linear-rest" if a.linear_rest else "")
     with open(os.path.join(a.out, "meta-%s.txt" % mode if mode else "meta.txt"), "w") as f:
         f.write("device: %s\nsms: %d\nmemory_bytes: %d\ntorch: %s\ncuda: %s\ncudnn: %s\n" %
                 (DEVICE, SMS, props.total_memory, torch.__version__, torch.version.cuda, CUDNN_V))
@@ -434,9 +480,11 @@ def main():
     log("device", DEVICE, "SMs", SMS, "torch", torch.__version__)
     if a.floors:
         floors(a.out)
+    if a.attention_backward:
+        attention_backward(a.out)
     if a.linear_rest:
         linear_rest(a)
-    if a.floors or a.linear_rest:
+    if a.floors or a.linear_rest or a.attention_backward:
         return
 
     B = a.budget

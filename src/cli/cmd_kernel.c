@@ -16,6 +16,7 @@ static const struct option opts[] = {
     {"heads", required_argument, NULL, 'H'},   {"kv-heads", required_argument, NULL, 'V'},
     {"q-len", required_argument, NULL, 'q'},   {"kv-len", required_argument, NULL, 'L'},
     {"head-dim", required_argument, NULL, 'D'},{"causal", no_argument, NULL, 'C'},
+    {"backward", no_argument, NULL, 'W'},
     {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
     {"filter", required_argument, NULL, 'R'},  {"stride", required_argument, NULL, 'S'},
     {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
@@ -27,7 +28,7 @@ static const struct option opts[] = {
 static const char common_opts[] = "gdxjh";
 static const char *const op_takes[ST_KOP_COUNT] = {
     [ST_KOP_GEMM] = "BMNK4",       [ST_KOP_BMM] = "BMNK4",    [ST_KOP_GROUPED] = "BMNK4",
-    [ST_KOP_CONV] = "BMNKGRS4",      [ST_KOP_FLASH] = "BHVqLDC", [ST_KOP_ELEMENTWISE] = "rcif",
+    [ST_KOP_CONV] = "BMNKGRS4",      [ST_KOP_FLASH] = "BHVqLDCW", [ST_KOP_ELEMENTWISE] = "rcif",
     [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
     [ST_KOP_TOPK] = "rc",
 };
@@ -66,7 +67,7 @@ static int run(int argc, char **argv)
     long long v[16] = {0};
     enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG, IF, IS };
     double fpe = -1;
-    int json = 0, causal = 0, int4 = 0, c;
+    int json = 0, causal = 0, backward = 0, int4 = 0, c;
     char given[32] = "";
     size_t ngiven = 0;
     optind = 0;
@@ -99,6 +100,7 @@ static int run(int argc, char **argv)
             break;
         }
         case 'C': causal = 1; break;
+        case 'W': backward = 1; break;
         case '4': int4 = 1; break;
         case 'x': coefp = optarg; break;
         case 'j': json = 1; break;
@@ -134,6 +136,7 @@ static int run(int argc, char **argv)
     k.n_in = v[II] ? (int)v[II] : 1, k.n_out = 1;
     k.heads = v[IH], k.kv_heads = v[IV], k.q_len = v[IQ] ? v[IQ] : 1, k.kv_len = v[IL], k.head_dim = v[ID];
     k.causal = causal;
+    k.backward = backward;
     k.groups = v[IG] ? v[IG] : 1;
     k.filter = v[IF], k.stride = v[IS] ? v[IS] : 1;
     k.weight_only_int4 = int4;
@@ -222,7 +225,8 @@ const cli_command cmd_kernel = {
     "kernel",
     "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --filter R --stride S --int4]\n"
     "                   [--rows R --cols C --inputs N --flops-per-elem F]\n"
-    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal] [--coef FILE] [--json]",
+    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward] [--coef FILE]\n"
+    "                   [--json]",
     "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
     "  OP               gemm (x W, weights shared over --b), bmm, grouped (MoE experts: --b\n"
     "                   experts of --m tokens), conv (implicit GEMM sizes, --groups), flash\n"
@@ -242,7 +246,8 @@ const cli_command cmd_kernel = {
     "  --json           machine-readable\n"
     "\nEach op takes only the options it reads (others are a usage error):\n"
     "  gemm, bmm, grouped  --b --m --n --k --int4        conv  the same, --groups --filter --stride\n"
-    "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal\n"
+    "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal; --backward:\n"
+    "                      FlashAttention-2's backward (S recomputed; dV, dP, dQ, dK)\n"
     "  elementwise         --rows --cols --inputs --flops-per-elem\n"
     "  softmax, norm, embedding, topk  --rows --cols\n",
     run,

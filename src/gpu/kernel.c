@@ -158,8 +158,11 @@ double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, 
 }
 
 /* ---- hardware helpers ----------------------------------------------------- */
-/* FlashAttention-2's query block (Br) */
+/* FlashAttention-2's query block (Br), and the key block (Bc) of its
+ * backward, whose outer loop runs over the keys (Dao 2023, Algorithm 2;
+ * 128 for head dims up to 128 in its sm80 kernels) */
 #define FA_BLOCK_M 128
+#define FA_BLOCK_N 128
 /* The tensor rate that synchronous (Ampere-style) MMAs reach on GPUs with
  * asynchronous warpgroup MMAs (st_gpu_async_mma): see gemm_estimate */
 #define ST_SYNC_MMA_SHARE 0.5
@@ -955,6 +958,19 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
                       ? (double)k->b * (es * 4.0 * q * k->heads * d + kvb * 4.0 * kv * kvh * d)
                       : (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
         s.flops = 2.0 * mm * (double)k->b * k->heads * q * kv_eff * d;
+        /* the backward walks the key blocks in the outer loop, so every
+         * block of FA_BLOCK_N keys adds its share of dQ into an FP32
+         * accumulator in global memory (FA2's atomicAdd of dQaccum): a read
+         * and a write of q x d x 4 bytes per key block and head. On an H100
+         * (data/measured/h100/fa-backward.csv) the backward without it was
+         * 19-44% fast, with it -12 to +11% on shapes of 1-16 MB of dQ
+         * per head; no coefficient is fitted to it (the class's DRAM one) */
+        if (k->backward)
+            s.bytes += 2.0 * 4.0 * (double)k->b * k->heads * q * d * ceil(kv_eff / FA_BLOCK_N) +
+                       /* and the two small kernels around it: rowsum(dO * O)
+                        * reads O and dO; the FP32 accumulator is read back
+                        * to write dQ */
+                       (double)k->b * k->heads * q * d * (2.0 * es + 4.0);
         /* exp, max, scale, rescale: about 5 vector ops per score */
         s.extra_alu = 5.0 * (double)k->b * k->heads * q * kv_eff;
         /* as a GEMM per (sequence, head): m = query rows, n = head_dim,
