@@ -488,6 +488,15 @@ fb=$(awk -F, '$1 == 4 && $2 == 32 && $3 == 2048 && $4 == 128 && $5 == "False" { 
 "$S" kernel flash --gpu h100-sxm --b 4 --heads 32 --q-len 2048 --kv-len 2048 --head-dim 128 --backward --json > "$tmp/fbk.json" 2> "$tmp/err"
 check "kernel flash --backward: FA2's backward on the H100 within 10% of its measurement" \
     jq -e --argjson m "${fb:-0}" '$m > 0 and ((.time_s / $m - 1) | fabs) < 0.10' "$tmp/fbk.json"
+# the backward's bytes by hand, 1 x 1 x 1024 x 1024, BF16: Q, O, dO, dQ and
+# K, V, dK, dV (8 x 1024 x d x 2), dQ's FP32 read and write per key block
+# (8 x 1024 x d x blocks: 8 blocks of 128 keys for d = 128, 16 of 64 for
+# d = 256, FA2's Flash_bwd_kernel_traits), and rowsum(dO * O) with dQ's
+# conversion (1024 x d x 8)
+b128=$("$S" kernel flash --gpu h100-sxm --b 1 --heads 1 --q-len 1024 --kv-len 1024 --head-dim 128 --backward --json | jq .bytes)
+b256=$("$S" kernel flash --gpu h100-sxm --b 1 --heads 1 --q-len 1024 --kv-len 1024 --head-dim 256 --backward --json | jq .bytes)
+check "kernel flash --backward: bytes by hand for head dims 128 and 256 (key blocks of 128 and 64)" \
+    jq -e -n --argjson a "${b128:-0}" --argjson b "${b256:-0}" '$a == (16 * 1024 * 128 + 8 * 1024 * 128 * 8 + 8 * 1024 * 128) and $b == (16 * 1024 * 256 + 8 * 1024 * 256 * 16 + 8 * 1024 * 256)'
 "$S" kernel gemm --gpu h100-sxm --m 64 --n 64 --k 64 --backward > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "\-\-backward does not apply to gemm" "$tmp/err"; then ok "kernel: --backward applies to flash alone (exit 2)"
 else not_ok "kernel: --backward applies to flash alone" "rc=$rc $(cat "$tmp/err")"; fi

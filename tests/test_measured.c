@@ -254,6 +254,20 @@ static void test_attention(void **state)
     if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "expected True or False, found 'maybe'"))
         fail_msg("%s", err.msg);
     assert_int_equal(a.n, 0);
+    static const struct {
+        const char *file, *where, *needle;
+    } bad[] = {
+        {"measured/attention-bad-kvh.csv", ":2:43:", "5 KV heads do not divide 16 query heads"},
+        {"measured/attention-bad-causal-q.csv", ":2:46:", "a causal row with 4096 queries over 2048 keys"},
+        {"measured/attention-bad-dtype.csv", ":2:64:", "'int8' is no fused-attention datatype"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(want, sizeof want, "%s%s", testdata(bad[i].file), bad[i].where);
+        if (st_read_attention_csv(testdata(bad[i].file), &a, &err) != ST_EINVAL ||
+            strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, bad[i].needle))
+            fail_msg("%s: %s", bad[i].file, err.msg);
+        assert_int_equal(a.n, 0);
+    }
     snprintf(want, sizeof want, "%s:1:1:", testdata("measured/attention-nokvh.csv"));
     assert_int_equal(st_read_attention_csv(testdata("measured/attention-nokvh.csv"), &a, &err), ST_EINVAL);
     if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "no 'KV Heads' column"))

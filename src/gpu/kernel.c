@@ -160,7 +160,8 @@ double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, 
 /* ---- hardware helpers ----------------------------------------------------- */
 /* FlashAttention-2's query block (Br), and the key block (Bc) of its
  * backward, whose outer loop runs over the keys (Dao 2023, Algorithm 2;
- * 128 for head dims up to 128 in its sm80 kernels) */
+ * 128 for head dims up to 128 in its sm80 kernels, 64 above:
+ * Flash_bwd_kernel_traits<256, 64, 64, ...>) */
 #define FA_BLOCK_M 128
 #define FA_BLOCK_N 128
 /* The tensor rate that synchronous (Ampere-style) MMAs reach on GPUs with
@@ -913,6 +914,11 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             st_error_set(err, ST_EINVAL, "attention needs positive batch, heads, q_len, kv_len and head_dim");
             return ST_EINVAL;
         }
+        if (k->head_dim > 65536) {
+            st_error_set(err, ST_EINVAL, "a head dimension of %lld: no attention kernel takes heads over 65536 "
+                                         "wide (models use 64-256)", (long long)k->head_dim);
+            return ST_EINVAL;
+        }
         if (k->kv_heads > 0 && (k->kv_heads > k->heads || k->heads % k->kv_heads)) {
             st_error_set(err, ST_EINVAL,
                          "%lld KV heads do not divide %lld query heads; grouped-query attention "
@@ -963,10 +969,11 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * accumulator in global memory (FA2's atomicAdd of dQaccum): a read
          * and a write of q x d x 4 bytes per key block and head. On an H100
          * (data/measured/h100/fa-backward.csv) the backward without it was
-         * 19-44% fast, with it -12 to +11% on shapes of 1-16 MB of dQ
-         * per head; no coefficient is fitted to it (the class's DRAM one) */
+         * 19-44% fast, with it -20 to +12% on shapes of 1-16 MB of dQ
+         * per head (-20 to +12%); no coefficient is fitted to it (the
+         * class's DRAM one) */
         if (k->backward)
-            s.bytes += 2.0 * 4.0 * (double)k->b * k->heads * q * d * ceil(kv_eff / FA_BLOCK_N) +
+            s.bytes += 2.0 * 4.0 * (double)k->b * k->heads * q * d * ceil(kv_eff / (d > 128 ? FA_BLOCK_N / 2 : FA_BLOCK_N)) +
                        /* and the two small kernels around it: rowsum(dO * O)
                         * reads O and dO; the FP32 accumulator is read back
                         * to write dQ */

@@ -791,9 +791,22 @@ int st_read_attention_csv(const char *path, st_attn_set *out, st_error *err)
                               path, c.fline[idx[A_CAUSAL]], c.col[idx[A_CAUSAL]], cz);
             break;
         }
-        if (st_dtype_parse(c.field[idx[A_DTYPE]], &s.dtype) != 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Dtype': unknown datatype '%.40s'; use fp16, bf16 "
-                              "or fp32", path, c.fline[idx[A_DTYPE]], c.col[idx[A_DTYPE]], c.field[idx[A_DTYPE]]);
+        if (st_dtype_parse(c.field[idx[A_DTYPE]], &s.dtype) != 0 ||
+            !(s.dtype == ST_FP16 || s.dtype == ST_BF16 || s.dtype == ST_FP32)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Dtype': '%.40s' is no fused-attention datatype; "
+                              "use fp16, bf16 or fp32", path, c.fline[idx[A_DTYPE]], c.col[idx[A_DTYPE]],
+                              c.field[idx[A_DTYPE]]);
+            break;
+        }
+        if (s.heads % s.kv_heads) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'KV Heads': %lld KV heads do not divide %lld query "
+                              "heads", path, c.fline[idx[A_KVH]], c.col[idx[A_KVH]], s.kv_heads, s.heads);
+            break;
+        }
+        if (s.causal && s.q > s.kv) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Q': a causal row with %lld queries over %lld keys; "
+                              "the queries are the last Q of the KV positions (Q <= KV)", path, c.fline[idx[A_Q]],
+                              c.col[idx[A_Q]], s.q, s.kv);
             break;
         }
         if ((rc = append_item((void **)&out->items, &out->cap, &out->n, &s, sizeof s, path, err)))
