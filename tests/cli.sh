@@ -529,6 +529,12 @@ cp "$srcdir/data/measured/h100/kernels-test/ln.csv" "$tmp/noh/kernels-test/"
 "$S" validate neusight --data "$tmp/noh" --json > "$tmp/noh.json" 2> "$tmp/err"
 check "validate neusight: the sweep's harness.csv, not the table's NeuSight hosts, sets the floor (H100 ln: worse without it)" \
     jq -e --slurpfile h "$tmp/mh100.json" '([.kernels[] | select(.op == "ln")][0].mape) > 1.5 * ([$h[0].kernels[] | select(.op == "ln")][0].mape)' "$tmp/noh.json"
+# a row in a datatype its GPU has no rate for is skipped and counted
+mkdir -p "$tmp/fp8v/kernels-test"
+printf 'OPName,Latency,Device,B,M,N,K,Dtype\nlinear,0.05,Tesla V100-PCIE-32GB,1,512,4096,4096,fp8\nlinear,0.5,Tesla V100-PCIE-32GB,1,512,4096,4096,fp32\n' > "$tmp/fp8v/kernels-test/linear.csv"
+"$S" validate neusight --data "$tmp/fp8v" --json > "$tmp/fp8v.json" 2> "$tmp/err"
+check "validate neusight: an FP8 row on a V100 is skipped and counted (skipped_dtype), the FP32 row scored" \
+    jq -e '.skipped_dtype == 1 and .skipped == 0 and ([.kernels[] | select(.op == "linear")][0].n == 1)' "$tmp/fp8v.json"
 printf 'dispatch,floor_us\nbmm,20\nbmm,22\n' > "$tmp/noh/harness.csv"
 "$S" validate neusight --data "$tmp/noh" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "noh/harness.csv:3:1: a second row for dispatch class 'bmm'" "$tmp/err"; then ok "validate neusight: a repeated harness class is FILE:LINE:COL"

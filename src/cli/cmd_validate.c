@@ -97,6 +97,9 @@ static int run_neusight(const char *dir, int json, const st_gpu_coef *coef, FILE
         }
         st_json_end_array(&j);
         json_rows(&j, "model_devices", res.model_dev_rows, res.n_model_dev_rows);
+        /* rows not scored: a device no preset describes, a datatype its GPU has no rate for */
+        st_json_int(&j, "skipped", (long long)res.skipped);
+        st_json_int(&j, "skipped_dtype", (long long)res.skipped_dtype);
         st_json_string(&j, "coefficients", coef->source);
         st_json_end_object(&j);
         st_json_finish(&j);
