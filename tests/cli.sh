@@ -521,6 +521,10 @@ check "validate neusight on data/measured: FA2 prefill <= 10% (H100, H200), caus
       m($a[0]; "attention-bf16") <= 10 and m($b[0]; "attention-bf16") <= 10 and
       m($a[0]; "attention-causal-bf16") <= 15 and m($b[0]; "attention-causal-bf16") <= 15 and
       m($a[0]; "attention-decode-bf16") <= 20 and m($b[0]; "attention-decode-bf16") <= 25'
+# --samples names each row's datatype and an attention row's shape
+"$S" validate neusight --data "$srcdir/data/measured/h100" --samples "$tmp/ms.csv" > /dev/null 2> "$tmp/err"
+check "validate --samples: dtype and attention shape columns (a BF16 decode row: q_len 1 over its KV length)" \
+    awk -F, 'NR == 1 { ok = ($(NF-6) == "dtype" && $(NF-2) == "kv_len") } NR > 1 && $3 == "attention-decode" && $(NF-6) == "bf16" && $(NF-3) == 1 && $(NF-2) > 1 { n++ } END { exit !(ok && n >= 20) }' "$tmp/ms.csv"
 # the harness table decides small kernels: without it (NeuSight's 2023
 # hosts' figures from the coefficient table) the H100's layer norms are
 # over-predicted by far more
