@@ -50,29 +50,37 @@ def log(*a):
         LOG.flush()
 
 
-def ev_time(fn, max_runs=25):
-    """Mean of the fastest fifth of up to max_runs event-timed runs (ms)."""
-    fn()
-    fn()
+def event_runs(fn, runs, warm):
+    """warm untimed runs, then `runs` runs each between two CUDA events with
+    a synchronize after it: the times in ms, fastest first."""
+    for _ in range(warm):
+        fn()
     torch.cuda.synchronize()
     a = torch.cuda.Event(enable_timing=True)
     b = torch.cuda.Event(enable_timing=True)
     ts = []
-    runs = max_runs
-    i = 0
-    while i < runs:
+    for _ in range(runs):
         a.record()
         fn()
         b.record()
         torch.cuda.synchronize()
-        t = a.elapsed_time(b)
-        ts.append(t)
-        if i == 0 and t > 2.0:
-            runs = max(5, min(max_runs, int(50.0 / t)))
-        i += 1
-    ts.sort()
+        ts.append(a.elapsed_time(b))
+    return sorted(ts)
+
+
+def fastest_fifth(ts):
+    """The mean of the fastest fifth (at least one) of sorted times."""
     k = max(1, len(ts) // 5)
-    return sum(ts[:k]) / k, len(ts)
+    return sum(ts[:k]) / k
+
+
+def ev_time(fn, max_runs=25):
+    """Mean of the fastest fifth of up to max_runs event-timed runs (ms):
+    after two warm-ups, 25 runs, or 5..25 when the first takes over 2 ms."""
+    first = event_runs(fn, 1, 2)[0]
+    runs = max_runs if first <= 2.0 else max(5, min(max_runs, int(50.0 / first)))
+    ts = sorted([first] + event_runs(fn, runs - 1, 0))
+    return fastest_fifth(ts), len(ts)
 
 
 class Section:
@@ -343,27 +351,14 @@ def floors(out):
         for name, desc, mk in ops:
             fn = mk(torch.randn)
             with torch.no_grad():
-                for _ in range(20):
-                    fn()
-                torch.cuda.synchronize()
-                a = torch.cuda.Event(enable_timing=True)
-                b = torch.cuda.Event(enable_timing=True)
-                ts = []
-                for _ in range(200):
-                    a.record()
-                    fn()
-                    b.record()
-                    torch.cuda.synchronize()
-                    ts.append(a.elapsed_time(b) * 1000.0)
+                ts = [t * 1000.0 for t in event_runs(fn, 200, 20)]  # us
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
                     fn()
                     torch.cuda.synchronize()
             nk = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
-            ts.sort()
-            k = len(ts) // 5
-            w.writerow([name, "%.3f" % (sum(ts[:k]) / k), "%.3f" % ts[len(ts) // 2], len(ts), DEVICE,
-                        TORCH_V, desc, nk])
-            log("floor", name, "%.2f us (median %.2f), %d kernel(s)" % (sum(ts[:k]) / k, ts[len(ts) // 2], nk))
+            fl = fastest_fifth(ts)
+            w.writerow([name, "%.3f" % fl, "%.3f" % ts[len(ts) // 2], len(ts), DEVICE, TORCH_V, desc, nk])
+            log("floor", name, "%.2f us (median %.2f), %d kernel(s)" % (fl, ts[len(ts) // 2], nk))
 
 
 def attention_backward(out):
@@ -374,22 +369,8 @@ def attention_backward(out):
     of the fastest 2. Writes OUT/fa-backward.csv."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
 
-    def t(fn, n=10):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        ts = []
-        for _ in range(n):
-            a.record()
-            fn()
-            b.record()
-            torch.cuda.synchronize()
-            ts.append(a.elapsed_time(b))
-        ts.sort()
-        k = max(1, n // 5)
-        return sum(ts[:k]) / k
+    def t(fn):
+        return fastest_fifth(event_runs(fn, 10, 3))
     shapes = [(4, 32, 2048, 128, False), (4, 32, 2048, 128, True), (16, 32, 2048, 128, False),
               (4, 32, 4096, 128, True), (4, 32, 4096, 64, False), (16, 16, 4096, 64, True),
               (1, 32, 8192, 128, True), (8, 32, 1024, 128, True)]

@@ -163,7 +163,8 @@ double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, 
  * 128 for head dims up to 128 in its sm80 kernels, 64 above:
  * Flash_bwd_kernel_traits<256, 64, 64, ...>) */
 #define FA_BLOCK_M 128
-#define FA_BLOCK_N 128
+#define FA_BWD_BLOCK_N 128
+#define FA_BWD_BLOCK_N_WIDE 64
 /* The tensor rate that synchronous (Ampere-style) MMAs reach on GPUs with
  * asynchronous warpgroup MMAs (st_gpu_async_mma): see gemm_estimate */
 #define ST_SYNC_MMA_SHARE 0.5
@@ -411,10 +412,8 @@ typedef struct gemm_shape {
     double es_out;      /* output element bytes (0: no epilogue term, tensor cores) */
     double span, sharp; /* st_gpu_coef.gemm_reuse_span / _sharpness */
     int batched;        /* a batched GEMM launch (the library's batched tile set) */
-    int library;        /* a cuBLAS/rocBLAS GEMM or BMM (not conv, not attention) */
-    int flash;          /* fused attention */
+    int async_mma;      /* operand loads overlap the MMAs (see the GEMM case of st_kernel_estimate) */
     double k_max;       /* the longest tile's k when tiles differ (causal attention); 0: all k */
-    st_dtype dtype;
     int pipelined;      /* a mixed-input W4A16 kernel (Marlin): its own tiles, weight stream overlapped */
     double sigma_floor; /* least band sigma (a path the calibration data has no kernel of) */
 } gemm_shape;
@@ -592,27 +591,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
      * ahead of the dequantisation and the MMAs, so the memory and compute
      * sides overlap (its near-4x speed-up over FP16 up to 16-32 tokens is
      * the weight bytes' ratio); other kernels keep their class's overlap */
-    /* on GPUs whose library GEMMs stream operands asynchronously (TMA and
-     * warpgroup MMAs: st_gpu_async_mma) the loads overlap the MMAs, so the
-     * memory side overlaps too. Measured on an H100 and an H200
-     * (data/measured, held out of the fit): BF16 and FP16 linears went from
-     * 15-19% to 7-10% MAPE with it. Not for INT8, which PyTorch runs on
-     * Hopper with CUTLASS's sm80 kernels (cutlass_80_tensorop_i16832gemm,
-     * synchronous MMAs, in the same sweep), nor for convolutions or for
-     * PyTorch's FlashAttention-2 (pytorch_flash::flash_fwd_kernel, sm80-style
-     * MMAs on Hopper too): s->library marks cuBLAS/rocBLAS GEMMs alone. */
-    int async = tensor && s->library && st_gpu_async_mma(g) && s->dtype != ST_INT8;
-    int sum = c->cls[cls].sum && !s->pipelined && !async;
-    /* FlashAttention-2, the fused attention PyTorch and most stacks ship,
-     * is written with Ampere's synchronous MMAs (mma.sync), and on a GPU
-     * built for asynchronous warpgroup MMAs those reach about half the
-     * tensor peak: PyTorch's FA2 forward peaks at 360 TFLOP/s on an H100
-     * SXM and an H200 (data/measured, head dim 128, against 989), as the
-     * FlashAttention-3 paper (Shah et al. 2024) puts it: "only 35%
-     * utilization on H100". Measured on the H100: non-causal prefill 42.7%
-     * MAPE at the full rate, 7.5% at half (the H200, held out, 6.8%). */
-    if (tensor && s->flash && st_gpu_async_mma(g))
-        peak *= ST_SYNC_MMA_SHARE;
+    int sum = c->cls[cls].sum && !s->pipelined && !s->async_mma;
     double sm = g->sm_count > 0 ? g->sm_count : 1;
     double best = INFINITY;
     for (int i = 0; i < nc; i++) {
@@ -877,8 +856,16 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         gemm_shape s;
         memset(&s, 0, sizeof s);
         s.batched = k->op == ST_KOP_BMM;
-        s.library = k->op == ST_KOP_GEMM || k->op == ST_KOP_BMM;
-        s.dtype = k->dtype;
+        /* on GPUs whose library GEMMs stream operands asynchronously (TMA and
+         * warpgroup MMAs: st_gpu_async_mma) the loads overlap the MMAs, so
+         * the memory side overlaps too. Measured on an H100 and an H200
+         * (data/measured, held out of the fit): BF16 and FP16 linears went
+         * from 15-19% to 7-10% MAPE with it. cuBLAS GEMMs and BMMs only: not
+         * INT8, which PyTorch runs on Hopper with CUTLASS's sm80 kernels
+         * (cutlass_80_tensorop_i16832gemm, synchronous MMAs, in the same
+         * sweep), nor convolutions (cuDNN's kernels were not measured) */
+        s.async_mma = tensor && (k->op == ST_KOP_GEMM || k->op == ST_KOP_BMM) && k->dtype != ST_INT8 &&
+                      st_gpu_async_mma(g);
         double grp = (k->op == ST_KOP_CONV && k->groups > 1) ? (double)k->groups : 1.0;
         s.b = (double)k->b * grp;
         s.m = (double)k->m;
@@ -934,6 +921,18 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
             return ST_EINVAL;
         }
         double peak = gemm_peak(g, k->dtype, &tensor);
+        /* FlashAttention-2, the fused attention PyTorch and most stacks ship,
+         * is written with Ampere's synchronous MMAs (mma.sync, sm80-style
+         * pytorch_flash::flash_fwd_kernel), and on a GPU built for
+         * asynchronous warpgroup MMAs those reach about half the tensor
+         * peak: PyTorch's FA2 forward peaks at 360 TFLOP/s on an H100 SXM
+         * and an H200 (data/measured, head dim 128, against 989), as the
+         * FlashAttention-3 paper (Shah et al. 2024) puts it: "only 35%
+         * utilization on H100". Measured on the H100: non-causal prefill
+         * 42.7% MAPE at the full rate, 7.5% at half (the H200, held out,
+         * 6.8%). Its loads stay synchronous too: no async_mma. */
+        if (tensor && st_gpu_async_mma(g))
+            peak *= ST_SYNC_MMA_SHARE;
         double kvh = k->kv_heads > 0 ? (double)k->kv_heads : (double)k->heads;
         double q = (double)k->q_len, kv = (double)k->kv_len, d = (double)k->head_dim;
         /* causal prefill: a query row sees on average half the keys, and
@@ -951,8 +950,6 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         memset(&s, 0, sizeof s);
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.es_out = tensor ? 0 : es;
-        s.flash = 1;
-        s.dtype = k->dtype;
         s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
         /* the backward (FlashAttention-2, Dao 2023, Algorithm 2) recomputes
@@ -965,15 +962,15 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
                       : (double)k->b * (es * 2.0 * q * k->heads * d + kvb * 2.0 * kv * kvh * d);
         s.flops = 2.0 * mm * (double)k->b * k->heads * q * kv_eff * d;
         /* the backward walks the key blocks in the outer loop, so every
-         * block of FA_BLOCK_N keys adds its share of dQ into an FP32
+         * block of keys (FA_BWD_BLOCK_N) adds its share of dQ into an FP32
          * accumulator in global memory (FA2's atomicAdd of dQaccum): a read
          * and a write of q x d x 4 bytes per key block and head. On an H100
          * (data/measured/h100/fa-backward.csv) the backward without it was
-         * 19-44% fast, with it -20 to +12% on shapes of 1-16 MB of dQ
-         * per head (-20 to +12%); no coefficient is fitted to it (the
-         * class's DRAM one) */
+         * 19-44% fast, with it -20 to +12% on shapes of 1-16 MB of dQ per
+         * head; no coefficient is fitted to it (the class's DRAM one) */
+        double bwd_block = d > 128 ? FA_BWD_BLOCK_N_WIDE : FA_BWD_BLOCK_N;
         if (k->backward)
-            s.bytes += 2.0 * 4.0 * (double)k->b * k->heads * q * d * ceil(kv_eff / (d > 128 ? FA_BLOCK_N / 2 : FA_BLOCK_N)) +
+            s.bytes += 2.0 * 4.0 * (double)k->b * k->heads * q * d * ceil(kv_eff / bwd_block) +
                        /* and the two small kernels around it: rowsum(dO * O)
                         * reads O and dO; the FP32 accumulator is read back
                         * to write dQ */
