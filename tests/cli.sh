@@ -1372,4 +1372,20 @@ check "suite T1.1: the all-reduce is mostly hidden (0 < exposed < total)" \
 check "suite T4.1: FP8 is faster than BF16 and the ratio is the speedup" \
     jq -e '.scenarios[] | select(.scenario == "T4.1") | .cases as $c | ($c[0].metrics[0].value / $c[1].metrics[0].value) as $s | $s > 1 and (($c[1].metrics[0].speedup - $s) | fabs) < 1e-12 * $s' "$tmp/all.json"
 
+# tools/neusight-heldout: a NeuSight checkout's kernel rows of GPUs the fit never saw are
+# scored; rows of the six fitted GPUs are left to ../shared/data (hand-made rows: one P4,
+# one H100; no labels, so kernels alone)
+NS=$tmp/ns
+mkdir -p "$NS/scripts/asplos/label" "$NS/scripts/asplos/data/DLmodel_configs" "$NS/scripts/asplos/data/dataset/test"
+{
+    echo 'OPName,Latency,Device,Torch Version,CUDNN Version,Kernel Name,Warps per SM,Blocks per SM,Grid x,Grid y,Grid z,Block x,Block y,Block z,CUDA Version,Kernels,B,M,N,K'
+    echo 'linear,0.5,Tesla P4,p2.1.0,8902,maxwell_sgemm_128x64_tn,0,0,0,0,0,0,0,0,cu121,;maxwell_sgemm_128x64_tn,1,1024,1024,1024'
+    echo 'linear,0.05,NVIDIA H100 80GB HBM3,p2.1.0,8902,"sm80_xmma_gemm_f32f32_tn_n_tilesize128x128x8, quoted",0,0,0,0,0,0,0,0,cu121,;x,1,1024,1024,1024'
+} > "$NS/scripts/asplos/data/dataset/test/linear.csv"
+STRATA_BIN=$S sh "$srcdir/tools/neusight-heldout" "$NS" --json > "$tmp/ns.json" 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && jq -e '(.kernels | length) == 1 and .kernels[0].device == "NVIDIA H100 80GB HBM3" and .kernels[0].op == "linear" and .kernels[0].n == 1 and .models == []' "$tmp/ns.json" > /dev/null; then ok "neusight-heldout: scores the held-out GPU's kernel row, not the fitted P4's"; else not_ok "neusight-heldout: scores the held-out GPU's kernel row, not the fitted P4's" "rc=$rc $(cat "$tmp/err")" "$(head -c 300 "$tmp/ns.json")"; fi
+rm "$NS/scripts/asplos/data/dataset/test/linear.csv"
+STRATA_BIN=$S sh "$srcdir/tools/neusight-heldout" "$NS" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "neither held-out kernel rows" "$tmp/err"; then ok "neusight-heldout: a checkout with nothing held out is an error"; else not_ok "neusight-heldout: a checkout with nothing held out is an error" "rc=$rc $(cat "$tmp/err")"; fi
+
 tap_done
