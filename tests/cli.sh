@@ -211,7 +211,7 @@ softmax --rows 64 --cols 64 --int4|--int4|--rows, --cols
 gemm --m 64 --n 64 --k 64 --inputs 2|--inputs|--b, --m, --n, --k, --int4
 bmm --b 2 --m 64 --n 64 --k 64 --flops-per-elem 3|--flops-per-elem|--b, --m, --n, --k, --int4
 gemm --m 64 --n 64 --k 64 --groups 2|--groups|--b, --m, --n, --k, --int4
-flash --heads 8 --kv-len 128 --head-dim 64 --m 64|--m|--b, --heads, --kv-heads, --q-len, --kv-len, --head-dim, --causal, --backward
+flash --heads 8 --kv-len 128 --head-dim 64 --m 64|--m|--b, --heads, --kv-heads, --q-len, --kv-len, --head-dim, --causal, --backward, --fa3
 norm --rows 64 --cols 64 --b 2|--b|--rows, --cols
 embedding --rows 64 --cols 64 --inputs 2|--inputs|--rows, --cols
 elementwise --rows 64 --cols 64 --causal|--causal|--rows, --cols, --inputs, --flops-per-elem
@@ -1387,5 +1387,24 @@ if [ $rc = 0 ] && jq -e '(.kernels | length) == 1 and .kernels[0].device == "NVI
 rm "$NS/scripts/asplos/data/dataset/test/linear.csv"
 STRATA_BIN=$S sh "$srcdir/tools/neusight-heldout" "$NS" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "neither held-out kernel rows" "$tmp/err"; then ok "neusight-heldout: a checkout with nothing held out is an error"; else not_ok "neusight-heldout: a checkout with nothing held out is an error" "rc=$rc $(cat "$tmp/err")"; fi
+
+# FlashAttention-3 (--fa3, --attn flash3): Hopper only, and faster than FlashAttention-2 there
+# (full tensor rate against FA2's synchronous MMAs at half)
+"$S" kernel flash --gpu h100-sxm --b 1 --heads 32 --q-len 8192 --kv-len 8192 --head-dim 128 --fa3 --json > "$tmp/fa3.json"
+"$S" kernel flash --gpu h100-sxm --b 1 --heads 32 --q-len 8192 --kv-len 8192 --head-dim 128 --json > "$tmp/fa2.json"
+check "kernel flash --fa3: names its kernel and runs faster than FlashAttention-2 on an H100" \
+    jq -e --slurpfile b "$tmp/fa2.json" '.kernel == "flashattention-3" and .pass == "forward" and $b[0].kernel == "flashattention-2" and .time_s < $b[0].time_s' "$tmp/fa3.json"
+"$S" eval llama3-8b --gpu a100-80gb-sxm --attn flash3 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "use --attn flash" "$tmp/err"; then ok "eval --attn flash3 on an A100: usage error naming --attn flash"; else not_ok "eval --attn flash3 on an A100: usage error naming --attn flash" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" eval llama3-8b --gpu h100-sxm --attn flash3 --seq 8192 --batch 2 --json > "$tmp/e3.json"
+"$S" eval llama3-8b --gpu h100-sxm --attn flash --seq 8192 --batch 2 --json > "$tmp/e2.json"
+check "eval --attn flash3: the step reports flash3 and is faster than flash at 8k tokens" \
+    jq -e --slurpfile b "$tmp/e2.json" '.attention == "flash3" and $b[0].attention == "flash" and .total_s < $b[0].total_s' "$tmp/e3.json"
+"$S" serve llama3-8b --gpu h100-sxm --qps 2 --requests 40 --lengths fixed:4096,64 --attn flash3 --json > "$tmp/s3.json"
+"$S" serve llama3-8b --gpu h100-sxm --qps 2 --requests 40 --lengths fixed:4096,64 --json > "$tmp/s2.json"
+check "serve --attn flash3: JSON says so and long prompts prefill sooner than with FlashAttention-2" \
+    jq -e --slurpfile b "$tmp/s2.json" '.attention == "flash3" and $b[0].attention == "flash" and .ttft_s.mean < $b[0].ttft_s.mean' "$tmp/s3.json"
+"$S" train llama2-7b --cluster dgx-a100 --gpus 8 --dtype bf16 --fa3 --global-batch 8 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err"; then ok "train --fa3 on A100s: refused with the reason"; else not_ok "train --fa3 on A100s: refused with the reason" "rc=$rc $(cat "$tmp/err")"; fi
 
 tap_done

@@ -154,8 +154,9 @@ int cli_wl_check(const cli_command *cmd, const cli_wl *w)
         return cli_usage_error(cmd, "--phase: expected prefill, decode or train, got '%s'", w->phase);
     if (w->dtype && st_dtype_parse(w->dtype, &dt) != 0)
         return cli_usage_error(cmd, "--dtype: expected one of %s, got '%s'", st_dtype_choices(), w->dtype);
-    if (w->attn && strcmp(w->attn, "eager") && strcmp(w->attn, "flash"))
-        return cli_usage_error(cmd, "--attn: expected eager or flash, got '%s'", w->attn);
+    st_attn_impl at;
+    if (w->attn && st_attn_parse(w->attn, &at) != 0)
+        return cli_usage_error(cmd, "--attn: expected " ST_ATTN_CHOICES ", got '%s'", w->attn);
     return 0;
 }
 
@@ -175,7 +176,7 @@ void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o)
     else if (o->phase == ST_PHASE_DECODE)
         o->kv_len = o->seq - 1; /* decode the token after a full --seq context */
     if (w->attn)
-        o->attn = strcmp(w->attn, "flash") == 0 ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+        st_attn_parse(w->attn, &o->attn);
     o->with_optimizer = !w->no_opt;
 }
 

@@ -39,7 +39,8 @@ static void eval_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o
         k.seq = o->seq;
         k.dtype = o->dtype;
         k.recompute = co->recompute ? ST_RECOMP_FULL : ST_RECOMP_NONE;
-        k.flash = o->attn == ST_ATTN_FLASH;
+        k.flash = st_attn_fused(o->attn);
+        k.fa3 = o->attn == ST_ATTN_FLASH3;
         k.fused = co->fused;
         st_train_result r;
         st_error e;
@@ -231,7 +232,7 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
         printf(", %s, the converted TFLite graph (batch norms folded, activations fused)\n\n",
                st_dtype_name(o->dtype));
     else
-        printf(", %s, %s attention, %s%s\n\n", st_dtype_name(o->dtype), o->attn == ST_ATTN_FLASH ? "fused" : "eager",
+        printf(", %s, %s attention, %s%s\n\n", st_dtype_name(o->dtype), o->attn == ST_ATTN_FLASH3 ? "fused (FlashAttention-3)" : o->attn == ST_ATTN_FLASH ? "fused" : "eager",
                co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "");
     int lw = 22; /* as wide as the longest layer name */
     for (size_t i = 0; i < s->n_layers; i++)
@@ -274,7 +275,7 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_int(&j, "seq", o->seq);
     st_json_int(&j, "kv_len", o->kv_len);
     st_json_string(&j, "dtype", st_dtype_name(o->dtype));
-    st_json_string(&j, "attention", o->attn == ST_ATTN_FLASH ? "flash" : "eager");
+    st_json_string(&j, "attention", st_attn_name(o->attn));
     st_json_bool(&j, "fused", co->fused);
     st_json_bool(&j, "recompute", co->recompute);
     if (co->edge)
@@ -357,6 +358,9 @@ static int run(int argc, char **argv)
     st_edge edge;
     st_edge_coef ecoef;
     int is_edge = 0;
+    st_attn_impl attn = ST_ATTN_EAGER; /* as cli_wl_apply will set it (cli_wl_check parsed it) */
+    if (wl.attn)
+        st_attn_parse(wl.attn, &attn);
     /* an edge preset (mobile CPU or GPU) runs through the edge model */
     if (st_load_gpu_or_edge(gpu, &g, &edge, &is_edge, &err))
         return cli_fail(&err);
@@ -368,8 +372,8 @@ static int run(int argc, char **argv)
             snprintf(bad, sizeof bad, "--recompute");
         else if (wl.phase && strcmp(wl.phase, "prefill") != 0)
             snprintf(bad, sizeof bad, "--phase %.30s", wl.phase);
-        else if (wl.attn && strcmp(wl.attn, "flash") == 0)
-            snprintf(bad, sizeof bad, "--attn flash");
+        else if (attn != ST_ATTN_EAGER)
+            snprintf(bad, sizeof bad, "--attn %.30s", wl.attn);
         if (bad[0])
             return cli_usage_error(&cmd_eval, "%s is an edge device: it runs the inference graph TFLite converts "
                                               "(batch norms folded, activations fused, attention as its "
@@ -379,6 +383,9 @@ static int run(int argc, char **argv)
     } else if (edge_coefp) {
         return cli_usage_error(&cmd_eval, "--edge-coef is for edge presets (mobile-cpu, mobile-gpu, ...); %s is a GPU",
                                g.id);
+    } else if (attn == ST_ATTN_FLASH3 && !st_gpu_fa3(&g)) {
+        return cli_usage_error(&cmd_eval, "--attn flash3: FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: "
+                                          "use --attn flash (FlashAttention-2)", g.id, st_gpu_family(&g));
     }
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
@@ -447,7 +454,7 @@ static int run(int argc, char **argv)
 const cli_command cmd_eval = {
     "eval",
     "eval WORKLOAD [--gpu PRESET] [--phase prefill|decode|train] [--batch B] [--seq S] [--kv L]\n"
-    "                   [--dtype D] [--attn eager|flash] [--fused] [--recompute] [--no-optimizer]\n"
+    "                   [--dtype D] [--attn eager|flash|flash3] [--fused] [--recompute] [--no-optimizer]\n"
     "                   [--kernels] [--coef FILE] [--edge-coef FILE] [--json]",
     "Estimate one step of a workload on one GPU: per-layer time, error share, total with 90% band.",
     "  WORKLOAD         a workload id, name or path (YAML or Hugging Face config.json)\n"
@@ -457,7 +464,8 @@ const cli_command cmd_eval = {
     "  --phase P        prefill (default), decode (one token per sequence against --kv), train\n"
     "  --batch B        sequences; --seq S tokens per sequence; --kv L cached tokens (decode)\n"
     "  --dtype D        compute dtype (default: the workload's)\n"
-    "  --attn A         eager (default: score matrix materialised) or flash (fused kernel)\n"
+    "  --attn A         eager (default: score matrix materialised), flash (FlashAttention-2's fused\n"
+    "                   kernel) or flash3 (FlashAttention-3: Hopper only, FP16/BF16/FP8)\n"
     "  --fused          compiled mode: launch-only dispatch, elementwise ops fused into epilogues\n"
     "  --recompute      train: replay each block's forward before its backward\n"
     "  --no-optimizer   train: forward + backward only\n"

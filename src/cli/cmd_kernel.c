@@ -17,6 +17,7 @@ static const struct option opts[] = {
     {"q-len", required_argument, NULL, 'q'},   {"kv-len", required_argument, NULL, 'L'},
     {"head-dim", required_argument, NULL, 'D'},{"causal", no_argument, NULL, 'C'},
     {"backward", no_argument, NULL, 'W'},
+    {"fa3", no_argument, NULL, '3'},
     {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
     {"filter", required_argument, NULL, 'R'},  {"stride", required_argument, NULL, 'S'},
     {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
@@ -28,7 +29,7 @@ static const struct option opts[] = {
 static const char common_opts[] = "gdxjh";
 static const char *const op_takes[ST_KOP_COUNT] = {
     [ST_KOP_GEMM] = "BMNK4",       [ST_KOP_BMM] = "BMNK4",    [ST_KOP_GROUPED] = "BMNK4",
-    [ST_KOP_CONV] = "BMNKGRS4",      [ST_KOP_FLASH] = "BHVqLDCW", [ST_KOP_ELEMENTWISE] = "rcif",
+    [ST_KOP_CONV] = "BMNKGRS4",      [ST_KOP_FLASH] = "BHVqLDCW3", [ST_KOP_ELEMENTWISE] = "rcif",
     [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
     [ST_KOP_TOPK] = "rc",
 };
@@ -67,7 +68,7 @@ static int run(int argc, char **argv)
     long long v[16] = {0};
     enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG, IF, IS };
     double fpe = -1;
-    int json = 0, causal = 0, backward = 0, int4 = 0, c;
+    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, c;
     char given[32] = "";
     size_t ngiven = 0;
     optind = 0;
@@ -101,6 +102,7 @@ static int run(int argc, char **argv)
         }
         case 'C': causal = 1; break;
         case 'W': backward = 1; break;
+        case '3': fa3 = 1; break;
         case '4': int4 = 1; break;
         case 'x': coefp = optarg; break;
         case 'j': json = 1; break;
@@ -137,6 +139,7 @@ static int run(int argc, char **argv)
     k.heads = v[IH], k.kv_heads = v[IV], k.q_len = v[IQ] ? v[IQ] : 1, k.kv_len = v[IL], k.head_dim = v[ID];
     k.causal = causal;
     k.backward = backward;
+    k.fa3 = fa3;
     k.groups = v[IG] ? v[IG] : 1;
     k.filter = v[IF], k.stride = v[IS] ? v[IS] : 1;
     k.weight_only_int4 = int4;
@@ -180,6 +183,10 @@ static int run(int argc, char **argv)
         st_json_string(&j, "gpu", g.id);
         st_json_string(&j, "op", st_kop_name(k.op));
         st_json_string(&j, "dtype", st_dtype_name(k.dtype));
+        if (k.op == ST_KOP_FLASH) {
+            st_json_string(&j, "kernel", k.fa3 ? "flashattention-3" : "flashattention-2");
+            st_json_string(&j, "pass", k.backward ? "backward" : "forward");
+        }
         st_json_string(&j, "class", st_kclass_name(e.cls));
         if (e.tile.m > 0) {
             char t[32];
@@ -205,7 +212,11 @@ static int run(int argc, char **argv)
     char fl[32], by[32];
     cli_si(fl, sizeof fl, e.flops, "FLOP");
     cli_si(by, sizeof by, e.bytes, "B");
-    printf("%s %s on %s (%s)\n", st_kop_name(k.op), st_dtype_name(k.dtype), g.name, g.id);
+    if (k.op == ST_KOP_FLASH)
+        printf("flash %s, FlashAttention-%d %s, on %s (%s)\n", st_dtype_name(k.dtype), k.fa3 ? 3 : 2,
+               k.backward ? "backward" : "forward", g.name, g.id);
+    else
+        printf("%s %s on %s (%s)\n", st_kop_name(k.op), st_dtype_name(k.dtype), g.name, g.id);
     printf("  class        %s\n", st_kclass_name(e.cls));
     if (e.tile.m > 0) {
         printf("  tile         %dx%d (rows x cols of the output per CTA)%s\n", e.tile.m, e.tile.n,
@@ -225,7 +236,7 @@ const cli_command cmd_kernel = {
     "kernel",
     "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --filter R --stride S --int4]\n"
     "                   [--rows R --cols C --inputs N --flops-per-elem F]\n"
-    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward] [--coef FILE]\n"
+    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward --fa3] [--coef FILE]\n"
     "                   [--json]",
     "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
     "  OP               gemm (x W, weights shared over --b), bmm, grouped (MoE experts: --b\n"
@@ -247,7 +258,9 @@ const cli_command cmd_kernel = {
     "\nEach op takes only the options it reads (others are a usage error):\n"
     "  gemm, bmm, grouped  --b --m --n --k --int4        conv  the same, --groups --filter --stride\n"
     "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal; --backward:\n"
-    "                      FlashAttention-2's backward (S recomputed; dV, dP, dQ, dK)\n"
+    "                      the backward (S recomputed; dV, dP, dQ, dK); --fa3: FlashAttention-3's\n"
+    "                      kernels (Hopper only: full tensor rate, loads overlapped) instead of\n"
+    "                      FlashAttention-2's\n"
     "  elementwise         --rows --cols --inputs --flops-per-elem\n"
     "  softmax, norm, embedding, topk  --rows --cols\n",
     run,

@@ -21,7 +21,7 @@ const cli_command cmd_serve = {
     "                   [--shared-prefix G:L] [--prefix-cache] [--spec-k K --spec-accept A --draft MODEL]\n"
     "                   [--dtype D] [--quant w4a16|w8a8|fp8] [--kv-dtype D] [--disagg P:D]\n"
     "                   [--colocate MODEL --share time|space]\n"
-    "                   [--slo-ttft S --slo-tpot S] [--eager] [--seed N] [--coef FILE]\n"
+    "                   [--slo-ttft S --slo-tpot S] [--eager] [--attn flash|flash3] [--seed N] [--coef FILE]\n"
     "                   [--per-request FILE.csv] [--trace-out FILE.json] [--json]",
     "Simulate serving a request stream: TTFT, TPOT, latency, throughput, KV cache, preemptions.",
     "  MODEL                 a decoder transformer workload (strata list --kind workload)\n"
@@ -70,6 +70,8 @@ const cli_command cmd_serve = {
     "  --share time|space    co-located compute: time-sliced steps (default) or a spatial split\n"
     "  --slo-ttft S, --slo-tpot S  SLOs for goodput (seconds)\n"
     "  --eager               price steps without CUDA graphs (vLLM --enforce-eager)\n"
+    "  --attn A              flash (default: FlashAttention-2) or flash3 (FlashAttention-3, which\n"
+    "                        recent vLLM builds run on Hopper; Hopper only)\n"
     "  --seed N              random seed (default 42): arrivals, lengths, acceptance\n"
     "  --per-request FILE    per-request CSV\n"
     "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000)\n"
@@ -204,6 +206,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_int(j, "max_batched_tokens", c->max_batched_tokens);
     st_json_int(j, "block_size", c->block_size);
     st_json_string(j, "quant", st_quant_name(c->quant));
+    st_json_string(j, "attention", c->fa3 ? "flash3" : "flash");
     st_json_int(j, "requests", (long long)r->n_requests);
     dist_json(j, "ttft_s", &r->ttft);
     dist_json(j, "tpot_s", &r->tpot);

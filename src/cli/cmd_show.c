@@ -81,7 +81,7 @@ static void print_ops(const st_model *m, const st_gen_opts *o, const st_oplist *
         printf(", sequence %lld", o->seq);
     printf(", %s", st_dtype_name(o->dtype));
     if (m->kind == ST_MODEL_TRANSFORMER)
-        printf(", %s attention", o->attn == ST_ATTN_FLASH ? "fused" : "eager");
+        printf(", %s attention", o->attn == ST_ATTN_FLASH3 ? "fused (FlashAttention-3)" : o->attn == ST_ATTN_FLASH ? "fused" : "eager");
     printf("\n\n");
     printf("  %-34s %-11s %-4s %6s %12s %12s %8s\n", "OPERATOR", "KIND", "PASS", "x", "FLOP",
            "BYTES", "FLOP/B");
@@ -113,7 +113,7 @@ static void json_model(const st_model *m, const st_gen_opts *o, const st_oplist 
     st_json_int(&j, "seq", o->seq);
     st_json_int(&j, "kv_len", o->kv_len);
     st_json_string(&j, "dtype", st_dtype_name(o->dtype));
-    st_json_string(&j, "attention", o->attn == ST_ATTN_FLASH ? "flash" : "eager");
+    st_json_string(&j, "attention", st_attn_name(o->attn));
     st_json_begin_array(&j, "ops");
     for (size_t i = 0; i < l->n; i++)
         json_op(&j, &l->ops[i]);
@@ -218,7 +218,7 @@ static int run(int argc, char **argv)
 const cli_command cmd_show = {
     "show",
     "show NAME|FILE [--phase prefill|decode|train] [--batch B] [--seq S] [--kv K]\n"
-    "                   [--dtype D] [--attn eager|flash] [--logits all|last] [--no-optimizer] "
+    "                   [--dtype D] [--attn eager|flash|flash3] [--logits all|last] [--no-optimizer] "
     "[--json]",
     "Show a preset's specification, or a workload with its generated operator list.",
     "  NAME|FILE        a preset or workload id (strata list), its full name, or a path to a\n"
@@ -231,7 +231,8 @@ const cli_command cmd_show = {
     "  --dtype D        compute dtype: fp32, tf32, fp16, bf16, fp8, int8, int4; default the\n"
     "                   model's\n"
     "  --attn A         eager (default: full-square score matrices, as a Hugging Face forward)\n"
-    "                   or flash (fused; causal prefill counts only the unmasked half)\n"
+    "                   or flash (fused; causal prefill counts only the unmasked half); flash3 is\n"
+    "                   flash's operators run by FlashAttention-3 (eval, Hopper only)\n"
     "  --logits L       LM head on all positions (default) or only the last of each sequence\n"
     "  --no-optimizer   train: leave out the optimizer step\n"
     "  --json           machine-readable output; a workload gives ops[] (name, layer, kind,\n"

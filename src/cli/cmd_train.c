@@ -14,7 +14,7 @@ typedef struct topts {
     const char *cluster, *dtype, *coef, *trace, *sched, *recompute;
     long long gpus, dp, tp, pp, cp, ep, mbs, zero, gb, seq, lora, chunks, threads, max_tp, max_pp;
     double imbalance;
-    int sp, flash, fused, json, top;
+    int sp, flash, fa3, fused, json, top;
 } topts;
 
 /* Options that only one of the two commands reads: train evaluates the one
@@ -72,6 +72,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         {"lora", required_argument, NULL, 'L'},      {"trace", required_argument, NULL, 't'},
         {"schedule", required_argument, NULL, 'H'},  {"chunks", required_argument, NULL, 'V'},
         {"moe-imbalance", required_argument, NULL, 'I'}, {"flash", no_argument, NULL, 'F'},
+        {"fa3", no_argument, NULL, '3'},
         {"fused", no_argument, NULL, 'U'},           {"coef", required_argument, NULL, 'x'},
         {"threads", required_argument, NULL, 'j'},   {"max-tp", required_argument, NULL, 'a'},
         {"max-pp", required_argument, NULL, 'b'},    {"top", required_argument, NULL, 'o'},
@@ -114,6 +115,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
             break;
         }
         case 'F': t->flash = 1; break;
+        case '3': t->flash = t->fa3 = 1; break;
         case 'U': t->fused = 1; break;
         case 'x': t->coef = optarg; break;
         case 'j': dst = &t->threads, nm = "--threads", hi = 256; break;
@@ -286,6 +288,7 @@ static int run_train(int argc, char **argv)
     k.lora_rank = (int)t.lora;
     k.chunks = t.chunks ? (int)t.chunks : 2;
     k.flash = t.flash;
+    k.fa3 = t.fa3;
     k.fused = t.fused;
     if (t.imbalance > 0 && !s.m.tf.experts) {
         st_model_free(&s.m);
@@ -410,6 +413,7 @@ static int run_plan(int argc, char **argv)
     o.seq = t.seq ? t.seq : (s.m.tf.max_seq < 2048 ? s.m.tf.max_seq : 2048);
     o.dtype = s.dtype;
     o.flash = t.flash;
+    o.fa3 = t.fa3;
     o.lora_rank = (int)t.lora;
     o.threads = t.threads ? (int)t.threads : 2;
     o.max_tp = (int)t.max_tp;
@@ -506,7 +510,7 @@ const cli_command cmd_train = {
     "train MODEL [--cluster PRESET] [--gpus N] [--dp D --tp T --pp P --sp --cp C --ep E]\n"
     "                   [--microbatches M] [--zero Z] [--recompute none|selective|full] [--global-batch B]\n"
     "                   [--seq S] [--dtype D] [--lora RANK] [--schedule 1f1b|gpipe|interleaved] [--chunks V]\n"
-    "                   [--flash] [--fused] [--moe-imbalance X] [--trace FILE] [--json]",
+    "                   [--flash | --fa3] [--fused] [--moe-imbalance X] [--trace FILE] [--json]",
     "Predict one training iteration: time with its band, MFU, tokens/s, memory per GPU, bubble, communication.",
     "  --cluster P      cluster preset, or a node preset as a one-node cluster (default ib-a100)\n"
     "  --gpus N         GPUs (default one node); dp defaults to N / (tp x pp x cp)\n"
@@ -518,7 +522,9 @@ const cli_command cmd_train = {
     "  --dtype D        fp32, tf32, fp16, bf16 or fp8 (default the model's)\n"
     "  --lora RANK      LoRA adapters of this rank on every linear layer of the blocks (Q, K and V\n"
     "                   as one fused projection: one adapter); base frozen\n"
-    "  --flash          FlashAttention (default eager attention, as plain PyTorch)\n"
+    "  --flash          FlashAttention-2 (default eager attention, as plain PyTorch)\n"
+    "  --fa3            FlashAttention-3 (Hopper only: warpgroup MMAs at the full tensor rate,\n"
+    "                   where FlashAttention-2's synchronous MMAs reach half; FP16/BF16/FP8)\n"
     "  --fused          compiled / fused kernels (the compose layer's fused mode)\n"
     "  --moe-imbalance  busiest expert's tokens over the mean (default 1): its GEMMs, its rank's\n"
     "                   expert activations and its all-to-all share grow by it\n"
@@ -533,7 +539,7 @@ const cli_command cmd_train = {
 
 const cli_command cmd_plan = {
     "plan",
-    "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash]\n"
+    "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash | --fa3]\n"
     "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--json]",
     "Search parallel configurations: rank by iteration time, memory as the constraint, time-memory Pareto set.",
     "  enumerates DP x TP x PP x CP (x EP for MoE) = N, microbatch sizes 1-16, recompute\n"

@@ -86,7 +86,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         {"slo-tpot", required_argument, NULL, 'F'},     {"eager", no_argument, NULL, 'e'},
         {"per-request", required_argument, NULL, 'R'},  {"trace-out", required_argument, NULL, 'O'},
         {"coef", required_argument, NULL, 'x'},         {"json", no_argument, NULL, 'J'},
-        {"trim", no_argument, NULL, 'Z'},
+        {"trim", no_argument, NULL, 'Z'},              {"attn", required_argument, NULL, 'a' + 256},
         {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
     };
     cli_serve_opts_init(o);
@@ -135,6 +135,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'Q': o->quant = optarg; break;
         case 'V': o->kv_dtype = optarg; break;
         case 'Y': o->dtype = optarg; break;
+        case 'a' + 256: o->attn = optarg; break;
         case 'G': rc = pair(cmd, "--disagg", optarg, &o->disagg_p, &o->disagg_d); break;
         case 'm':
             if (o->n_colocate == 3) {
@@ -272,6 +273,12 @@ static int serve_enums(const cli_serve_opts *o, st_serve_cfg *c, st_error *err)
         else if (strcmp(o->kv_dtype, "auto") != 0 && strcmp(o->kv_dtype, "bf16") != 0)
             return enum_err(err, "--kv-dtype", o->kv_dtype, "auto (the model's dtype; bf16 means the same) or fp8");
     }
+    if (o->attn) {
+        st_attn_impl a;
+        if (st_attn_parse(o->attn, &a) || a == ST_ATTN_EAGER) /* vLLM has no unfused attention path */
+            return enum_err(err, "--attn", o->attn, "flash (FlashAttention-2, default) or flash3 (FlashAttention-3, Hopper)");
+        c->fa3 = a == ST_ATTN_FLASH3;
+    }
     if (o->share) {
         if (strcmp(o->share, "space") == 0)
             c->share = ST_SHARE_SPACE;
@@ -311,6 +318,12 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->n_colocated = s->n_colocated;
     if ((rc = st_load_gpu(o->gpu, &s->gpu, err)) || (rc = st_gpu_coef_load(o->coef, &s->coef, err)))
         goto fail;
+    if (c->fa3 && !st_gpu_fa3(&s->gpu)) {
+        st_error_set(err, ST_EINVAL, "--attn flash3: FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: use "
+                     "--attn flash (FlashAttention-2)", s->gpu.id, st_gpu_family(&s->gpu));
+        rc = ST_EINVAL;
+        goto fail;
+    }
     c->model = &s->model;
     c->gpu = &s->gpu;
     c->coef = &s->coef;

@@ -74,6 +74,7 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
         k->heads = op->heads, k->kv_heads = op->kv_heads, k->q_len = op->q_len;
         k->kv_len = op->kv_len, k->head_dim = op->head_dim, k->causal = op->causal;
         k->backward = op->pass != ST_PASS_FWD;
+        k->fa3 = op->fa3;
         k->dispatch = ST_DISP_OTHER;
         break;
     case ST_OP_SOFTMAX:

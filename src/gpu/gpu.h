@@ -103,7 +103,8 @@ typedef struct st_kernel {
     /* FLASH */
     long long heads, kv_heads, q_len, kv_len, head_dim;
     int causal;
-    int backward;         /* FLASH: the FlashAttention-2 backward (recompute S; dV, dP, dQ, dK) */
+    int backward;         /* FLASH: the backward (recompute S; dV, dP, dQ, dK) */
+    int fa3;              /* FLASH: FlashAttention-3 (Hopper only; 0: FlashAttention-2) */
     double kv_bytes;      /* FLASH: bytes per cached K/V element (FP8 KV cache: 1); 0: the dtype's */
     /* vector ops: rows x cols elements */
     long long rows, cols;

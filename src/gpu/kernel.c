@@ -165,6 +165,12 @@ double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, 
 #define FA_BLOCK_M 128
 #define FA_BWD_BLOCK_N 128
 #define FA_BWD_BLOCK_N_WIDE 64
+/* FlashAttention-3 (Hopper): the key block of its forward (kBlockN 128 for
+ * head dims 64-128 in its hdim-specific tile sizes) and the key blocks'
+ * worth of a tile's key loop that its pipelining cannot hide (see the
+ * FLASH case of st_kernel_estimate) */
+#define FA3_BLOCK_N 128
+#define FA3_PROLOGUE 1.5
 /* The tensor rate that synchronous (Ampere-style) MMAs reach on GPUs with
  * asynchronous warpgroup MMAs (st_gpu_async_mma): see gemm_estimate */
 #define ST_SYNC_MMA_SHARE 0.5
@@ -931,7 +937,19 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * utilization on H100". Measured on the H100: non-causal prefill
          * 42.7% MAPE at the full rate, 7.5% at half (the H200, held out,
          * 6.8%). Its loads stay synchronous too: no async_mma. */
-        if (tensor && st_gpu_async_mma(g))
+        if (k->fa3 && !st_gpu_fa3(g)) {
+            st_error_set(err, ST_EINVAL,
+                         "FlashAttention-3 runs on Hopper only (its kernels are built for sm_90a: "
+                         "warpgroup MMAs and TMA); %s is %s: use FlashAttention-2",
+                         g->name, st_gpu_family(g));
+            return ST_EINVAL;
+        }
+        if (k->fa3 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8) {
+            st_error_set(err, ST_EINVAL, "FlashAttention-3 takes FP16, BF16 or FP8 (E4M3) inputs, not %s",
+                         st_dtype_name(k->dtype));
+            return ST_EINVAL;
+        }
+        if (tensor && st_gpu_async_mma(g) && !k->fa3)
             peak *= ST_SYNC_MMA_SHARE;
         double kvh = k->kv_heads > 0 ? (double)k->kv_heads : (double)k->heads;
         double q = (double)k->q_len, kv = (double)k->kv_len, d = (double)k->head_dim;
@@ -951,6 +969,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.es_out = tensor ? 0 : es;
         s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
+        s.async_mma = k->fa3;
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
         /* the backward (FlashAttention-2, Dao 2023, Algorithm 2) recomputes
          * S = QK^T and runs dV = P^T dO, dP = dO V^T, dQ = dS K and
@@ -984,9 +1003,22 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         s.b = (double)k->b * k->heads;
         s.m = q;
         s.n = d;
-        s.k = mm * kv_eff;
+        /* FlashAttention-3's forward overlaps a key block's softmax with the
+         * next block's GEMMs (intra-warpgroup pipelining, ping-pong between
+         * two warpgroups; Shah et al. 2024, section 3), so only the ends of
+         * a tile's key loop are exposed: the first QK^T before any softmax
+         * can start, the last softmax and PV after the loop, and the O
+         * epilogue, FA3_PROLOGUE key blocks of FA3_BLOCK_N in all. That is
+         * what its speed ramp with the sequence shows: on an H100 SXM at
+         * head dim 128 (BF16, 16k tokens a batch) the paper measures 467
+         * TFLOP/s at 512 tokens and 648 at 16k; strata gives 469 and 659
+         * with the 1.5 blocks, 645 and 667 without (tests/test_gpu.c). The
+         * backward has no such term: FA3's backward is 0-13% under the
+         * paper's figures without one. */
+        double fa3_ends = k->fa3 && !k->backward ? FA3_PROLOGUE * FA3_BLOCK_N : 0;
+        s.k = mm * (kv_eff + fa3_ends);
         if (k->causal && q > 1)
-            s.k_max = mm * kv;
+            s.k_max = mm * (kv + fa3_ends);
         int split = 1;
         if (q < 64 && kvh < k->heads) {
             /* decode under grouped-query attention: the heads/kv_heads query

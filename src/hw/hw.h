@@ -88,6 +88,8 @@ double st_gpu_fma_issue_cycles(const st_gpu *g);
  * sm90 kernels, cuBLAS's nvjet_sm90 kernels in data/measured). NVIDIA
  * Hopper and Blackwell (datacenter) by architecture; 0 elsewhere. */
 int st_gpu_async_mma(const st_gpu *g);
+/* FlashAttention-3 runs on it: Hopper (its kernels are sm_90a only) */
+int st_gpu_fa3(const st_gpu *g);
 
 /* Peak GEMM throughput for a dtype (dense or sparse), 0 if unsupported. */
 double st_gpu_peak(const st_gpu *g, st_dtype t, int sparse);

@@ -220,10 +220,13 @@ int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *o
         return 0;
     }
     case ST_PK_ATTN:
-        if (strcmp(text, "eager") && strcmp(text, "flash"))
-            return st_error_set(err, ST_EINVAL, "%s: expected eager or flash, got '%s'", pi->name, text);
-        out->num = strcmp(text, "flash") == 0 ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+    {
+        st_attn_impl a;
+        if (st_attn_parse(text, &a))
+            return st_error_set(err, ST_EINVAL, "%s: expected " ST_ATTN_CHOICES ", got '%s'", pi->name, text);
+        out->num = a;
         return 0;
+    }
     case ST_PK_RECOMPUTE: {
         st_recompute r;
         if (st_recompute_parse(text, &r))

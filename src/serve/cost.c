@@ -79,7 +79,7 @@ static double compose_part(st_serve_cost *c, long long rows, int want_head)
     o.batch = rows;
     o.seq = 1;
     o.dtype = c->dtype;
-    o.attn = ST_ATTN_FLASH;
+    o.attn = c->fa3 ? ST_ATTN_FLASH3 : ST_ATTN_FLASH; /* its attention ops are priced by attention() */
     o.logits_all = 1;
     st_oplist all = {0}, part = {0};
     st_error err = {0};
@@ -177,6 +177,7 @@ static double flash(st_serve_cost *c, long long b, long long q, long long kv, in
     k.causal = causal;
     k.cold = 1;
     k.kv_bytes = c->kv_fp8 ? 1.0 : 0;
+    k.fa3 = c->fa3;
     st_kernel_est e;
     st_error err = {0};
     if (st_kernel_estimate(&c->gpu, c->coef, &k, NULL, 0, &e, &err))
@@ -336,6 +337,7 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     c->cp_per_node = st_serve_cp_per_node(cfg);
     c->quant = cfg->quant;
     c->kv_fp8 = cfg->kv_fp8;
+    c->fa3 = cfg->fa3;
     c->eager = cfg->eager;
     c->dtype = st_serve_dtype(cfg);
     if (frac < 1.0) {

@@ -29,7 +29,7 @@ typedef struct st_serve_cost {
     int tp, pp, ep, cp;
     int cp_per_node;          /* CP ranks per node (the ring's hops cross nodes when < cp) */
     st_quant quant;
-    int kv_fp8, eager;
+    int kv_fp8, eager, fa3;
     st_dtype dtype;
     long long blocks;         /* transformer blocks per stage */
     memo lin, head, comm;

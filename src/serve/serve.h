@@ -174,6 +174,7 @@ typedef struct st_serve_cfg {
     int prefix_cache;
     st_quant quant;
     int kv_fp8;
+    int fa3;        /* attention by FlashAttention-3 (Hopper only), else FlashAttention-2 */
     int dtype_set;  /* --dtype given: activations and 16-bit weights in dtype, else the checkpoint's */
     st_dtype dtype;
     /* speculative decoding */

@@ -84,7 +84,8 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
                                 k.global_batch = o->global_batch;
                                 k.seq = o->seq;
                                 k.dtype = o->dtype;
-                                k.flash = o->flash;
+                                k.flash = o->flash || o->fa3;
+                                k.fa3 = o->fa3;
                                 k.lora_rank = o->lora_rank;
                                 if (o->global_batch % ((long long)dp * mbs[b])) {
                                     n_split++;

@@ -162,6 +162,12 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
                             c->node.gpu.id);
     if (k->dtype != ST_FP32 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8 && k->dtype != ST_TF32)
         return st_error_set(err, ST_EINVAL, "training dtype must be fp32, tf32, fp16, bf16 or fp8");
+    if (k->fa3 && !st_gpu_fa3(&c->node.gpu))
+        return st_error_set(err, ST_EINVAL, "FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: use "
+                            "FlashAttention-2 (--flash)", c->node.gpu.id, st_gpu_family(&c->node.gpu));
+    if (k->fa3 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8)
+        return st_error_set(err, ST_EINVAL, "FlashAttention-3 takes FP16, BF16 or FP8 inputs; this run is %s",
+                            st_dtype_name(k->dtype));
     return 0;
 }
 
@@ -225,7 +231,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
     o.batch = mb;
     o.seq = k->seq / k->cp;
     o.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
-    o.attn = k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+    o.attn = k->fa3 ? ST_ATTN_FLASH3 : k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
     o.with_optimizer = 0;
     int rc = st_transformer_ops(&ms, &o, &out->fwd, err);
     if (rc) {
@@ -1233,7 +1239,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
                          linear in the batch, and a whole-batch list can
                          pass the 2^53 count that one microbatch's does not */
         go.seq = k->seq;
-        go.attn = k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+        go.attn = k->fa3 ? ST_ATTN_FLASH3 : k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
         go.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
         st_oplist fo = {0};
         rc = st_transformer_ops(&full, &go, &fo, err);

@@ -109,6 +109,7 @@ typedef struct st_train_cfg {
     int lora_rank;           /* 0: full fine-tuning / pre-training */
     double moe_imbalance;    /* busiest expert's load over the mean (>= 1) */
     int flash;               /* FlashAttention instead of eager attention */
+    int fa3;                 /* with flash: FlashAttention-3 (Hopper) instead of -2 */
     int fused;               /* compiled / fused kernels (compose fused mode) */
     double bucket_bytes;     /* DP gradient bucket (default 25 MiB) */
 } st_train_cfg;
@@ -205,7 +206,7 @@ typedef struct st_plan_opts {
     int gpus;
     long long global_batch, seq;
     st_dtype dtype;
-    int flash, lora_rank, threads;
+    int flash, fa3, lora_rank, threads;
     int max_tp, max_pp;     /* 0: no limit */
 } st_plan_opts;
 

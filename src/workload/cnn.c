@@ -238,8 +238,9 @@ static void attention(walk *k, const char *name, long long heads, long long hd, 
                       long long kv_len)
 {
     char sub[48];
-    if (k->o->attn == ST_ATTN_FLASH) {
+    if (st_attn_fused(k->o->attn)) {
         st_op op = new_op(k, ST_OP_ATTENTION, name);
+        op.fa3 = k->o->attn == ST_ATTN_FLASH3;
         op.heads = op.kv_heads = heads;
         op.q_len = q_len;
         op.kv_len = kv_len;

@@ -38,14 +38,38 @@ const char *st_phase_name(st_phase p)
     return (p >= 0 && p <= ST_PHASE_TRAIN) ? phase_names[p] : "?";
 }
 
+/* the index of s in names[0..n) (case-insensitive), or -1 */
+static int name_index(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 int st_phase_parse(const char *s, st_phase *out)
 {
-    for (int i = 0; i <= ST_PHASE_TRAIN; i++)
-        if (strcasecmp(s, phase_names[i]) == 0) {
-            *out = (st_phase)i;
-            return 0;
-        }
-    return ST_EINVAL;
+    int i = name_index(s, phase_names, ST_PHASE_TRAIN + 1);
+    if (i < 0)
+        return ST_EINVAL;
+    *out = (st_phase)i;
+    return 0;
+}
+
+static const char *const attn_names[] = {"eager", "flash", "flash3"};
+
+const char *st_attn_name(st_attn_impl a)
+{
+    return (a >= 0 && a <= ST_ATTN_FLASH3) ? attn_names[a] : "?";
+}
+
+int st_attn_parse(const char *s, st_attn_impl *out)
+{
+    int i = name_index(s, attn_names, ST_ATTN_FLASH3 + 1);
+    if (i < 0)
+        return ST_EINVAL;
+    *out = (st_attn_impl)i;
+    return 0;
 }
 
 const char *st_act_name(st_act a)

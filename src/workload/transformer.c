@@ -128,8 +128,9 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
     const st_transformer *tf = g->tf;
     long long b = g->o->batch;
     char name[48];
-    if (g->o->attn == ST_ATTN_FLASH) {
+    if (st_attn_fused(g->o->attn)) {
         st_op op = new_op(g, ST_OP_ATTENTION, "");
+        op.fa3 = g->o->attn == ST_ATTN_FLASH3;
         snprintf(op.name, sizeof op.name, "%s.%s.flash", g->layer, prefix);
         op.batch = b;
         op.heads = tf->heads;

@@ -189,6 +189,7 @@ typedef struct st_op {
     long long c, k_out, h, w, r, s, stride, pad, groups, p, q;
     long long heads, kv_heads, q_len, kv_len, head_dim;
     int causal;
+    int fa3;         /* ATTENTION: FlashAttention-3's kernel (else FlashAttention-2's) */
     long long rows, cols;
     int arity;       /* elementwise inputs (1 unary, 2 binary) */
     double ew_flops; /* elementwise: FLOPs per output element */
@@ -233,7 +234,17 @@ typedef enum st_phase { ST_PHASE_PREFILL = 0, ST_PHASE_DECODE, ST_PHASE_TRAIN } 
 const char *st_phase_name(st_phase p);
 int st_phase_parse(const char *s, st_phase *out);
 
-typedef enum st_attn_impl { ST_ATTN_EAGER = 0, ST_ATTN_FLASH } st_attn_impl;
+/* Attention as eager PyTorch runs it (the score matrix materialised), or
+ * fused: FlashAttention-2 (any GPU with tensor cores), FlashAttention-3
+ * (Hopper only; warpgroup MMAs and TMA, twice FA2's rate there) */
+typedef enum st_attn_impl { ST_ATTN_EAGER = 0, ST_ATTN_FLASH, ST_ATTN_FLASH3 } st_attn_impl;
+const char *st_attn_name(st_attn_impl a);              /* "eager", "flash", "flash3" */
+int st_attn_parse(const char *s, st_attn_impl *out);   /* 0, or ST_EINVAL */
+#define ST_ATTN_CHOICES "eager, flash or flash3"
+static inline int st_attn_fused(st_attn_impl a)
+{
+    return a == ST_ATTN_FLASH || a == ST_ATTN_FLASH3;
+}
 
 typedef struct st_gen_opts {
     st_phase phase;
