@@ -1404,6 +1404,14 @@ check "eval --attn flash3: the step reports flash3 and is faster than flash at 8
 "$S" serve llama3-8b --gpu h100-sxm --qps 2 --requests 40 --lengths fixed:4096,64 --json > "$tmp/s2.json"
 check "serve --attn flash3: JSON says so and long prompts prefill sooner than with FlashAttention-2" \
     jq -e --slurpfile b "$tmp/s2.json" '.attention == "flash3" and $b[0].attention == "flash" and .ttft_s.mean < $b[0].ttft_s.mean' "$tmp/s3.json"
+"$S" plan llama2-7b --cluster dgx-a100 --gpus 8 --dtype bf16 --fa3 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "use --flash" "$tmp/err"; then ok "plan --fa3 on A100s: a usage error before any search"; else not_ok "plan --fa3 on A100s: a usage error before any search" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" eval llama3-8b --gpu h100-sxm --attn flash3 --dtype fp32 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "fp16, bf16 or fp8" "$tmp/err"; then ok "eval --attn flash3 --dtype fp32: a usage error"; else not_ok "eval --attn flash3 --dtype fp32: a usage error" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" train llama3-8b --cluster dgx-h100 --gpus 8 --dtype bf16 --fa3 --global-batch 8 --seq 4096 --json > "$tmp/t3.json"
+"$S" train llama3-8b --cluster dgx-h100 --gpus 8 --dtype bf16 --flash --global-batch 8 --seq 4096 --json > "$tmp/t2.json"
+check "train --fa3 on H100s: faster than --flash, the same memory, and config says flash3" \
+    jq -e --slurpfile b "$tmp/t2.json" '.config.attention == "flash3" and $b[0].config.attention == "flash" and .iteration_s < $b[0].iteration_s and .memory_per_gpu_bytes == $b[0].memory_per_gpu_bytes' "$tmp/t3.json"
 "$S" train llama2-7b --cluster dgx-a100 --gpus 8 --dtype bf16 --fa3 --global-batch 8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err"; then ok "train --fa3 on A100s: refused with the reason"; else not_ok "train --fa3 on A100s: refused with the reason" "rc=$rc $(cat "$tmp/err")"; fi
 

@@ -1047,7 +1047,8 @@ static void test_flash3_published(void **state)
 }
 
 /* FlashAttention-3 is Hopper's (sm_90a) and 16/8-bit only: refused on an
- * A100 and a B200, and in FP32, with the reason. */
+ * A100, a B200, an L4 and an MI300X, and in FP32 and INT8, with the reason;
+ * FP8 forward only. */
 static void test_flash3_refused(void **state)
 {
     (void)state;
@@ -1058,8 +1059,8 @@ static void test_flash3_refused(void **state)
     k.op = ST_KOP_FLASH, k.dtype = ST_BF16, k.b = 1, k.heads = 32, k.head_dim = 128;
     k.q_len = k.kv_len = 2048, k.fa3 = 1;
     st_kernel_est e;
-    static const char *const not_hopper[] = {"a100-80gb-sxm", "b200", "l4"};
-    for (int i = 0; i < 3; i++) {
+    static const char *const not_hopper[] = {"a100-80gb-sxm", "b200", "l4", "mi300x"};
+    for (int i = 0; i < 4; i++) {
         st_gpu g;
         load(not_hopper[i], &g);
         assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
@@ -1071,6 +1072,14 @@ static void test_flash3_refused(void **state)
     k.dtype = ST_FP32;
     assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
     assert_non_null(strstr(err.msg, "FP16, BF16 or FP8"));
+    k.dtype = ST_INT8;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    /* FP8: forward only, as FlashAttention-3's FP8 kernels are */
+    k.dtype = ST_FP8;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    k.backward = 1;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "forward only"));
 }
 
 /* The table writer and loader round-trip: the shipped table, written out and

@@ -387,6 +387,11 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_eval, "--attn flash3: FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: "
                                           "use --attn flash (FlashAttention-2)", g.id, st_gpu_family(&g));
     }
+    st_dtype fa3_dt;
+    if (attn == ST_ATTN_FLASH3 && wl.dtype && st_dtype_parse(wl.dtype, &fa3_dt) == 0 && fa3_dt != ST_FP16 &&
+        fa3_dt != ST_BF16 && fa3_dt != ST_FP8)
+        return cli_usage_error(&cmd_eval, "--attn flash3 takes --dtype fp16, bf16 or fp8 (FlashAttention-3's inputs), "
+                                          "not %s; use --attn flash", wl.dtype);
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))
         return cli_fail(&err);

@@ -262,9 +262,10 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
             fprintf(o, ", CP %d", c->cp);
         fprintf(o, ", DP %d%s)", c->dp, c->ep > 1 ? ", EP" : "");
     }
-    fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld, block %d, %s\n",
+    fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld, block %d, %s%s\n",
             st_sched_name(c->sched), c->max_num_seqs, c->max_batched_tokens, c->block_size,
-            c->quant ? st_quant_name(c->quant) : st_dtype_name(st_serve_dtype(c)));
+            c->quant ? st_quant_name(c->quant) : st_dtype_name(st_serve_dtype(c)),
+            c->fa3 ? ", FlashAttention-3" : "");
     cli_bytes(a, sizeof a, r->weights_bytes_per_gpu);
     cli_bytes(b, sizeof b, r->activation_reserve_bytes);
     fprintf(o, "  KV cache   %lld blocks (%lld tokens) per replica; weights %s per GPU, activations %s\n",

@@ -214,6 +214,7 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_int(j, "global_batch", k->global_batch);
     st_json_int(j, "seq", k->seq);
     st_json_string(j, "dtype", st_dtype_name(k->dtype));
+    st_json_string(j, "attention", k->fa3 ? "flash3" : k->flash ? "flash" : "eager");
     st_json_int(j, "lora_rank", k->lora_rank);
     st_json_int(j, "stage_layers_min", r->stage_layers_min);
     st_json_int(j, "stage_layers_max", r->stage_layers_max);
@@ -338,7 +339,8 @@ static int run_train(int argc, char **argv)
         st_json_finish(&j);
     } else {
         char a[32], b[32], c2[32], m1[32], m2[32];
-        printf("%s on %d x %s (%s), %s\n", s.m.name, r.gpus, s.cl.node.gpu.name, s.cl.id, st_dtype_name(k.dtype));
+        printf("%s on %d x %s (%s), %s, %s attention\n", s.m.name, r.gpus, s.cl.node.gpu.name, s.cl.id,
+               st_dtype_name(k.dtype), k.fa3 ? "FlashAttention-3" : k.flash ? "FlashAttention-2" : "eager");
         char split[64] = "";
         if (r.stage_layers_min != r.stage_layers_max)
             snprintf(split, sizeof split, ", %lld-%lld layers per %s, fewer at the ends", r.stage_layers_min,
@@ -414,6 +416,12 @@ static int run_plan(int argc, char **argv)
     o.dtype = s.dtype;
     o.flash = t.flash;
     o.fa3 = t.fa3;
+    if (o.fa3 && (!st_gpu_fa3(&s.cl.node.gpu) || (o.dtype != ST_FP16 && o.dtype != ST_BF16 && o.dtype != ST_FP8))) {
+        st_model_free(&s.m);
+        return cli_usage_error(&cmd_plan, "--fa3: FlashAttention-3 runs on Hopper only, in FP16, BF16 or FP8; this is "
+                                          "%s (%s) in %s: use --flash", s.cl.node.gpu.id, st_gpu_family(&s.cl.node.gpu),
+                               st_dtype_name(o.dtype));
+    }
     o.lora_rank = (int)t.lora;
     o.threads = t.threads ? (int)t.threads : 2;
     o.max_tp = (int)t.max_tp;
@@ -523,8 +531,9 @@ const cli_command cmd_train = {
     "  --lora RANK      LoRA adapters of this rank on every linear layer of the blocks (Q, K and V\n"
     "                   as one fused projection: one adapter); base frozen\n"
     "  --flash          FlashAttention-2 (default eager attention, as plain PyTorch)\n"
-    "  --fa3            FlashAttention-3 (Hopper only: warpgroup MMAs at the full tensor rate,\n"
-    "                   where FlashAttention-2's synchronous MMAs reach half; FP16/BF16/FP8)\n"
+    "  --fa3            FlashAttention-3 (implies --flash; Hopper only: warpgroup MMAs at the full\n"
+    "                   tensor rate, where FlashAttention-2's synchronous MMAs reach half;\n"
+    "                   FP16/BF16/FP8)\n"
     "  --fused          compiled / fused kernels (the compose layer's fused mode)\n"
     "  --moe-imbalance  busiest expert's tokens over the mean (default 1): its GEMMs, its rank's\n"
     "                   expert activations and its all-to-all share grow by it\n"

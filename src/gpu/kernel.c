@@ -949,6 +949,11 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
                          st_dtype_name(k->dtype));
             return ST_EINVAL;
         }
+        if (k->fa3 && k->backward && k->dtype == ST_FP8) {
+            st_error_set(err, ST_EINVAL, "FlashAttention-3's FP8 kernels are forward only (inference); its "
+                                         "backward runs in FP16 or BF16");
+            return ST_EINVAL;
+        }
         if (tensor && st_gpu_async_mma(g) && !k->fa3)
             peak *= ST_SYNC_MMA_SHARE;
         double kvh = k->kv_heads > 0 ? (double)k->kv_heads : (double)k->heads;
@@ -1011,10 +1016,10 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * epilogue, FA3_PROLOGUE key blocks of FA3_BLOCK_N in all. That is
          * what its speed ramp with the sequence shows: on an H100 SXM at
          * head dim 128 (BF16, 16k tokens a batch) the paper measures 467
-         * TFLOP/s at 512 tokens and 648 at 16k; strata gives 469 and 659
+         * TFLOP/s at 512 tokens and 648 at 16k; strata gives 490 and 660
          * with the 1.5 blocks, 645 and 667 without (tests/test_gpu.c). The
-         * backward has no such term: FA3's backward is 0-13% under the
-         * paper's figures without one. */
+         * backward has no such term: without one it is within 5% of the
+         * paper at head dim 64, and 10-16% under it at 128. */
         double fa3_ends = k->fa3 && !k->backward ? FA3_PROLOGUE * FA3_BLOCK_N : 0;
         s.k = mm * (kv_eff + fa3_ends);
         if (k->causal && q > 1)

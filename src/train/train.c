@@ -1138,7 +1138,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             /* softmax output, its dropout mask and the dropped-out
              * probabilities PV reads (Korthikanti's a s^2 b (2e + 1));
              * without attention dropout PV reads the softmax output itself */
-            scores = k->flash ? 0 : as2b * (e + (tf->attn_dropout > 0 ? 1 + e : 0)) / k->tp;
+            scores = k->flash || k->fa3 ? 0 : as2b * (e + (tf->attn_dropout > 0 ? 1 + e : 0)) / k->tp;
             full_blk += scores;
         }
         /* what a block keeps until its backward, and what recomputing one
