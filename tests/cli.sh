@@ -1415,4 +1415,29 @@ check "train --fa3 on H100s: faster than --flash, the same memory, and config sa
 "$S" train llama2-7b --cluster dgx-a100 --gpus 8 --dtype bf16 --fa3 --global-batch 8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err"; then ok "train --fa3 on A100s: refused with the reason"; else not_ok "train --fa3 on A100s: refused with the reason" "rc=$rc $(cat "$tmp/err")"; fi
 
+# sweeps: attn takes flash3 in GPU, training and serving sweeps; a point on a GPU without it is
+# invalid with the reason, not an error
+cat > "$tmp/tr-attn.yaml" <<'YAML'
+sweep: train-attn
+evaluate: train
+fixed: {cluster: dgx-h100, workload: llama3-8b, gpus: 8, global_batch: 8, seq: 4096, dtype: bf16}
+axes:
+  attn: [flash, flash3]
+objectives: [latency]
+YAML
+"$S" sweep "$tmp/tr-attn.yaml" --out "$tmp/tra" --quiet > /dev/null 2> "$tmp/err"
+check "sweep evaluate train: attn flash3 runs faster than flash on H100s" \
+    jq -e '[.points[] | .latency_s] as $l | (.points | length) == 2 and $l[1] < $l[0] and .points[1].params.attn == "flash3"' "$tmp/tra/points.json"
+cat > "$tmp/sv-attn.yaml" <<'YAML'
+sweep: serve-attn
+evaluate: serve
+fixed: {workload: llama3-8b, qps: 2, requests: 20, lengths: "fixed:2048,16"}
+axes:
+  gpu: [h100-sxm, a100-80gb-sxm]
+  attn: [flash3]
+objectives: [latency]
+YAML
+"$S" sweep "$tmp/sv-attn.yaml" --out "$tmp/sva" --quiet > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && jq -e '[.points[] | .status] == ["ok", "invalid"] and (.points[1].reason | test("Hopper only"))' "$tmp/sva/points.json" > /dev/null; then ok "sweep evaluate serve: attn flash3 on an A100 is an invalid point with the reason"; else not_ok "sweep evaluate serve: attn flash3 on an A100 is an invalid point with the reason" "rc=$rc $(cat "$tmp/err")" "$(head -c 400 "$tmp/sva/points.json")"; fi
+
 tap_done

@@ -38,6 +38,11 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
     c.gpu_mem_util = nval(v[ST_P_MEM_UTIL], c.gpu_mem_util);
     if (v[ST_P_QUANT])
         c.quant = (st_quant)v[ST_P_QUANT]->num;
+    if (v[ST_P_ATTN]) {
+        if (v[ST_P_ATTN]->num == ST_ATTN_EAGER)
+            return st_error_set(err, ST_EINVAL, "attn: serving runs fused attention; choose flash or flash3");
+        c.fa3 = v[ST_P_ATTN]->num == ST_ATTN_FLASH3;
+    }
     c.spec_k = (int)nval(v[ST_P_SPEC_K], 0);
     c.spec_accept = nval(v[ST_P_SPEC_ACCEPT], c.spec_accept);
     c.prefix_cache = (int)nval(v[ST_P_PREFIX_CACHE], c.prefix_cache);

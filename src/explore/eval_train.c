@@ -47,6 +47,10 @@ int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point
     k.chunks = ival(v[ST_P_CHUNKS], 1);
     k.lora_rank = ival(v[ST_P_LORA], 0);
     k.flash = ival(v[ST_P_FLASH], 0);
+    if (v[ST_P_ATTN]) { /* attn (eager, flash, flash3) says it all, where given */
+        k.flash = st_attn_fused((st_attn_impl)v[ST_P_ATTN]->num);
+        k.fa3 = v[ST_P_ATTN]->num == ST_ATTN_FLASH3;
+    }
     k.fused = ival(v[ST_P_FUSED], 0);
     int rc = st_train_check(m, &c, &k, err);
     if (rc)

@@ -111,13 +111,13 @@ static const st_param accel_params[] = {
 static const st_param train_params[] = {
     ST_P_CLUSTER, ST_P_WORKLOAD, ST_P_GPUS, ST_P_DP, ST_P_TP, ST_P_PP, ST_P_CP, ST_P_EP, ST_P_SP,
     ST_P_ZERO, ST_P_RECOMPUTE, ST_P_MICROBATCHES, ST_P_GLOBAL_BATCH, ST_P_SEQ, ST_P_DTYPE,
-    ST_P_SCHEDULE, ST_P_CHUNKS, ST_P_LORA, ST_P_FLASH, ST_P_FUSED,
+    ST_P_SCHEDULE, ST_P_CHUNKS, ST_P_LORA, ST_P_FLASH, ST_P_ATTN, ST_P_FUSED,
 };
 static const st_param serve_params[] = {
     ST_P_GPU, ST_P_WORKLOAD, ST_P_CLUSTER, ST_P_TP, ST_P_PP, ST_P_CP, ST_P_DP, ST_P_EP, ST_P_SCHED, ST_P_MAX_SEQS,
     ST_P_MAX_TOKENS, ST_P_CHUNK, ST_P_BLOCK, ST_P_MEM_UTIL, ST_P_QPS, ST_P_REQUESTS, ST_P_LENGTHS,
     ST_P_QUANT, ST_P_SPEC_K, ST_P_SPEC_ACCEPT, ST_P_PREFIX_CACHE, ST_P_SLO_TTFT, ST_P_SLO_TPOT,
-    ST_P_SERVE_SEED,
+    ST_P_SERVE_SEED, ST_P_ATTN,
 };
 
 /* latency .. mfu; the serving metrics only from the serving evaluator */
