@@ -1062,7 +1062,7 @@ if [ $rc != 0 ] && grep -q "did you mean one of 'h100-pcie', 'h100-sxm'?" "$tmp/
 "$S" serve llama3-8b --gpu t4 --quant w4a16 --qps 1 --requests 2 --lengths fixed:100,10 --json > "$tmp/s3" 2>&1
 "$S" serve llama3-8b --dtype float16 --qps 1 --requests 2 --lengths fixed:100,10 --json > "$tmp/s4"
 "$S" serve llama3-8b --gpu v100-sxm2-32gb --dtype bf16 --qps 1 --requests 2 --lengths fixed:100,10 > /dev/null 2> "$tmp/s5"; r5=$?
-if sed -n 2p "$tmp/s1" | grep -q "block 16, fp16$" && sed -n 2p "$tmp/s2" | grep -q "block 16, bf16$" && jq -e '.dtype == "fp16"' "$tmp/s3" > /dev/null && jq -e '.dtype == "fp16"' "$tmp/s4" > /dev/null && [ $r5 = 1 ] && grep -q -- "--dtype bf16: v100-sxm2-32gb has no bf16 throughput" "$tmp/s5"; then ok "serve: the checkpoint's dtype (Llama 2 fp16, Llama 3 bf16, bf16 as fp16 on a T4); --dtype overrides it, bf16 refused on a V100"; else not_ok "serve: the checkpoint's dtype" "$(sed -n 2p "$tmp/s1") | $(sed -n 2p "$tmp/s2") | $(head -3 "$tmp/s3")"; fi
+if sed -n 2p "$tmp/s1" | grep -q "block 16, fp16, FlashAttention-3$" && sed -n 2p "$tmp/s2" | grep -q "block 16, bf16, FlashAttention-3$" && jq -e '.dtype == "fp16"' "$tmp/s3" > /dev/null && jq -e '.dtype == "fp16"' "$tmp/s4" > /dev/null && [ $r5 = 1 ] && grep -q -- "--dtype bf16: v100-sxm2-32gb has no bf16 throughput" "$tmp/s5"; then ok "serve: the checkpoint's dtype (Llama 2 fp16, Llama 3 bf16, bf16 as fp16 on a T4); --dtype overrides it, bf16 refused on a V100"; else not_ok "serve: the checkpoint's dtype" "$(sed -n 2p "$tmp/s1") | $(sed -n 2p "$tmp/s2") | $(head -3 "$tmp/s3")"; fi
 # usage slips: an inference dtype for training, an empty --out, a
 # one-letter unknown option (no long name suggested for it)
 "$S" plan llama2-7b --cluster dgx-a100 --gpus 8 --global-batch 8 --seq 1024 --dtype int8 > /dev/null 2> "$tmp/err"; rc=$?
@@ -1395,19 +1395,24 @@ if [ $rc = 1 ] && grep -q "neither held-out kernel rows" "$tmp/err"; then ok "ne
 check "kernel flash --fa3: names its kernel and runs faster than FlashAttention-2 on an H100" \
     jq -e --slurpfile b "$tmp/fa2.json" '.kernel == "flashattention-3" and .pass == "forward" and $b[0].kernel == "flashattention-2" and .time_s < $b[0].time_s' "$tmp/fa3.json"
 "$S" eval llama3-8b --gpu a100-80gb-sxm --attn flash3 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "use --attn flash" "$tmp/err"; then ok "eval --attn flash3 on an A100: usage error naming --attn flash"; else not_ok "eval --attn flash3 on an A100: usage error naming --attn flash" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "use --attn flash" "$tmp/err" && ! grep -q "^usage" "$tmp/err"; then ok "eval --attn flash3 on an A100: exit 1 naming --attn flash"; else not_ok "eval --attn flash3 on an A100: exit 1 naming --attn flash" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" eval llama3-8b --gpu h100-sxm --attn flash3 --seq 8192 --batch 2 --json > "$tmp/e3.json"
 "$S" eval llama3-8b --gpu h100-sxm --attn flash --seq 8192 --batch 2 --json > "$tmp/e2.json"
 check "eval --attn flash3: the step reports flash3 and is faster than flash at 8k tokens" \
     jq -e --slurpfile b "$tmp/e2.json" '.attention == "flash3" and $b[0].attention == "flash" and .total_s < $b[0].total_s' "$tmp/e3.json"
 "$S" serve llama3-8b --gpu h100-sxm --qps 2 --requests 40 --lengths fixed:4096,64 --attn flash3 --json > "$tmp/s3.json"
-"$S" serve llama3-8b --gpu h100-sxm --qps 2 --requests 40 --lengths fixed:4096,64 --json > "$tmp/s2.json"
+"$S" serve llama3-8b --gpu h100-sxm --qps 2 --requests 40 --lengths fixed:4096,64 --attn flash --json > "$tmp/s2.json"
 check "serve --attn flash3: JSON says so and long prompts prefill sooner than with FlashAttention-2" \
     jq -e --slurpfile b "$tmp/s2.json" '.attention == "flash3" and $b[0].attention == "flash" and .ttft_s.mean < $b[0].ttft_s.mean' "$tmp/s3.json"
+# by default serve picks the kernel as vLLM does: FA3 on Hopper, FA2 elsewhere
+"$S" serve llama3-8b --gpu h100-sxm --qps 2 --requests 40 --lengths fixed:4096,64 --json > "$tmp/sd.json"
+"$S" serve llama3-8b --gpu a100-80gb-sxm --qps 2 --requests 40 --lengths fixed:4096,64 --json > "$tmp/sa.json"
+check "serve's default attention: flash3 on an H100 (same TTFT as --attn flash3), flash on an A100" \
+    jq -e --slurpfile h "$tmp/s3.json" --slurpfile a "$tmp/sa.json" '.attention == "flash3" and .ttft_s.mean == $h[0].ttft_s.mean and $a[0].attention == "flash"' "$tmp/sd.json"
 "$S" plan llama2-7b --cluster dgx-a100 --gpus 8 --dtype bf16 --fa3 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "use --flash" "$tmp/err"; then ok "plan --fa3 on A100s: a usage error before any search"; else not_ok "plan --fa3 on A100s: a usage error before any search" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "use --flash" "$tmp/err"; then ok "plan --fa3 on A100s: refused before any search"; else not_ok "plan --fa3 on A100s: refused before any search" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" eval llama3-8b --gpu h100-sxm --attn flash3 --dtype fp32 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "fp16, bf16 or fp8" "$tmp/err"; then ok "eval --attn flash3 --dtype fp32: a usage error"; else not_ok "eval --attn flash3 --dtype fp32: a usage error" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 1 ] && grep -q "fp16, bf16 or fp8" "$tmp/err"; then ok "eval --attn flash3 --dtype fp32: refused with the reason"; else not_ok "eval --attn flash3 --dtype fp32: refused with the reason" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train llama3-8b --cluster dgx-h100 --gpus 8 --dtype bf16 --fa3 --global-batch 8 --seq 4096 --json > "$tmp/t3.json"
 "$S" train llama3-8b --cluster dgx-h100 --gpus 8 --dtype bf16 --flash --global-batch 8 --seq 4096 --json > "$tmp/t2.json"
 check "train --fa3 on H100s: faster than --flash, the same memory, and config says flash3" \

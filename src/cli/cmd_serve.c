@@ -21,7 +21,7 @@ const cli_command cmd_serve = {
     "                   [--shared-prefix G:L] [--prefix-cache] [--spec-k K --spec-accept A --draft MODEL]\n"
     "                   [--dtype D] [--quant w4a16|w8a8|fp8] [--kv-dtype D] [--disagg P:D]\n"
     "                   [--colocate MODEL --share time|space]\n"
-    "                   [--slo-ttft S --slo-tpot S] [--eager] [--attn flash|flash3] [--seed N] [--coef FILE]\n"
+    "                   [--slo-ttft S --slo-tpot S] [--eager] [--attn auto|flash|flash3] [--seed N] [--coef FILE]\n"
     "                   [--per-request FILE.csv] [--trace-out FILE.json] [--json]",
     "Simulate serving a request stream: TTFT, TPOT, latency, throughput, KV cache, preemptions.",
     "  MODEL                 a decoder transformer workload (strata list --kind workload)\n"
@@ -70,8 +70,9 @@ const cli_command cmd_serve = {
     "  --share time|space    co-located compute: time-sliced steps (default) or a spatial split\n"
     "  --slo-ttft S, --slo-tpot S  SLOs for goodput (seconds)\n"
     "  --eager               price steps without CUDA graphs (vLLM --enforce-eager)\n"
-    "  --attn A              flash (default: FlashAttention-2) or flash3 (FlashAttention-3, which\n"
-    "                        recent vLLM builds run on Hopper; Hopper only)\n"
+    "  --attn A              auto (default: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere,\n"
+    "                        as vLLM picks), flash (FlashAttention-2) or flash3 (FlashAttention-3,\n"
+    "                        Hopper only)\n"
     "  --seed N              random seed (default 42): arrivals, lengths, acceptance\n"
     "  --per-request FILE    per-request CSV\n"
     "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000)\n"
@@ -206,7 +207,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_int(j, "max_batched_tokens", c->max_batched_tokens);
     st_json_int(j, "block_size", c->block_size);
     st_json_string(j, "quant", st_quant_name(c->quant));
-    st_json_string(j, "attention", c->fa3 ? "flash3" : "flash");
+    st_json_string(j, "attention", st_serve_fa3(c) ? "flash3" : "flash");
     st_json_int(j, "requests", (long long)r->n_requests);
     dist_json(j, "ttft_s", &r->ttft);
     dist_json(j, "tpot_s", &r->tpot);
@@ -265,7 +266,7 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
     fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld, block %d, %s%s\n",
             st_sched_name(c->sched), c->max_num_seqs, c->max_batched_tokens, c->block_size,
             c->quant ? st_quant_name(c->quant) : st_dtype_name(st_serve_dtype(c)),
-            c->fa3 ? ", FlashAttention-3" : "");
+            st_serve_fa3(c) ? ", FlashAttention-3" : ", FlashAttention-2");
     cli_bytes(a, sizeof a, r->weights_bytes_per_gpu);
     cli_bytes(b, sizeof b, r->activation_reserve_bytes);
     fprintf(o, "  KV cache   %lld blocks (%lld tokens) per replica; weights %s per GPU, activations %s\n",

@@ -417,10 +417,13 @@ static int run_plan(int argc, char **argv)
     o.flash = t.flash;
     o.fa3 = t.fa3;
     if (o.fa3 && (!st_gpu_fa3(&s.cl.node.gpu) || (o.dtype != ST_FP16 && o.dtype != ST_BF16 && o.dtype != ST_FP8))) {
+        /* a hardware limit, checked before the search (exit 1, as train) */
+        st_error e;
+        st_error_set(&e, ST_EINVAL, "--fa3: FlashAttention-3 runs on Hopper only, in FP16, BF16 or FP8; this is %s (%s) "
+                                    "in %s: use --flash", s.cl.node.gpu.id, st_gpu_family(&s.cl.node.gpu),
+                     st_dtype_name(o.dtype));
         st_model_free(&s.m);
-        return cli_usage_error(&cmd_plan, "--fa3: FlashAttention-3 runs on Hopper only, in FP16, BF16 or FP8; this is "
-                                          "%s (%s) in %s: use --flash", s.cl.node.gpu.id, st_gpu_family(&s.cl.node.gpu),
-                               st_dtype_name(o.dtype));
+        return cli_fail(&e);
     }
     o.lora_rank = (int)t.lora;
     o.threads = t.threads ? (int)t.threads : 2;
@@ -518,7 +521,7 @@ const cli_command cmd_train = {
     "train MODEL [--cluster PRESET] [--gpus N] [--dp D --tp T --pp P --sp --cp C --ep E]\n"
     "                   [--microbatches M] [--zero Z] [--recompute none|selective|full] [--global-batch B]\n"
     "                   [--seq S] [--dtype D] [--lora RANK] [--schedule 1f1b|gpipe|interleaved] [--chunks V]\n"
-    "                   [--flash | --fa3] [--fused] [--moe-imbalance X] [--trace FILE] [--json]",
+    "                   [--flash] [--fa3] [--fused] [--moe-imbalance X] [--trace FILE] [--json]",
     "Predict one training iteration: time with its band, MFU, tokens/s, memory per GPU, bubble, communication.",
     "  --cluster P      cluster preset, or a node preset as a one-node cluster (default ib-a100)\n"
     "  --gpus N         GPUs (default one node); dp defaults to N / (tp x pp x cp)\n"
@@ -548,7 +551,7 @@ const cli_command cmd_train = {
 
 const cli_command cmd_plan = {
     "plan",
-    "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash | --fa3]\n"
+    "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash] [--fa3]\n"
     "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--json]",
     "Search parallel configurations: rank by iteration time, memory as the constraint, time-memory Pareto set.",
     "  enumerates DP x TP x PP x CP (x EP for MoE) = N, microbatch sizes 1-16, recompute\n"

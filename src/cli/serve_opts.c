@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void cli_serve_opts_init(cli_serve_opts *o)
 {
@@ -273,10 +274,12 @@ static int serve_enums(const cli_serve_opts *o, st_serve_cfg *c, st_error *err)
         else if (strcmp(o->kv_dtype, "auto") != 0 && strcmp(o->kv_dtype, "bf16") != 0)
             return enum_err(err, "--kv-dtype", o->kv_dtype, "auto (the model's dtype; bf16 means the same) or fp8");
     }
-    if (o->attn) {
+    if (o->attn && strcasecmp(o->attn, "auto") != 0) {
         st_attn_impl a;
         if (st_attn_parse(o->attn, &a) || a == ST_ATTN_EAGER) /* vLLM has no unfused attention path */
-            return enum_err(err, "--attn", o->attn, "flash (FlashAttention-2, default) or flash3 (FlashAttention-3, Hopper)");
+            return enum_err(err, "--attn", o->attn,
+                            "auto (default: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere, as vLLM), "
+                            "flash (FlashAttention-2) or flash3 (FlashAttention-3, Hopper only)");
         c->fa3 = a == ST_ATTN_FLASH3;
     }
     if (o->share) {
@@ -318,7 +321,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->n_colocated = s->n_colocated;
     if ((rc = st_load_gpu(o->gpu, &s->gpu, err)) || (rc = st_gpu_coef_load(o->coef, &s->coef, err)))
         goto fail;
-    if (c->fa3 && !st_gpu_fa3(&s->gpu)) {
+    if (c->fa3 > 0 && !st_gpu_fa3(&s->gpu)) {
         st_error_set(err, ST_EINVAL, "--attn flash3: FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: use "
                      "--attn flash (FlashAttention-2)", s->gpu.id, st_gpu_family(&s->gpu));
         rc = ST_EINVAL;

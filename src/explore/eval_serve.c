@@ -40,7 +40,8 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
         c.quant = (st_quant)v[ST_P_QUANT]->num;
     if (v[ST_P_ATTN]) {
         if (v[ST_P_ATTN]->num == ST_ATTN_EAGER)
-            return st_error_set(err, ST_EINVAL, "attn: serving runs fused attention; choose flash or flash3");
+            return st_error_set(err, ST_EINVAL, "attn: serving runs fused attention; choose flash or flash3 "
+                                                "(without attn: FlashAttention-3 on Hopper, as vLLM)");
         c.fa3 = v[ST_P_ATTN]->num == ST_ATTN_FLASH3;
     }
     c.spec_k = (int)nval(v[ST_P_SPEC_K], 0);

@@ -218,6 +218,7 @@ typedef struct st_node {
     double nic_bw;
     char cpu[ST_NAME_MAX];
     double coll_base_s; /* fixed cost of one collective (NCCL baseLat by default) */
+    int reference_only; /* another tool's configuration (ASTRA-sim's): not a default node for its GPU */
 } st_node;
 
 #define ST_NET_MAX_DIMS 4

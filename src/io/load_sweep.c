@@ -48,7 +48,7 @@ int st_load_node_for_gpu(const char *gpu_id, int gpus, st_cluster *out, st_error
         st_node node;
         st_error e2 = {0};
         if (st_load_node(cat.items[i].path, &node, &e2) == 0 && strcmp(node.gpu.id, gpu_id) == 0 &&
-            node.gpus >= gpus)
+            node.gpus >= gpus && !node.reference_only)
             rc = st_load_cluster_or_node(cat.items[i].id, out, err);
     }
     st_catalog_free(&cat);

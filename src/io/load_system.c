@@ -15,6 +15,7 @@ static const fkey node_keys[] = {
     {"nic_bw_gbs", 1, "GB/s per NIC per direction"},
     {"cpu", 0, "host CPU"},
     {"coll_latency_us", 0, "fixed cost of one collective, us (default 8.4, NCCL's base latency)"},
+    {"reference_only", 0, "true: another tool's configuration, never picked for a GPU by default"},
 };
 
 /* A reference to another preset: an id, or a path, taken relative to the
@@ -82,7 +83,8 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
         (rc = f_string(c, root, "cpu", n->cpu, sizeof n->cpu)))
         return rc;
     n->coll_base_s = 8.4e-6; /* NCCL src/graph/tuning.cc baseLat, Ring/Simple */
-    if ((rc = f_number(c, root, "coll_latency_us", 0, 1e6, US, "us", &n->coll_base_s)))
+    if ((rc = f_number(c, root, "coll_latency_us", 0, 1e6, US, "us", &n->coll_base_s)) ||
+        (rc = f_bool(c, root, "reference_only", &n->reference_only)))
         return rc;
     sc.what = "intra";
     if ((rc = read_link(&sc, f_get(root, "intra"), 0, &n->intra)))

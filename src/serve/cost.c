@@ -337,7 +337,7 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
     c->cp_per_node = st_serve_cp_per_node(cfg);
     c->quant = cfg->quant;
     c->kv_fp8 = cfg->kv_fp8;
-    c->fa3 = cfg->fa3;
+    c->fa3 = st_serve_fa3(cfg);
     c->eager = cfg->eager;
     c->dtype = st_serve_dtype(cfg);
     if (frac < 1.0) {

@@ -91,8 +91,16 @@ void st_serve_cfg_default(st_serve_cfg *c)
     c->runtime_reserve_bytes = 1073741824.0;
     c->route = ST_ROUTE_RR;
     c->spec_accept = -1; /* no default: the acceptance rate is the user's to give */
+    c->fa3 = -1;         /* as vLLM: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere */
     c->seed = 42;
     c->trace_max_events = 200000;
+}
+
+int st_serve_fa3(const st_serve_cfg *c)
+{
+    if (c->fa3 >= 0)
+        return c->fa3 > 0;
+    return c->gpu && st_gpu_fa3(c->gpu);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -174,7 +174,10 @@ typedef struct st_serve_cfg {
     int prefix_cache;
     st_quant quant;
     int kv_fp8;
-    int fa3;        /* attention by FlashAttention-3 (Hopper only), else FlashAttention-2 */
+    /* attention kernel: 1 FlashAttention-3 (Hopper only), 0 FlashAttention-2,
+     * -1 (the default) as vLLM picks it: FA3 on Hopper, FA2 elsewhere
+     * (vllm/attention/utils/fa_utils.py, get_flash_attn_version) */
+    int fa3;
     int dtype_set;  /* --dtype given: activations and 16-bit weights in dtype, else the checkpoint's */
     st_dtype dtype;
     /* speculative decoding */
@@ -204,6 +207,9 @@ typedef struct st_serve_cfg {
  * trace's meta sets it), block 16, gpu_memory_utilization 0.9, prefix
  * caching on, recompute preemption. */
 void st_serve_cfg_default(st_serve_cfg *c);
+/* Whether attention runs FlashAttention-3: cfg->fa3, or for -1 vLLM's choice on
+ * cfg->gpu (FA3 on Hopper) */
+int st_serve_fa3(const st_serve_cfg *c);
 
 /* CP ranks per node of a replica's GPUs (laid out TP innermost, then CP):
  * cp on one node, else the node's GPUs / tp (at least 1, at most cp). */

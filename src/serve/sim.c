@@ -1138,7 +1138,7 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "%s is not a decoder language model; serve a causal transformer", m->id);
         return ST_EINVAL;
     }
-    if (c->fa3 && !st_gpu_fa3(c->gpu)) {
+    if (c->fa3 > 0 && !st_gpu_fa3(c->gpu)) {
         st_error_set(err, ST_EINVAL, "FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: use FlashAttention-2",
                      c->gpu->id, st_gpu_family(c->gpu));
         return ST_EINVAL;
