@@ -82,6 +82,13 @@ static void test_json_numbers(void **state)
     assert_string_equal(buf, "0.1"); /* the shortest form, not 0.10000000000000001 */
     st_format_double(buf, sizeof buf, 6738415616.0);
     assert_string_equal(buf, "6738415616");
+    /* whole numbers in full, never in exponent form (2.250297344e+10) */
+    st_format_double(buf, sizeof buf, 22502973440.0);
+    assert_string_equal(buf, "22502973440");
+    st_format_double(buf, sizeof buf, 2.93e13);
+    assert_string_equal(buf, "29300000000000");
+    st_format_double(buf, sizeof buf, 1e20); /* past 2^53: shortest form */
+    assert_string_equal(buf, "1e+20");
     st_format_double(buf, sizeof buf, INFINITY);
     assert_string_equal(buf, "null");
 }

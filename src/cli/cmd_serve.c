@@ -263,8 +263,10 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
             fprintf(o, ", CP %d", c->cp);
         fprintf(o, ", DP %d%s)", c->dp, c->ep > 1 ? ", EP" : "");
     }
-    fprintf(o, "\n  scheduler  %s, max_num_seqs %d, max_batched_tokens %lld, block %d, %s%s\n",
-            st_sched_name(c->sched), c->max_num_seqs, c->max_batched_tokens, c->block_size,
+    /* sarathi's token budget per step is its chunk */
+    fprintf(o, "\n  scheduler  %s, max_num_seqs %d, %s %lld, block %d, %s%s\n", st_sched_name(c->sched),
+            c->max_num_seqs, c->sched == ST_SCHED_SARATHI ? "chunk (token budget)" : "max_batched_tokens",
+            c->sched == ST_SCHED_SARATHI ? c->chunk : c->max_batched_tokens, c->block_size,
             c->quant ? st_quant_name(c->quant) : st_dtype_name(st_serve_dtype(c)),
             st_serve_fa3(c) ? ", FlashAttention-3" : ", FlashAttention-2");
     cli_bytes(a, sizeof a, r->weights_bytes_per_gpu);

@@ -18,6 +18,12 @@ void st_format_double(char *buf, size_t n, double v)
         snprintf(buf, n, "0");
         return;
     }
+    /* a whole number that doubles count exactly (bytes, tokens) in full,
+     * never as 2.250297344e+10: integer parsers read it */
+    if (fabs(v) < 9007199254740992.0 && v == floor(v)) {
+        snprintf(buf, n, "%.0f", v);
+        return;
+    }
     /* The shortest %.Ng that reads back exactly: stable across platforms
      * with correctly rounded printf/strtod (glibc). More digits never read
      * back worse, so the shortest is found by bisection (sweeps export
