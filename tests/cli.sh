@@ -1445,4 +1445,17 @@ YAML
 "$S" sweep "$tmp/sv-attn.yaml" --out "$tmp/sva" --quiet > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 0 ] && jq -e '[.points[] | .status] == ["ok", "invalid"] and (.points[1].reason | test("Hopper only"))' "$tmp/sva/points.json" > /dev/null; then ok "sweep evaluate serve: attn flash3 on an A100 is an invalid point with the reason"; else not_ok "sweep evaluate serve: attn flash3 on an A100 is an invalid point with the reason" "rc=$rc $(cat "$tmp/err")" "$(head -c 400 "$tmp/sva/points.json")"; fi
 
+# --dtype int8 on a transformer is W8A8 (as serve --quant w8a8): the blocks' GEMMs in INT8,
+# attention in FP16 (no attention kernel takes INT8), embeddings/LM head and KV in 16 bits
+"$S" eval llama3-8b --gpu h100-sxm --dtype int8 --attn flash --seq 2048 --kernels --json > "$tmp/i8.json"
+"$S" eval llama3-8b --gpu h100-sxm --dtype fp16 --attn flash --seq 2048 --kernels --json > "$tmp/f16.json"
+check "eval --dtype int8: W8A8: INT8 block GEMMs with input casts, FP16 attention, 16-bit KV" \
+    jq -e --slurpfile h "$tmp/f16.json" '
+      def op($j; $n): [$j.operators[] | select(.name == $n)][0];
+      op(.; "block.attn.flash").time_s == op($h[0]; "block.attn.flash").time_s and
+      op(.; "block.attn.qkv").time_s < op($h[0]; "block.attn.qkv").time_s and
+      op(.; "block.attn.qkv.cast") != null and
+      .memory.kv_cache_bytes == $h[0].memory.kv_cache_bytes and
+      .memory.weights_bytes > 0.5 * $h[0].memory.weights_bytes and .memory.weights_bytes < 0.65 * $h[0].memory.weights_bytes' "$tmp/i8.json"
+
 tap_done

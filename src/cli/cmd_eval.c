@@ -26,6 +26,14 @@ static void eval_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o
     double es = st_dtype_bytes(o->dtype);
     em->capacity = g->mem_bytes;
     em->weights = st_model_params(m) * es;
+    if (m->kind == ST_MODEL_TRANSFORMER && (o->dtype == ST_FP8 || o->dtype == ST_INT8)) {
+        /* the FP8 / W8A8 recipes of st_model_ops: the blocks' weights in one
+         * byte, the embeddings and the LM head in 16 bits, and the KV cache
+         * in the 16-bit type the attention runs in */
+        double body = st_model_params_non_embedding(m);
+        em->weights = body * es + (st_model_params(m) - body) * 2.0;
+        es = 2.0;
+    }
     if (o->phase == ST_PHASE_TRAIN && m->kind == ST_MODEL_TRANSFORMER) {
         st_cluster c;
         memset(&c, 0, sizeof c);

@@ -357,20 +357,25 @@ int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_err
     /* FP8 on a transformer is the Transformer Engine recipe that train and
      * serve's --quant fp8 model: the blocks' GEMMs in FP8, each input cast
      * from BF16; attention, norms, elementwise work, the LM head and the
-     * optimizer stay in BF16 (their tensors were priced at one byte before) */
-    int fp8 = m->kind == ST_MODEL_TRANSFORMER && o->dtype == ST_FP8;
+     * optimizer stay in BF16 (their tensors were priced at one byte before).
+     * INT8 is W8A8 as serve's --quant w8a8 models it (SmoothQuant): the
+     * blocks' GEMMs in INT8, each input quantised from FP16, everything else
+     * in FP16 (no attention kernel takes INT8; it was priced at the INT8
+     * tensor rate before) */
+    int fp8 = m->kind == ST_MODEL_TRANSFORMER && (o->dtype == ST_FP8 || o->dtype == ST_INT8);
+    st_dtype low = o->dtype, high = o->dtype == ST_INT8 ? ST_FP16 : ST_BF16;
     st_gen_opts go = *o;
     if (fp8)
-        go.dtype = ST_BF16;
+        go.dtype = high;
     rc = m->kind == ST_MODEL_TRANSFORMER ? st_transformer_ops(m, &go, out, err)
                                          : st_cnn_ops(m, o, out, err);
     for (size_t i = 0, n = out->n; fp8 && rc == 0 && i < n; i++) {
         st_op *op = &out->ops[i];
         if ((op->kind != ST_OP_GEMM && op->kind != ST_OP_MOE_EXPERTS) || !strstr(op->layer, "block"))
             continue;
-        op->dtype = ST_FP8;
+        op->dtype = low;
         st_op_cost(op);
-        st_op cast = st_op_input_cast(op, ST_BF16);
+        st_op cast = st_op_input_cast(op, high);
         rc = st_oplist_push(out, &cast, err);
     }
     if (rc == 0 && o->phase == ST_PHASE_TRAIN) {
@@ -383,7 +388,7 @@ int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_err
             snprintf(opt.layer, sizeof opt.layer, "optimizer");
             opt.kind = ST_OP_OPTIMIZER;
             opt.pass = ST_PASS_OPT;
-            opt.dtype = fp8 ? ST_BF16 : o->dtype;
+            opt.dtype = fp8 ? high : o->dtype;
             opt.repeat = 1;
             opt.rows = (long long)st_model_params(m);
             opt.cols = 1;
