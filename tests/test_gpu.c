@@ -1074,6 +1074,13 @@ static void test_flash3_refused(void **state)
     assert_non_null(strstr(err.msg, "FP16, BF16 or FP8"));
     k.dtype = ST_INT8;
     assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    /* no FlashAttention kernel takes INT8, nor FP8 but FA3's */
+    k.fa3 = 0;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "no FlashAttention kernel takes int8"));
+    k.dtype = ST_FP8;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    k.fa3 = 1;
     /* FP8: forward only, as FlashAttention-3's FP8 kernels are */
     k.dtype = ST_FP8;
     assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);

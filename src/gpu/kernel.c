@@ -937,6 +937,14 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * utilization on H100". Measured on the H100: non-causal prefill
          * 42.7% MAPE at the full rate, 7.5% at half (the H200, held out,
          * 6.8%). Its loads stay synchronous too: no async_mma. */
+        if (k->dtype == ST_INT8 || k->dtype == ST_INT4 || (k->dtype == ST_FP8 && !k->fa3)) {
+            st_error_set(err, ST_EINVAL,
+                         "no FlashAttention kernel takes %s inputs: FlashAttention-2 runs FP16 or BF16 (FP32 is "
+                         "PyTorch's memory-efficient kernel, priced alike), FP8 is FlashAttention-3's (Hopper), "
+                         "and quantised models keep attention in 16 bits",
+                         st_dtype_name(k->dtype));
+            return ST_EINVAL;
+        }
         if (k->fa3 && !st_gpu_fa3(g)) {
             st_error_set(err, ST_EINVAL,
                          "FlashAttention-3 runs on Hopper only (its kernels are built for sm_90a: "
