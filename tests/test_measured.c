@@ -115,14 +115,12 @@ static void test_neusight_malformed(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         st_kernel_set s = {0, 0, NULL};
         st_error err;
-        char want[1200];
         /* one good row first: a failed read must leave the set as it was */
         assert_int_equal(st_read_neusight_csv(testdata("measured/vector-crlf.csv"), &s, &err), 0);
         assert_int_equal(s.n, 2);
-        snprintf(want, sizeof want, "%s%s", testdata(cases[i].file), cases[i].where);
-        if (st_read_neusight_csv(testdata(cases[i].file), &s, &err) == 0 ||
-            strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, cases[i].needle))
-            fail_msg("%s: %s", cases[i].file, err.msg);
+        if (st_read_neusight_csv(testdata(cases[i].file), &s, &err) == 0)
+            fail_msg("%s: read without an error", cases[i].file);
+        assert_error_at(err.msg, cases[i].file, cases[i].where, cases[i].needle);
         assert_int_equal(s.n, 2);
         assert_int_equal(err.code, ST_EINVAL);
         st_kernel_set_free(&s);
@@ -173,12 +171,9 @@ static void test_neusight_dtype(void **state)
     if (!strstr(err.msg, "int4-dtype.csv:2:53:") || !strstr(err.msg, "unknown datatype 'int4'"))
         fail_msg("%s", err.msg);
     /* an unknown datatype is FILE:LINE:COL, and names the choices */
-    char want[1200];
-    snprintf(want, sizeof want, "%s:2:53:", testdata("measured/bad-dtype.csv"));
     assert_int_equal(st_read_neusight_csv(testdata("measured/bad-dtype.csv"), &s, &err), ST_EINVAL);
-    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "unknown datatype 'fp64'") ||
-        !strstr(err.msg, "bf16"))
-        fail_msg("%s", err.msg);
+    assert_error_at(err.msg, "measured/bad-dtype.csv", ":2:53:", "unknown datatype 'fp64'");
+    assert_non_null(strstr(err.msg, "bf16"));
     st_kernel_set_free(&s);
 }
 
@@ -198,18 +193,13 @@ static void test_harness(void **state)
     assert_int_equal(r[1].line, 3);
     assert_int_equal(st_read_harness_csv(testdata("measured/no-such-harness.csv"), r, ST_HARNESS_MAX, &n, &err), 0);
     assert_int_equal(n, 0);
-    char want[1200];
-    snprintf(want, sizeof want, "%s:2:5:", testdata("measured/harness-negative.csv"));
     assert_int_equal(st_read_harness_csv(testdata("measured/harness-negative.csv"), r, ST_HARNESS_MAX, &n, &err),
                      ST_EINVAL);
-    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "floor_us"))
-        fail_msg("%s", err.msg);
+    assert_error_at(err.msg, "measured/harness-negative.csv", ":2:5:", "floor_us");
     assert_int_equal(n, 0);
-    snprintf(want, sizeof want, "%s:1:1:", testdata("measured/harness-nocol.csv"));
     assert_int_equal(st_read_harness_csv(testdata("measured/harness-nocol.csv"), r, ST_HARNESS_MAX, &n, &err),
                      ST_EINVAL);
-    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "no 'floor_us' column"))
-        fail_msg("%s", err.msg);
+    assert_error_at(err.msg, "measured/harness-nocol.csv", ":1:1:", "no 'floor_us' column");
 }
 
 /* A fused-attention sweep: every field, the flash kernel it becomes, and
@@ -248,11 +238,8 @@ static void test_attention(void **state)
     /* absent: nothing, no error */
     assert_int_equal(st_read_attention_csv(testdata("measured/no-such-attention.csv"), &a, &err), 0);
     assert_int_equal(a.n, 0);
-    char want[1200];
-    snprintf(want, sizeof want, "%s:2:56:", testdata("measured/attention-bad-causal.csv"));
     assert_int_equal(st_read_attention_csv(testdata("measured/attention-bad-causal.csv"), &a, &err), ST_EINVAL);
-    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "expected True or False, found 'maybe'"))
-        fail_msg("%s", err.msg);
+    assert_error_at(err.msg, "measured/attention-bad-causal.csv", ":2:56:", "expected True or False, found 'maybe'");
     assert_int_equal(a.n, 0);
     static const struct {
         const char *file, *where, *needle;
@@ -262,16 +249,12 @@ static void test_attention(void **state)
         {"measured/attention-bad-dtype.csv", ":2:64:", "'int8' is no fused-attention datatype"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        snprintf(want, sizeof want, "%s%s", testdata(bad[i].file), bad[i].where);
-        if (st_read_attention_csv(testdata(bad[i].file), &a, &err) != ST_EINVAL ||
-            strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, bad[i].needle))
-            fail_msg("%s: %s", bad[i].file, err.msg);
+        assert_int_equal(st_read_attention_csv(testdata(bad[i].file), &a, &err), ST_EINVAL);
+        assert_error_at(err.msg, bad[i].file, bad[i].where, bad[i].needle);
         assert_int_equal(a.n, 0);
     }
-    snprintf(want, sizeof want, "%s:1:1:", testdata("measured/attention-nokvh.csv"));
     assert_int_equal(st_read_attention_csv(testdata("measured/attention-nokvh.csv"), &a, &err), ST_EINVAL);
-    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "no 'KV Heads' column"))
-        fail_msg("%s", err.msg);
+    assert_error_at(err.msg, "measured/attention-nokvh.csv", ":1:1:", "no 'KV Heads' column");
     st_attn_set_free(&a);
 }
 
@@ -281,11 +264,8 @@ static void test_vidur_network_bounds(void **state)
     (void)state;
     st_net_set n = {0};
     st_error err;
-    char want[1200];
     assert_int_not_equal(st_read_vidur_network(testdata("measured/net-huge-size.csv"), &n, &err), 0);
-    snprintf(want, sizeof want, "%s:3:", testdata("measured/net-huge-size.csv"));
-    if (strncmp(err.msg, want, strlen(want)) != 0 || !strstr(err.msg, "column 'size': expected a number in [0, 9.0072e+15]"))
-        fail_msg("%s", err.msg);
+    assert_error_at(err.msg, "measured/net-huge-size.csv", ":3:", "column 'size': expected a number in [0, 9.0072e+15]");
     assert_int_equal(n.n, 0);
     st_net_set_free(&n);
 }

@@ -22,6 +22,16 @@ static inline const char *testdata(const char *rel)
     return buf;
 }
 
+/* The error message names tests/data/REL at WHERE first (":LINE:COL:" or
+ * ":LINE:") and says NEEDLE somewhere after. */
+static inline void assert_error_at(const char *msg, const char *rel, const char *where, const char *needle)
+{
+    char want[1200];
+    snprintf(want, sizeof want, "%s%s", testdata(rel), where);
+    if (strncmp(msg, want, strlen(want)) != 0 || !strstr(msg, needle))
+        fail_msg("%s: wanted '%s' and '%s', got: %s", rel, want, needle, msg);
+}
+
 /* ../shared/data, or NULL (tests that need it then skip). */
 static inline const char *shared_data(void)
 {
