@@ -1395,7 +1395,7 @@ if [ $rc = 1 ] && grep -q "neither held-out kernel rows" "$tmp/err"; then ok "ne
 check "kernel flash --fa3: names its kernel and runs faster than FlashAttention-2 on an H100" \
     jq -e --slurpfile b "$tmp/fa2.json" '.kernel == "flashattention-3" and .pass == "forward" and $b[0].kernel == "flashattention-2" and .time_s < $b[0].time_s' "$tmp/fa3.json"
 "$S" eval llama3-8b --gpu a100-80gb-sxm --attn flash3 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "use --attn flash" "$tmp/err" && ! grep -q "^usage" "$tmp/err"; then ok "eval --attn flash3 on an A100: exit 1 naming --attn flash"; else not_ok "eval --attn flash3 on an A100: exit 1 naming --attn flash" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "--attn flash" "$tmp/err" && ! grep -q "^usage" "$tmp/err"; then ok "eval --attn flash3 on an A100: exit 1 naming --attn flash"; else not_ok "eval --attn flash3 on an A100: exit 1 naming --attn flash" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" eval llama3-8b --gpu h100-sxm --attn flash3 --seq 8192 --batch 2 --json > "$tmp/e3.json"
 "$S" eval llama3-8b --gpu h100-sxm --attn flash --seq 8192 --batch 2 --json > "$tmp/e2.json"
 check "eval --attn flash3: the step reports flash3 and is faster than flash at 8k tokens" \
@@ -1410,9 +1410,9 @@ check "serve --attn flash3: JSON says so and long prompts prefill sooner than wi
 check "serve's default attention: flash3 on an H100 (same TTFT as --attn flash3), flash on an A100" \
     jq -e --slurpfile h "$tmp/s3.json" --slurpfile a "$tmp/sa.json" '.attention == "flash3" and .ttft_s.mean == $h[0].ttft_s.mean and $a[0].attention == "flash"' "$tmp/sd.json"
 "$S" plan llama2-7b --cluster dgx-a100 --gpus 8 --dtype bf16 --fa3 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "use --flash" "$tmp/err"; then ok "plan --fa3 on A100s: refused before any search"; else not_ok "plan --fa3 on A100s: refused before any search" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "--flash in train and plan" "$tmp/err"; then ok "plan --fa3 on A100s: refused before any search"; else not_ok "plan --fa3 on A100s: refused before any search" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" eval llama3-8b --gpu h100-sxm --attn flash3 --dtype fp32 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 1 ] && grep -q "fp16, bf16 or fp8" "$tmp/err"; then ok "eval --attn flash3 --dtype fp32: refused with the reason"; else not_ok "eval --attn flash3 --dtype fp32: refused with the reason" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 1 ] && grep -q "takes FP16, BF16 or FP8" "$tmp/err"; then ok "eval --attn flash3 --dtype fp32: refused with the reason"; else not_ok "eval --attn flash3 --dtype fp32: refused with the reason" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train llama3-8b --cluster dgx-h100 --gpus 8 --dtype bf16 --fa3 --global-batch 8 --seq 4096 --json > "$tmp/t3.json"
 "$S" train llama3-8b --cluster dgx-h100 --gpus 8 --dtype bf16 --flash --global-batch 8 --seq 4096 --json > "$tmp/t2.json"
 check "train --fa3 on H100s: faster than --flash, the same memory, and config says flash3" \

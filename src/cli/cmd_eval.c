@@ -391,18 +391,6 @@ static int run(int argc, char **argv)
     } else if (edge_coefp) {
         return cli_usage_error(&cmd_eval, "--edge-coef is for edge presets (mobile-cpu, mobile-gpu, ...); %s is a GPU",
                                g.id);
-    } else if (attn == ST_ATTN_FLASH3 && !st_gpu_fa3(&g)) {
-        /* a hardware limit, not a slip of syntax: exit 1 as for a dtype the GPU lacks */
-        st_error_set(&err, ST_EINVAL, "--attn flash3: FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: "
-                                      "use --attn flash (FlashAttention-2)", g.id, st_gpu_family(&g));
-        return cli_fail(&err);
-    }
-    st_dtype fa3_dt;
-    if (attn == ST_ATTN_FLASH3 && wl.dtype && st_dtype_parse(wl.dtype, &fa3_dt) == 0 && fa3_dt != ST_FP16 &&
-        fa3_dt != ST_BF16 && fa3_dt != ST_FP8) {
-        st_error_set(&err, ST_EINVAL, "--attn flash3 takes --dtype fp16, bf16 or fp8 (FlashAttention-3's inputs), "
-                                      "not %s; use --attn flash", wl.dtype);
-        return cli_fail(&err);
     }
     st_gpu_coef coef;
     if (st_gpu_coef_load(coefp, &coef, &err))

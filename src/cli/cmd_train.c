@@ -416,12 +416,11 @@ static int run_plan(int argc, char **argv)
     o.dtype = s.dtype;
     o.flash = t.flash;
     o.fa3 = t.fa3;
-    if (o.fa3 && (!st_gpu_fa3(&s.cl.node.gpu) || (o.dtype != ST_FP16 && o.dtype != ST_BF16 && o.dtype != ST_FP8))) {
-        /* a hardware limit, checked before the search (exit 1, as train) */
-        st_error e;
-        st_error_set(&e, ST_EINVAL, "--fa3: FlashAttention-3 runs on Hopper only, in FP16, BF16 or FP8; this is %s (%s) "
-                                    "in %s: use --flash", s.cl.node.gpu.id, st_gpu_family(&s.cl.node.gpu),
-                     st_dtype_name(o.dtype));
+    st_error e;
+    /* the check st_train_check makes of every configuration, once before the
+     * search: else every configuration fails on it and the search reports
+     * only "no valid configuration" */
+    if (o.fa3 && st_fa3_check(&s.cl.node.gpu, o.dtype == ST_FP8 ? ST_BF16 : o.dtype, 1, &e)) {
         st_model_free(&s.m);
         return cli_fail(&e);
     }

@@ -321,12 +321,6 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->n_colocated = s->n_colocated;
     if ((rc = st_load_gpu(o->gpu, &s->gpu, err)) || (rc = st_gpu_coef_load(o->coef, &s->coef, err)))
         goto fail;
-    if (c->fa3 > 0 && !st_gpu_fa3(&s->gpu)) {
-        st_error_set(err, ST_EINVAL, "--attn flash3: FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: use "
-                     "--attn flash (FlashAttention-2)", s->gpu.id, st_gpu_family(&s->gpu));
-        rc = ST_EINVAL;
-        goto fail;
-    }
     c->model = &s->model;
     c->gpu = &s->gpu;
     c->coef = &s->coef;

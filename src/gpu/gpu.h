@@ -277,6 +277,9 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header);
 
 /* The architecture family used for tile sets ("volta", "ampere", "cdna2"...). */
 const char *st_gpu_family(const st_gpu *g);
+/* 0 when FlashAttention-3 runs this: a Hopper GPU, FP16/BF16/FP8 inputs, FP8
+ * forward only; else ST_EINVAL with the reason (the one check every layer uses) */
+int st_fa3_check(const st_gpu *g, st_dtype dt, int backward, st_error *err);
 /* The process node e_ref is stated at (nm). */
 #define ST_POWER_REF_NM 12.0
 /* The elementwise class's time coefficient for streaming non-HBM DRAM

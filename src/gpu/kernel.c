@@ -165,10 +165,12 @@ double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, 
 #define FA_BLOCK_M 128
 #define FA_BWD_BLOCK_N 128
 #define FA_BWD_BLOCK_N_WIDE 64
-/* FlashAttention-3 (Hopper): the key block of its forward (kBlockN 128 for
- * head dims 64-128 in its hdim-specific tile sizes) and the key blocks'
- * worth of a tile's key loop that its pipelining cannot hide (see the
- * FLASH case of st_kernel_estimate) */
+/* FlashAttention-3 (Hopper): the keys of a tile's key loop that its
+ * pipelining cannot hide, FA3_PROLOGUE x FA3_BLOCK_N = 192 (see the FLASH
+ * case of st_kernel_estimate). The product is the one constant set on the
+ * FA3 paper's forward figures; it is written as key blocks of 128, the unit
+ * of the model's tiles, not as FA3's own block widths (128-176 keys at head
+ * dims 64-128) */
 #define FA3_BLOCK_N 128
 #define FA3_PROLOGUE 1.5
 /* The tensor rate that synchronous (Ampere-style) MMAs reach on GPUs with
@@ -224,6 +226,22 @@ static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
 double st_gpu_coef_dram_other(const st_gpu_coef *c)
 {
     return c->cls[ST_KC_ELEMENTWISE].beta[VF_DRAM_OTHER];
+}
+
+int st_fa3_check(const st_gpu *g, st_dtype dt, int backward, st_error *err)
+{
+    if (!st_gpu_fa3(g))
+        return st_error_set(err, ST_EINVAL,
+                            "FlashAttention-3 runs on Hopper only (its kernels are built for sm_90a: warpgroup "
+                            "MMAs and TMA); %s is %s: use FlashAttention-2 (--attn flash; --flash in train and "
+                            "plan)", g->id, st_gpu_family(g));
+    if (dt != ST_FP16 && dt != ST_BF16 && dt != ST_FP8)
+        return st_error_set(err, ST_EINVAL, "FlashAttention-3 takes FP16, BF16 or FP8 (E4M3) inputs, not %s",
+                            st_dtype_name(dt));
+    if (backward && dt == ST_FP8)
+        return st_error_set(err, ST_EINVAL, "FlashAttention-3's FP8 kernels are forward only (inference); its "
+                                            "backward runs in FP16 or BF16");
+    return 0;
 }
 
 double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor)
@@ -945,23 +963,8 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
                          st_dtype_name(k->dtype));
             return ST_EINVAL;
         }
-        if (k->fa3 && !st_gpu_fa3(g)) {
-            st_error_set(err, ST_EINVAL,
-                         "FlashAttention-3 runs on Hopper only (its kernels are built for sm_90a: "
-                         "warpgroup MMAs and TMA); %s is %s: use FlashAttention-2",
-                         g->name, st_gpu_family(g));
+        if (k->fa3 && st_fa3_check(g, k->dtype, k->backward, err))
             return ST_EINVAL;
-        }
-        if (k->fa3 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8) {
-            st_error_set(err, ST_EINVAL, "FlashAttention-3 takes FP16, BF16 or FP8 (E4M3) inputs, not %s",
-                         st_dtype_name(k->dtype));
-            return ST_EINVAL;
-        }
-        if (k->fa3 && k->backward && k->dtype == ST_FP8) {
-            st_error_set(err, ST_EINVAL, "FlashAttention-3's FP8 kernels are forward only (inference); its "
-                                         "backward runs in FP16 or BF16");
-            return ST_EINVAL;
-        }
         if (tensor && st_gpu_async_mma(g) && !k->fa3)
             peak *= ST_SYNC_MMA_SHARE;
         double kvh = k->kv_heads > 0 ? (double)k->kv_heads : (double)k->heads;
@@ -1021,7 +1024,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * two warpgroups; Shah et al. 2024, section 3), so only the ends of
          * a tile's key loop are exposed: the first QK^T before any softmax
          * can start, the last softmax and PV after the loop, and the O
-         * epilogue, FA3_PROLOGUE key blocks of FA3_BLOCK_N in all. That is
+         * epilogue, FA3_PROLOGUE x FA3_BLOCK_N keys in all. That is
          * what its speed ramp with the sequence shows: on an H100 SXM at
          * head dim 128 (BF16, 16k tokens a batch) the paper measures 467
          * TFLOP/s at 512 tokens and 648 at 16k; strata gives 490 and 660

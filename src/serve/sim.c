@@ -1138,11 +1138,8 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "%s is not a decoder language model; serve a causal transformer", m->id);
         return ST_EINVAL;
     }
-    if (c->fa3 > 0 && !st_gpu_fa3(c->gpu)) {
-        st_error_set(err, ST_EINVAL, "FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: use FlashAttention-2",
-                     c->gpu->id, st_gpu_family(c->gpu));
+    if (c->fa3 > 0 && st_fa3_check(c->gpu, st_serve_dtype(c), 0, err))
         return ST_EINVAL;
-    }
     const st_transformer *tf = &m->tf;
     if (c->tp < 1 || c->pp < 1 || c->dp < 1 || c->ep < 1 || c->cp < 1) {
         st_error_set(err, ST_EINVAL, "--tp, --pp, --dp, --cp must be >= 1");

@@ -162,12 +162,9 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
                             c->node.gpu.id);
     if (k->dtype != ST_FP32 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8 && k->dtype != ST_TF32)
         return st_error_set(err, ST_EINVAL, "training dtype must be fp32, tf32, fp16, bf16 or fp8");
-    if (k->fa3 && !st_gpu_fa3(&c->node.gpu))
-        return st_error_set(err, ST_EINVAL, "FlashAttention-3 runs on Hopper only (sm_90a); %s is %s: use "
-                            "FlashAttention-2 (--flash)", c->node.gpu.id, st_gpu_family(&c->node.gpu));
-    if (k->fa3 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8)
-        return st_error_set(err, ST_EINVAL, "FlashAttention-3 takes FP16, BF16 or FP8 inputs; this run is %s",
-                            st_dtype_name(k->dtype));
+    /* attention runs in BF16 under the FP8 recipe (st_train_lists), and has a backward */
+    if (k->fa3 && st_fa3_check(&c->node.gpu, k->dtype == ST_FP8 ? ST_BF16 : k->dtype, 1, err))
+        return ST_EINVAL;
     return 0;
 }
 
