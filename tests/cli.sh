@@ -1458,4 +1458,19 @@ check "eval --dtype int8: W8A8: INT8 block GEMMs with input casts, FP16 attentio
       .memory.kv_cache_bytes == $h[0].memory.kv_cache_bytes and
       .memory.weights_bytes > 0.5 * $h[0].memory.weights_bytes and .memory.weights_bytes < 0.65 * $h[0].memory.weights_bytes' "$tmp/i8.json"
 
+# a training sweep's point and `strata train` with the same settings agree: under PP both default
+# to microbatches of one sequence (global batch / dp)
+cat > "$tmp/pp-sweep.yaml" <<'YAML'
+sweep: pp-default
+evaluate: train
+fixed: {cluster: dgx-h100, workload: llama2-7b, global_batch: 64, seq: 4096, attn: flash}
+axes:
+  pp: [2]
+objectives: [latency]
+YAML
+"$S" sweep "$tmp/pp-sweep.yaml" --out "$tmp/pps" --quiet > /dev/null 2> "$tmp/err"
+"$S" train llama2-7b --cluster dgx-h100 --pp 2 --global-batch 64 --seq 4096 --flash --json > "$tmp/ppt.json"
+check "sweep evaluate train and strata train agree under PP (the same microbatch default)" \
+    jq -e --slurpfile t "$tmp/ppt.json" '.points[0].latency_s == $t[0].iteration_s and .points[0].memory_bytes == $t[0].memory_per_gpu_bytes' "$tmp/pps/points.json"
+
 tap_done

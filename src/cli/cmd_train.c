@@ -279,10 +279,7 @@ static int run_train(int argc, char **argv)
     }
     k.sp = t.sp;
     k.zero = (int)t.zero;
-    /* default: no gradient accumulation without PP; with PP, microbatches
-     * of one sequence (or 4 x PP of them when no batch is given) */
-    k.microbatches = t.mbs ? t.mbs : k.pp == 1 ? 1 : t.gb && t.gb % k.dp == 0 ? t.gb / k.dp : 4LL * k.pp;
-    k.global_batch = t.gb ? t.gb : (long long)k.dp * k.microbatches;
+    st_train_default_batches(&k, t.mbs, t.gb);
     if (t.seq)
         k.seq = t.seq;
     k.dtype = s.dtype;

@@ -36,15 +36,9 @@ int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point
     k.zero = ival(v[ST_P_ZERO], 0);
     if (v[ST_P_RECOMPUTE])
         k.recompute = (st_recompute)v[ST_P_RECOMPUTE]->num;
-    /* the microbatch count as `strata train` defaults it: one without PP;
-     * with PP microbatches of one sequence (global batch / dp), or 4 x PP
-     * when no batch is given */
-    long long gb = v[ST_P_GLOBAL_BATCH] ? (long long)v[ST_P_GLOBAL_BATCH]->num : 0;
-    k.microbatches = v[ST_P_MICROBATCHES]   ? (long long)v[ST_P_MICROBATCHES]->num
-                     : k.pp == 1            ? 1
-                     : gb && gb % k.dp == 0 ? gb / k.dp
-                                            : 4LL * k.pp;
-    k.global_batch = gb ? gb : (long long)k.dp * k.microbatches;
+    /* as `strata train` defaults them */
+    st_train_default_batches(&k, v[ST_P_MICROBATCHES] ? (long long)v[ST_P_MICROBATCHES]->num : 0,
+                             v[ST_P_GLOBAL_BATCH] ? (long long)v[ST_P_GLOBAL_BATCH]->num : 0);
     if (v[ST_P_SEQ])
         k.seq = (long long)v[ST_P_SEQ]->num;
     if (v[ST_P_DTYPE])

@@ -54,6 +54,12 @@ void st_train_cfg_default(st_train_cfg *c, const st_model *m, int gpus)
     c->bucket_bytes = 25 * MIB; /* PyTorch DDP bucket_cap_mb default */
 }
 
+void st_train_default_batches(st_train_cfg *k, long long mbs, long long gb)
+{
+    k->microbatches = mbs ? mbs : k->pp == 1 ? 1 : gb && gb % k->dp == 0 ? gb / k->dp : 4LL * k->pp;
+    k->global_batch = gb ? gb : (long long)k->dp * k->microbatches;
+}
+
 int st_train_check_scope(const st_model *m, const st_cluster *c, long long gpus, long long seq, st_error *err)
 {
     if (gpus > (long long)c->node.gpus * c->nodes)

@@ -122,6 +122,12 @@ void st_train_state_bytes(st_dtype t, double *grad, double *opt);
 
 /* dp = GPUs, everything else 1, 1F1B, 1 microbatch, the model's dtype. */
 void st_train_cfg_default(st_train_cfg *c, const st_model *m, int gpus);
+/* The microbatch and global-batch defaults `strata train` and training
+ * sweeps share, for k->pp and k->dp set: mbs and gb as given (0: unset);
+ * no gradient accumulation without PP; with PP microbatches of one sequence
+ * (global batch / dp), or 4 x PP of them when no batch is given; the global
+ * batch dp x microbatches when not given. */
+void st_train_default_batches(st_train_cfg *k, long long mbs, long long gb);
 
 typedef struct st_train_mem {
     double weights, grads, optimizer, activations, logits, buffers, total, capacity;
