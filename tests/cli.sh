@@ -437,6 +437,24 @@ printf '{"num_layer": -3, "e2e_latency": 535.8}\n' > "$tmp/nl/labels/NVIDIA_A100
 "$S" validate neusight --data "$tmp/nl" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "gpt2_large-inf-1024-4.json:1:15: key 'num_layer'" "$tmp/err"; then ok "validate neusight: a negative num_layer is FILE:LINE:COL"
 else not_ok "validate neusight: a negative num_layer" "rc=$rc $(cat "$tmp/err")"; fi
+# --models: the labels' model configs from another folder (label sets that
+# keep no copies, as data/measured/h100); a missing folder is an error, a
+# label set with neither DIR/models nor the shared configs is left out, said so
+mkdir -p "$tmp/ml/labels/NVIDIA_H100_80GB_HBM3" "$tmp/ml/kernels-test" "$tmp/mlm"
+cp "$srcdir/tests/data/hf/gpt2-tiny-config.json" "$tmp/mlm/tiny.json"
+printf '{"num_layer": 0, "e2e_latency": 2.0, "fw_latency": 2.0, "bwall_latency": 0}\n' > "$tmp/ml/labels/NVIDIA_H100_80GB_HBM3/tiny-inf-64-2.json"
+"$S" validate neusight --data "$tmp/ml" --models "$tmp/mlm" --json > "$tmp/out" 2> "$tmp/err"; rc=$?
+check "validate neusight --models DIR: the label's model from DIR, on the H100 preset" \
+    jq -e --arg m "$tmp/mlm" '.models | length == 1 and .[0].model == "tiny" and .[0].mode == "inf" and .[0].seq == 64 and .[0].batch == 2 and .[0].measured_ms == 2 and .[0].predicted_ms > 0' "$tmp/out"
+"$S" validate neusight --data "$tmp/ml" --models "$tmp/no-such-folder" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "no-such-folder: cannot open the model-config folder given with --models" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "validate neusight --models with a missing folder: exit 1, named, nothing on stdout"
+else not_ok "validate neusight --models with a missing folder" "rc=$rc $(cat "$tmp/err")"; fi
+STRATA_SHARED="$tmp/no-shared" "$S" validate neusight --data "$tmp/ml" --json > "$tmp/out" 2> "$tmp/err"; rc=$?
+check "validate neusight without model configs anywhere: labels left out and counted (exit 0)" \
+    jq -e '.skipped_labels == 1 and (.models | length) == 0' "$tmp/out"
+"$S" validate vidur --models "$tmp/mlm" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "\-\-models is for validate neusight" "$tmp/err"; then ok "validate vidur --models: refused (exit 2)"
+else not_ok "validate vidur --models: refused (exit 2)" "rc=$rc $(cat "$tmp/err")"; fi
 
 # HBM streams at one share of its peak from Volta to Hopper: strata's own
 # H100 sweep (data/measured/h100, PyTorch 2.11) timed a 16384 x 16384 FP32

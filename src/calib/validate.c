@@ -146,7 +146,8 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, F
     return rc;
 }
 
-int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
+int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, st_val_result *out,
+                       st_error *err);
 
 /* The elementwise ops NeuSight times with a Python scalar operand */
 static int scalar_op(const char *op)
@@ -199,8 +200,8 @@ static int apply_harness(const char *dir, st_calib_data *d, st_error *err)
     return 0;
 }
 
-int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, st_val_result *out,
-                         st_error *err)
+int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef *c, FILE *samples,
+                         st_val_result *out, st_error *err)
 {
     memset(out, 0, sizeof *out);
     char kdir[700];
@@ -229,7 +230,7 @@ int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, s
     }
     rc = score(&d, c, 0, samples, out, err);
     if (!rc)
-        rc = st_validate_models(dir, c, out, err);
+        rc = st_validate_models(dir, models, c, out, err);
     if (rc)
         st_val_result_free(out);
     return rc;

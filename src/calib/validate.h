@@ -32,11 +32,14 @@ typedef struct st_val_result {
     size_t n_models;
     size_t skipped;       /* rows of a device no preset describes */
     size_t skipped_dtype; /* rows in a datatype their GPU has no rate for */
+    size_t skipped_labels; /* whole-model labels left out: no model configs (models "") */
 } st_val_result;
 
-/* samples (may be NULL): one CSV row per measured kernel with its prediction */
-int st_validate_neusight(const char *dir, const st_gpu_coef *c, FILE *samples, st_val_result *out,
-                         st_error *err);
+/* samples (may be NULL): one CSV row per measured kernel with its prediction;
+ * models (may be NULL: DIR/models): the folder of the labels' model configs;
+ * "" leaves the labels out (counted in skipped_labels) */
+int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef *c, FILE *samples,
+                         st_val_result *out, st_error *err);
 int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, FILE *samples,
                       st_val_result *out, st_error *err);
 void st_val_result_free(st_val_result *r);

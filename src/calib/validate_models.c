@@ -1,5 +1,6 @@
 /* Whole-model validation on NeuSight labels: DIR/labels/DEVICE/MODEL-MODE-SEQ-BATCH[-fusion].json,
- * the model from DIR/models/MODEL.json (a Hugging Face config), the device by
+ * the model from DIR/models/MODEL.json (a Hugging Face config; or from the
+ * folder the caller names, for label sets that keep no model copies), the device by
  * its folder name. inf = forward (prefill) only, train = forward + backward
  * (no optimizer step), FP32, eager attention as Hugging Face runs it;
  * -fusion = compiled mode. */
@@ -12,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err);
+int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, st_val_result *out,
+                       st_error *err);
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -51,10 +54,10 @@ static int parse_name(const char *file, st_val_model *m)
     return 1;
 }
 
-static int predict(const char *dir, const st_gpu_coef *c, st_val_model *m, st_gpu *g, st_error *err)
+static int predict(const char *mdir, const st_gpu_coef *c, st_val_model *m, st_gpu *g, st_error *err)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/models/%s.json", dir, m->model);
+    snprintf(path, sizeof path, "%s/%s.json", mdir, m->model);
     st_model model;
     int rc = st_load_model(path, &model, err);
     if (rc)
@@ -102,8 +105,14 @@ static int predict(const char *dir, const st_gpu_coef *c, st_val_model *m, st_gp
     return rc;
 }
 
-int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out, st_error *err)
+int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, st_val_result *out,
+                       st_error *err)
 {
+    char mdir[1024];
+    if (models)
+        snprintf(mdir, sizeof mdir, "%s", models);
+    else
+        snprintf(mdir, sizeof mdir, "%s/models", dir);
     char pat[1024];
     snprintf(pat, sizeof pat, "%s/labels/*/*.json", dir);
     glob_t gl;
@@ -113,6 +122,22 @@ int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out
     if (gr != 0)
         return st_error_set(err, ST_EIO, "cannot list %s", pat);
     qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_str);
+    if (models && !*models) {
+        for (size_t i = 0; i < gl.gl_pathc; i++) {
+            st_val_model m;
+            out->skipped_labels += parse_name(gl.gl_pathv[i], &m);
+        }
+        globfree(&gl);
+        return 0;
+    }
+    struct stat st;
+    if (stat(mdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        globfree(&gl);
+        if (models)
+            return st_error_set(err, ST_EIO, "%s: cannot open the model-config folder given with --models", mdir);
+        return st_error_set(err, ST_EIO, "%s/labels holds whole-model labels but there is no %s; name the "
+                            "folder of their model configs with --models DIR", dir, mdir);
+    }
     int rc = 0;
     out->models = calloc(gl.gl_pathc, sizeof *out->models);
     if (!out->models) {
@@ -150,7 +175,7 @@ int st_validate_models(const char *dir, const st_gpu_coef *c, st_val_result *out
         if ((rc = st_read_neusight_label(gl.gl_pathv[i], &e2e, &nl, err)))
             break;
         m.measured_ms = e2e * 1e3;
-        if ((rc = predict(dir, c, &m, &g, err))) {
+        if ((rc = predict(mdir, c, &m, &g, err))) {
             st_error_prefix(err, "%s", gl.gl_pathv[i]);
             break;
         }

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 
 #define COLL_MIN_BYTES 1048576.0
@@ -63,11 +64,11 @@ static void print_models(const st_val_model *m, size_t n)
     }
 }
 
-static int run_neusight(const char *dir, int json, const st_gpu_coef *coef, FILE *samples)
+static int run_neusight(const char *dir, const char *models, int json, const st_gpu_coef *coef, FILE *samples)
 {
     st_error err;
     st_val_result res;
-    int rc = st_validate_neusight(dir, coef, samples, &res, &err);
+    int rc = st_validate_neusight(dir, models, coef, samples, &res, &err);
     if (rc)
         return cli_fail(&err);
     if (json) {
@@ -101,10 +102,19 @@ static int run_neusight(const char *dir, int json, const st_gpu_coef *coef, FILE
         st_json_int(&j, "skipped", (long long)res.skipped);
         st_json_int(&j, "skipped_dtype", (long long)res.skipped_dtype);
         st_json_string(&j, "coefficients", coef->source);
+        if (models && res.n_models)
+            st_json_string(&j, "model_configs", models);
+        if (res.skipped_labels)
+            st_json_int(&j, "skipped_labels", (long long)res.skipped_labels);
         st_json_end_object(&j);
         st_json_finish(&j);
     } else {
         printf("coefficients: %s\n", coef->source);
+        if (models && res.n_models)
+            printf("model configs: %s\n", models);
+        if (res.skipped_labels)
+            printf("whole-model labels: %zu left out: %s/models is absent and so is the shared data's "
+                   "neusight/models; name the model configs with --models DIR\n", res.skipped_labels, dir);
         print_rows("kernels (kernels-test/, per device x op class)", res.rows, res.n_rows);
         print_rows("\nkernels, all op classes per device", res.dev_rows, res.n_dev_rows);
         if (res.n_models) {
@@ -354,14 +364,14 @@ static int run(int argc, char **argv)
         {"data", required_argument, NULL, 'd'}, {"coef", required_argument, NULL, 'c'},
         {"min-tokens", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"samples", required_argument, NULL, 's'}, {"coll-samples", required_argument, NULL, 'S'},
-        {"edge-coef", required_argument, NULL, 'E'},
+        {"edge-coef", required_argument, NULL, 'E'}, {"models", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
-    const char *data = NULL, *coefp = NULL, *samples = NULL, *coll_samples = NULL, *ecoefp = NULL;
+    const char *data = NULL, *coefp = NULL, *samples = NULL, *coll_samples = NULL, *ecoefp = NULL, *models = NULL;
     long long min_tokens = ST_VIDUR_MIN_TOKENS;
     int json = 0, c, rc, min_tokens_given = 0;
     optind = 0;
-    while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:s:E:jh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_validate, argc, argv, "d:c:t:s:E:M:jh", opts)) != -1) {
         switch (c) {
         case 'd': data = optarg; break;
         case 'c': coefp = optarg; break;
@@ -373,6 +383,7 @@ static int run(int argc, char **argv)
         case 's': samples = optarg; break;
         case 'S': coll_samples = optarg; break;
         case 'E': ecoefp = optarg; break;
+        case 'M': models = optarg; break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_validate, stdout); return 0;
         default: return 2;
@@ -395,6 +406,8 @@ static int run(int argc, char **argv)
     }
     if (ecoefp)
         return cli_usage_error(&cmd_validate, "--edge-coef is for validate edge");
+    if (models && strcmp(what, "neusight") != 0)
+        return cli_usage_error(&cmd_validate, "--models is for validate neusight (its labels' model configs)");
     int is_ns = strcmp(what, "neusight") == 0, is_vd = strcmp(what, "vidur") == 0, is_vl = strcmp(what, "vllm") == 0;
     if (!is_ns && !is_vd && !is_vl)
         return cli_usage_error(&cmd_validate, "unknown data set '%s': expected neusight, vidur, vllm or edge", what);
@@ -445,7 +458,19 @@ static int run(int argc, char **argv)
         cli_out_close_all(outf, 2, 0, NULL);
         return cli_fail(&err);
     }
-    rc = is_ns ? run_neusight(dir, json, &coef, outf[0].f)
+    /* a label set without model copies (data/measured/h100): NeuSight's
+     * configs from the shared data, when they are there */
+    char mbuf[700];
+    if (is_ns && !models) {
+        snprintf(mbuf, sizeof mbuf, "%s/models", dir);
+        struct stat st;
+        st_error e2;
+        if (stat(mbuf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            /* without the shared data, the labels are left out (and said so) */
+            models = cli_shared_dir(NULL, "neusight/models", "--models", mbuf, sizeof mbuf, &e2) == 0 ? mbuf : "";
+        }
+    }
+    rc = is_ns ? run_neusight(dir, models, json, &coef, outf[0].f)
                : run_vidur(dir, json, &coef, min_tokens, outf[0].f, outf[1].f);
     /* the files are written whole, or none when the run or a write failed */
     if (cli_out_close_all(outf, 2, rc == 0, &err))
@@ -455,8 +480,8 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_validate = {
     "validate",
-    "validate neusight|vidur|vllm|edge [--data DIR] [--coef FILE] [--min-tokens N] [--samples FILE.csv]\n"
-    "                 [--coll-samples FILE.csv] [--edge-coef FILE] [--json]",
+    "validate neusight|vidur|vllm|edge [--data DIR] [--models DIR] [--coef FILE] [--min-tokens N]\n"
+    "                 [--samples FILE.csv] [--coll-samples FILE.csv] [--edge-coef FILE] [--json]",
     "Measure prediction error against measured kernels, operator profiles and whole models.",
     "  neusight         kernels-test/*.csv per device x op class, and labels/*/*.json whole\n"
     "                   models (model from models/, device from devices/ and the folder name);\n"
@@ -473,6 +498,9 @@ const cli_command cmd_validate = {
     "                   figures), per row and MAPE per preset over the held-out rows\n"
     "  --data DIR       the data folder; default $STRATA_SHARED/neusight, .../vidur or .../vllm\n"
     "                   (edge: a reference CSV, default calibration/edge-reference.csv)\n"
+    "  --models DIR     neusight: the labels' model configs (MODEL.json) from DIR instead of\n"
+    "                   DATA/models (default: DATA/models, else the shared data's\n"
+    "                   neusight/models, as for data/measured/h100's own labels)\n"
     "  --edge-coef FILE edge: the edge table (default calibration/edge.yaml), e.g. one\n"
     "                   `strata calibrate --edge` wrote from your own reference rows\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
