@@ -527,6 +527,16 @@ check "validate neusight on data/measured/h100: FP32 bmm, linear, elementwise, l
     jq -e '[.kernels[] | select(.device == "NVIDIA H100 80GB HBM3")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise" or .op == "ln") | .mape <= 10] | length == 4 and all) and ([$k[] | select(.op == "softmax") | .mape <= 15] | length == 1 and all)' "$tmp/mh100.json"
 check "validate neusight on data/measured/h100: a class per datatype (linear-bf16, -fp8, -int8, rmsnorm), each <= 30% (regression guard)" \
     jq -e '[.kernels[] | select(.op | test("^(linear|bmm)-(bf16|fp16|fp8|int8|tf32)$|^rmsnorm"))] as $k | ($k | length) >= 10 and ([$k[] | .mape <= 30] | all)' "$tmp/mh100.json"
+# strata's own whole-model runs (NeuSight's harness on an H100, transformers
+# 5.17; labels/ beside the sweeps, model configs from the shared data): 14
+# configurations, all under-predicted at this commit (7.5% MAPE); a guard
+# at 10%, and the band must still hold them all
+if [ -d "$SH/neusight/models" ]; then
+    check "validate neusight on data/measured/h100 labels: 14 whole models, MAPE <= 10% (regression guard), band holds all" \
+        jq -e '[.models[] | select(.device == "NVIDIA_H100_80GB_HBM3")] as $m | ($m | length) == 14 and (([$m[] | ((.predicted_ms - .measured_ms) / .measured_ms | fabs)] | add) / 14 <= 0.10) and ([$m[] | .measured_ms >= .lo_ms and .measured_ms <= .hi_ms] | all)' "$tmp/mh100.json"
+else
+    skip_test "validate neusight on data/measured/h100 labels" "../shared/data is absent (NeuSight's model configs)"
+fi
 "$S" validate neusight --data "$srcdir/data/measured/h200" --json > "$tmp/mh200.json" 2> "$tmp/err"
 check "validate neusight on data/measured/h200: FP32 bmm, linear, elementwise <= 10%, ln <= 15%, softmax <= 25% (regression guard)" \
     jq -e '[.kernels[] | select(.device == "NVIDIA H200")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise") | .mape <= 10] | length == 3 and all) and ([$k[] | select(.op == "ln") | .mape <= 15] | length == 1 and all) and ([$k[] | select(.op == "softmax") | .mape <= 25] | length == 1 and all)' "$tmp/mh200.json"

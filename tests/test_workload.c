@@ -618,6 +618,67 @@ static void test_opt350m_classifier(void **state)
     st_model_free(&lm);
 }
 
+/* A Linear/Conv1D bias's gradient is a column sum of dy (PyTorch's addmm
+ * backward runs a reduction kernel); with gradients accumulating (a second
+ * backward without zero_grad, as NeuSight's label harness runs), each
+ * parameter tensor's gradient is added into .grad by one kernel (autograd's
+ * AccumulateGrad): 2 reads and 1 write per element. gpt2-tiny: hidden 64,
+ * 2 blocks, 4 heads, FFN 256, vocab 100, 128 positions, tied LM head. */
+static void test_bias_grad_and_accumulation(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/gpt2-tiny-config.json"));
+    st_gen_opts o;
+    st_error err;
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_TRAIN;
+    o.batch = 2;
+    o.seq = 16;
+    o.with_optimizer = 0;
+    st_oplist plain = {0, 0, NULL}, acc = {0, 0, NULL};
+    if (st_model_ops(&m, &o, &plain, &err) != 0)
+        fail_msg("%s", err.msg);
+    o.accumulate_grads = 1;
+    if (st_model_ops(&m, &o, &acc, &err) != 0)
+        fail_msg("%s", err.msg);
+    /* qkv: 32 tokens x 192 outputs; dy read once, 192 sums written */
+    const st_op *bg = find(&plain, "block.attn.qkv.bgrad");
+    assert_int_equal(bg->pass, ST_PASS_BWD);
+    assert_true(bg->bytes_read == 32.0 * 192 * 4);
+    assert_true(bg->bytes_written == 192.0 * 4);
+    find(&plain, "block.mlp.down.bgrad");
+    /* the LM head and the embeddings have no bias */
+    for (size_t i = 0; i < plain.n; i++) {
+        assert_null(strstr(plain.ops[i].name, "accum"));
+        if (strstr(plain.ops[i].name, "bgrad"))
+            assert_non_null(strstr(plain.ops[i].name, "block."));
+    }
+    const st_op *wa = find(&acc, "block.attn.qkv.wgrad.accum");
+    assert_true(wa->bytes_read == 2.0 * 64 * 192 * 4 && wa->bytes_written == 64.0 * 192 * 4);
+    const st_op *ba = find(&acc, "block.mlp.up.bgrad.accum");
+    assert_true(ba->bytes_read == 2.0 * 256 * 4 && ba->bytes_written == 256.0 * 4);
+    find(&acc, "block.attn.norm.gamma.accum");
+    find(&acc, "block.attn.norm.beta.accum");
+    find(&acc, "embed.positions.accum");
+    /* every parameter once, the tied word embedding twice (autograd adds the
+     * LM head's gradient to the embedding's before accumulating) */
+    double elems = 0, kernels = 0;
+    for (size_t i = 0; i < acc.n; i++)
+        if (strstr(acc.ops[i].name, ".accum")) {
+            elems += acc.ops[i].bytes_written / 4 * (double)acc.ops[i].repeat;
+            kernels += (double)acc.ops[i].repeat;
+        }
+    double per_block = 2 * 128 + 64 * 192 + 192 + 64 * 64 + 64 + 64 * 256 + 256 + 256 * 64 + 64;
+    double params = 100 * 64 + 128 * 64 + 2 * per_block + 128;
+    assert_true(params == st_model_params(&m));
+    assert_true(elems == params + 100 * 64);
+    /* 12 tensors a block, 2 embeddings, the final norm's 2, the LM head */
+    assert_true(kernels == 2 * 12 + 2 + 2 + 1);
+    st_oplist_free(&plain);
+    st_oplist_free(&acc);
+    st_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_hf_gelu_new_composed),
         cmocka_unit_test(test_hf_sequence_classifier),
         cmocka_unit_test(test_opt350m_classifier),
+        cmocka_unit_test(test_bias_grad_and_accumulation),
     };
     return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * the model from DIR/models/MODEL.json (a Hugging Face config; or from the
  * folder the caller names, for label sets that keep no model copies), the device by
  * its folder name. inf = forward (prefill) only, train = forward + backward
- * (no optimizer step), FP32, eager attention as Hugging Face runs it;
+ * (no optimizer step; gradients accumulate, since the harness never zeroes
+ * them), FP32, eager attention as Hugging Face runs it;
  * -fusion = compiled mode. */
 #include "config.h"
 #include "calib/validate.h"
@@ -70,6 +71,9 @@ static int predict(const char *mdir, const st_gpu_coef *c, st_val_model *m, st_g
     o.dtype = ST_FP32;
     o.attn = ST_ATTN_EAGER;
     o.with_optimizer = 0;
+    /* the harness never zeroes .grad: every timed backward (the fastest of
+     * 25, none of them the first) adds each gradient into the last one's */
+    o.accumulate_grads = 1;
     /* T5-style relative position buckets set no length limit (the Switch
      * labels run 2048 tokens through a config that says 512) */
     if (model.kind == ST_MODEL_TRANSFORMER && model.tf.position == ST_POS_RELATIVE && o.seq > model.tf.max_seq)

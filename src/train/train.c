@@ -283,7 +283,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
         for (size_t i = 0; i < out->fwd.n && !rc; i++)
             rc = st_oplist_push(&all, &out->fwd.ops[i], err);
         if (!rc)
-            rc = st_ops_add_backward(&all, out->fwd.n, err);
+            rc = st_ops_add_backward(&all, out->fwd.n, 0, err);
         for (size_t i = out->fwd.n; i < all.n && !rc; i++) {
             const st_op *b = &all.ops[i];
             int frozen = k->lora_rank && b->grad == ST_GRAD_WEIGHT && !strstr(b->name, ".lora_");

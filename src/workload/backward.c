@@ -7,11 +7,16 @@
  * convolutions a data and a weight gradient of the forward's FLOPs; fused
  * attention the FlashAttention-2 backward; vector ops one gradient kernel
  * each. A residual add passes its gradient through and launches nothing.
+ * A GEMM with a bias sums dy over its rows for the bias gradient (a
+ * reduction kernel of its own: PyTorch's addmm backward). With
+ * accumulation, each parameter gradient is then added into the existing
+ * .grad, one kernel per parameter tensor (autograd's AccumulateGrad).
  * Backward ops run in reverse order of the forward ones.
  */
 #include "config.h"
 #include "workload/workload.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static void named(st_op *op, const st_op *fwd, const char *suffix)
@@ -26,7 +31,45 @@ static int push_grad(st_oplist *l, st_op *op, st_error *err)
     return st_oplist_push(l, op, err);
 }
 
-int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err)
+/* A vector kernel of the backward pass derived from f: name f.suffix, rows x
+ * cols, reading `in` and writing `out` elements of f's dtype. */
+static int push_vec(st_oplist *l, const st_op *f, const char *suffix, double rows, double cols, double in,
+                    double out, st_error *err)
+{
+    st_op a = *f;
+    memset(&a.batch, 0, sizeof a - offsetof(st_op, batch));
+    named(&a, f, suffix);
+    a.kind = ST_OP_ELEMENTWISE;
+    a.pass = ST_PASS_BWD;
+    a.grad = ST_GRAD_WEIGHT;
+    a.rows = (long long)rows;
+    a.cols = (long long)cols;
+    a.arity = 1;
+    a.ew_flops = 1;
+    double e = st_dtype_bytes(f->dtype);
+    a.flops = in;
+    a.bytes_read = in * e;
+    a.bytes_written = out * e;
+    return st_oplist_push(l, &a, err);
+}
+
+/* The bias gradient of a GEMM (a column sum of dy), and with accumulation
+ * the adds of its weight and bias gradients into .grad. */
+static int gemm_param_grads(st_oplist *l, const st_op *f, int accumulate, st_error *err)
+{
+    double b = f->batch > 0 ? (double)f->batch : 1;
+    int rc = 0;
+    if (f->bias)
+        rc = push_vec(l, f, "bgrad", 1, b * (double)f->n, b * (double)f->m * (double)f->n, b * (double)f->n, err);
+    double w = (f->kind == ST_OP_BMM ? 1 : b) * (double)f->k * (double)f->n;
+    if (rc == 0 && accumulate)
+        rc = push_vec(l, f, "wgrad.accum", 1, w, 2 * w, w, err);
+    if (rc == 0 && accumulate && f->bias)
+        rc = push_vec(l, f, "bgrad.accum", 1, b * (double)f->n, 2 * b * (double)f->n, b * (double)f->n, err);
+    return rc;
+}
+
+int st_ops_add_backward(st_oplist *l, size_t n_fwd, int accumulate, st_error *err)
 {
     for (size_t i = n_fwd; i-- > 0;) {
         const st_op f = l->ops[i]; /* copy: pushing may move the array */
@@ -50,6 +93,8 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err)
                 b.n = f.n;
                 rc = push_grad(l, &b, err);
             }
+            if (rc == 0)
+                rc = gemm_param_grads(l, &f, accumulate, err);
             break;
         case ST_OP_BMM: /* c = a b: da = dc b^T, db = a^T dc */
             named(&a, &f, "grad_a");
@@ -76,6 +121,10 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err)
                 named(&b, &f, "wgrad");
                 b.grad = ST_GRAD_WEIGHT;
                 rc = push_grad(l, &b, err);
+            }
+            if (rc == 0 && accumulate) {
+                double w = (double)f.k_out * (double)f.c / (double)(f.groups > 0 ? f.groups : 1) * (double)f.r * (double)f.s;
+                rc = push_vec(l, &f, "wgrad.accum", 1, w, 2 * w, w, err);
             }
             break;
         case ST_OP_ELEMENTWISE:
@@ -114,7 +163,15 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err)
                 b.grad = ST_GRAD_WEIGHT;
                 b.launch_only = 1;
                 rc = push_grad(l, &b, err);
+                /* gamma (and LayerNorm's beta), one add each */
+                for (int j = 0; rc == 0 && accumulate && j < (f.kind == ST_OP_LAYERNORM ? 2 : 1); j++)
+                    rc = push_vec(l, &f, j ? "beta.accum" : "gamma.accum", 1, (double)f.cols, 2.0 * (double)f.cols,
+                                  (double)f.cols, err);
             }
+            /* the table's gradient (vocab or positions x width) */
+            if (rc == 0 && accumulate && f.kind == ST_OP_EMBEDDING && f.n > 0)
+                rc = push_vec(l, &f, "accum", 1, (double)f.n * (double)f.cols, 2.0 * (double)f.n * (double)f.cols,
+                              (double)f.n * (double)f.cols, err);
             break;
         }
         if (rc)

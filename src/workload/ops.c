@@ -380,7 +380,7 @@ int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_err
     }
     if (rc == 0 && o->phase == ST_PHASE_TRAIN) {
         size_t n_fwd = out->n;
-        rc = st_ops_add_backward(out, n_fwd, err);
+        rc = st_ops_add_backward(out, n_fwd, o->accumulate_grads, err);
         if (rc == 0 && o->with_optimizer) {
             st_op opt;
             memset(&opt, 0, sizeof opt);

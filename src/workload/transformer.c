@@ -48,6 +48,9 @@ static void gemm(gen *g, const char *name, long long m, long long k, long long n
     op.m = m;
     op.k = k;
     op.n = n;
+    /* the blocks' projections carry the model's biases (the router, the
+     * embedding projections and the heads have none) */
+    op.bias = g->tf->bias && (strncmp(name, "attn.", 5) == 0 || strncmp(name, "xattn.", 6) == 0);
     push(g, &op);
 }
 
@@ -281,6 +284,7 @@ static void mlp_body(gen *g, const char *p, long long rows_m, long long experts,
         op.m = rows_m;
         op.k = tf->hidden;
         op.n = f;
+        op.bias = tf->bias;
         push(g, &op);
     }
     activation(g, p, b * rows_m, f);
@@ -294,6 +298,7 @@ static void mlp_body(gen *g, const char *p, long long rows_m, long long experts,
     op.m = rows_m;
     op.k = f;
     op.n = tf->hidden;
+    op.bias = tf->bias;
     push(g, &op);
 }
 

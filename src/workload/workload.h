@@ -204,6 +204,8 @@ typedef struct st_op {
     int grad_unary, grad_binary; /* elementwise: the gradient runs this many unary and
                                     binary kernels instead of one (a composed activation) */
     int weight_int4; /* GEMM: weights stored in INT4 and dequantised (W4A16) */
+    int bias;        /* GEMM: adds a bias vector of n; its gradient is a column sum of dy,
+                        a kernel of its own in backward (PyTorch's addmm / Linear) */
     int launch_only; /* a further kernel of the previous op's framework call (one
                         dispatch, two launches): the host pays the launch alone */
     st_act act;      /* elementwise: the activation it applies (ST_ACT_NONE: not one) */
@@ -255,6 +257,11 @@ typedef struct st_gen_opts {
     st_attn_impl attn;
     int logits_all;    /* LM head on every position (default) or only the last */
     int with_optimizer;/* train: AdamW step over all parameters */
+    /* train: each parameter's gradient is added into the .grad an earlier
+     * backward left (gradients not zeroed between steps, or a later
+     * microbatch of gradient accumulation in PyTorch): one add kernel per
+     * parameter tensor, as autograd's AccumulateGrad runs it */
+    int accumulate_grads;
 } st_gen_opts;
 
 /* The largest element count strata handles in one tensor or as a parameter
@@ -277,7 +284,9 @@ int st_cnn_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_error
  * and by tests as the single definition of an op's cost). */
 void st_op_cost(st_op *op);
 
-/* Append the backward ops of forward list [0, n_fwd) of l (train phase). */
-int st_ops_add_backward(st_oplist *l, size_t n_fwd, st_error *err);
+/* Append the backward ops of forward list [0, n_fwd) of l (train phase);
+ * accumulate: each parameter gradient is also added into an existing .grad
+ * (st_gen_opts.accumulate_grads). */
+int st_ops_add_backward(st_oplist *l, size_t n_fwd, int accumulate, st_error *err);
 
 #endif
