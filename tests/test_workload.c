@@ -679,6 +679,42 @@ static void test_bias_grad_and_accumulation(void **state)
     st_model_free(&m);
 }
 
+/* torch.optim.AdamW's default foreach step: eight multi-tensor passes over
+ * FP32 state, 12 reads and 8 writes of 4 bytes a parameter (p *= 1 - lr wd;
+ * lerp m; v *= b2; v += (1 - b2) g g; t = sqrt v; t /= c2; t += eps;
+ * p -= s m / t), against the fused step's one pass */
+static void test_foreach_adamw(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/gpt2-tiny-config.json"));
+    st_gen_opts o;
+    st_error err;
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_TRAIN;
+    o.batch = 1;
+    o.seq = 16;
+    o.optim_foreach = 1;
+    st_oplist l = {0, 0, NULL};
+    if (st_model_ops(&m, &o, &l, &err) != 0)
+        fail_msg("%s", err.msg);
+    double p = st_model_params(&m), rd = 0, wr = 0;
+    int n = 0;
+    for (size_t i = 0; i < l.n; i++)
+        if (l.ops[i].pass == ST_PASS_OPT) {
+            assert_int_equal(l.ops[i].kind, ST_OP_ELEMENTWISE);
+            assert_true((double)l.ops[i].cols == p);
+            rd += l.ops[i].bytes_read;
+            wr += l.ops[i].bytes_written;
+            n++;
+        }
+    assert_int_equal(n, 8);
+    assert_true(rd == 48 * p && wr == 32 * p);
+    assert_null(find_opt(&l, "optimizer.adamw"));
+    find(&l, "optimizer.adamw.addcdiv_p");
+    st_oplist_free(&l);
+    st_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -703,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_hf_sequence_classifier),
         cmocka_unit_test(test_opt350m_classifier),
         cmocka_unit_test(test_bias_grad_and_accumulation),
+        cmocka_unit_test(test_foreach_adamw),
     };
     return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
 }

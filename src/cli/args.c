@@ -139,6 +139,8 @@ int cli_wl_option(const cli_command *cmd, int c, const char *arg, cli_wl *w)
     case 'd': w->dtype = arg; return 1;
     case 'a': w->attn = arg; return 1;
     case 'O': w->no_opt = 1; return 1;
+    case 'Z': w->optimizer = arg; return 1;
+    case 'G': w->accum = 1; return 1;
     case 'b': return cli_parse_ll(cmd, "--batch", arg, 1, 1000000, &w->batch) ? -1 : 1;
     case 's': return cli_parse_ll(cmd, "--seq", arg, 1, 100000000, &w->seq) ? -1 : 1;
     case 'k': return cli_parse_ll(cmd, "--kv", arg, 0, 100000000, &w->kv) ? -1 : 1;
@@ -157,6 +159,10 @@ int cli_wl_check(const cli_command *cmd, const cli_wl *w)
     st_attn_impl at;
     if (w->attn && st_attn_parse(w->attn, &at) != 0)
         return cli_usage_error(cmd, "--attn: expected " ST_ATTN_CHOICES ", got '%s'", w->attn);
+    if (w->optimizer && strcmp(w->optimizer, "fused") != 0 && strcmp(w->optimizer, "foreach") != 0)
+        return cli_usage_error(cmd, "--optimizer: expected fused or foreach, got '%s'", w->optimizer);
+    if (w->optimizer && w->no_opt)
+        return cli_usage_error(cmd, "--optimizer and --no-optimizer: give one of them");
     return 0;
 }
 
@@ -178,6 +184,8 @@ void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o)
     if (w->attn)
         st_attn_parse(w->attn, &o->attn);
     o->with_optimizer = !w->no_opt;
+    o->optim_foreach = w->optimizer && strcmp(w->optimizer, "foreach") == 0;
+    o->accumulate_grads = w->accum;
 }
 
 int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, const st_gen_opts *o)
@@ -191,6 +199,10 @@ int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, c
                                "tokens per sequence", st_phase_name(o->phase));
     if (w->no_opt && o->phase != ST_PHASE_TRAIN)
         return cli_usage_error(cmd, "--no-optimizer applies to --phase train");
+    if (w->optimizer && o->phase != ST_PHASE_TRAIN)
+        return cli_usage_error(cmd, "--optimizer applies to --phase train");
+    if (w->accum && o->phase != ST_PHASE_TRAIN)
+        return cli_usage_error(cmd, "--accumulate-grads applies to --phase train");
     /* an encoder-decoder's decode has two lengths: --seq the encoder's
      * input, --kv the decoder's cache; elsewhere they name the same one */
     if (w->kv >= 0 && w->seq && !(m->kind == ST_MODEL_TRANSFORMER && m->tf.encoder_layers > 0))

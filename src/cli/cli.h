@@ -99,19 +99,21 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
                const struct option *longopts);
 
 /* Options that shape a workload's operator list, shared by show and eval:
- * --phase --batch --seq --kv --dtype --attn --no-optimizer (short letters
- * p b s k d a O; CLI_WL_LONGOPTS lists them for getopt_long). */
+ * --phase --batch --seq --kv --dtype --attn --no-optimizer --optimizer
+ * --accumulate-grads (short letters p b s k d a O Z G; CLI_WL_LONGOPTS
+ * lists them for getopt_long). */
 typedef struct cli_wl {
-    const char *phase, *dtype, *attn;
+    const char *phase, *dtype, *attn, *optimizer;
     long long batch, seq, kv; /* 0, 0, -1: not given */
-    int no_opt;
+    int no_opt, accum;
 } cli_wl;
-#define CLI_WL_SHORTOPTS "p:b:s:k:d:a:O"
+#define CLI_WL_SHORTOPTS "p:b:s:k:d:a:OZ:G"
 #define CLI_WL_LONGOPTS                                                                         \
     {"phase", required_argument, NULL, 'p'}, {"batch", required_argument, NULL, 'b'},          \
         {"seq", required_argument, NULL, 's'}, {"kv", required_argument, NULL, 'k'},           \
         {"dtype", required_argument, NULL, 'd'}, {"attn", required_argument, NULL, 'a'},       \
-        {"no-optimizer", no_argument, NULL, 'O'}
+        {"no-optimizer", no_argument, NULL, 'O'}, {"optimizer", required_argument, NULL, 'Z'},  \
+        {"accumulate-grads", no_argument, NULL, 'G'}
 void cli_wl_init(cli_wl *w);
 /* Take getopt's result c if it is one of these: 1 taken, 0 not one of them,
  * -1 a bad value (the usage error is printed). */

@@ -240,8 +240,11 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
         printf(", %s, the converted TFLite graph (batch norms folded, activations fused)\n\n",
                st_dtype_name(o->dtype));
     else
-        printf(", %s, %s attention, %s%s\n\n", st_dtype_name(o->dtype), o->attn == ST_ATTN_FLASH3 ? "fused (FlashAttention-3)" : o->attn == ST_ATTN_FLASH ? "fused" : "eager",
-               co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "");
+        printf(", %s, %s attention, %s%s%s%s\n\n", st_dtype_name(o->dtype), o->attn == ST_ATTN_FLASH3 ? "fused (FlashAttention-3)" : o->attn == ST_ATTN_FLASH ? "fused" : "eager",
+               co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "",
+               o->phase != ST_PHASE_TRAIN ? "" : !o->with_optimizer ? ", no optimizer step"
+               : o->optim_foreach ? ", AdamW foreach (torch.optim default)" : ", fused AdamW",
+               o->phase == ST_PHASE_TRAIN && o->accumulate_grads ? ", gradients accumulate" : "");
     int lw = 22; /* as wide as the longest layer name */
     for (size_t i = 0; i < s->n_layers; i++)
         lw = (int)strlen(s->layers[i].layer) > lw ? (int)strlen(s->layers[i].layer) : lw;
@@ -286,6 +289,10 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_string(&j, "attention", st_attn_name(o->attn));
     st_json_bool(&j, "fused", co->fused);
     st_json_bool(&j, "recompute", co->recompute);
+    if (o->phase == ST_PHASE_TRAIN) {
+        st_json_string(&j, "optimizer", !o->with_optimizer ? "none" : o->optim_foreach ? "foreach" : "fused");
+        st_json_bool(&j, "accumulate_grads", o->accumulate_grads);
+    }
     if (co->edge)
         st_json_string(&j, "edge_class", co->edge->cls == ST_EDGE_MOBILE_CPU ? "mobile_cpu" : "mobile_gpu");
     st_json_number(&j, "total_s", s->total_s);
@@ -460,6 +467,7 @@ const cli_command cmd_eval = {
     "eval",
     "eval WORKLOAD [--gpu PRESET] [--phase prefill|decode|train] [--batch B] [--seq S] [--kv L]\n"
     "                   [--dtype D] [--attn eager|flash|flash3] [--fused] [--recompute] [--no-optimizer]\n"
+    "                   [--optimizer fused|foreach] [--accumulate-grads]\n"
     "                   [--kernels] [--coef FILE] [--edge-coef FILE] [--json]",
     "Estimate one step of a workload on one GPU: per-layer time, error share, total with 90% band.",
     "  WORKLOAD         a workload id, name or path (YAML or Hugging Face config.json)\n"
@@ -474,6 +482,11 @@ const cli_command cmd_eval = {
     "  --fused          compiled mode: launch-only dispatch, elementwise ops fused into epilogues\n"
     "  --recompute      train: replay each block's forward before its backward\n"
     "  --no-optimizer   train: forward + backward only\n"
+    "  --optimizer O    train: fused (default: one AdamW pass with clip-by-norm's read, as\n"
+    "                   Megatron-LM, DeepSpeed and fused=True run it) or foreach (torch.optim.AdamW's\n"
+    "                   default: eight passes over FP32 state, 80 bytes a parameter)\n"
+    "  --accumulate-grads  train: each gradient is added into an existing .grad (a later\n"
+    "                   microbatch of gradient accumulation; a loop that never zeroes them)\n"
     "  --kernels        also list every operator: shape, runs in the step, kernel class, bound,\n"
     "                   tile, time and host cost per run (JSON: operators[])\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"

@@ -218,8 +218,8 @@ static int run(int argc, char **argv)
 const cli_command cmd_show = {
     "show",
     "show NAME|FILE [--phase prefill|decode|train] [--batch B] [--seq S] [--kv K]\n"
-    "                   [--dtype D] [--attn eager|flash|flash3] [--logits all|last] [--no-optimizer] "
-    "[--json]",
+    "                   [--dtype D] [--attn eager|flash|flash3] [--logits all|last] [--no-optimizer]\n"
+    "                   [--optimizer fused|foreach] [--accumulate-grads] [--json]",
     "Show a preset's specification, or a workload with its generated operator list.",
     "  NAME|FILE        a preset or workload id (strata list), its full name, or a path to a\n"
     "                   YAML file or a Hugging Face config.json\n"
@@ -235,6 +235,9 @@ const cli_command cmd_show = {
     "                   flash's operators run by FlashAttention-3 (eval, Hopper only)\n"
     "  --logits L       LM head on all positions (default) or only the last of each sequence\n"
     "  --no-optimizer   train: leave out the optimizer step\n"
+    "  --optimizer O    train: fused (default; one AdamW op) or foreach (torch.optim.AdamW's\n"
+    "                   default: eight elementwise passes)\n"
+    "  --accumulate-grads  train: an add of each parameter's gradient into .grad\n"
     "  --json           machine-readable output; a workload gives ops[] (name, layer, kind,\n"
     "                   pass, dtype, repeat, shape, flops, bytes, ...), total_flops, total_bytes\n",
     run,

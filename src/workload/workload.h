@@ -257,6 +257,11 @@ typedef struct st_gen_opts {
     st_attn_impl attn;
     int logits_all;    /* LM head on every position (default) or only the last */
     int with_optimizer;/* train: AdamW step over all parameters */
+    /* train: the AdamW step as one fused pass with clip-by-global-norm's
+     * read (0: Megatron-LM, DeepSpeed, apex FusedAdam, torch's fused=True)
+     * or as torch.optim.AdamW's default foreach implementation (1: eight
+     * passes over FP32 state, 80 bytes a parameter, no clipping) */
+    int optim_foreach;
     /* train: each parameter's gradient is added into the .grad an earlier
      * backward left (gradients not zeroed between steps, or a later
      * microbatch of gradient accumulation in PyTorch): one add kernel per
