@@ -566,6 +566,12 @@ else
     skip_test "validate neusight on data/measured/h100 labels" "../shared/data is absent (NeuSight's model configs)"
 fi
 "$S" validate neusight --data "$srcdir/data/measured/h200" --json > "$tmp/mh200.json" 2> "$tmp/err"
+if [ -d "$SH/neusight/models" ]; then
+    check "validate neusight on data/measured/h200 labels: 3 whole models (OPT-1.3B, GPT-3 2.7B), each within 15% (regression guard)" \
+        jq -e '[.models[] | select(.device == "NVIDIA_H200")] as $m | ($m | length) == 3 and ([$m[] | ((.predicted_ms - .measured_ms) / .measured_ms | fabs) <= 0.15] | all)' "$tmp/mh200.json"
+else
+    skip_test "validate neusight on data/measured/h200 labels" "../shared/data is absent (NeuSight's model configs)"
+fi
 check "validate neusight on data/measured/h200: FP32 bmm, linear, elementwise <= 10%, ln <= 15%, softmax <= 25% (regression guard)" \
     jq -e '[.kernels[] | select(.device == "NVIDIA H200")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise") | .mape <= 10] | length == 3 and all) and ([$k[] | select(.op == "ln") | .mape <= 15] | length == 1 and all) and ([$k[] | select(.op == "softmax") | .mape <= 25] | length == 1 and all)' "$tmp/mh200.json"
 # the attention sweep beside them (attention.csv, PyTorch's FlashAttention-2

@@ -127,12 +127,20 @@ int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c
         return st_error_set(err, ST_EIO, "cannot list %s", pat);
     qsort(gl.gl_pathv, gl.gl_pathc, sizeof *gl.gl_pathv, cmp_str);
     if (models && !*models) {
-        for (size_t i = 0; i < gl.gl_pathc; i++) {
+        /* no model configs: each label is still read (a broken one is an
+         * error), then left out and counted */
+        int rc = 0;
+        for (size_t i = 0; i < gl.gl_pathc && !rc; i++) {
             st_val_model m;
-            out->skipped_labels += parse_name(gl.gl_pathv[i], &m);
+            double e2e;
+            long long nl;
+            if (!parse_name(gl.gl_pathv[i], &m))
+                continue;
+            if (!(rc = st_read_neusight_label(gl.gl_pathv[i], &e2e, &nl, err)))
+                out->skipped_labels++;
         }
         globfree(&gl);
-        return 0;
+        return rc;
     }
     struct stat st;
     if (stat(mdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
