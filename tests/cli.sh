@@ -458,6 +458,21 @@ for bad in "--phase prefill --optimizer foreach:applies to --phase train" "--pha
     if [ $rc = 2 ] && grep -q -- "$want" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "eval $args: usage error (exit 2)"
     else not_ok "eval $args: usage error (exit 2)" "rc=$rc $(cat "$tmp/err")"; fi
 done
+# compiled mode fuses the model, not optimizer.step(): foreach keeps its
+# eight passes and stays dearer than the fused step (a merged foreach had
+# come out cheaper than one fused pass)
+"$S" eval gpt2-large --phase train --optimizer foreach --fused --json > "$tmp/fef.json" 2> "$tmp/err"
+"$S" eval gpt2-large --phase train --fused --json > "$tmp/fuf.json" 2> "$tmp/err"
+check "eval --fused --optimizer foreach: eight optimizer kernels, dearer than the fused step" \
+    jq -e -n --slurpfile a "$tmp/fef.json" --slurpfile b "$tmp/fuf.json" '
+      [$a[0].layers[] | select(.layer == "optimizer")][0] as $fe | [$b[0].layers[] | select(.layer == "optimizer")][0] as $fu |
+      $fe.kernels == 8 and $fe.time_s > 2 * $fu.time_s'
+"$S" accel resnet50 --arch eyeriss-like --accumulate-grads > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "accumulate-grads does not apply" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "accel --accumulate-grads: does not apply (exit 2), says to drop it"
+else not_ok "accel --accumulate-grads: does not apply" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" validate neusight --models "" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "\-\-models: give a folder" "$tmp/err"; then ok "validate --models '': usage error (exit 2)"
+else not_ok "validate --models ''" "rc=$rc $(cat "$tmp/err")"; fi
 # --accumulate-grads: one add per parameter tensor, more time, same memory
 "$S" eval gpt2-large --gpu h100-sxm --phase train --seq 1024 --dtype fp32 --accumulate-grads --json > "$tmp/ac.json" 2> "$tmp/err"
 "$S" eval gpt2-large --gpu h100-sxm --phase train --seq 1024 --dtype fp32 --json > "$tmp/na.json" 2> "$tmp/err"

@@ -676,6 +676,48 @@ static void test_bias_grad_and_accumulation(void **state)
     assert_true(kernels == 2 * 12 + 2 + 2 + 1);
     st_oplist_free(&plain);
     st_oplist_free(&acc);
+    /* the FP8 recipe's block GEMMs run in FP8; their gradients are BF16 */
+    o.dtype = ST_FP8;
+    o.accumulate_grads = 0;
+    st_oplist f8 = {0, 0, NULL};
+    if (st_model_ops(&m, &o, &f8, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(find(&f8, "block.attn.qkv")->dtype, ST_FP8);
+    const st_op *b8 = find(&f8, "block.attn.qkv.bgrad");
+    assert_int_equal(b8->dtype, ST_BF16);
+    assert_true(b8->bytes_read == 32.0 * 192 * 2 && b8->bytes_written == 192.0 * 2);
+    st_oplist_free(&f8);
+    st_model_free(&m);
+}
+
+/* A CNN's parameters accumulate too: torchvision's ResNet-50 holds 161
+ * parameter tensors (53 convolutions without bias, 53 batch norms' weight
+ * and bias, the classifier's weight and bias: 53 + 106 + 2), 25,557,032
+ * elements; one add each, every element once. */
+static void test_cnn_accumulation(void **state)
+{
+    (void)state;
+    st_model m = load("resnet50");
+    st_gen_opts o;
+    st_error err;
+    st_gen_opts_default(&o, &m);
+    o.phase = ST_PHASE_TRAIN;
+    o.dtype = ST_FP32;
+    o.accumulate_grads = 1;
+    st_oplist l = {0, 0, NULL};
+    if (st_model_ops(&m, &o, &l, &err) != 0)
+        fail_msg("%s", err.msg);
+    double elems = 0, kernels = 0;
+    for (size_t i = 0; i < l.n; i++)
+        if (strstr(l.ops[i].name, ".accum")) {
+            elems += l.ops[i].bytes_written / 4 * (double)l.ops[i].repeat;
+            kernels += (double)l.ops[i].repeat;
+        }
+    assert_true(elems == 25557032.0);
+    assert_true(kernels == 161);
+    /* the classifier's bias gradient: 1000 sums over the batch's rows */
+    find(&l, "fc.fc.bgrad");
+    st_oplist_free(&l);
     st_model_free(&m);
 }
 
@@ -740,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_opt350m_classifier),
         cmocka_unit_test(test_bias_grad_and_accumulation),
         cmocka_unit_test(test_foreach_adamw),
+        cmocka_unit_test(test_cnn_accumulation),
     };
     return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
 }

@@ -22,7 +22,10 @@ variant to OUT/models.csv:
             kernel, copy and set times, their union (busy) and their span,
             and the kernel count, per phase
 
-and the per-kernel totals of the profiled iteration to OUT/kernels.csv (name,
+and, for the neusight variant, OUT/labels/DEVICE/NAME.json in NeuSight's label
+format (num_layer, e2e_latency, fw_latency, bwall_latency in ms; DEVICE the
+GPU's name with spaces as underscores), which `strata validate neusight`
+scores; the per-kernel totals of the profiled iteration go to OUT/kernels.csv (name,
 phase, count, total us). nvidia-smi samples the SM clock, memory clock, power
 and temperature every 100 ms into OUT/smi.csv for the whole run, and
 OUT/log.txt holds each configuration's wall-clock start and end, so sustained
@@ -166,6 +169,18 @@ def adamw_step(model, ids, iters, sample):
     return m(fw), m(bw), m(st), m(whole), whole
 
 
+def write_label(out, name, config, fw, bw):
+    """NeuSight's label format, so `strata validate neusight` reads it."""
+    with open(config) as f:
+        cj = json.load(f)
+    layers = cj.get("n_layer", cj.get("num_hidden_layers", cj.get("num_layers", 0)))
+    dev = torch.cuda.get_device_name(0).replace(" ", "_")
+    d = os.path.join(out, "labels", dev)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name + ".json"), "w") as f:
+        json.dump({"num_layer": layers, "e2e_latency": fw + bw, "fw_latency": fw, "bwall_latency": bw}, f, indent=4)
+
+
 def gpu_events(prof):
     out = []
     for e in prof.events():
@@ -286,10 +301,13 @@ def main():
         m, _, _, _, _ = parse_name(n)
         if not os.path.exists(os.path.join(args.models, m + ".json")):
             raise SystemExit(f"{n}: no {m}.json in {args.models}")
+    with open(os.path.join(args.out, "smi.csv"), "w") as f:
+        f.write("timestamp, clocks.sm [MHz], clocks.mem [MHz], power.draw [W], temperature.gpu, "
+                "clocks_event_reasons.active\n")
     smi = subprocess.Popen(
         ["nvidia-smi", "--query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active",
          "--format=csv,noheader", "-lms", "100"],
-        stdout=open(os.path.join(args.out, "smi.csv"), "w"), stderr=subprocess.DEVNULL)
+        stdout=open(os.path.join(args.out, "smi.csv"), "a"), stderr=subprocess.DEVNULL)
     with open(os.path.join(args.out, "meta.txt"), "w") as f:
         p = torch.cuda.get_device_properties(0)
         cpu = ""
@@ -337,6 +355,7 @@ def main():
                 mcsv.write("%s,neusight,%.4f,%.4f,%.4f,,,,,,,,,,,%s,%s,\n" % (
                     name, f, g, f + g, " ".join("%.3f" % x for x in fl), " ".join("%.3f" % x for x in bl)))
                 log(name, "neusight fw %.3f bw %.3f e2e %.3f" % (f, g, f + g))
+                write_label(args.out, name, os.path.join(args.models, m + ".json"), f, g)
             if "steady" in variants:
                 f, g, fl, bl = timed(model, ids, train, max(10, args.iters // 2), args.sample, False)
                 mcsv.write("%s,steady,%.4f,%.4f,%.4f,,,,,,,,,,,%s,%s,\n" % (

@@ -188,6 +188,14 @@ void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o)
     o->accumulate_grads = w->accum;
 }
 
+void cli_json_train_opts(st_json *j, const st_gen_opts *o)
+{
+    if (o->phase != ST_PHASE_TRAIN)
+        return;
+    st_json_string(j, "optimizer", !o->with_optimizer ? "none" : o->optim_foreach ? "foreach" : "fused");
+    st_json_bool(j, "accumulate_grads", o->accumulate_grads);
+}
+
 int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, const st_gen_opts *o)
 {
     if (m->kind != ST_MODEL_TRANSFORMER && (w->seq || w->kv >= 0 || w->attn))

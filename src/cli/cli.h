@@ -128,6 +128,10 @@ void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o);
  * decode, --no-optimizer outside train), else 0. */
 int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, const st_gen_opts *o);
 
+/* JSON keys of a training step's options (optimizer: none, fused or
+ * foreach; accumulate_grads); nothing outside --phase train. */
+void cli_json_train_opts(st_json *j, const st_gen_opts *o);
+
 /* Human formatting: "29.3 T" style with a unit. */
 void cli_si(char *buf, size_t n, double v, const char *unit);
 void cli_bytes(char *buf, size_t n, double v); /* binary units: GiB, MiB */

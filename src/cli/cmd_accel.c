@@ -75,6 +75,10 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_accel, "--dtype does not apply: the accelerator's word widths (bits per word "
                                            "of each storage level, and the MAC's) set the data sizes; edit the "
                                            "architecture to change them");
+    if (w.no_opt || w.optimizer || w.accum)
+        return cli_usage_error(&cmd_accel, "--%s does not apply: the accelerator layer maps inference "
+                                           "(prefill or decode) layers, with no backward or optimizer step; drop it",
+                               w.no_opt ? "no-optimizer" : w.optimizer ? "optimizer" : "accumulate-grads");
     st_error err;
     st_accel a;
     st_model m;

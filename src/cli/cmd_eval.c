@@ -289,10 +289,7 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_string(&j, "attention", st_attn_name(o->attn));
     st_json_bool(&j, "fused", co->fused);
     st_json_bool(&j, "recompute", co->recompute);
-    if (o->phase == ST_PHASE_TRAIN) {
-        st_json_string(&j, "optimizer", !o->with_optimizer ? "none" : o->optim_foreach ? "foreach" : "fused");
-        st_json_bool(&j, "accumulate_grads", o->accumulate_grads);
-    }
+    cli_json_train_opts(&j, o);
     if (co->edge)
         st_json_string(&j, "edge_class", co->edge->cls == ST_EDGE_MOBILE_CPU ? "mobile_cpu" : "mobile_gpu");
     st_json_number(&j, "total_s", s->total_s);

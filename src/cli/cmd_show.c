@@ -114,6 +114,7 @@ static void json_model(const st_model *m, const st_gen_opts *o, const st_oplist 
     st_json_int(&j, "kv_len", o->kv_len);
     st_json_string(&j, "dtype", st_dtype_name(o->dtype));
     st_json_string(&j, "attention", st_attn_name(o->attn));
+    cli_json_train_opts(&j, o);
     st_json_begin_array(&j, "ops");
     for (size_t i = 0; i < l->n; i++)
         json_op(&j, &l->ops[i]);
@@ -171,8 +172,8 @@ static int run(int argc, char **argv)
             const char *kind = st_file_kind_name(l->kind);
             free(l);
             return cli_usage_error(&cmd_show, "--phase, --batch, --seq, --kv, --dtype, --attn, "
-                                              "--logits and --no-optimizer apply to workloads, "
-                                              "and %s is a %s preset",
+                                              "--logits, --no-optimizer, --optimizer and "
+                                              "--accumulate-grads apply to workloads, and %s is a %s preset",
                                    argv[optind], kind);
         }
         if (json) {

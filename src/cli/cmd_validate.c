@@ -102,10 +102,14 @@ static int run_neusight(const char *dir, const char *models, int json, const st_
         st_json_int(&j, "skipped", (long long)res.skipped);
         st_json_int(&j, "skipped_dtype", (long long)res.skipped_dtype);
         st_json_string(&j, "coefficients", coef->source);
-        if (models && res.n_models)
-            st_json_string(&j, "model_configs", models);
-        if (res.skipped_labels)
-            st_json_int(&j, "skipped_labels", (long long)res.skipped_labels);
+        /* where the scored labels' models came from (null: no label scored) */
+        char mpath[720];
+        snprintf(mpath, sizeof mpath, "%s/models", dir);
+        if (res.n_models)
+            st_json_string(&j, "model_configs", models && *models ? models : mpath);
+        else
+            st_json_null(&j, "model_configs");
+        st_json_int(&j, "skipped_labels", (long long)res.skipped_labels);
         st_json_end_object(&j);
         st_json_finish(&j);
     } else {
@@ -383,7 +387,11 @@ static int run(int argc, char **argv)
         case 's': samples = optarg; break;
         case 'S': coll_samples = optarg; break;
         case 'E': ecoefp = optarg; break;
-        case 'M': models = optarg; break;
+        case 'M':
+            if (!*optarg)
+                return cli_usage_error(&cmd_validate, "--models: give a folder of model configs (MODEL.json)");
+            models = optarg;
+            break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_validate, stdout); return 0;
         default: return 2;

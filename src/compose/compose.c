@@ -126,9 +126,12 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
     }
 }
 
+/* Compiled mode fuses the model's elementwise ops into their producers;
+ * the optimizer step is not part of the compiled model (torch.compile of
+ * the model leaves optimizer.step() eager), so its passes stay apart. */
 static int is_fusible(const st_op *op)
 {
-    return op->kind == ST_OP_ELEMENTWISE || op->kind == ST_OP_ROPE;
+    return (op->kind == ST_OP_ELEMENTWISE || op->kind == ST_OP_ROPE) && op->pass != ST_PASS_OPT;
 }
 
 typedef struct op_cost {

@@ -205,6 +205,7 @@ static int push_lora(st_oplist *l, const st_op *base, int r, st_error *err)
     a.n = r;
     b.k = r;
     a.batch = b.batch = base->batch;
+    a.bias = b.bias = 0; /* the adapters have no bias */
     st_op_cost(&a);
     st_op_cost(&b);
     int rc = st_oplist_push(l, &a, err);

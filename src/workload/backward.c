@@ -46,7 +46,11 @@ static int push_vec(st_oplist *l, const st_op *f, const char *suffix, double row
     a.cols = (long long)cols;
     a.arity = 1;
     a.ew_flops = 1;
-    double e = st_dtype_bytes(f->dtype);
+    /* gradients are kept in 16 bits or wider: an FP8 or INT8 GEMM's (the
+     * FP8 recipe's block GEMMs) come out in BF16 */
+    if (st_dtype_bytes(a.dtype) < 2)
+        a.dtype = ST_BF16;
+    double e = st_dtype_bytes(a.dtype);
     a.flops = in;
     a.bytes_read = in * e;
     a.bytes_written = out * e;
@@ -122,6 +126,12 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, int accumulate, st_error *er
                 b.grad = ST_GRAD_WEIGHT;
                 rc = push_grad(l, &b, err);
             }
+            if (rc == 0 && f.bias) {
+                double ch = (double)f.k_out, dy = (double)(f.batch > 0 ? f.batch : 1) * ch * (double)f.p * (double)f.q;
+                rc = push_vec(l, &f, "bgrad", 1, ch, dy, ch, err);
+                if (rc == 0 && accumulate)
+                    rc = push_vec(l, &f, "bgrad.accum", 1, ch, 2 * ch, ch, err);
+            }
             if (rc == 0 && accumulate) {
                 double w = (double)f.k_out * (double)f.c / (double)(f.groups > 0 ? f.groups : 1) * (double)f.r * (double)f.s;
                 rc = push_vec(l, &f, "wgrad.accum", 1, w, 2 * w, w, err);
@@ -168,6 +178,11 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, int accumulate, st_error *er
                     rc = push_vec(l, &f, j ? "beta.accum" : "gamma.accum", 1, (double)f.cols, 2.0 * (double)f.cols,
                                   (double)f.cols, err);
             }
+            /* a batch or group norm's scale and shift, per channel */
+            if (rc == 0 && accumulate && (f.kind == ST_OP_BATCHNORM || f.kind == ST_OP_GROUPNORM))
+                for (int j = 0; rc == 0 && j < 2; j++)
+                    rc = push_vec(l, &f, j ? "beta.accum" : "gamma.accum", 1, (double)f.c, 2.0 * (double)f.c,
+                                  (double)f.c, err);
             /* the table's gradient (vocab or positions x width) */
             if (rc == 0 && accumulate && f.kind == ST_OP_EMBEDDING && f.n > 0)
                 rc = push_vec(l, &f, "accum", 1, (double)f.n * (double)f.cols, 2.0 * (double)f.n * (double)f.cols,

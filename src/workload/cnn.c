@@ -161,6 +161,7 @@ static void conv(walk *k, const char *name, long long cin, long long cout, long 
     op.groups = groups;
     op.p = p;
     op.q = q;
+    op.bias = !bn; /* a batch norm after it makes a bias redundant */
     push(k, &op);
     k->params += D(cout) * D(cin / groups) * D(ks) * D(ks) + (bn ? 0 : D(cout));
     k->h = p;
@@ -183,6 +184,7 @@ static void linear(walk *k, const char *name, long long rows, long long k_in, lo
     op.m = rows;
     op.k = k_in;
     op.n = n_out;
+    op.bias = bias;
     push(k, &op);
     k->params += D(k_in) * D(n_out) + (bias ? D(n_out) : 0);
 }

@@ -48,9 +48,14 @@ static void gemm(gen *g, const char *name, long long m, long long k, long long n
     op.m = m;
     op.k = k;
     op.n = n;
-    /* the blocks' projections carry the model's biases (the router, the
-     * embedding projections and the heads have none) */
-    op.bias = g->tf->bias && (strncmp(name, "attn.", 5) == 0 || strncmp(name, "xattn.", 6) == 0);
+    /* the blocks' projections carry the model's biases, and so do an
+     * encoder's heads (BERT's MLM transform and decoder, pooler and
+     * classifier); the router, the embedding projections and a causal
+     * model's LM head or score layer have none */
+    op.bias = g->tf->bias &&
+              (strncmp(name, "attn.", 5) == 0 || strncmp(name, "xattn.", 6) == 0 || strcmp(name, "transform") == 0 ||
+               strcmp(name, "pooler") == 0 ||
+               (!g->tf->causal && (strcmp(name, "lm_head") == 0 || strcmp(name, "classifier") == 0)));
     push(g, &op);
 }
 

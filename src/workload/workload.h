@@ -204,8 +204,9 @@ typedef struct st_op {
     int grad_unary, grad_binary; /* elementwise: the gradient runs this many unary and
                                     binary kernels instead of one (a composed activation) */
     int weight_int4; /* GEMM: weights stored in INT4 and dequantised (W4A16) */
-    int bias;        /* GEMM: adds a bias vector of n; its gradient is a column sum of dy,
-                        a kernel of its own in backward (PyTorch's addmm / Linear) */
+    int bias;        /* GEMM, CONV: adds a bias (n, or k_out channels); its gradient is a
+                        sum of dy over the rows (pixels), a kernel of its own in backward
+                        (PyTorch's addmm / Linear, convolution_backward) */
     int launch_only; /* a further kernel of the previous op's framework call (one
                         dispatch, two launches): the host pays the launch alone */
     st_act act;      /* elementwise: the activation it applies (ST_ACT_NONE: not one) */
