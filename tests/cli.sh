@@ -473,6 +473,16 @@ else not_ok "accel --accumulate-grads: does not apply" "rc=$rc $(cat "$tmp/err")
 "$S" validate neusight --models "" > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "\-\-models: give a folder" "$tmp/err"; then ok "validate --models '': usage error (exit 2)"
 else not_ok "validate --models ''" "rc=$rc $(cat "$tmp/err")"; fi
+# the step line says what the step runs: show and eval name the optimizer
+# and accumulation; a CNN has no attention to name
+"$S" show gpt2-large --phase train --optimizer foreach --accumulate-grads > "$tmp/out" 2> "$tmp/err"
+"$S" eval resnet50 --phase train > "$tmp/out2" 2> "$tmp/err"
+if grep -q "step .*AdamW foreach (torch.optim default), gradients accumulate" "$tmp/out" && grep -q "step .*fused AdamW" "$tmp/out2" &&
+    ! grep "step " "$tmp/out2" | grep -q attention; then ok "show/eval step line: the optimizer and accumulation named; no attention for a CNN"
+else not_ok "show/eval step line" "$(grep 'step ' "$tmp/out" "$tmp/out2")"; fi
+"$S" validate edge --models "$tmp" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "edge takes --data FILE" "$tmp/err"; then ok "validate edge --models: refused (exit 2)"
+else not_ok "validate edge --models: refused (exit 2)" "rc=$rc $(cat "$tmp/err")"; fi
 # --accumulate-grads: one add per parameter tensor, more time, same memory
 "$S" eval gpt2-large --gpu h100-sxm --phase train --seq 1024 --dtype fp32 --accumulate-grads --json > "$tmp/ac.json" 2> "$tmp/err"
 "$S" eval gpt2-large --gpu h100-sxm --phase train --seq 1024 --dtype fp32 --json > "$tmp/na.json" 2> "$tmp/err"

@@ -35,7 +35,13 @@ clocks can be read against each run.
 Large's first MLP GEMM at batch 4) timed isolated (synchronize after each run,
 as the kernel sweeps) and back to back for about two seconds.
 
-Usage: measure-models.py --models DIR --out DIR [--budget S] [--gemm] NAME...
+--variants picks among neusight, steady, profile (the default three) and
+adamw: forward, backward into fresh gradients, torch.optim.AdamW's step
+(PyTorch's default foreach implementation) and zero_grad(set_to_none=True),
+each between CUDA events (training configurations only; opt_ms is the step).
+
+Usage: measure-models.py --models DIR --out DIR [--budget S] [--iters N]
+       [--sample N] [--variants LIST] [--gemm] NAME...
 """
 import argparse
 import gc
@@ -45,16 +51,25 @@ import subprocess
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
-from torch.profiler import ProfilerActivity, profile
-from transformers import (AutoConfig, AutoModelForCausalLM,
-                          AutoModelForPreTraining,
-                          AutoModelForSequenceClassification)
+# torch and transformers load in main(), after the arguments (--help and a
+# bad option answer without a GPU stack)
+torch = F = ProfilerActivity = profile = None
+AutoConfig = AutoModelForCausalLM = AutoModelForPreTraining = AutoModelForSequenceClassification = None
 
-torch.backends.cudnn.benchmark = True
-torch.backends.cudnn.allow_tf32 = False
-torch.backends.cuda.matmul.allow_tf32 = False
+
+def load_stack():
+    global torch, F, ProfilerActivity, profile
+    global AutoConfig, AutoModelForCausalLM, AutoModelForPreTraining, AutoModelForSequenceClassification
+    import torch as t
+    import torch.nn.functional as f
+    from torch.profiler import ProfilerActivity as pa, profile as pr
+    import transformers as tr
+    torch, F, ProfilerActivity, profile = t, f, pa, pr
+    AutoConfig, AutoModelForCausalLM = tr.AutoConfig, tr.AutoModelForCausalLM
+    AutoModelForPreTraining, AutoModelForSequenceClassification = tr.AutoModelForPreTraining, tr.AutoModelForSequenceClassification
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
 
 LOG = None
 
@@ -295,6 +310,13 @@ def main():
                     help="comma-separated: neusight, steady, profile, adamw (training only)")
     ap.add_argument("names", nargs="+")
     args = ap.parse_args()
+    variants = set(args.variants.split(","))
+    bad = variants - {"neusight", "steady", "profile", "adamw"}
+    if bad:
+        raise SystemExit("unknown variant(s): " + ",".join(sorted(bad)) + "; use neusight, steady, profile, adamw")
+    for n in args.names:
+        parse_name(n)
+    load_stack()
     os.makedirs(args.out, exist_ok=True)
     LOG = open(os.path.join(args.out, "log.txt"), "a")
     for n in args.names:
@@ -329,10 +351,6 @@ def main():
     t_start = time.time()
     if args.gemm:
         gemm_check(args.out)
-    variants = set(args.variants.split(","))
-    bad = variants - {"neusight", "steady", "profile", "adamw"}
-    if bad:
-        raise SystemExit("unknown variant(s): " + ",".join(sorted(bad)))
     mcsv = open(os.path.join(args.out, "models.csv"), "w")
     mcsv.write("config,variant,fw_ms,bw_ms,e2e_ms,fw_kernel_sum_ms,bw_kernel_sum_ms,"
                "fw_busy_ms,bw_busy_ms,fw_span_ms,bw_span_ms,fw_kernels,bw_kernels,fw_wall_ms,bw_wall_ms,"

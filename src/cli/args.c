@@ -196,6 +196,22 @@ void cli_json_train_opts(st_json *j, const st_gen_opts *o)
     st_json_bool(j, "accumulate_grads", o->accumulate_grads);
 }
 
+void cli_print_train_opts(const st_gen_opts *o, FILE *out)
+{
+    if (o->phase != ST_PHASE_TRAIN)
+        return;
+    fputs(!o->with_optimizer ? ", no optimizer step"
+          : o->optim_foreach ? ", AdamW foreach (torch.optim default)"
+                             : ", fused AdamW", out);
+    if (o->accumulate_grads)
+        fputs(", gradients accumulate", out);
+}
+
+const char *cli_attn_words(st_attn_impl a)
+{
+    return a == ST_ATTN_FLASH3 ? "fused (FlashAttention-3)" : a == ST_ATTN_FLASH ? "fused" : "eager";
+}
+
 int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, const st_gen_opts *o)
 {
     if (m->kind != ST_MODEL_TRANSFORMER && (w->seq || w->kv >= 0 || w->attn))

@@ -131,6 +131,11 @@ int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, c
 /* JSON keys of a training step's options (optimizer: none, fused or
  * foreach; accumulate_grads); nothing outside --phase train. */
 void cli_json_train_opts(st_json *j, const st_gen_opts *o);
+/* The same for the text step line (", fused AdamW, gradients accumulate"),
+ * and the attention kernel's words ("eager", "fused", "fused
+ * (FlashAttention-3)"). */
+void cli_print_train_opts(const st_gen_opts *o, FILE *out);
+const char *cli_attn_words(st_attn_impl a);
 
 /* Human formatting: "29.3 T" style with a unit. */
 void cli_si(char *buf, size_t n, double v, const char *unit);

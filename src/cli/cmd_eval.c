@@ -239,12 +239,14 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
     if (co->edge)
         printf(", %s, the converted TFLite graph (batch norms folded, activations fused)\n\n",
                st_dtype_name(o->dtype));
-    else
-        printf(", %s, %s attention, %s%s%s%s\n\n", st_dtype_name(o->dtype), o->attn == ST_ATTN_FLASH3 ? "fused (FlashAttention-3)" : o->attn == ST_ATTN_FLASH ? "fused" : "eager",
-               co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "",
-               o->phase != ST_PHASE_TRAIN ? "" : !o->with_optimizer ? ", no optimizer step"
-               : o->optim_foreach ? ", AdamW foreach (torch.optim default)" : ", fused AdamW",
-               o->phase == ST_PHASE_TRAIN && o->accumulate_grads ? ", gradients accumulate" : "");
+    else {
+        printf(", %s", st_dtype_name(o->dtype));
+        if (m->kind == ST_MODEL_TRANSFORMER)
+            printf(", %s attention", cli_attn_words(o->attn));
+        printf(", %s%s", co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "");
+        cli_print_train_opts(o, stdout);
+        printf("\n\n");
+    }
     int lw = 22; /* as wide as the longest layer name */
     for (size_t i = 0; i < s->n_layers; i++)
         lw = (int)strlen(s->layers[i].layer) > lw ? (int)strlen(s->layers[i].layer) : lw;

@@ -81,7 +81,8 @@ static void print_ops(const st_model *m, const st_gen_opts *o, const st_oplist *
         printf(", sequence %lld", o->seq);
     printf(", %s", st_dtype_name(o->dtype));
     if (m->kind == ST_MODEL_TRANSFORMER)
-        printf(", %s attention", o->attn == ST_ATTN_FLASH3 ? "fused (FlashAttention-3)" : o->attn == ST_ATTN_FLASH ? "fused" : "eager");
+        printf(", %s attention", cli_attn_words(o->attn));
+    cli_print_train_opts(o, stdout);
     printf("\n\n");
     printf("  %-34s %-11s %-4s %6s %12s %12s %8s\n", "OPERATOR", "KIND", "PASS", "x", "FLOP",
            "BYTES", "FLOP/B");

@@ -403,7 +403,7 @@ static int run(int argc, char **argv)
     if (optind + 1 < argc)
         return cli_usage_error(&cmd_validate, "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(what, "edge") == 0) {
-        if (min_tokens_given || samples || coll_samples)
+        if (min_tokens_given || samples || coll_samples || models)
             return cli_usage_error(&cmd_validate, "edge takes --data FILE, --edge-coef FILE, --coef FILE and "
                                                   "--json only");
         st_error e;
