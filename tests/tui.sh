@@ -75,6 +75,11 @@ expect main "DP 8 +TP 1 +PP 1" "screen 6: starts at DP 8 on a DGX H100"
 keys main T
 expect main "DP 4 +TP 2 +PP 1" "T doubles TP and DP follows"
 expect main "iteration +[0-9.]+ (ms|s)" "the iteration time updates"
+keys main a
+expect main "FlashAttention-3" "a switches the attention kernel to FlashAttention-3 (DGX H100)"
+keys main a
+expect main "eager attention" "a again: eager attention"
+keys main a
 keys main '?'
 expect main "Help \(any key closes\)" "? opens the help overlay"
 keys main x

@@ -17,7 +17,7 @@ static const char *const lines[] = {
     "           Enter on a row: edit it (a, b, c or A..B x2 / A..B +S / A..B nN make an axis); r run; c cancel",
     "Results    x / y change the plotted objectives; Enter breakdown; r re-run; c cancel; e export CSV+JSON",
     "Parallel   d/D t/T p/P halve/double DP TP PP; m/M microbatches; z ZeRO; r recompute; s SP;",
-    "           w next model; c next cluster",
+    "           a attention (eager, FlashAttention-2, FlashAttention-3 on Hopper); w next model; c next cluster",
     "",
     "Every number here has a CLI command: strata eval, accel, train, sweep (see strata(1), strata-sweep(5)).",
 };

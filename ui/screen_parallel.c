@@ -108,11 +108,13 @@ void ui_parallel_draw(ui_app *a, ui_rect r)
     int gpus = k->dp * k->tp * k->pp * k->cp;
     ui_box(r, "Parallelism (training)", 1);
     int y = r.y + 1, x = r.x + 2, w = r.w - 4;
-    ui_text(y++, x, w, UI_BOLD, "%s on %s (%d GPUs), global batch %lld, seq %lld, %s%s",
+    ui_text(y++, x, w, UI_BOLD, "%s on %s (%d GPUs), global batch %lld, seq %lld, %s, %s",
             a->par_m.name, a->cat.items[a->clusters[a->par_cluster]].id, gpus, k->global_batch, k->seq,
-            st_dtype_name(k->dtype), k->flash ? ", flash attention" : "");
+            st_dtype_name(k->dtype),
+            k->fa3 ? "FlashAttention-3" : k->flash ? "FlashAttention-2" : "eager attention");
     ui_text(y++, x, w, ui_attr(UI_C_DIM),
-            "d/D dp (GPUs) -/+  t/T tp-/+  p/P pp-/+ (DP adjusts)  m/M microbatches/2,x2  z ZeRO  r recompute  s SP  w model  c cluster");
+            "d/D dp (GPUs) -/+  t/T tp-/+  p/P pp-/+ (DP adjusts)  m/M microbatches/2,x2  z ZeRO  r recompute  s SP  "
+            "a attention  w model  c cluster");
     y++;
     ui_text(y++, x, w, UI_NORMAL, "DP %-4d TP %-4d PP %-4d SP %-3s ZeRO %d  recompute %-9s microbatches %lld",
             k->dp, k->tp, k->pp, k->sp ? "on" : "off", k->zero, st_recompute_name(k->recompute), k->microbatches);
@@ -120,7 +122,7 @@ void ui_parallel_draw(ui_app *a, ui_rect r)
             "--zero %d --recompute %s --microbatches %lld --global-batch %lld --seq %lld --dtype %s%s",
             a->par_m.id, a->cat.items[a->clusters[a->par_cluster]].id, gpus, k->dp, k->tp, k->pp, k->sp ? " --sp" : "",
             k->zero, st_recompute_name(k->recompute), k->microbatches, k->global_batch, k->seq,
-            st_dtype_name(k->dtype), k->flash ? " --flash" : "");
+            st_dtype_name(k->dtype), k->fa3 ? " --fa3" : k->flash ? " --flash" : "");
     y++;
     if (a->par_err[0]) {
         ui_text(y, x, w, ui_attr(UI_C_ERR), " %s ", a->par_err);
@@ -186,6 +188,14 @@ int ui_parallel_key(ui_app *a, int key)
     case 'z': k->zero = (k->zero + 1) % 4; break;
     case 'r': k->recompute = (st_recompute)((k->recompute + 1) % 3); break;
     case 's': k->sp = !k->sp; break;
+    case 'a': /* eager -> FlashAttention-2 -> FlashAttention-3 (Hopper; refused with the reason elsewhere) */
+        if (k->fa3)
+            k->flash = k->fa3 = 0;
+        else if (k->flash)
+            k->fa3 = 1;
+        else
+            k->flash = 1;
+        break;
     case 'w':
         if (a->n_tf_models) {
             a->par_model = (a->par_model + 1) % a->n_tf_models;
