@@ -1559,5 +1559,28 @@ YAML
 "$S" train llama2-7b --cluster dgx-h100 --pp 2 --global-batch 64 --seq 4096 --flash --json > "$tmp/ppt.json"
 check "sweep evaluate train and strata train agree under PP (the same microbatch default)" \
     jq -e --slurpfile t "$tmp/ppt.json" '.points[0].latency_s == $t[0].iteration_s and .points[0].memory_bytes == $t[0].memory_per_gpu_bytes' "$tmp/pps/points.json"
+# a GPU sweep's point and `strata eval` with the same settings report the
+# same memory (one rule, st_step_memory): inference and training, a
+# transformer and a CNN
+cat > "$tmp/mem-sweep.yaml" <<'YAML'
+sweep: mem-agree
+evaluate: gpu
+fixed: {gpu: h100-sxm, batch: 4}
+axes:
+  workload: [gpt2-large, resnet50]
+  phase: [prefill, train]
+objectives: [latency, memory]
+YAML
+"$S" sweep "$tmp/mem-sweep.yaml" --out "$tmp/mems" --quiet > /dev/null 2> "$tmp/err"
+for w in gpt2-large resnet50; do for ph in prefill train; do
+    "$S" eval $w --gpu h100-sxm --batch 4 --phase $ph --json > "$tmp/mem-$w-$ph.json" 2> "$tmp/err"
+done; done
+check "sweep evaluate gpu and strata eval report the same memory (prefill and train, gpt2-large and resnet50)" \
+    jq -e -n --slurpfile p "$tmp/mems/points.json" --slurpfile a "$tmp/mem-gpt2-large-prefill.json" --slurpfile b "$tmp/mem-gpt2-large-train.json" \
+      --slurpfile c "$tmp/mem-resnet50-prefill.json" --slurpfile d "$tmp/mem-resnet50-train.json" '
+      def m($w; $ph): [$p[0].points[] | select(.params.workload == $w and .params.phase == $ph) | .memory_bytes][0];
+      m("gpt2-large"; "prefill") == $a[0].memory.bytes and m("gpt2-large"; "train") == $b[0].memory.bytes and
+      m("resnet50"; "prefill") == $c[0].memory.bytes and m("resnet50"; "train") == $d[0].memory.bytes and
+      $d[0].memory.activations_counted and $d[0].memory.activation_bytes > 0'
 
 tap_done

@@ -8,101 +8,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the step needs in GPU memory against what the GPU has. Training a
- * transformer: the training layer's memory on one GPU (weights, gradients,
- * optimizer states, activations, logits: `strata train` on one GPU). Other
- * steps: the weights and, for a decoder, the KV cache of the batch (decode:
- * the cached tokens and the new one; prefill: the prompt's); activations
- * are not counted there, so it is a lower bound (activations_counted). */
-typedef struct eval_mem {
-    double total, weights, kv_cache, states, capacity; /* states: gradients and optimizer (train) */
-    int activations_counted, fits;
-} eval_mem;
-
-static void eval_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
-                        const st_gpu_coef *coef, eval_mem *em)
-{
-    memset(em, 0, sizeof *em);
-    double es = st_dtype_bytes(o->dtype);
-    em->capacity = g->mem_bytes;
-    em->weights = st_model_params(m) * es;
-    if (m->kind == ST_MODEL_TRANSFORMER && (o->dtype == ST_FP8 || o->dtype == ST_INT8)) {
-        /* the FP8 / W8A8 recipes of st_model_ops: the blocks' weights in one
-         * byte, the embeddings and the LM head in 16 bits, and the KV cache
-         * in the 16-bit type the attention runs in */
-        double body = st_model_params_non_embedding(m);
-        em->weights = body * es + (st_model_params(m) - body) * 2.0;
-        es = 2.0;
-    }
-    if (o->phase == ST_PHASE_TRAIN && m->kind == ST_MODEL_TRANSFORMER) {
-        st_cluster c;
-        memset(&c, 0, sizeof c);
-        snprintf(c.id, sizeof c.id, "%s", g->id);
-        c.node.gpu = *g;
-        c.node.gpus = 1;
-        c.nodes = 1;
-        st_train_cfg k;
-        st_train_cfg_default(&k, m, 1);
-        k.global_batch = o->batch;
-        k.seq = o->seq;
-        k.dtype = o->dtype;
-        k.recompute = co->recompute ? ST_RECOMP_FULL : ST_RECOMP_NONE;
-        k.flash = st_attn_fused(o->attn);
-        k.fa3 = o->attn == ST_ATTN_FLASH3;
-        k.fused = co->fused;
-        st_train_result r;
-        st_error e;
-        if (st_train_eval(m, &c, coef, &k, &r, NULL, &e) == 0) {
-            em->total = r.mem.total;
-            em->weights = r.mem.weights;
-            em->states = r.mem.grads + r.mem.optimizer;
-            em->activations_counted = 1;
-        }
-    }
-    if (!em->activations_counted && o->phase == ST_PHASE_TRAIN) {
-        /* a model the training layer does not take (a CNN): its weights,
-         * and their gradients and AdamW state as the training layer counts
-         * them */
-        double grad_b, opt_b;
-        st_train_state_bytes(o->dtype, &grad_b, &opt_b);
-        em->states = st_model_params(m) * (grad_b + opt_b);
-        em->total = em->weights + em->states;
-    } else if (!em->activations_counted) {
-        if (m->kind == ST_MODEL_TRANSFORMER && m->tf.causal) {
-            const st_transformer *tf = &m->tf;
-            double ctx = o->phase == ST_PHASE_DECODE ? (double)o->kv_len + 1 : (double)o->seq;
-            em->kv_cache = (double)tf->layers * st_transformer_kv_bytes(tf, (double)o->batch * ctx, es);
-        }
-        em->total = em->weights + em->kv_cache;
-    }
-    em->fits = em->capacity <= 0 || em->total <= em->capacity;
-}
-
-static void print_memory(const eval_mem *em, int edge)
+/* What the step needs in GPU memory against what the GPU has:
+ * st_step_memory (train/train.h), the rule GPU sweeps use too. */
+static void print_memory(const st_step_mem *em, int edge)
 {
     const double gib = 1024.0 * 1024 * 1024;
-    if (em->activations_counted)
+    if (em->activations_counted && em->kv_cache == 0 && em->states > 0 && em->activations > 0)
+        printf("  memory             %.2f GiB of %.2f GiB (weights %.2f GiB, gradients and optimizer states %.2f GiB, "
+               "activations and buffers %.2f GiB)\n", em->total / gib, em->capacity / gib, em->weights / gib, em->states / gib,
+               em->activations / gib);
+    else if (em->activations_counted)
         printf("  memory             %.2f GiB of %.2f GiB (weights %.2f GiB, with gradients, optimizer states and "
                "activations)\n", em->total / gib, em->capacity / gib, em->weights / gib);
-    else if (em->states > 0)
-        printf("  memory             at least %.2f GiB of %.2f GiB (weights %.2f GiB, gradients and AdamW states "
-               "%.2f GiB; activations not counted)\n", em->total / gib, em->capacity / gib, em->weights / gib,
-               em->states / gib);
     else
-        printf("  memory             at least %.2f GiB of %.2f GiB (weights %.2f GiB, KV cache %.2f GiB; activations "
-               "not counted)\n", em->total / gib, em->capacity / gib, em->weights / gib, em->kv_cache / gib);
+        printf("  memory             %.2f GiB of %.2f GiB (weights %.2f GiB, KV cache %.2f GiB, the largest "
+               "operator's live tensors %.2f GiB)\n", em->total / gib, em->capacity / gib, em->weights / gib,
+               em->kv_cache / gib, em->activations / gib);
     if (!em->fits)
         printf("  DOES NOT FIT       the step needs more memory than the %s has; the time is what it would take "
                "with the memory\n", edge ? "device" : "GPU");
 }
 
-static void json_memory(st_json *j, const eval_mem *em)
+static void json_memory(st_json *j, const st_step_mem *em)
 {
     st_json_begin_object(j, "memory");
     st_json_number(j, "bytes", em->total);
     st_json_number(j, "weights_bytes", em->weights);
     st_json_number(j, "kv_cache_bytes", em->kv_cache);
     st_json_number(j, "gradient_optimizer_bytes", em->states);
+    st_json_number(j, "activation_bytes", em->activations);
     st_json_bool(j, "activations_counted", em->activations_counted);
     st_json_number(j, "capacity_bytes", em->capacity);
     st_json_bool(j, "fits", em->fits);
@@ -227,7 +161,7 @@ static void json_kernels(st_json *j, const st_oplist *ops, const st_op_time *tim
 }
 
 static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
-                       const st_step *s, const eval_mem *em)
+                       const st_step *s, const st_step_mem *em)
 {
     cli_print_model_header(m, stdout);
     printf("  on                 %s (%s)\n", g->name, g->id);
@@ -276,7 +210,7 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
 }
 
 static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, const st_compose_opts *co,
-                      const st_step *s, const eval_mem *em, const st_oplist *ops, const st_op_time *times)
+                      const st_step *s, const st_step_mem *em, const st_oplist *ops, const st_op_time *times)
 {
     st_json j;
     st_json_init(&j, stdout, 1);
@@ -443,8 +377,8 @@ static int run(int argc, char **argv)
         st_model_free(&m);
         return cli_fail(&err);
     }
-    eval_mem em;
-    eval_memory(&m, &g, &o, &co, &coef, &em);
+    st_step_mem em;
+    st_step_memory(&m, &g, &o, co.recompute, co.fused, &coef, &ops, &em);
     st_op_time *times = kernels ? op_times(&g, &coef, &ops, &co, &err) : NULL;
     if (kernels && !times) {
         rc = 1;
@@ -491,12 +425,13 @@ const cli_command cmd_eval = {
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --edge-coef FILE edge presets: the edge table (default calibration/edge.yaml)\n"
     "  --json           machine-readable; total_s, lo_s, hi_s (correlated band), memory{bytes,\n"
-    "                   weights_bytes, kv_cache_bytes, gradient_optimizer_bytes, activations_counted,\n"
-    "                   capacity_bytes, fits},\n"
+    "                   weights_bytes, kv_cache_bytes, gradient_optimizer_bytes, activation_bytes,\n"
+    "                   activations_counted, capacity_bytes, fits},\n"
     "                   layers[], operators[] with --kernels\n"
-    "\nMemory: training a transformer counts what `strata train` counts on one GPU; training\n"
-    "another model its weights, gradients and AdamW states; inference the weights and a\n"
-    "decoder's KV cache. The last two are lower bounds (activations not counted). The\n"
+    "\nMemory (the rule GPU sweeps use too): training a transformer counts what `strata train`\n"
+    "counts on one GPU; training another model its weights, gradients, AdamW states and every\n"
+    "forward output (kept for the backward); inference the weights, a decoder's KV cache and\n"
+    "the largest operator's live tensors (activations are freed as their consumers run). The\n"
     "optimizer's states are counted with --no-optimizer too (it leaves the step out of the\n"
     "time, not the states out of memory).\n",
     run,

@@ -45,36 +45,6 @@ static void apply_hw(st_gpu *g, const st_pvalue *const *v)
         g->mem_bytes *= v[ST_P_MEM_SCALE]->num;
 }
 
-/* Bytes the step keeps resident: weights, the KV cache (decoders), and the
- * activations (training: every forward output is saved for the backward;
- * inference: the largest op's input and output live at once). Training adds
- * gradients and Adam states, 2+12 bytes per parameter in mixed precision, 4+8
- * in FP32 (ZeRO paper, section 3.1). */
-static double step_memory(const st_model *m, const st_gen_opts *o, const st_oplist *ops)
-{
-    double params = st_model_params(m), e = st_dtype_bytes(o->dtype);
-    double mem = params * e;
-    if (o->phase == ST_PHASE_TRAIN) {
-        mem += params * (o->dtype == ST_FP32 ? 4 + 8 : 2 + 12);
-        for (size_t i = 0; i < ops->n; i++)
-            if (ops->ops[i].pass == ST_PASS_FWD)
-                mem += ops->ops[i].bytes_written * (double)(ops->ops[i].repeat > 0 ? ops->ops[i].repeat : 1);
-        return mem;
-    }
-    if (m->kind == ST_MODEL_TRANSFORMER && m->tf.causal) {
-        const st_transformer *tf = &m->tf;
-        double ctx = o->phase == ST_PHASE_DECODE ? (double)o->kv_len + 1 : (double)o->seq;
-        mem += 2.0 * (double)tf->layers * (double)tf->kv_heads * (double)tf->head_dim * (double)o->batch * ctx * e;
-    }
-    double peak = 0;
-    for (size_t i = 0; i < ops->n; i++) {
-        const st_op *op = &ops->ops[i];
-        double live = op->bytes_written + (op->kind == ST_OP_GEMM ? 0 : op->bytes_read);
-        peak = live > peak ? live : peak;
-    }
-    return mem + peak;
-}
-
 int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *pt, st_detail *d,
                         st_error *err)
 {
@@ -136,7 +106,11 @@ int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *
     st_step step_local, *step = d ? &d->step : &step_local;
     /* st_step is a few KiB: fine on a worker's stack */
     rc = st_compose(&g, &s->coef, &ops, &co, step, err);
-    double mem = rc ? 0 : step_memory(m, &o, &ops);
+    /* the memory `strata eval` reports for the same step */
+    st_step_mem sm;
+    if (!rc)
+        st_step_memory(m, &g, &o, co.recompute, co.fused, &s->coef, &ops, &sm);
+    double mem = rc ? 0 : sm.total;
     st_oplist_free(&ops);
     if (rc)
         return rc;

@@ -120,6 +120,22 @@ typedef struct st_train_cfg {
  * master weights (2, 12: the ZeRO paper's mixed-precision accounting). */
 void st_train_state_bytes(st_dtype t, double *grad, double *opt);
 
+/* One step's memory on one GPU (strata eval, and GPU sweeps' memory
+ * metric and fit): the weights (the FP8 and INT8 recipes keep embeddings
+ * and the LM head in 16 bits); training a transformer, what strata train
+ * counts on one GPU (gradients, optimizer states, activations); training
+ * another model, gradients and AdamW states and every forward output of
+ * ops; inference, a decoder's KV cache and, at the peak, the largest
+ * operator's live tensors (ops; NULL leaves them out). recompute and fused
+ * as the compose options; coef prices the training layer (NULL: the
+ * non-transformer rule). activations_counted: all of a training step's. */
+typedef struct st_step_mem {
+    double total, weights, kv_cache, states, activations, capacity; /* states: gradients and optimizer */
+    int activations_counted, fits;
+} st_step_mem;
+void st_step_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o, int recompute, int fused,
+                    const st_gpu_coef *coef, const st_oplist *ops, st_step_mem *out);
+
 /* dp = GPUs, everything else 1, 1F1B, 1 microbatch, the model's dtype. */
 void st_train_cfg_default(st_train_cfg *c, const st_model *m, int gpus);
 /* The microbatch and global-batch defaults `strata train` and training
