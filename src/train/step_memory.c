@@ -81,5 +81,15 @@ void st_step_memory(const st_model *m, const st_gpu *g, const st_gen_opts *o, in
         }
         out->total = out->weights + out->kv_cache + out->activations;
     }
+    /* torch.optim.AdamW's foreach step allocates sqrt(v) for every
+     * parameter (4 bytes each) after the backward has freed the
+     * activations: the step's peak is the larger of the two */
+    if (o->phase == ST_PHASE_TRAIN && o->with_optimizer && o->optim_foreach) {
+        double tmp = 4.0 * st_model_params(m);
+        if (tmp > out->activations) {
+            out->states += tmp - out->activations;
+            out->total += tmp - out->activations;
+        }
+    }
     out->fits = out->capacity <= 0 || out->total <= out->capacity;
 }

@@ -126,7 +126,9 @@ void st_train_state_bytes(st_dtype t, double *grad, double *opt);
  * counts on one GPU (gradients, optimizer states, activations); training
  * another model, gradients and AdamW states and every forward output of
  * ops; inference, a decoder's KV cache and, at the peak, the largest
- * operator's live tensors (ops; NULL leaves them out). recompute and fused
+ * operator's live tensors (ops; NULL leaves them out). The foreach AdamW
+ * step's temporary (4 bytes a parameter) counts where it outgrows the
+ * activations it replaces at the peak. recompute and fused
  * as the compose options; coef prices the training layer (NULL: the
  * non-transformer rule). activations_counted: all of a training step's. */
 typedef struct st_step_mem {

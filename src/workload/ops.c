@@ -415,6 +415,25 @@ int st_model_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, st_err
     if (rc == 0 && o->phase == ST_PHASE_TRAIN) {
         size_t n_fwd = out->n;
         rc = st_ops_add_backward(out, n_fwd, o->accumulate_grads, err);
+        /* a tied word embedding gets two gradients (the LM head's and the
+         * embedding's); autograd sums them before accumulating, one add over
+         * the table (with accumulation the two adds are already there) */
+        if (rc == 0 && !o->accumulate_grads && m->kind == ST_MODEL_TRANSFORMER && m->tf.tied_embeddings &&
+            m->tf.lm_head) {
+            double t = (double)m->tf.vocab * (double)st_transformer_embed_width(&m->tf);
+            st_op sum = st_op_new("embed", "tokens.tied_sum", ST_OP_ELEMENTWISE,
+                                  st_dtype_bytes(go.dtype) < 2 ? ST_BF16 : go.dtype, 1, 0);
+            sum.pass = ST_PASS_BWD;
+            sum.grad = ST_GRAD_WEIGHT;
+            sum.rows = 1;
+            sum.cols = (long long)t;
+            sum.arity = 2;
+            sum.ew_flops = 1;
+            sum.flops = t;
+            sum.bytes_read = 2 * t * st_dtype_bytes(sum.dtype);
+            sum.bytes_written = t * st_dtype_bytes(sum.dtype);
+            rc = st_oplist_push(out, &sum, err);
+        }
         if (rc == 0 && o->with_optimizer && o->optim_foreach) {
             rc = foreach_adamw(out, st_model_params(m), err);
         } else if (rc == 0 && o->with_optimizer) {
