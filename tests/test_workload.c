@@ -618,6 +618,40 @@ static void test_opt350m_classifier(void **state)
     st_model_free(&lm);
 }
 
+/* A training step's options (optimizer off: the tests below look at the
+ * backward), and its operator list; either failing fails the test. */
+static st_gen_opts train_opts(const st_model *m, long long batch, long long seq)
+{
+    st_gen_opts o;
+    st_gen_opts_default(&o, m);
+    o.phase = ST_PHASE_TRAIN;
+    o.batch = batch;
+    o.seq = seq;
+    o.with_optimizer = 0;
+    return o;
+}
+
+static st_oplist gen(const st_model *m, const st_gen_opts *o)
+{
+    st_oplist l = {0, 0, NULL};
+    st_error err;
+    if (st_model_ops(m, o, &l, &err) != 0)
+        fail_msg("%s", err.msg);
+    return l;
+}
+
+/* The gradient-accumulation adds (".accum" ops): elements written at es
+ * bytes each, and kernels, repeats counted. */
+static void accum_totals(const st_oplist *l, double es, double *elems, double *kernels)
+{
+    *elems = *kernels = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (strstr(l->ops[i].name, ".accum")) {
+            *elems += l->ops[i].bytes_written / es * (double)l->ops[i].repeat;
+            *kernels += (double)l->ops[i].repeat;
+        }
+}
+
 /* A Linear/Conv1D bias's gradient is a column sum of dy (PyTorch's addmm
  * backward runs a reduction kernel); with gradients accumulating (a second
  * backward without zero_grad, as NeuSight's label harness runs), each
@@ -628,19 +662,10 @@ static void test_bias_grad_and_accumulation(void **state)
 {
     (void)state;
     st_model m = load(testdata("hf/gpt2-tiny-config.json"));
-    st_gen_opts o;
-    st_error err;
-    st_gen_opts_default(&o, &m);
-    o.phase = ST_PHASE_TRAIN;
-    o.batch = 2;
-    o.seq = 16;
-    o.with_optimizer = 0;
-    st_oplist plain = {0, 0, NULL}, acc = {0, 0, NULL};
-    if (st_model_ops(&m, &o, &plain, &err) != 0)
-        fail_msg("%s", err.msg);
+    st_gen_opts o = train_opts(&m, 2, 16);
+    st_oplist plain = gen(&m, &o);
     o.accumulate_grads = 1;
-    if (st_model_ops(&m, &o, &acc, &err) != 0)
-        fail_msg("%s", err.msg);
+    st_oplist acc = gen(&m, &o);
     /* qkv: 32 tokens x 192 outputs; dy read once, 192 sums written */
     const st_op *bg = find(&plain, "block.attn.qkv.bgrad");
     assert_int_equal(bg->pass, ST_PASS_BWD);
@@ -662,12 +687,8 @@ static void test_bias_grad_and_accumulation(void **state)
     find(&acc, "embed.positions.accum");
     /* every parameter once, the tied word embedding twice (autograd adds the
      * LM head's gradient to the embedding's before accumulating) */
-    double elems = 0, kernels = 0;
-    for (size_t i = 0; i < acc.n; i++)
-        if (strstr(acc.ops[i].name, ".accum")) {
-            elems += acc.ops[i].bytes_written / 4 * (double)acc.ops[i].repeat;
-            kernels += (double)acc.ops[i].repeat;
-        }
+    double elems, kernels;
+    accum_totals(&acc, 4, &elems, &kernels);
     double per_block = 2 * 128 + 64 * 192 + 192 + 64 * 64 + 64 + 64 * 256 + 256 + 256 * 64 + 64;
     double params = 100 * 64 + 128 * 64 + 2 * per_block + 128;
     assert_true(params == st_model_params(&m));
@@ -679,9 +700,7 @@ static void test_bias_grad_and_accumulation(void **state)
     /* the FP8 recipe's block GEMMs run in FP8; their gradients are BF16 */
     o.dtype = ST_FP8;
     o.accumulate_grads = 0;
-    st_oplist f8 = {0, 0, NULL};
-    if (st_model_ops(&m, &o, &f8, &err) != 0)
-        fail_msg("%s", err.msg);
+    st_oplist f8 = gen(&m, &o);
     assert_int_equal(find(&f8, "block.attn.qkv")->dtype, ST_FP8);
     const st_op *b8 = find(&f8, "block.attn.qkv.bgrad");
     assert_int_equal(b8->dtype, ST_BF16);
@@ -698,21 +717,12 @@ static void test_cnn_accumulation(void **state)
 {
     (void)state;
     st_model m = load("resnet50");
-    st_gen_opts o;
-    st_error err;
-    st_gen_opts_default(&o, &m);
-    o.phase = ST_PHASE_TRAIN;
+    st_gen_opts o = train_opts(&m, 1, 0);
     o.dtype = ST_FP32;
     o.accumulate_grads = 1;
-    st_oplist l = {0, 0, NULL};
-    if (st_model_ops(&m, &o, &l, &err) != 0)
-        fail_msg("%s", err.msg);
-    double elems = 0, kernels = 0;
-    for (size_t i = 0; i < l.n; i++)
-        if (strstr(l.ops[i].name, ".accum")) {
-            elems += l.ops[i].bytes_written / 4 * (double)l.ops[i].repeat;
-            kernels += (double)l.ops[i].repeat;
-        }
+    st_oplist l = gen(&m, &o);
+    double elems, kernels;
+    accum_totals(&l, 4, &elems, &kernels);
     assert_true(elems == 25557032.0);
     assert_true(kernels == 161);
     /* the classifier's bias gradient: 1000 sums over the batch's rows */
@@ -729,16 +739,10 @@ static void test_foreach_adamw(void **state)
 {
     (void)state;
     st_model m = load(testdata("hf/gpt2-tiny-config.json"));
-    st_gen_opts o;
-    st_error err;
-    st_gen_opts_default(&o, &m);
-    o.phase = ST_PHASE_TRAIN;
-    o.batch = 1;
-    o.seq = 16;
+    st_gen_opts o = train_opts(&m, 1, 16);
+    o.with_optimizer = 1;
     o.optim_foreach = 1;
-    st_oplist l = {0, 0, NULL};
-    if (st_model_ops(&m, &o, &l, &err) != 0)
-        fail_msg("%s", err.msg);
+    st_oplist l = gen(&m, &o);
     double p = st_model_params(&m), rd = 0, wr = 0;
     int n = 0;
     for (size_t i = 0; i < l.n; i++)

@@ -39,15 +39,7 @@ import traceback
 import torch
 import torch.nn.functional as F
 
-LOG = None
-
-
-def log(*a):
-    s = " ".join(str(x) for x in a)
-    print(s, flush=True)
-    if LOG:
-        LOG.write(s + "\n")
-        LOG.flush()
+from measure_common import log, open_log  # noqa: E402 (tools/ is on sys.path)
 
 
 def event_runs(fn, runs, warm):
@@ -413,7 +405,7 @@ def linear_rest(a):
 
 
 def main():
-    global LOG, DEVICE, TORCH_V, CUDA_V, CUDNN_V, SMS
+    global DEVICE, TORCH_V, CUDA_V, CUDNN_V, SMS
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", help="a NeuSight-layout kernels-test folder (the sweep and --linear-rest)")
     ap.add_argument("--out", required=True)
@@ -429,7 +421,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     if not a.shapes and (a.linear_rest or not (a.floors or a.attention_backward)):
         ap.error("--shapes is needed for the sweep and --linear-rest")
-    LOG = open(os.path.join(a.out, "log.txt"), "a")  # every mode appends: one log per folder
+    open_log(os.path.join(a.out, "log.txt"))  # every mode appends: one log per folder
     t_start = time.time()
     props = torch.cuda.get_device_properties(0)
     DEVICE = torch.cuda.get_device_name().strip()

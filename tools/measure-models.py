@@ -71,15 +71,7 @@ def load_stack():
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
 
-LOG = None
-
-
-def log(*a):
-    s = " ".join(str(x) for x in a)
-    print(s, flush=True)
-    if LOG:
-        LOG.write(s + "\n")
-        LOG.flush()
+from measure_common import log, open_log  # noqa: E402 (tools/ is on sys.path)
 
 
 def parse_name(name):
@@ -298,7 +290,6 @@ def gemm_check(out):
 
 
 def main():
-    global LOG
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", required=True)
     ap.add_argument("--out", required=True)
@@ -318,7 +309,7 @@ def main():
         parse_name(n)
     load_stack()
     os.makedirs(args.out, exist_ok=True)
-    LOG = open(os.path.join(args.out, "log.txt"), "a")
+    open_log(os.path.join(args.out, "log.txt"))
     for n in args.names:
         m, _, _, _, _ = parse_name(n)
         if not os.path.exists(os.path.join(args.models, m + ".json")):

@@ -57,6 +57,13 @@ static int push_vec(st_oplist *l, const st_op *f, const char *suffix, double row
     return st_oplist_push(l, &a, err);
 }
 
+/* A gradient of `elems` elements added into the .grad a previous backward
+ * left (autograd's AccumulateGrad): two reads and a write an element. */
+static int push_accum(st_oplist *l, const st_op *f, const char *suffix, double elems, st_error *err)
+{
+    return push_vec(l, f, suffix, 1, elems, 2 * elems, elems, err);
+}
+
 /* The bias gradient of a GEMM (a column sum of dy), and with accumulation
  * the adds of its weight and bias gradients into .grad. */
 static int gemm_param_grads(st_oplist *l, const st_op *f, int accumulate, st_error *err)
@@ -67,9 +74,9 @@ static int gemm_param_grads(st_oplist *l, const st_op *f, int accumulate, st_err
         rc = push_vec(l, f, "bgrad", 1, b * (double)f->n, b * (double)f->m * (double)f->n, b * (double)f->n, err);
     double w = (f->kind == ST_OP_BMM ? 1 : b) * (double)f->k * (double)f->n;
     if (rc == 0 && accumulate)
-        rc = push_vec(l, f, "wgrad.accum", 1, w, 2 * w, w, err);
+        rc = push_accum(l, f, "wgrad.accum", w, err);
     if (rc == 0 && accumulate && f->bias)
-        rc = push_vec(l, f, "bgrad.accum", 1, b * (double)f->n, 2 * b * (double)f->n, b * (double)f->n, err);
+        rc = push_accum(l, f, "bgrad.accum", b * (double)f->n, err);
     return rc;
 }
 
@@ -130,11 +137,11 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, int accumulate, st_error *er
                 double ch = (double)f.k_out, dy = (double)(f.batch > 0 ? f.batch : 1) * ch * (double)f.p * (double)f.q;
                 rc = push_vec(l, &f, "bgrad", 1, ch, dy, ch, err);
                 if (rc == 0 && accumulate)
-                    rc = push_vec(l, &f, "bgrad.accum", 1, ch, 2 * ch, ch, err);
+                    rc = push_accum(l, &f, "bgrad.accum", ch, err);
             }
             if (rc == 0 && accumulate) {
                 double w = (double)f.k_out * (double)f.c / (double)(f.groups > 0 ? f.groups : 1) * (double)f.r * (double)f.s;
-                rc = push_vec(l, &f, "wgrad.accum", 1, w, 2 * w, w, err);
+                rc = push_accum(l, &f, "wgrad.accum", w, err);
             }
             break;
         case ST_OP_ELEMENTWISE:
@@ -175,18 +182,15 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, int accumulate, st_error *er
                 rc = push_grad(l, &b, err);
                 /* gamma (and LayerNorm's beta), one add each */
                 for (int j = 0; rc == 0 && accumulate && j < (f.kind == ST_OP_LAYERNORM ? 2 : 1); j++)
-                    rc = push_vec(l, &f, j ? "beta.accum" : "gamma.accum", 1, (double)f.cols, 2.0 * (double)f.cols,
-                                  (double)f.cols, err);
+                    rc = push_accum(l, &f, j ? "beta.accum" : "gamma.accum", (double)f.cols, err);
             }
             /* a batch or group norm's scale and shift, per channel */
             if (rc == 0 && accumulate && (f.kind == ST_OP_BATCHNORM || f.kind == ST_OP_GROUPNORM))
                 for (int j = 0; rc == 0 && j < 2; j++)
-                    rc = push_vec(l, &f, j ? "beta.accum" : "gamma.accum", 1, (double)f.c, 2.0 * (double)f.c,
-                                  (double)f.c, err);
+                    rc = push_accum(l, &f, j ? "beta.accum" : "gamma.accum", (double)f.c, err);
             /* the table's gradient (vocab or positions x width) */
             if (rc == 0 && accumulate && f.kind == ST_OP_EMBEDDING && f.n > 0)
-                rc = push_vec(l, &f, "accum", 1, (double)f.n * (double)f.cols, 2.0 * (double)f.n * (double)f.cols,
-                              (double)f.n * (double)f.cols, err);
+                rc = push_accum(l, &f, "accum", (double)f.n * (double)f.cols, err);
             break;
         }
         if (rc)
