@@ -442,8 +442,9 @@ static void test_batched_tiles(void **state)
     assert_int_equal(e.tile.m, 64);
 }
 
-/* Memory instructions of a one-element-per-thread kernel: with 10 ns per
- * SM per miss or store and a hit at half that, Sarathi's rms_norm over
+/* Memory instructions of a one-element-per-thread kernel: with 14.1 SM
+ * cycles (10 ns at the A100's 1.41 GHz boost) per miss or store and a hit
+ * at half that, Sarathi's rms_norm over
  * 4096 rows of 8192 FP16 (per row: 256 warp-wide steps, each a row load and
  * a store that go to memory and a re-read and a weight load from L1) costs
  * 4096 x 256 x (2 + 0.5 x 2) x 10 ns / 108 SMs = 291.3 us on the A100's SM
@@ -461,7 +462,7 @@ static void test_memory_instructions(void **state)
     assert_int_equal(g.sm_count, 108);
     st_gpu_coef c;
     only(&c, -1, 0);
-    c.lsu_ns = 10, c.lsu_hit_share = 0.5;
+    c.lsu_cycles = 14.1, c.lsu_hit_share = 0.5;
     st_kernel k = {0};
     k.op = ST_KOP_NORM, k.dtype = ST_FP16, k.rows = 4096, k.cols = 8192;
     k.bytes_total = 2.0 * (2.0 * 4096 * 8192 + 8192);
@@ -472,6 +473,15 @@ static void test_memory_instructions(void **state)
     assert_true(rel_diff(e.lsu_s, 4096.0 * 256 * 3 * 10e-9 / 108) < 1e-12);
     assert_string_equal(e.bound, "compute");
     assert_true(e.gpu_s == e.lsu_s && rel_diff(e.memory_s, 201.3e6 / 2039e9) < 0.01);
+    /* the cost is in SM cycles: the H100 SXM (132 SMs at 1.98 GHz) retires
+     * the same instructions in 4096 x 256 x 3 x 14.1 / 1.98 GHz / 132 =
+     * 169.8 us, not the A100's 10 ns each */
+    st_gpu h;
+    st_kernel_est eh;
+    load("h100-sxm", &h);
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &eh, &err), 0);
+    assert_true(rel_diff(eh.lsu_s, 4096.0 * 256 * 3 * 14.1 / 1.98e9 / 132) < 1e-12);
+    assert_true(rel_diff(eh.lsu_s, 169.8e-6) < 1e-3);
     k.rows = 64, k.bytes_total = 2.0 * (2.0 * 64 * 8192 + 8192);
     k.mem_requests = 2.0 * 64 * 256, k.mem_hits = 2.0 * 64 * 256;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
@@ -495,7 +505,7 @@ static void test_memory_instructions(void **state)
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &plain, &err), 0);
     assert_true(plain.lsu_s == 0 && plain.gpu_s < e.gpu_s);
     k.mem_requests = k.mem_hits = 2.0 * 64 * 256;
-    c.lsu_ns = 0;
+    c.lsu_cycles = 0;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
     assert_true(e.lsu_s == 0 && e.gpu_s == plain.gpu_s);
 }
@@ -1123,8 +1133,8 @@ static void test_table_roundtrip(void **state)
     assert_true(a.gemm_reuse_span == b.gemm_reuse_span);
     assert_true(a.gemm_reuse_sharpness == b.gemm_reuse_sharpness);
     /* so are the memory-instruction keys (on in the shipped table) */
-    assert_true(a.lsu_ns > 0);
-    assert_true(a.lsu_ns == b.lsu_ns && a.lsu_hit_share == b.lsu_hit_share);
+    assert_true(a.lsu_cycles > 0);
+    assert_true(a.lsu_cycles == b.lsu_cycles && a.lsu_hit_share == b.lsu_hit_share);
     assert_true(a.index_cycles > 0 && a.index_cycles == b.index_cycles);
     /* dispatch and harness costs are written in microseconds: the unit
      * change may move the last bit, no more */

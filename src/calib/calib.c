@@ -329,7 +329,7 @@ int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_
             /* VIDUR's vector ops are Sarathi's one-element-per-thread
              * kernels (see vidur_sample), not the framework kernels the class
              * fits describe: the class fits keep to its GEMMs, and the
-             * memory-instruction rate (lsu_ns) is fitted on these rows */
+             * memory-instruction rate (lsu_cycles) is fitted on these rows */
             s.validate_only = s.k.op != ST_KOP_GEMM;
 
             snprintf(s.op, sizeof s.op, "%s", vs.items[j].op);

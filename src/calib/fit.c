@@ -685,30 +685,30 @@ static int index_objective(const st_calib_data *data, st_gpu_coef *c, unsigned o
     return sq_log_error(data, c, 1, obj, n, err);
 }
 
-/* lsu_ns and lsu_hit_share: a grid (0.5 ns steps from 2 to 16 ns; hit share
- * 0 to 1 in tenths) on the kernels that carry an instruction count. Only
+/* lsu_cycles and lsu_hit_share: a grid (0.25-cycle steps from 2 to 24 SM
+ * cycles; hit share 0 to 1 in tenths) on the kernels that carry an instruction count. Only
  * their time depends on it and no class is refitted: the classes' own
  * samples are the framework's vectorised kernels, which carry none. */
 static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
-    double ns[29], share[11];
-    for (int i = 0; i < 29; i++)
-        ns[i] = 2.0 + 0.5 * i;
+    double cyc[89], share[11];
+    for (int i = 0; i < 89; i++)
+        cyc[i] = 2.0 + 0.25 * i;
     for (int j = 0; j < 11; j++)
         share[j] = 0.1 * j;
     size_t n;
-    int rc = grid2(data, c, offsetof(st_gpu_coef, lsu_ns), ns, 29, offsetof(st_gpu_coef, lsu_hit_share), share,
+    int rc = grid2(data, c, offsetof(st_gpu_coef, lsu_cycles), cyc, 89, offsetof(st_gpu_coef, lsu_hit_share), share,
                    11, lsu_objective, 0, &n, err);
     if (rc)
         return rc;
-    c->lsu_ns = n ? c->lsu_ns : 0;
+    c->lsu_cycles = n ? c->lsu_cycles : 0;
     c->lsu_hit_share = n ? round6(c->lsu_hit_share) : 0;
     if (report) {
         if (n)
-            fprintf(report, "  memory instructions: %.1f ns per SM, an L1 hit %.1f of that (%zu samples)\n",
-                    c->lsu_ns, c->lsu_hit_share, n);
+            fprintf(report, "  memory instructions: %.2f SM cycles each, an L1 hit %.1f of that (%zu samples)\n",
+                    c->lsu_cycles, c->lsu_hit_share, n);
         else
-            fprintf(report, "  memory instructions: no samples carry a count, lsu_ns left off\n");
+            fprintf(report, "  memory instructions: no samples carry a count, lsu_cycles left off\n");
     }
     return 0;
 }

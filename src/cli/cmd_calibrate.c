@@ -45,9 +45,10 @@ static const char header_fmt[] =
     "# cost (PyTorch eager), which the compose layer overlaps with GPU time.\n"
     "# harness_us is the per-op overhead of the data's timing harness (scoring\n"
     "# only). overlap: max means the compute and memory sides overlap, sum\n"
-    "# that they add. lsu_ns is an SM's time per warp-wide memory instruction\n"
-    "# of kernels that move one element per thread per instruction (an L1 hit\n"
-    "# costs lsu_hit_share of it). index_cycles is index_select's SM cycles\n"
+    "# that they add. lsu_cycles is an SM's time per warp-wide memory\n"
+    "# instruction, in cycles at the boost clock, of kernels that move one\n"
+    "# element per thread per instruction (an L1 hit costs lsu_hit_share of\n"
+    "# it). index_cycles is index_select's SM cycles\n"
     "# per element (the embedding's gather).\n";
 
 /* The written table lands (its temporary renamed over `out`) only when

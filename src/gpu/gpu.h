@@ -122,7 +122,7 @@ typedef struct st_kernel {
      * (vLLM/Sarathi's norm, activation and rotary kernels, one block per
      * row): the warp-wide memory instructions they issue in all, split
      * into those that go past L1 and those L1 serves. Each SM retires such requests at a limited rate
-     * (its outstanding misses over the memory latency; st_gpu_coef.lsu_ns),
+     * (its outstanding misses over the memory latency; st_gpu_coef.lsu_cycles),
      * which bounds these kernels well below DRAM bandwidth on HBM parts. 0:
      * the framework's vectorised kernels (16 bytes per thread per
      * instruction), whose request rate is not modelled. */
@@ -185,13 +185,16 @@ typedef struct st_gpu_coef {
     double gemm_reuse_span;
     double gemm_reuse_sharpness;
     /* SM time per warp-wide memory instruction of a kernel that moves one
-     * element per thread per instruction (st_kernel.mem_requests), ns: an
-     * SM keeps a bounded number of misses in flight, each for the memory
-     * latency, so such a kernel is bound by its instruction count rather than
+     * element per thread per instruction (st_kernel.mem_requests), in SM
+     * cycles at the boost clock: an SM keeps a bounded number of misses in
+     * flight, so such a kernel is bound by its instruction count rather than
      * by bytes. Fitted by `strata calibrate` (a 2-D grid, with
      * lsu_hit_share, on the VIDUR A100 profiles of those kernels); 0 (a
-     * table without it) turns it off. */
-    double lsu_ns;
+     * table without it) turns it off. Cycles, not nanoseconds: the A100
+     * rows fit either way, and on the A40 rows, held out (1.74 GHz against
+     * the A100's 1.41), cycles bring the rotary kernel from 8.4-20.2% to
+     * 8.1-15.2% per TP degree and the activation from 4.2-11.4 to 4.0-10.6. */
+    double lsu_cycles;
     double lsu_hit_share;  /* an L1 hit's share of that time (fitted with it) */
     /* SM cycles per element of index_select (st_kernel.index_elems): its
      * 128-thread blocks, at most 8 per SM (aten/src/ATen/native/cuda/

@@ -1126,15 +1126,15 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * that get a block (a fluid share: counting whole blocks on the
          * busiest SM fits the A100 rows worse, norm 14-17% and rope 8-14%
          * against 10-16 and 6-13) */
-        if (k->mem_requests > 0 && c->lsu_ns > 0) /* one block per row */
-            e->lsu_s = c->lsu_ns * 1e-9 * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
+        double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+        if (k->mem_requests > 0 && c->lsu_cycles > 0) /* one block per row */
+            e->lsu_s = c->lsu_cycles / clk * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
                        busy_sms(g, (double)k->rows);
         if (k->index_elems > 0 && c->index_cycles > 0) {
             /* indexSelectLargeIndex: min(ceil(elements / 128), 8 x SMs)
              * blocks of 128 threads (Indexing.cu), a grid-stride loop (the
              * cap only matters past one block per SM, where all SMs work).
              * At the boost clock: the VIDUR A40 rows, held out, run at it. */
-            double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
             e->index_s = k->index_elems * c->index_cycles / (busy_sms(g, ceil(k->index_elems / 128.0)) * clk);
         }
         double bs = row_block_threads(k->op, (double)k->cols, es);

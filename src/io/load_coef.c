@@ -156,8 +156,8 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"l2_reuse_sharpness", 1, "how abruptly row re-reads, and whole tensors between passes, stop hitting L2 (exponent)"},
         {"gemm_reuse_span", 0, "multiple of L2 a wave's GEMM operand panels may span and still be shared"},
         {"gemm_reuse_sharpness", 0, "how abruptly GEMM panels stop being shared (exponent)"},
-        {"lsu_ns", 0, "SM time per warp-wide memory instruction of one-element-per-thread kernels, ns"},
-        {"lsu_hit_share", 0, "an L1 hit's share of lsu_ns"},
+        {"lsu_cycles", 0, "SM cycles per warp-wide memory instruction of one-element-per-thread kernels"},
+        {"lsu_hit_share", 0, "an L1 hit's share of lsu_cycles"},
         {"index_cycles", 0, "SM cycles per element of index_select's offset arithmetic"},
         {"dispatch_us", 1, "framework per-op host cost by class"},
         {"harness_us", 0, "per-op overhead of the calibration data's timing harness by class"},
@@ -187,7 +187,7 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         f_number(&c, doc.root, "l2_reuse_sharpness", 0.5, 64, 1, "", &out->l2_reuse_sharpness) ||
         f_number(&c, doc.root, "gemm_reuse_span", 0.01, 1e6, 1, "", &out->gemm_reuse_span) ||
         f_number(&c, doc.root, "gemm_reuse_sharpness", 0.5, 64, 1, "", &out->gemm_reuse_sharpness) ||
-        f_number(&c, doc.root, "lsu_ns", 0.01, 1e4, 1, "ns", &out->lsu_ns) ||
+        f_number(&c, doc.root, "lsu_cycles", 0.01, 1e5, 1, "cycles", &out->lsu_cycles) ||
         f_number(&c, doc.root, "lsu_hit_share", 0, 1, 1, "", &out->lsu_hit_share) ||
         f_number(&c, doc.root, "index_cycles", 0.01, 100, 1, "cycles", &out->index_cycles))
         goto done;
@@ -219,8 +219,8 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
         fprintf(f, "gemm_reuse_span: %.17g\n", c->gemm_reuse_span);
         fprintf(f, "gemm_reuse_sharpness: %.17g\n", c->gemm_reuse_sharpness);
     }
-    if (c->lsu_ns > 0) {
-        fprintf(f, "lsu_ns: %.17g\n", c->lsu_ns);
+    if (c->lsu_cycles > 0) {
+        fprintf(f, "lsu_cycles: %.17g\n", c->lsu_cycles);
         fprintf(f, "lsu_hit_share: %.17g\n", c->lsu_hit_share);
     }
     if (c->index_cycles > 0)
