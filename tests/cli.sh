@@ -184,6 +184,10 @@ check "kernel embedding: index_select's offset arithmetic, 440.7 us by hand at 2
 sed 's/^index_cycles:.*/index_cycles: -1/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/idxbad.yaml"
 "$S" kernel embedding --gpu a100-80gb-sxm --rows 4096 --cols 8192 --coef "$tmp/idxbad.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "idxbad.yaml:[0-9]*:[0-9]*:.*index_cycles" "$tmp/err"; then ok "a negative index_cycles: FILE:LINE:COL error naming the key"; else not_ok "a negative index_cycles: FILE:LINE:COL error naming the key" "rc=$rc $(cat "$tmp/err")"; fi
+# a table from before the memory-instruction cost moved to SM cycles
+sed 's/^lsu_cycles: .*/lsu_ns: 6.5/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/lsuns.yaml"
+"$S" kernel embedding --gpu a100-80gb-sxm --rows 4096 --cols 8192 --coef "$tmp/lsuns.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "lsuns.yaml:[0-9]*:[0-9]*:.*lsu_ns.*lsu_cycles" "$tmp/err"; then ok "an old table's lsu_ns: FILE:LINE:COL error naming lsu_cycles"; else not_ok "an old table's lsu_ns: FILE:LINE:COL error naming lsu_cycles" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" kernel gemm --gpu v100-pcie-32gb --dtype fp8 --m 64 --n 64 --k 64 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "fp8" "$tmp/err"; then ok "kernel: a dtype the GPU lacks is an error naming it"; else not_ok "kernel: a dtype the GPU lacks is an error naming it" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train "" > /dev/null 2> "$tmp/err"; rc=$?

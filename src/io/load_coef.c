@@ -171,6 +171,14 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
                      doc.path);
         goto done;
     }
+    if (f_get(doc.root, "lsu_ns")) {
+        /* tables written before the memory-instruction cost moved to cycles */
+        f_error(&c, f_get(doc.root, "lsu_ns"),
+                "lsu_ns (ns per memory instruction) is now lsu_cycles (SM cycles at the boost clock): "
+                "regenerate the table with tools/calibrate, or write lsu_cycles: lsu_ns x the boost clock "
+                "in GHz of the GPU it was fitted on (the A100's 1.41)");
+        goto done;
+    }
     if (f_check_map(&c, doc.root, keys, sizeof keys / sizeof keys[0]))
         goto done;
     char kind[32] = "";
