@@ -686,9 +686,10 @@ static int index_objective(const st_calib_data *data, st_gpu_coef *c, unsigned o
 }
 
 /* lsu_cycles and lsu_hit_share: a grid (0.25-cycle steps from 2 to 24 SM
- * cycles; hit share 0 to 1 in tenths) on the kernels that carry an instruction count. Only
- * their time depends on it and no class is refitted: the classes' own
- * samples are the framework's vectorised kernels, which carry none. */
+ * cycles; hit share 0 to 1 in tenths) on the kernels that carry an
+ * instruction count. Only their time depends on it and no class is
+ * refitted: the classes' own samples are the framework's vectorised
+ * kernels, which carry none. */
 static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     double cyc[89], share[11];

@@ -48,8 +48,8 @@ static const char header_fmt[] =
     "# that they add. lsu_cycles is an SM's time per warp-wide memory\n"
     "# instruction, in cycles at the boost clock, of kernels that move one\n"
     "# element per thread per instruction (an L1 hit costs lsu_hit_share of\n"
-    "# it). index_cycles is index_select's SM cycles\n"
-    "# per element (the embedding's gather).\n";
+    "# it). index_cycles is index_select's SM cycles per element (the\n"
+    "# embedding's gather).\n";
 
 /* The written table lands (its temporary renamed over `out`) only when
  * the write succeeded: rc is the writer's. */
