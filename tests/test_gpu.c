@@ -987,6 +987,41 @@ static void test_shipped_table(void **state)
     }
 }
 
+/* INT8 on Hopper runs warp-synchronous MMAs (CUTLASS sm80 kernels), which
+ * its tensor cores issue at half their rate: an 8192^3 INT8 GEMM on the
+ * H100 SXM (1978.9 dense TOPS) takes at least 2 x 8192^3 / (0.5 x 1978.9e12)
+ * = 1.111 ms on its compute side, and with the shipped table that ceiling,
+ * not the class's fitted efficiency, sets it (within the last wave's
+ * rounding); the measured sweeps peak at 980 TOPS. BF16 on the same GPU
+ * (asynchronous warpgroup MMAs, 989.4 TFLOP/s) and INT8 on the A100
+ * (synchronous MMAs at the full rate there) keep the class's efficiency,
+ * under the half-rate time. */
+static void test_int8_sync_ceiling(void **state)
+{
+    (void)state;
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    st_gpu h, a;
+    load("h100-sxm", &h);
+    load("a100-80gb-sxm", &a);
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_INT8, k.b = 1, k.m = k.n = k.k = 8192;
+    st_kernel_est e;
+    double f = 2.0 * 8192 * 8192 * 8192;
+    assert_true(fabs(h.matrix[ST_INT8].dense - 1978.9e12) < 1e6);
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(e.compute_s >= f / (0.5 * 1978.9e12) * (1 - 1e-9));
+    assert_true(e.compute_s < f / (0.5 * 1978.9e12) * 1.1);
+    assert_true(e.gpu_s >= 1.111e-3);
+    k.dtype = ST_BF16;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(e.compute_s < f / (0.5 * 989.4e12));
+    k.dtype = ST_INT8;
+    assert_int_equal(st_kernel_estimate(&a, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(e.compute_s < f / (0.5 * a.matrix[ST_INT8].dense));
+}
+
 /* Attention shapes that do not exist are refused: causal with more queries
  * than keys (the queries are the last q_len positions), and KV heads that do
  * not divide the query heads. */
@@ -1186,6 +1221,7 @@ int main(void)
         cmocka_unit_test(test_vector_fp16),
         cmocka_unit_test(test_compose_fused_epilogue),
         cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_flash_bad_shapes),
+        cmocka_unit_test(test_int8_sync_ceiling),
         cmocka_unit_test(test_flash3_published),  cmocka_unit_test(test_flash3_refused),
         cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_bad_table),

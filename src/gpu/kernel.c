@@ -440,6 +440,7 @@ typedef struct gemm_shape {
     double k_max;       /* the longest tile's k when tiles differ (causal attention); 0: all k */
     int pipelined;      /* a mixed-input W4A16 kernel (Marlin): its own tiles, weight stream overlapped */
     double sigma_floor; /* least band sigma (a path the calibration data has no kernel of) */
+    double sync_ceiling; /* > 0: the share of the tensor peak warp-synchronous MMAs issue at (see INT8) */
 } gemm_shape;
 
 /* Output tiles an SM holds at once: register-bound. Library GEMM kernels
@@ -640,6 +641,11 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         for (int j = 0; j < ns; j++) {
             double x[GF_N], w, waves, tl;
             gemm_features_for(g, peak, pf, op_scale, s, t, splits[j], x, &w, &waves, &tl);
+            /* the compute side takes at least the MMA ceiling's time: where
+             * the class's own efficiency would run faster than that ceiling,
+             * the ceiling binds */
+            if (s->sync_ceiling > 0 && beta[GF_COMPUTE] > 0 && beta[GF_COMPUTE] * s->sync_ceiling < 1)
+                x[GF_COMPUTE] /= beta[GF_COMPUTE] * s->sync_ceiling;
             double tt = st_kclass_time(cls, beta, x, GF_N, sum, NULL, NULL, NULL);
             /* prefer the larger tile on ties (fewer CTAs, better reuse) */
             if (tt < best * (1 - 1e-9)) {
@@ -890,6 +896,16 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * sweep), nor convolutions (cuDNN's kernels were not measured) */
         s.async_mma = tensor && (k->op == ST_KOP_GEMM || k->op == ST_KOP_BMM) && k->dtype != ST_INT8 &&
                       st_gpu_async_mma(g);
+        /* INT8 on those GPUs: CUTLASS's sm80 kernels issue warp-synchronous
+         * MMAs, which Hopper's tensor cores run at half their rate (warpgroup
+         * MMAs are twice as fast, ST_SYNC_MMA_SHARE). At half rate the
+         * operand traffic that holds an A100 GEMM to the class's efficiency
+         * has headroom, so the kernel runs at the ceiling itself: the
+         * compute side is the FLOPs over half the peak, not the class's
+         * fitted share of it (held-out INT8 linears on the H100 and H200
+         * peak at 980 and 963 TOPS, 49.5% and 48.7% of 1979) */
+        if (tensor && k->dtype == ST_INT8 && st_gpu_async_mma(g))
+            s.sync_ceiling = ST_SYNC_MMA_SHARE;
         double grp = (k->op == ST_KOP_CONV && k->groups > 1) ? (double)k->groups : 1.0;
         s.b = (double)k->b * grp;
         s.m = (double)k->m;
