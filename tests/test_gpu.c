@@ -1022,6 +1022,46 @@ static void test_int8_sync_ceiling(void **state)
     assert_true(e.compute_s < f / (0.5 * a.matrix[ST_INT8].dense));
 }
 
+/* A pass PyTorch runs through its non-vectorized kernel (st_op.scalar_loads:
+ * GPT-2's causal mask over the scores) is priced by its memory instructions.
+ * At batch 4 (81,920 rows of 1,024 FP32 scores) it loads the scores and the
+ * mask and stores one element per thread per instruction: 83,886,080 / 32
+ * x 3 = 7,864,320 warp-wide requests; at the shipped lsu_cycles (9.5) on
+ * the H100 SXM's 132 SMs at 1.98 GHz that is 7,864,320 x 9.5 / 132 /
+ * 1.98e9 = 285.9 us, above its bytes' time (671 MB at 3.35 TB/s: 200 us).
+ * The H100 profile of GPT-2 Large (data/measured/h100/whole-models) has
+ * the kernel (elementwise_kernel<128, 2>, CUDAFunctor_add) at 291 us a
+ * launch. The same pass without the flag is priced by its bytes. */
+static void test_scalar_loads(void **state)
+{
+    (void)state;
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    assert_true(c.lsu_cycles == 9.5);
+    st_gpu h;
+    load("h100-sxm", &h);
+    st_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = ST_OP_ELEMENTWISE, op.dtype = ST_FP32, op.rows = 81920, op.cols = 1024, op.arity = 1;
+    double el = 81920.0 * 1024;
+    op.flops = el, op.bytes_read = 4 * el, op.bytes_written = 4 * el;
+    op.scalar_loads = 2;
+    st_kernel k;
+    st_op_to_kernel(&op, &k);
+    assert_true(k.mem_requests == 7864320.0);
+    st_kernel_est e, v;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(e.lsu_s, 7864320.0 * 9.5 / 132 / 1.98e9) < 1e-12);
+    assert_true(e.lsu_s > 285.8e-6 && e.lsu_s < 286.0e-6);
+    assert_true(e.gpu_s >= e.lsu_s && strcmp(e.bound, "compute") == 0);
+    op.scalar_loads = 0;
+    st_op_to_kernel(&op, &k);
+    assert_true(k.mem_requests == 0);
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &v, &err), 0);
+    assert_true(v.lsu_s == 0 && v.gpu_s < e.gpu_s);
+}
+
 /* Attention shapes that do not exist are refused: causal with more queries
  * than keys (the queries are the last q_len positions), and KV heads that do
  * not divide the query heads. */
@@ -1221,7 +1261,7 @@ int main(void)
         cmocka_unit_test(test_vector_fp16),
         cmocka_unit_test(test_compose_fused_epilogue),
         cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_flash_bad_shapes),
-        cmocka_unit_test(test_int8_sync_ceiling),
+        cmocka_unit_test(test_int8_sync_ceiling), cmocka_unit_test(test_scalar_loads),
         cmocka_unit_test(test_flash3_published),  cmocka_unit_test(test_flash3_refused),
         cmocka_unit_test(test_table_roundtrip),
         cmocka_unit_test(test_bad_table),

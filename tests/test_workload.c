@@ -449,7 +449,15 @@ static void test_hf_eager_and_dropout(void **state)
     assert_true(s1->rows == 2 * 4 * 16 && s1->cols == 16);
     assert_true(s1->bytes_read == se * 4);
     assert_true(s1->bytes_written == se * 4);
-    find(&inf, "block.attn.score_ew2");
+    /* the scale is a scalar pass (the vectorized kernel); the causal
+     * `where` reads the (1,1,S,S) mask broadcast, so PyTorch runs its
+     * non-vectorized kernel: two loads an element (scores, mask), and its
+     * gradient (a where over dy) the same */
+    assert_int_equal(m.tf.score_unary_bcast, 1);
+    assert_int_equal(s1->scalar_loads, 0);
+    assert_int_equal(find(&inf, "block.attn.score_ew2")->scalar_loads, 2);
+    assert_int_equal(find(&tr, "block.attn.score_ew2.grad")->scalar_loads, 2);
+    assert_int_equal(find(&tr, "block.attn.score_ew1.grad")->scalar_loads, 0);
     /* no dropout kernels outside training */
     assert_null(find_opt(&inf, "block.attn.dropout"));
     assert_null(find_opt(&inf, "embed.dropout"));
@@ -477,6 +485,11 @@ static void test_hf_eager_and_dropout(void **state)
     assert_true(mh->bytes_read == he * 4 && mh->bytes_written == he * 4);
     const st_op *mhg = find(&tr, "block.attn.merge_heads.grad");
     assert_true(mhg->bytes_read == he * 4 && mhg->bytes_written == he * 4);
+    /* both copies read a strided source: the non-vectorized copy kernel */
+    assert_true(mh->scalar_loads == 1 && mhg->scalar_loads == 1);
+    /* the residual adds and the dropouts are contiguous: vectorized */
+    assert_int_equal(find(&tr, "block.attn.residual")->scalar_loads, 0);
+    assert_int_equal(d->scalar_loads, 0);
     /* decode: one query per sequence, the permuted context is contiguous
      * already (size-1 dimensions): no copy */
     st_oplist dec = ops_for(&m, ST_PHASE_DECODE, 2, 1, 16, ST_ATTN_EAGER);
@@ -510,6 +523,10 @@ static void test_hf_opt_eager(void **state)
     st_oplist tr = ops_for(&m, ST_PHASE_TRAIN, 1, 8, 0, ST_ATTN_EAGER);
     const st_op *a = find(&tr, "block.attn.score_add1");
     assert_true(a->bytes_read == 2.0 * 4 * 8 * 8 * 4); /* 4 heads x 8 x 8, two operands, FP32 */
+    /* the mask is broadcast over the heads: the non-vectorized kernel; the
+     * clamp against a scalar is not */
+    assert_int_equal(a->scalar_loads, 2);
+    assert_int_equal(find(&tr, "block.attn.score_ew1")->scalar_loads, 0);
     assert_null(find_opt(&tr, "block.attn.score_add1.grad"));
     assert_null(find_opt(&tr, "block.attn.dropout"));
     find(&tr, "block.mlp.dropout");

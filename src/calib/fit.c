@@ -685,20 +685,20 @@ static int index_objective(const st_calib_data *data, st_gpu_coef *c, unsigned o
     return sq_log_error(data, c, 1, obj, n, err);
 }
 
-/* lsu_cycles and lsu_hit_share: a grid (0.25-cycle steps from 2 to 24 SM
+/* lsu_cycles and lsu_hit_share: a grid (half-cycle steps from 2 to 24 SM
  * cycles; hit share 0 to 1 in tenths) on the kernels that carry an
  * instruction count. Only their time depends on it and no class is
  * refitted: the classes' own samples are the framework's vectorised
  * kernels, which carry none. */
 static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
-    double cyc[89], share[11];
-    for (int i = 0; i < 89; i++)
-        cyc[i] = 2.0 + 0.25 * i;
+    double cyc[45], share[11];
+    for (int i = 0; i < 45; i++)
+        cyc[i] = 2.0 + 0.5 * i;
     for (int j = 0; j < 11; j++)
         share[j] = 0.1 * j;
     size_t n;
-    int rc = grid2(data, c, offsetof(st_gpu_coef, lsu_cycles), cyc, 89, offsetof(st_gpu_coef, lsu_hit_share), share,
+    int rc = grid2(data, c, offsetof(st_gpu_coef, lsu_cycles), cyc, 45, offsetof(st_gpu_coef, lsu_hit_share), share,
                    11, lsu_objective, 0, &n, err);
     if (rc)
         return rc;

@@ -25,6 +25,11 @@ static void stream_kernel(const st_op *op, int n_in, st_dispatch d, st_kernel *k
     k->flops_per_elem = elems > 0 ? op->flops / elems : 0;
     k->bytes_total = op->bytes_read + op->bytes_written;
     k->dispatch = d;
+    /* PyTorch's non-vectorized kernel: a warp-wide load per operand and a
+     * store per 32 elements (the broadcast operand's loads hit L2, still a
+     * request past L1) */
+    if (op->scalar_loads > 0)
+        k->mem_requests = ceil(elems / 32.0) * (op->scalar_loads + 1);
 }
 
 void st_op_to_kernel(const st_op *op, st_kernel *k)

@@ -99,6 +99,7 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
         if ((rc = hf_bool(c, root, "scale_attn_weights", 1, &scale)))
             return rc;
         tf->score_unary = 1 + scale;
+        tf->score_unary_bcast = 1; /* the where against the (1,1,S,S) causal mask */
         if ((rc = hf_prob(c, root, (const char *const[]){"resid_pdrop", NULL}, 0.1, &tf->hidden_dropout)) ||
             (rc = hf_prob(c, root, (const char *const[]){"attn_pdrop", NULL}, 0.1, &tf->attn_dropout)))
             return rc;
@@ -106,6 +107,7 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
         /* BertSelfAttention: matmul, / sqrt(d), + the (B,1,1,S) padding mask
          * (a broadcast operand), softmax, dropout */
         tf->score_unary = 2;
+        tf->score_unary_bcast = 1;
         if ((rc = hf_prob(c, root, (const char *const[]){"hidden_dropout_prob", NULL}, 0.1, &tf->hidden_dropout)) ||
             (rc = hf_prob(c, root, (const char *const[]){"attention_probs_dropout_prob", NULL}, 0.1,
                           &tf->attn_dropout)))
@@ -116,6 +118,7 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
          * torch.max(w, finfo.min), softmax, dropout */
         tf->score_unary = 1;
         tf->score_binary = 1;
+        tf->score_binary_bcast = 1; /* the mask over the heads; torch.max against a scalar stays vectorized */
         if ((rc = hf_prob(c, root, (const char *const[]){"dropout", NULL}, 0.1, &tf->hidden_dropout)) ||
             (rc = hf_prob(c, root, (const char *const[]){"attention_dropout", NULL}, 0.0, &tf->attn_dropout)))
             return rc;
@@ -132,6 +135,7 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
          * attention_dropout (default 0); no hidden-state dropout */
         tf->score_unary = 1;
         tf->score_binary = 1;
+        tf->score_binary_bcast = 1; /* the (B,1,S,S) mask over the heads */
         if ((rc = hf_prob(c, root, (const char *const[]){"attention_dropout", NULL}, 0.0, &tf->attn_dropout)) ||
             (rc = hf_prob(c, root, (const char *const[]){"hidden_dropout", "resid_pdrop", NULL}, 0.0,
                           &tf->hidden_dropout)))

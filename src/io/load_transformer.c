@@ -34,6 +34,8 @@ static const fkey tf_keys[] = {
     {"dtype", 0, "fp32, fp16, bf16, ..."},
     {"eager_score_unary", 0, "elementwise passes over the eager score matrix (0-8)"},
     {"eager_score_binary", 0, "score-sized operands added to the eager scores (0-8)"},
+    {"eager_score_unary_bcast", 0, "of the unary passes, those against a broadcast mask (non-vectorized kernel)"},
+    {"eager_score_binary_bcast", 0, "of the added operands, those broadcast over the heads (non-vectorized kernel)"},
     {"hidden_dropout", 0, "training dropout on hidden states (0-0.99)"},
     {"attention_dropout", 0, "training dropout on attention probabilities (0-0.99)"},
     {"eager_act_unary", 0, "unary kernels of the activation's eager composition (0-16)"},
@@ -132,6 +134,8 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
         (rc = st_read_dtype(c, root, "dtype", &m->dtype)) ||
         (rc = f_int32(c, root, "eager_score_unary", 0, 8, &tf->score_unary)) ||
         (rc = f_int32(c, root, "eager_score_binary", 0, 8, &tf->score_binary)) ||
+        (rc = f_int32(c, root, "eager_score_unary_bcast", 0, 8, &tf->score_unary_bcast)) ||
+        (rc = f_int32(c, root, "eager_score_binary_bcast", 0, 8, &tf->score_binary_bcast)) ||
         (rc = f_number(c, root, "hidden_dropout", 0, 0.99, 1, "", &tf->hidden_dropout)) ||
         (rc = f_number(c, root, "attention_dropout", 0, 0.99, 1, "", &tf->attn_dropout)) ||
         (rc = f_int32(c, root, "eager_act_unary", 0, 16, &tf->act_unary)) ||
@@ -147,6 +151,16 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
                            "instead of the LM head; drop 'lm_head: true' or 'num_labels'");
         tf->lm_head = 0;
     }
+    if (tf->score_unary_bcast > tf->score_unary)
+        return f_error(c, f_get(root, "eager_score_unary_bcast"),
+                       "key 'eager_score_unary_bcast' (%d) counts among the %d eager_score_unary passes: "
+                       "at most %d",
+                       tf->score_unary_bcast, tf->score_unary, tf->score_unary);
+    if (tf->score_binary_bcast > tf->score_binary)
+        return f_error(c, f_get(root, "eager_score_binary_bcast"),
+                       "key 'eager_score_binary_bcast' (%d) counts among the %d eager_score_binary operands: "
+                       "at most %d",
+                       tf->score_binary_bcast, tf->score_binary, tf->score_binary);
     if (tf->act_unary == 0) {
         const struct { const char *key; int v; } rest[] = {{"eager_act_binary", tf->act_binary},
                                                           {"eager_act_grad_unary", tf->act_grad_unary},

@@ -88,11 +88,13 @@ static void eltwise(gen *g, const char *name, long long rows, long long cols, in
 }
 
 /* An elementwise pass whose gradient needs dy alone (a scale by a constant,
- * a select against a fixed mask): its backward reads dy and writes dx. */
-static void linear_ew(gen *g, const char *name, long long rows, long long cols)
+ * a select against a fixed mask): its backward reads dy and writes dx.
+ * scalar_loads: see st_op (0: vectorized). */
+static void linear_ew(gen *g, const char *name, long long rows, long long cols, int scalar_loads)
 {
     st_op op = ew_op(g, name, rows, cols, 1, 1);
     op.grad_no_input = 1;
+    op.scalar_loads = scalar_loads;
     push(g, &op);
 }
 
@@ -116,10 +118,11 @@ static void dropout(gen *g, const char *name, long long rows, long long cols, do
 }
 
 /* Residual or embedding add: y = a + b; its gradient is dy itself. */
-static void add(gen *g, const char *name, long long rows, long long cols)
+static void add(gen *g, const char *name, long long rows, long long cols, int scalar_loads)
 {
     st_op op = ew_op(g, name, rows, cols, 2, 1);
     op.passthrough = 1;
+    op.scalar_loads = scalar_loads;
     push(g, &op);
 }
 
@@ -162,13 +165,16 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
     score.n = kv_len;
     push(g, &score);
     long long rows = b * tf->heads * q_len;
+    /* a pass against a broadcast mask loads the scores and the mask one
+     * element at a time (st_transformer.score_*_bcast) */
     for (int i = 0; i < tf->score_unary; i++) {
         snprintf(name, sizeof name, "%s.score_ew%d", prefix, i + 1);
-        linear_ew(g, name, rows, kv_len);
+        linear_ew(g, name, rows, kv_len, i >= tf->score_unary - tf->score_unary_bcast ? 2 : 0);
     }
     for (int i = 0; i < tf->score_binary; i++) {
         snprintf(name, sizeof name, "%s.score_add%d", prefix, i + 1);
-        add(g, name, rows, kv_len); /* the gradient is dy itself */
+        /* the gradient is dy itself */
+        add(g, name, rows, kv_len, i >= tf->score_binary - tf->score_binary_bcast ? 2 : 0);
     }
     snprintf(name, sizeof name, "%s.softmax", prefix);
     vec(g, ST_OP_SOFTMAX, name, rows, kv_len);
@@ -194,6 +200,9 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
         snprintf(name, sizeof name, "%s.merge_heads", prefix);
         st_op merge = ew_op(g, name, b * q_len, (long long)tf->heads * tf->head_dim, 1, 0);
         merge.grad_no_input = 1;
+        /* a strided source: PyTorch's non-vectorized copy kernel (the
+         * gradient's copy back to head-major too) */
+        merge.scalar_loads = 1;
         push(g, &merge);
     }
 }
@@ -216,7 +225,7 @@ static void self_attention(gen *g)
     attention_core(g, "attn", g->q_len, g->kv_len, g->causal, tf->kv_heads);
     gemm(g, "attn.out", t, qdim, tf->hidden);
     dropout(g, "attn.out.dropout", t, tf->hidden, tf->hidden_dropout);
-    add(g, "attn.residual", t, tf->hidden);
+    add(g, "attn.residual", t, tf->hidden, 0);
     if (!tf->pre_norm)
         norm(g, "attn.norm", t);
 }
@@ -236,7 +245,7 @@ static void cross_attention(gen *g)
     attention_core(g, "xattn", g->q_len, g->enc_len, 0, tf->kv_heads);
     gemm(g, "xattn.out", t, qdim, tf->hidden);
     dropout(g, "xattn.out.dropout", t, tf->hidden, tf->hidden_dropout);
-    add(g, "xattn.residual", t, tf->hidden);
+    add(g, "xattn.residual", t, tf->hidden, 0);
     if (!tf->pre_norm)
         norm(g, "xattn.norm", t);
 }
@@ -334,7 +343,7 @@ static void mlp(gen *g, int moe)
         eltwise(g, "moe.combine", t * tf->top_k, tf->hidden, 2, 2);
     }
     dropout(g, "mlp.dropout", t, tf->hidden, tf->hidden_dropout);
-    add(g, "mlp.residual", t, tf->hidden);
+    add(g, "mlp.residual", t, tf->hidden, 0);
     if (!tf->pre_norm)
         norm(g, "mlp.norm", t);
 }
@@ -383,7 +392,7 @@ static void embeddings(gen *g, long long tokens)
         op.cols = tf->hidden;
         op.n = tf->max_seq;
         push(g, &op);
-        add(g, "add", tokens, tf->hidden);
+        add(g, "add", tokens, tf->hidden, 0);
     }
     if (!tf->pre_norm)
         norm(g, "norm", tokens);

@@ -68,6 +68,12 @@ typedef struct st_transformer {
      * add of a second score-sized operand (OPT's and Llama's (B,1,S,S) causal
      * mask repeated over heads, T5's position bias). */
     int score_unary, score_binary;
+    /* Of those, the passes whose other operand is a broadcast tensor (the
+     * mask: GPT-2's `where`, BERT's (B,1,1,S) add, OPT's and Llama's
+     * (B,1,S,S) add over the heads), the last unary and the last binary
+     * ones: PyTorch runs them through its non-vectorized elementwise kernel
+     * (st_op.scalar_loads). A scale by a scalar stays vectorized. */
+    int score_unary_bcast, score_binary_bcast;
     /* Dropout probabilities in training (0: no dropout kernels): on hidden
      * states (after the embedding, attention output and MLP) and on the
      * attention probabilities (eager attention only). */
@@ -199,6 +205,12 @@ typedef struct st_op {
                         itself), or a later kernel of a composition whose first op
                         carries the composition's gradient kernels */
     int grad_no_input; /* elementwise: the gradient needs dy only (scale, mask select, dropout) */
+    /* elementwise: operands PyTorch's non-vectorized kernel loads per element
+     * (elementwise_kernel<128, vt>, taken when an operand is broadcast or
+     * strided: a mask over the score matrix, a permuted copy), one element
+     * per thread per load and store; priced as memory instructions
+     * (st_kernel.mem_requests). 0: the vectorized kernel. */
+    int scalar_loads;
     double aux_bytes;  /* elementwise: bytes per element written forward and read by the
                           gradient besides the tensors (dropout's keep mask, one byte) */
     int grad_unary, grad_binary; /* elementwise: the gradient runs this many unary and
