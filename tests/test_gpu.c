@@ -1055,6 +1055,21 @@ static void test_scalar_loads(void **state)
     assert_true(rel_diff(e.lsu_s, 7864320.0 * 9.5 / 132 / 1.98e9) < 1e-12);
     assert_true(e.lsu_s > 285.8e-6 && e.lsu_s < 286.0e-6);
     assert_true(e.gpu_s >= e.lsu_s && strcmp(e.bound, "compute") == 0);
+    /* a decode step's mask pass: 32 rows (batch x heads) of 32,768 keys.
+     * The kernel's blocks of 256 elements (4,096 of them) cover every SM,
+     * not one block per row: 32,768 x 3 requests x 9.5 / 132 / 1.98e9 =
+     * 3.57 us, not the 14.7 us of 32 SMs */
+    st_op dec = op;
+    dec.rows = 32, dec.cols = 32768;
+    st_op_to_kernel(&dec, &k);
+    assert_true(k.mem_requests == 98304.0 && k.lsu_blocks == 4096.0);
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &v, &err), 0);
+    assert_true(rel_diff(v.lsu_s, 98304.0 * 9.5 / 132 / 1.98e9) < 1e-12);
+    /* AMD: the cost is fitted on NVIDIA's SMs and warps; not applied */
+    st_gpu mi;
+    load("mi210", &mi);
+    assert_int_equal(st_kernel_estimate(&mi, &c, &k, NULL, 0, &v, &err), 0);
+    assert_true(v.lsu_s == 0);
     op.scalar_loads = 0;
     st_op_to_kernel(&op, &k);
     assert_true(k.mem_requests == 0);

@@ -454,6 +454,7 @@ static void test_hf_eager_and_dropout(void **state)
      * non-vectorized kernel: two loads an element (scores, mask), and its
      * gradient (a where over dy) the same */
     assert_int_equal(m.tf.score_unary_bcast, 1);
+    assert_int_equal(m.tf.score_bcast_select, 1);
     assert_int_equal(s1->scalar_loads, 0);
     assert_int_equal(find(&inf, "block.attn.score_ew2")->scalar_loads, 2);
     assert_int_equal(find(&tr, "block.attn.score_ew2.grad")->scalar_loads, 2);
@@ -600,6 +601,13 @@ static void test_hf_sequence_classifier(void **state)
     const st_op *loss = find(&tr, "head.loss");
     assert_true(loss->rows == 2 && loss->cols == 3);
     find(&tr, "block.mlp.act.grad");
+    /* BERT's scale, then its (B,1,1,S) padding-mask add: the add reads the
+     * mask broadcast (the non-vectorized kernel) and its gradient is dy
+     * itself (no kernel); the scale's gradient is a kernel */
+    assert_true(m.tf.score_unary == 2 && m.tf.score_unary_bcast == 1 && !m.tf.score_bcast_select);
+    assert_int_equal(find(&tr, "block.attn.score_ew2")->scalar_loads, 2);
+    assert_null(find_opt(&tr, "block.attn.score_ew2.grad"));
+    assert_int_equal(find(&tr, "block.attn.score_ew1.grad")->scalar_loads, 0);
     double with = st_model_params(&m);
     m.tf.num_labels = 0;
     assert_true(with - st_model_params(&m) == 4355);

@@ -64,6 +64,7 @@ static const bad_case bad_cases[] = {
     {"bad/hf-dropout.json", 1, 98, "key 'attn_pdrop': expected a number in [0, 0.99]"},
     {"bad/transformer-act.yaml", 17, 19, "set eager_act_unary to at least 1"},
     {"bad/transformer-bcast.yaml", 18, 26, "counts among the 1 eager_score_unary passes: at most 1"},
+    {"bad/transformer-bcast-binary.yaml", 17, 27, "counts among the 0 eager_score_binary operands: at most 0"},
     {"bad/transformer-labels.yaml", 17, 10, "drop 'lm_head: true' or 'num_labels'"},
 };
 

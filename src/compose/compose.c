@@ -27,9 +27,12 @@ static void stream_kernel(const st_op *op, int n_in, st_dispatch d, st_kernel *k
     k->dispatch = d;
     /* PyTorch's non-vectorized kernel: a warp-wide load per operand and a
      * store per 32 elements (the broadcast operand's loads hit L2, still a
-     * request past L1) */
-    if (op->scalar_loads > 0)
+     * request past L1), in blocks of 128 threads of 2 elements
+     * (elementwise_kernel<128, 2> in data/measured/h100's profiles) */
+    if (op->scalar_loads > 0) {
         k->mem_requests = ceil(elems / 32.0) * (op->scalar_loads + 1);
+        k->lsu_blocks = ceil(elems / 256.0);
+    }
 }
 
 void st_op_to_kernel(const st_op *op, st_kernel *k)

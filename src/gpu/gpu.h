@@ -120,14 +120,18 @@ typedef struct st_kernel {
     int cold;
     /* vector ops written to load one element per thread per instruction
      * (vLLM/Sarathi's norm, activation and rotary kernels, one block per
-     * row): the warp-wide memory instructions they issue in all, split
-     * into those that go past L1 and those L1 serves. Each SM retires such requests at a limited rate
+     * row; PyTorch's non-vectorized elementwise kernel, taken for broadcast
+     * and strided operands, st_op.scalar_loads): the warp-wide memory
+     * instructions they issue in all, split into those that go past L1 and
+     * those L1 serves. Each SM retires such requests at a limited rate
      * (its outstanding misses over the memory latency; st_gpu_coef.lsu_cycles),
      * which bounds these kernels well below DRAM bandwidth on HBM parts. 0:
      * the framework's vectorised kernels (16 bytes per thread per
-     * instruction), whose request rate is not modelled. */
+     * instruction), whose request rate is not modelled. NVIDIA only: the
+     * cost is fitted on NVIDIA SMs and 32-lane warps. */
     double mem_requests;  /* those that miss the SM's L1: DRAM/L2 loads, stores */
     double mem_hits;      /* those served by L1 (a row re-read, a small table) */
+    double lsu_blocks;    /* thread blocks that work spreads over; 0: one per row */
     /* elements whose source and destination offsets the kernel works out
      * with PyTorch's TensorInfo arithmetic, three 32-bit divisions by the
      * row width per element (index_select's indexSelectLargeIndex, the

@@ -904,7 +904,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * compute side is the FLOPs over half the peak, not the class's
          * fitted share of it (held-out INT8 linears on the H100 and H200
          * peak at 980 and 963 TOPS, 49.5% and 48.7% of 1979) */
-        if (tensor && k->dtype == ST_INT8 && st_gpu_async_mma(g))
+        if (tensor && k->dtype == ST_INT8 && st_gpu_async_mma(g) && (k->op == ST_KOP_GEMM || k->op == ST_KOP_BMM))
             s.sync_ceiling = ST_SYNC_MMA_SHARE;
         double grp = (k->op == ST_KOP_CONV && k->groups > 1) ? (double)k->groups : 1.0;
         s.b = (double)k->b * grp;
@@ -1143,9 +1143,9 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
          * busiest SM fits the A100 rows worse, norm 14-17% and rope 8-14%
          * against 10-16 and 6-13) */
         double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
-        if (k->mem_requests > 0 && c->lsu_cycles > 0) /* one block per row */
+        if (k->mem_requests > 0 && c->lsu_cycles > 0 && g->vendor == ST_VENDOR_NVIDIA)
             e->lsu_s = c->lsu_cycles / clk * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
-                       busy_sms(g, (double)k->rows);
+                       busy_sms(g, k->lsu_blocks > 0 ? k->lsu_blocks : (double)k->rows);
         if (k->index_elems > 0 && c->index_cycles > 0) {
             /* indexSelectLargeIndex: min(ceil(elements / 128), 8 x SMs)
              * blocks of 128 threads (Indexing.cu), a grid-stride loop (the

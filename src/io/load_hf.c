@@ -100,6 +100,7 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
             return rc;
         tf->score_unary = 1 + scale;
         tf->score_unary_bcast = 1; /* the where against the (1,1,S,S) causal mask */
+        tf->score_bcast_select = 1;
         if ((rc = hf_prob(c, root, (const char *const[]){"resid_pdrop", NULL}, 0.1, &tf->hidden_dropout)) ||
             (rc = hf_prob(c, root, (const char *const[]){"attn_pdrop", NULL}, 0.1, &tf->attn_dropout)))
             return rc;
@@ -107,7 +108,7 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
         /* BertSelfAttention: matmul, / sqrt(d), + the (B,1,1,S) padding mask
          * (a broadcast operand), softmax, dropout */
         tf->score_unary = 2;
-        tf->score_unary_bcast = 1;
+        tf->score_unary_bcast = 1; /* the mask add: its gradient is dy itself */
         if ((rc = hf_prob(c, root, (const char *const[]){"hidden_dropout_prob", NULL}, 0.1, &tf->hidden_dropout)) ||
             (rc = hf_prob(c, root, (const char *const[]){"attention_probs_dropout_prob", NULL}, 0.1,
                           &tf->attn_dropout)))

@@ -89,12 +89,15 @@ static void eltwise(gen *g, const char *name, long long rows, long long cols, in
 
 /* An elementwise pass whose gradient needs dy alone (a scale by a constant,
  * a select against a fixed mask): its backward reads dy and writes dx.
- * scalar_loads: see st_op (0: vectorized). */
-static void linear_ew(gen *g, const char *name, long long rows, long long cols, int scalar_loads)
+ * scalar_loads: see st_op (0: vectorized); passthrough: an add of a mask,
+ * whose gradient is dy itself (no kernel). */
+static void linear_ew(gen *g, const char *name, long long rows, long long cols, int scalar_loads,
+                      int passthrough)
 {
     st_op op = ew_op(g, name, rows, cols, 1, 1);
     op.grad_no_input = 1;
     op.scalar_loads = scalar_loads;
+    op.passthrough = passthrough;
     push(g, &op);
 }
 
@@ -168,8 +171,9 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
     /* a pass against a broadcast mask loads the scores and the mask one
      * element at a time (st_transformer.score_*_bcast) */
     for (int i = 0; i < tf->score_unary; i++) {
+        int bcast = i >= tf->score_unary - tf->score_unary_bcast;
         snprintf(name, sizeof name, "%s.score_ew%d", prefix, i + 1);
-        linear_ew(g, name, rows, kv_len, i >= tf->score_unary - tf->score_unary_bcast ? 2 : 0);
+        linear_ew(g, name, rows, kv_len, bcast ? 2 : 0, bcast && !tf->score_bcast_select);
     }
     for (int i = 0; i < tf->score_binary; i++) {
         snprintf(name, sizeof name, "%s.score_add%d", prefix, i + 1);

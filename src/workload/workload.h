@@ -74,6 +74,10 @@ typedef struct st_transformer {
      * ones: PyTorch runs them through its non-vectorized elementwise kernel
      * (st_op.scalar_loads). A scale by a scalar stays vectorized. */
     int score_unary_bcast, score_binary_bcast;
+    /* The broadcast unary passes are selects (GPT-2's torch.where: the
+     * gradient is a select of dy against the mask, a broadcast kernel too)
+     * rather than adds (BERT's mask: the gradient is dy itself, no kernel). */
+    int score_bcast_select;
     /* Dropout probabilities in training (0: no dropout kernels): on hidden
      * states (after the embedding, attention output and MLP) and on the
      * attention probabilities (eager attention only). */
