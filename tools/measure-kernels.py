@@ -36,8 +36,30 @@ import sys
 import time
 import traceback
 
-import torch
-import torch.nn.functional as F
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", help="a NeuSight-layout kernels-test folder (the sweep and --linear-rest)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget", type=float, default=300.0, help="seconds of measuring in all")
+    ap.add_argument("--floors", action="store_true",
+                    help="only the harness floors: each op class's smallest op (one element), "
+                         "200 runs, written to OUT/harness.csv")
+    ap.add_argument("--attention-backward", action="store_true",
+                    help="only FlashAttention-2's forward and backward on 8 shapes: OUT/fa-backward.csv")
+    ap.add_argument("--linear-rest", metavar="CSV",
+                    help="only FP32 linear shapes of --shapes that CSV (an earlier linear.csv) lacks")
+    a = ap.parse_args()
+    if not a.shapes and (a.linear_rest or not (a.floors or a.attention_backward)):
+        ap.error("--shapes is needed for the sweep and --linear-rest")
+    return a
+
+
+# the options first, so that --help and a bad option answer without a GPU stack
+ARGS = parse_args() if __name__ == "__main__" else None
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 from measure_common import log, open_log  # noqa: E402 (tools/ is on sys.path)
 
@@ -406,21 +428,8 @@ def linear_rest(a):
 
 def main():
     global DEVICE, TORCH_V, CUDA_V, CUDNN_V, SMS
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--shapes", help="a NeuSight-layout kernels-test folder (the sweep and --linear-rest)")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--budget", type=float, default=300.0, help="seconds of measuring in all")
-    ap.add_argument("--floors", action="store_true",
-                    help="only the harness floors: each op class's smallest op (one element), "
-                         "200 runs, written to OUT/harness.csv")
-    ap.add_argument("--attention-backward", action="store_true",
-                    help="only FlashAttention-2's forward and backward on 8 shapes: OUT/fa-backward.csv")
-    ap.add_argument("--linear-rest", metavar="CSV",
-                    help="only FP32 linear shapes of --shapes that CSV (an earlier linear.csv) lacks")
-    a = ap.parse_args()
+    a = ARGS
     os.makedirs(a.out, exist_ok=True)
-    if not a.shapes and (a.linear_rest or not (a.floors or a.attention_backward)):
-        ap.error("--shapes is needed for the sweep and --linear-rest")
     open_log(os.path.join(a.out, "log.txt"))  # every mode appends: one log per folder
     t_start = time.time()
     props = torch.cuda.get_device_properties(0)

@@ -64,19 +64,20 @@ static int push_accum(st_oplist *l, const st_op *f, const char *suffix, double e
     return push_vec(l, f, suffix, 1, elems, 2 * elems, elems, err);
 }
 
-/* The bias gradient of a GEMM (a column sum of dy), and with accumulation
- * the adds of its weight and bias gradients into .grad. */
-static int gemm_param_grads(st_oplist *l, const st_op *f, int accumulate, st_error *err)
+/* A GEMM's or convolution's parameter gradients beyond its weight gradient:
+ * the bias gradient (a sum of dy, dy elements, over its rows or pixels into
+ * bias elements; 0: no bias) and, with accumulation, the adds of the weight's
+ * (weight elements) and the bias's gradients into .grad. */
+static int param_grads(st_oplist *l, const st_op *f, int accumulate, double weight, double bias, double dy,
+                       st_error *err)
 {
-    double b = f->batch > 0 ? (double)f->batch : 1;
     int rc = 0;
-    if (f->bias)
-        rc = push_vec(l, f, "bgrad", 1, b * (double)f->n, b * (double)f->m * (double)f->n, b * (double)f->n, err);
-    double w = (f->kind == ST_OP_BMM ? 1 : b) * (double)f->k * (double)f->n;
+    if (bias > 0)
+        rc = push_vec(l, f, "bgrad", 1, bias, dy, bias, err);
     if (rc == 0 && accumulate)
-        rc = push_accum(l, f, "wgrad.accum", w, err);
-    if (rc == 0 && accumulate && f->bias)
-        rc = push_accum(l, f, "bgrad.accum", b * (double)f->n, err);
+        rc = push_accum(l, f, "wgrad.accum", weight, err);
+    if (rc == 0 && accumulate && bias > 0)
+        rc = push_accum(l, f, "bgrad.accum", bias, err);
     return rc;
 }
 
@@ -104,8 +105,12 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, int accumulate, st_error *er
                 b.n = f.n;
                 rc = push_grad(l, &b, err);
             }
-            if (rc == 0)
-                rc = gemm_param_grads(l, &f, accumulate, err);
+            if (rc == 0) {
+                /* batch: a grouped expert GEMM's experts, each its own weight and bias */
+                double nb = f.batch > 0 ? (double)f.batch : 1;
+                rc = param_grads(l, &f, accumulate, nb * (double)f.k * (double)f.n,
+                                 f.bias ? nb * (double)f.n : 0, nb * (double)f.m * (double)f.n, err);
+            }
             break;
         case ST_OP_BMM: /* c = a b: da = dc b^T, db = a^T dc */
             named(&a, &f, "grad_a");
@@ -133,15 +138,11 @@ int st_ops_add_backward(st_oplist *l, size_t n_fwd, int accumulate, st_error *er
                 b.grad = ST_GRAD_WEIGHT;
                 rc = push_grad(l, &b, err);
             }
-            if (rc == 0 && f.bias) {
-                double ch = (double)f.k_out, dy = (double)(f.batch > 0 ? f.batch : 1) * ch * (double)f.p * (double)f.q;
-                rc = push_vec(l, &f, "bgrad", 1, ch, dy, ch, err);
-                if (rc == 0 && accumulate)
-                    rc = push_accum(l, &f, "bgrad.accum", ch, err);
-            }
-            if (rc == 0 && accumulate) {
-                double w = (double)f.k_out * (double)f.c / (double)(f.groups > 0 ? f.groups : 1) * (double)f.r * (double)f.s;
-                rc = push_accum(l, &f, "wgrad.accum", w, err);
+            if (rc == 0) {
+                double ch = (double)f.k_out;
+                double w = ch * (double)f.c / (double)(f.groups > 0 ? f.groups : 1) * (double)f.r * (double)f.s;
+                rc = param_grads(l, &f, accumulate, w, f.bias ? ch : 0,
+                                 (double)(f.batch > 0 ? f.batch : 1) * ch * (double)f.p * (double)f.q, err);
             }
             break;
         case ST_OP_ELEMENTWISE:

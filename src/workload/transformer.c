@@ -42,20 +42,18 @@ static void push(gen *g, st_op *op)
     g->rc = st_oplist_push(g->out, op, g->err);
 }
 
-static void gemm(gen *g, const char *name, long long m, long long k, long long n)
+/* A GEMM; bias: it adds one (its gradient, a column sum of dy, is a
+ * backward kernel of its own). The blocks' projections carry the model's
+ * biases, and so do an encoder's heads (BERT's MLM transform and decoder,
+ * pooler and classifier); the router, the embedding projections and a causal
+ * model's LM head or score layer have none. */
+static void gemm(gen *g, const char *name, long long m, long long k, long long n, int bias)
 {
     st_op op = new_op(g, ST_OP_GEMM, name);
     op.m = m;
     op.k = k;
     op.n = n;
-    /* the blocks' projections carry the model's biases, and so do an
-     * encoder's heads (BERT's MLM transform and decoder, pooler and
-     * classifier); the router, the embedding projections and a causal
-     * model's LM head or score layer have none */
-    op.bias = g->tf->bias &&
-              (strncmp(name, "attn.", 5) == 0 || strncmp(name, "xattn.", 6) == 0 || strcmp(name, "transform") == 0 ||
-               strcmp(name, "pooler") == 0 ||
-               (!g->tf->causal && (strcmp(name, "lm_head") == 0 || strcmp(name, "classifier") == 0)));
+    op.bias = bias;
     push(g, &op);
 }
 
@@ -218,7 +216,7 @@ static void self_attention(gen *g)
     long long kvdim = tf->kv_heads * tf->head_dim;
     if (tf->pre_norm)
         norm(g, "attn.norm", t);
-    gemm(g, "attn.qkv", t, tf->hidden, qdim + 2 * kvdim);
+    gemm(g, "attn.qkv", t, tf->hidden, qdim + 2 * kvdim, tf->bias);
     if (tf->position == ST_POS_ROPE) {
         st_op op = new_op(g, ST_OP_ROPE, "attn.rope");
         op.rows = t;
@@ -227,7 +225,7 @@ static void self_attention(gen *g)
         push(g, &op);
     }
     attention_core(g, "attn", g->q_len, g->kv_len, g->causal, tf->kv_heads);
-    gemm(g, "attn.out", t, qdim, tf->hidden);
+    gemm(g, "attn.out", t, qdim, tf->hidden, tf->bias);
     dropout(g, "attn.out.dropout", t, tf->hidden, tf->hidden_dropout);
     add(g, "attn.residual", t, tf->hidden, 0);
     if (!tf->pre_norm)
@@ -243,11 +241,11 @@ static void cross_attention(gen *g)
     long long kvdim = tf->kv_heads * tf->head_dim;
     if (tf->pre_norm)
         norm(g, "xattn.norm", t);
-    gemm(g, "xattn.q", t, tf->hidden, qdim);
+    gemm(g, "xattn.q", t, tf->hidden, qdim, tf->bias);
     if (g->o->phase != ST_PHASE_DECODE)
-        gemm(g, "xattn.kv", g->o->batch * g->enc_len, tf->hidden, 2 * kvdim);
+        gemm(g, "xattn.kv", g->o->batch * g->enc_len, tf->hidden, 2 * kvdim, tf->bias);
     attention_core(g, "xattn", g->q_len, g->enc_len, 0, tf->kv_heads);
-    gemm(g, "xattn.out", t, qdim, tf->hidden);
+    gemm(g, "xattn.out", t, qdim, tf->hidden, tf->bias);
     dropout(g, "xattn.out.dropout", t, tf->hidden, tf->hidden_dropout);
     add(g, "xattn.residual", t, tf->hidden, 0);
     if (!tf->pre_norm)
@@ -336,7 +334,7 @@ static void mlp(gen *g, int moe)
         long long routed = t * tf->top_k;
         long long active = routed < tf->experts ? routed : tf->experts;
         long long per_expert = (routed + active - 1) / active;
-        gemm(g, "moe.router", t, tf->hidden, tf->experts);
+        gemm(g, "moe.router", t, tf->hidden, tf->experts, 0);
         st_op r = new_op(g, ST_OP_MOE_ROUTER, "moe.topk");
         r.rows = t;
         r.cols = tf->experts;
@@ -389,7 +387,7 @@ static void embeddings(gen *g, long long tokens)
     op.n = tf->vocab;
     push(g, &op);
     if (ed != tf->hidden)
-        gemm(g, "project_in", tokens, ed, tf->hidden);
+        gemm(g, "project_in", tokens, ed, tf->hidden, 0);
     if (tf->position == ST_POS_LEARNED) {
         op = new_op(g, ST_OP_EMBEDDING, "positions");
         op.rows = tokens;
@@ -409,7 +407,7 @@ static long long project_out(gen *g, long long rows)
 {
     long long ed = st_transformer_embed_width(g->tf);
     if (ed != g->tf->hidden)
-        gemm(g, "project_out", rows, g->tf->hidden, ed);
+        gemm(g, "project_out", rows, g->tf->hidden, ed, 0);
     return ed;
 }
 
@@ -506,24 +504,24 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
         long long rows = (o->logits_all || o->phase == ST_PHASE_DECODE) ? g.tokens : o->batch;
         g.layer = "head";
         if (!tf->causal) { /* masked-LM head transform (BERT): dense, act, norm */
-            gemm(&g, "transform", rows, tf->hidden, tf->hidden);
+            gemm(&g, "transform", rows, tf->hidden, tf->hidden, tf->bias);
             activation(&g, "transform", rows, tf->hidden);
             norm(&g, "transform.norm", rows);
         }
-        gemm(&g, "lm_head", rows, project_out(&g, rows), tf->vocab);
+        gemm(&g, "lm_head", rows, project_out(&g, rows), tf->vocab, tf->bias && !tf->causal);
         if (o->phase == ST_PHASE_TRAIN)
             vec(&g, ST_OP_SOFTMAX, "loss", rows, tf->vocab); /* cross-entropy */
     } else if (tf->num_labels > 0) {
         long long rows = tf->causal ? g.tokens : o->batch;
         g.layer = "head";
         if (!tf->causal) { /* pooler: dense + tanh on the first token */
-            gemm(&g, "pooler", o->batch, tf->hidden, tf->hidden);
+            gemm(&g, "pooler", o->batch, tf->hidden, tf->hidden, tf->bias);
             eltwise(&g, "pooler.act", o->batch, tf->hidden, 1, 1); /* tanh, one op */
         }
         /* a causal model's score layer reads the decoder's output, after
          * project_out (OPTForSequenceClassification: word_embed_proj_dim) */
         long long width = tf->causal ? project_out(&g, rows) : tf->hidden;
-        gemm(&g, "classifier", rows, width, tf->num_labels);
+        gemm(&g, "classifier", rows, width, tf->num_labels, tf->bias && !tf->causal);
         if (o->phase == ST_PHASE_TRAIN)
             vec(&g, ST_OP_SOFTMAX, "loss", o->batch, tf->num_labels);
     }
