@@ -91,8 +91,16 @@ static int run(int argc, char **argv)
         st_model_free(&m);
         return rc;
     }
-    if (!w.attn)
-        o.attn = ST_ATTN_EAGER; /* attention as its two batched GEMMs */
+    /* attention maps as its two batched GEMMs (QK^T, PV); a fused
+     * FlashAttention kernel is a GPU kernel with no MAC-array mapping, and
+     * mapping around it would drop the attention's MACs from the totals */
+    if (o.attn != ST_ATTN_EAGER && w.attn) {
+        st_model_free(&m);
+        return cli_usage_error(&cmd_accel, "--attn %s does not apply: the accelerator layer maps attention as its "
+                                           "two batched GEMMs (QK^T and PV); drop --attn or give --attn eager",
+                               w.attn);
+    }
+    o.attn = ST_ATTN_EAGER;
     if (o.phase == ST_PHASE_TRAIN) {
         st_model_free(&m);
         return cli_usage_error(&cmd_accel, "--phase train: the accelerator layer maps inference "
@@ -259,10 +267,13 @@ const cli_command cmd_accel = {
     "accel WORKLOAD --arch PRESET|FILE [--ert FILE] [--objective edp|energy|delay] [--batch B] [--seq S]\n"
     "                   [--phase prefill|decode] [--kv L] [--threads N] [--seed N] [--json]",
     "Map every layer of a workload onto an accelerator: per-layer energy, cycles, breakdowns.",
-    "  --arch A         accelerator preset or Timeloop architecture file (--ert FILE)\n"
+    "  --arch A         accelerator preset (eyeriss-like, tpu-like, simba-like) or a Timeloop\n"
+    "                   v0.4 architecture file (its *.ERT.yaml is read from beside it)\n"
+    "  --ert FILE       Accelergy ERT for a Timeloop architecture file\n"
     "  --objective O    what each layer's mapping minimises: edp (default), energy, delay\n"
     "  --batch, --seq, --phase, --kv   the workload's shape (as in `strata eval`); the\n"
-    "                   architecture's word widths set the data sizes (no --dtype)\n"
+    "                   architecture's word widths set the data sizes (no --dtype);\n"
+    "                   attention maps as its two batched GEMMs (no --attn flash)\n"
     "  --threads N      mapper threads; --seed N mapper seed\n"
     "  --json           layers[] (energy_j, cycles, utilization, energy_breakdown by\n"
     "                   component, energy_by_tensor, mapping) and total{}\n",

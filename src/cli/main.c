@@ -25,7 +25,8 @@ static void print_usage(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out, "  %-10s %s\n", "help", "show a command's options: strata help show");
-    fprintf(out, "\nSee strata(1), strata-presets(5), strata-workloads(5) and strata-sweep(5).\n");
+    fprintf(out, "\nSee strata(1), strata-presets(5), strata-workloads(5), strata-sweep(5) and\n"
+            "strata-scenario(5).\n");
 }
 
 /* Output that could not be written (a full disk, a closed pipe, /dev/full)
