@@ -120,6 +120,16 @@ if [ $rc = 1 ] && grep -q "more than 4096 keys" "$tmp/err"; then ok "20000 keys:
 if [ $rc = 1 ] && grep -q "^$T/gen-bad/cnn-groups.yaml:7:5: " "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "generation error: FILE:LINE:COL, nothing on stdout"; else not_ok "generation error: FILE:LINE:COL, nothing on stdout" "$(cat "$tmp/err")"; fi
 "$S" show "$T/gen-bad/huge.yaml" --phase train > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "1.2e22 parameters: refused, no overflow"; else not_ok "1.2e22 parameters: refused, no overflow" "$(cat "$tmp/err")"; fi
+# a decode step's KV cache counts too: 10^6 sequences x 10^8 cached tokens x
+# 32 KV heads x 128 = 4.1e17 elements a layer, past 2^53
+sed 's/^max_seq: 4096/max_seq: 100000000/' "$srcdir/workloads/llama2-7b.yaml" > "$tmp/longctx.yaml"
+"$S" eval "$tmp/longctx.yaml" --phase decode --kv 99999999 --batch 1000000 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "needs tensors of 4.1e+17 elements.*2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "decode: a KV cache past 2^53 elements a layer is refused"; else not_ok "decode: a KV cache past 2^53 refused" "rc=$rc $(cat "$tmp/err")"; fi
+# a required key written without a value is pointed at, not reported as
+# missing from the mapping's first line
+sed 's/^hidden: .*/hidden: ~/' "$srcdir/workloads/llama2-7b.yaml" > "$tmp/hnull.yaml"
+"$S" show "$tmp/hnull.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "hnull.yaml:4:9: transformer workload: key 'hidden' has no value" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "a required key with no value: FILE:LINE:COL of the key"; else not_ok "a required key with no value" "rc=$rc $(cat "$tmp/err")"; fi
 mkdir -p "$tmp/amb/presets/gpu" "$tmp/amb/workloads"
 cp "$srcdir/presets/gpu/t4.yaml" "$tmp/amb/presets/gpu/twin.yaml"
 cp "$srcdir/workloads/gpt2-small.yaml" "$tmp/amb/workloads/twin.yaml"
@@ -188,6 +198,8 @@ if [ $rc = 1 ] && grep -q "idxbad.yaml:[0-9]*:[0-9]*:.*index_cycles" "$tmp/err";
 sed 's/^lsu_cycles: .*/lsu_ns: 6.5/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/lsuns.yaml"
 "$S" kernel embedding --gpu a100-80gb-sxm --rows 4096 --cols 8192 --coef "$tmp/lsuns.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "lsuns.yaml:[0-9]*:[0-9]*:.*lsu_ns.*lsu_cycles" "$tmp/err"; then ok "an old table's lsu_ns: FILE:LINE:COL error naming lsu_cycles"; else not_ok "an old table's lsu_ns: FILE:LINE:COL error naming lsu_cycles" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" kernel gemm --m 64 --n 4096 --k 4096 --int4 --dtype fp32 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--int4 is weight-only INT4 with 16-bit activations (W4A16): give --dtype fp16 or bf16, not fp32" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "kernel --int4 with FP32 activations: usage error"; else not_ok "kernel --int4 --dtype fp32" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" kernel gemm --gpu v100-pcie-32gb --dtype fp8 --m 64 --n 64 --k 64 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "fp8" "$tmp/err"; then ok "kernel: a dtype the GPU lacks is an error naming it"; else not_ok "kernel: a dtype the GPU lacks is an error naming it" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train "" > /dev/null 2> "$tmp/err"; rc=$?
@@ -288,6 +300,11 @@ check "eval --fused: fewer host costs than eager at batch 1" \
 if [ $rc = 1 ] && grep -q "fp8" "$tmp/err"; then ok "eval: a dtype the GPU lacks is an error"; else not_ok "eval: a dtype the GPU lacks is an error" "rc=$rc"; fi
 "$S" validate nosuch > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "neusight, vidur, vllm or edge" "$tmp/err"; then ok "validate: unknown data set is a usage error"; else not_ok "validate: unknown data set is a usage error" "rc=$rc"; fi
+# a table whose tensor-core GEMMs cost nothing for their math would put a
+# GEMM past the peak: refused at the coefficient
+sed 's/^    beta: \[1.25641, /    beta: [0, /' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/zc.yaml"
+"$S" kernel gemm --m 4096 --n 4096 --k 4096 --dtype bf16 --coef "$tmp/zc.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "zc.yaml:[0-9]*:12: class gemm_tc: beta 'compute' is 0" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "coefficients: a zero compute term is refused at FILE:LINE:COL"; else not_ok "coefficients: a zero compute term" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" eval llama2-7b --coef "$T/bad-coef/feature.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "feature.yaml:[0-9]*:[0-9]*:" "$tmp/err"; then ok "a stale coefficient table: FILE:LINE:COL error"; else not_ok "a stale coefficient table: FILE:LINE:COL error" "rc=$rc $(cat "$tmp/err")"; fi
 
@@ -435,12 +452,28 @@ sed 's/^\(  efficiency:\) .*/\1 2/' "$srcdir/presets/node/hgx-h100-4gpu.yaml" > 
 "$S" coll allreduce --bytes 64MiB --cluster "$tmp/badnode.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "badnode.yaml:[0-9]*:[0-9]*: key 'efficiency'" "$tmp/err"; then ok "coll --cluster with a broken node file: the node's FILE:LINE:COL"
 else not_ok "coll --cluster with a broken node file" "rc=$rc $(cat "$tmp/err")"; fi
+# NICs at 0 GB/s: refused at the key, not silently uncapped
+sed 's/^nic_bw_gbs: 25 /nic_bw_gbs: 0 /' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/nic0.yaml"
+"$S" coll allreduce --bytes 64MiB --cluster "$tmp/nic0.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "nic0.yaml:31:13: key 'nic_bw_gbs': 8 NICs at 0 GB/s" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "node: NICs at 0 GB/s refused at FILE:LINE:COL"
+else not_ok "node: NICs at 0 GB/s" "rc=$rc $(cat "$tmp/err")"; fi
 # a NeuSight label's num_layer, when given, is a layer count
 mkdir -p "$tmp/nl/labels/NVIDIA_A100-PCIE-40GB" "$tmp/nl/kernels-test"
 printf '{"num_layer": -3, "e2e_latency": 535.8}\n' > "$tmp/nl/labels/NVIDIA_A100-PCIE-40GB/gpt2_large-inf-1024-4.json"
 "$S" validate neusight --data "$tmp/nl" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "gpt2_large-inf-1024-4.json:1:15: key 'num_layer'" "$tmp/err"; then ok "validate neusight: a negative num_layer is FILE:LINE:COL"
 else not_ok "validate neusight: a negative num_layer" "rc=$rc $(cat "$tmp/err")"; fi
+# a folder that scores nothing is an error, not an empty report with exit 0;
+# an op strata does not model is named with FILE:LINE:COL, not dropped
+mkdir -p "$tmp/vn0/kernels-test"
+printf 'OPName,Latency,Device,B,H\n' > "$tmp/vn0/kernels-test/ln.csv"
+"$S" validate neusight --data "$tmp/vn0" --json > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "nothing to score in .*vn0: no kernel rows" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "validate neusight: a folder with nothing to score is an error"
+else not_ok "validate neusight: nothing to score" "rc=$rc $(cat "$tmp/err")"; fi
+printf 'OPName,Latency,Device,B,H\nlnn,0.02,Tesla T4,1024,1024\n' > "$tmp/vn0/kernels-test/ln.csv"
+"$S" validate neusight --data "$tmp/vn0" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "ln.csv:2:1: column 'OPName': 'lnn' is not an op strata models (did you mean 'ln'?)" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "validate neusight: an unknown OPName is FILE:LINE:COL"
+else not_ok "validate neusight: an unknown OPName" "rc=$rc $(cat "$tmp/err")"; fi
 # --optimizer foreach: torch.optim.AdamW's default, 80 bytes a parameter in
 # eight passes; strata's own H200 run (data/measured/h200/whole-models,
 # adamw rows) timed GPT-2 Large's step (774 M parameters) at 16.92 ms.
@@ -683,6 +716,10 @@ check "coll --sweep below 1 KiB: the sweep is the asked size, not 1 KiB" \
 # 1 GiB over 64 ranks is 16 MiB per step: 256 chunks of 64 KiB, cut to the 16 the simulation takes
 check "coll --sim: the chunks per step are reported (16 MiB per step, 64 KiB asked: capped at 16)" \
     sh -c "'$S' coll allreduce --cluster ib-a100 --gpus 64 --bytes 1GiB --sim --chunk 64KiB --json | jq -e '.sim.chunks == 16'"
+# a block far past INT_MAX chunks (8 GiB over 4 GPUs: 2 GiB a step, 1-byte
+# chunks) is capped at 16 too, not wrapped to 1
+check "coll --sim: 2^31 chunks a step are capped at 16, not wrapped" \
+    sh -c "'$S' coll allreduce --gpus 4 --bytes 8GiB --sim --chunk 1 --json | jq -e '.sim.chunks == 16 and .sim.transfers == 384'"
 "$S" coll allreduce --cluster ib-a100 --gpus 160 --bytes 1GiB --algo ring --sim --chunk 64KiB > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "simulation too large: over 4000000" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "coll --sim too large: refused with the fix, nothing printed"; else not_ok "coll --sim too large: refused with the fix, nothing printed" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" coll sendrecv --gpus 3 --bytes 1MiB > /dev/null 2> "$tmp/err"; rc=$?
@@ -691,12 +728,21 @@ if [ $rc = 1 ] && grep -q "between 2 GPUs" "$tmp/err"; then ok "coll sendrecv --
 if [ $rc = 2 ] && grep -q "64MiB" "$tmp/err"; then ok "coll --bytes 12Q: usage error with examples"; else not_ok "coll --bytes 12Q: usage error with examples" "rc=$rc"; fi
 "$S" coll allreduce --bytes 0 --cluster ib-a100 > "$tmp/z.out" 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "moves no data" "$tmp/err" && [ ! -s "$tmp/z.out" ]; then ok "coll --bytes 0: usage error, nothing printed"; else not_ok "coll --bytes 0: usage error, nothing printed" "rc=$rc"; fi
-"$S" coll allreduce --bytes 0.25 --cluster ib-a100 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "less than one byte" "$tmp/err"; then ok "coll --bytes 0.25: usage error"; else not_ok "coll --bytes 0.25: usage error" "rc=$rc"; fi
-# 0.5 KiB = 512 B exactly; 1.5 B rounds to 2 B
+"$S" coll allreduce --bytes 0.0001KiB --cluster ib-a100 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "less than one byte" "$tmp/err"; then ok "coll --bytes 0.0001KiB: usage error"; else not_ok "coll --bytes 0.0001KiB: usage error" "rc=$rc"; fi
+# a plain byte count is whole (0.5 and 1.5 alike); a fraction of a unit
+# rounds to whole bytes (0.5 KiB = 512 B exactly, 0.01 KiB = 10.24 -> 10)
+for b in 0.25 1.5; do
+    "$S" coll allreduce --bytes $b --cluster ib-a100 > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc = 2 ] && grep -q "'$b' is not a whole number of bytes" "$tmp/err"; then ok "coll --bytes $b: not whole bytes, usage error"; else not_ok "coll --bytes $b: usage error" "rc=$rc $(cat "$tmp/err")"; fi
+done
 "$S" coll allreduce --bytes 0.5KiB --cluster ib-a100 --json > "$tmp/h.json" 2> "$tmp/err"
-"$S" coll allreduce --bytes 1.5 --cluster ib-a100 --json > "$tmp/r.json" 2>> "$tmp/err"
-if [ "$(jq .bytes "$tmp/h.json")" = 512 ] && [ "$(jq .bytes "$tmp/r.json")" = 2 ]; then ok "coll --bytes: fractions of a unit become whole bytes"; else not_ok "coll --bytes: fractions of a unit become whole bytes" "$(cat "$tmp/err")"; fi
+"$S" coll allreduce --bytes 0.01KiB --cluster ib-a100 --json > "$tmp/r.json" 2>> "$tmp/err"
+if [ "$(jq .bytes "$tmp/h.json")" = 512 ] && [ "$(jq .bytes "$tmp/r.json")" = 10 ]; then ok "coll --bytes: fractions of a unit become whole bytes"; else not_ok "coll --bytes: fractions of a unit become whole bytes" "$(cat "$tmp/err")"; fi
+"$S" coll allreduce --bytes 0x10 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "expected a size such as" "$tmp/err"; then ok "coll --bytes 0x10: hexadecimal refused"; else not_ok "coll --bytes 0x10: hexadecimal refused" "rc=$rc"; fi
+"$S" coll allreduce --bytes 1PiB > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "unknown unit 'PiB' in '1PiB'; units are B, K/KiB" "$tmp/err"; then ok "coll --bytes 1PiB: the unknown unit named"; else not_ok "coll --bytes 1PiB: the unknown unit named" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" coll allreduce --bytes 1MiB --gpus 12 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "multiple of 8" "$tmp/err"; then ok "coll --gpus 12 on 8-GPU nodes: error with the fix"; else not_ok "coll --gpus 12 on 8-GPU nodes: error with the fix" "rc=$rc $(cat "$tmp/err")"; fi
 
@@ -739,11 +785,15 @@ if [ $rc = 2 ] && grep -q -- "the schedule is 1f1b: use --schedule interleaved" 
 if [ $rc = 0 ] && jq -e '.config.chunks == 2' "$tmp/out" > /dev/null; then ok "train --chunks before --schedule interleaved: taken (order does not matter)"; else not_ok "train --chunks before --schedule interleaved" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" plan gpt2-large --cluster hgx-a100-4gpu --tp 0 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--tp is a train option" "$tmp/err"; then ok "plan --tp 0: refused as a train option before its value is read"; else not_ok "plan --tp 0: refused as a train option" "rc=$rc $(cat "$tmp/err")"; fi
+# Mixtral routes each token to 2 of 8 experts: the busiest expert gets at
+# most every token, 8 / 2 = 4x the mean
+"$S" train mixtral-8x7b --cluster dgx-h100 --ep 8 --moe-imbalance 4.5 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "MoE load imbalance 4.5 is more than mixtral-8x7b can have: with 8 experts and top-2 routing .* 4 x the mean" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "train --moe-imbalance past experts / top-k is refused"; else not_ok "train --moe-imbalance past experts / top-k" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --moe-imbalance 1.5 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "dense" "$tmp/err"; then ok "train --moe-imbalance on a dense model: usage error"; else not_ok "train --moe-imbalance on a dense model" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --dtype fp8 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "FP8" "$tmp/err"; then ok "train --dtype fp8 on A100: error naming the reason"; else not_ok "train --dtype fp8 on A100: error naming the reason" "rc=$rc"; fi
-for args in "eval resnet50 --seq 512" "eval gpt2-large --kv 100" "eval gpt2-large --recompute" "show gpt2-large --no-optimizer" "accel resnet50 --arch eyeriss-like --attn flash"; do
+for args in "eval resnet50 --seq 512" "eval gpt2-large --kv 100" "eval gpt2-large --recompute" "show gpt2-large --no-optimizer" "accel resnet50 --arch eyeriss-like --attn flash" "show resnet50 --logits last"; do
     # shellcheck disable=SC2086
     "$S" $args > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc = 2 ] && grep -q "applies to" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "$args: an option that does not apply is a usage error"; else not_ok "$args: inapplicable option" "rc=$rc $(cat "$tmp/err")"; fi
@@ -1170,6 +1220,19 @@ if [ $rc = 2 ] && grep -q -- "--dtype int8: training runs in fp32, tf32, fp16, b
 if [ $rc = 1 ] && grep -q -- "--out is empty" "$tmp/err"; then ok "sweep --out '': refused, named"; else not_ok "sweep --out ''" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" show llama2-7b -x > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "unknown option '-x'" "$tmp/err" && ! grep -q "did you mean" "$tmp/err"; then ok "show -x: unknown, no suggestion"; else not_ok "show -x" "rc=$rc $(cat "$tmp/err")"; fi
+# a GPU's arch keys the kernel model (Hopper's asynchronous MMAs, the tile
+# sets): any case reads the same, a misspelling or another vendor's is refused
+mkdir -p "$tmp/arch"
+sed 's/^arch: hopper/arch: Hopper/' "$srcdir/presets/gpu/h100-sxm.yaml" > "$tmp/arch/cap.yaml"
+sed 's/^arch: hopper/arch: hoper/' "$srcdir/presets/gpu/h100-sxm.yaml" > "$tmp/arch/typo.yaml"
+sed 's/^arch: hopper/arch: cdna3/' "$srcdir/presets/gpu/h100-sxm.yaml" > "$tmp/arch/vendor.yaml"
+a=$("$S" kernel gemm --m 4096 --n 4096 --k 4096 --gpu h100-sxm --json | jq .time_s)
+b=$("$S" kernel gemm --m 4096 --n 4096 --k 4096 --gpu "$tmp/arch/cap.yaml" --json | jq .time_s)
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "preset arch: 'Hopper' is hopper (same GEMM time)"; else not_ok "preset arch: 'Hopper' is hopper" "$a vs $b"; fi
+"$S" show "$tmp/arch/typo.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "typo.yaml:13:7: key 'arch': expected one of .*hopper.*did you mean 'hopper'" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "preset arch: a misspelling is refused at FILE:LINE:COL"; else not_ok "preset arch: a misspelling is refused" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" show "$tmp/arch/vendor.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "vendor.yaml:13:7: key 'arch': cdna3 is an amd architecture, but vendor is nvidia" "$tmp/err"; then ok "preset arch: another vendor's architecture is refused"; else not_ok "preset arch: another vendor's architecture is refused" "rc=$rc $(cat "$tmp/err")"; fi
 # an accelerator's PE array must match its innermost level (one PE under
 # each instance), and a bandwidth of 0 words a cycle is refused, not read
 # as unlimited

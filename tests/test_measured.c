@@ -43,7 +43,7 @@ static void test_neusight_fixture(void **state)
     st_error err;
     (void)state;
     assert_int_equal(st_read_neusight_csv(testdata("measured/kernels.csv"), &s, &err), 0);
-    assert_int_equal(s.n, 2); /* the 'frobnicate' row is skipped */
+    assert_int_equal(s.n, 2);
     check_kernel(&s.items[0], ST_MEAS_BMM, "Tesla T4", "volta_sgemm_128x64_nn", 0.5,
                  (const long long[]){4, 100, 200, 300}, (const long long[]){2, 3, 4},
                  (const long long[]){256, 1, 1}, 2);
@@ -51,6 +51,19 @@ static void test_neusight_fixture(void **state)
     check_kernel(&s.items[1], ST_MEAS_LINEAR, "Tesla T4", "void \"quoted\", kernel<float, 4>",
                  2.25, (const long long[]){1, 64, 128, 256}, (const long long[]){5, 1, 1},
                  (const long long[]){128, 1, 1}, 3);
+    st_kernel_set_free(&s);
+}
+
+/* an op strata does not model is an error at its field, not a row dropped
+ * from the scores unseen */
+static void test_neusight_unknown_op(void **state)
+{
+    st_kernel_set s = {0, 0, NULL};
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_neusight_csv(testdata("measured/unknown-op.csv"), &s, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown-op.csv:2:1: column 'OPName': 'frobnicate' is not an op strata models"));
+    assert_int_equal(s.n, 0);
     st_kernel_set_free(&s);
 }
 
@@ -523,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_harness),
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_neusight_fixture),
+        cmocka_unit_test(test_neusight_unknown_op),
         cmocka_unit_test(test_neusight_crlf_vector),
         cmocka_unit_test(test_neusight_multiline),
         cmocka_unit_test(test_neusight_malformed),

@@ -375,18 +375,23 @@ int cli_out_close_all(cli_out *o, int n, int ok, st_error *err)
 {
     /* close every file first: one that failed to write fails them all */
     const char *bad = NULL;
-    int opened = 0, bad_direct = 0;
+    int opened = 0, bad_direct = 0, bad_errno = 0;
     for (int i = 0; i < n; i++) {
         if (!o[i].f)
             continue;
         opened++;
         int b = ferror(o[i].f);
-        b |= fclose(o[i].f) != 0;
+        errno = 0;
+        b |= fclose(o[i].f) != 0; /* the buffered rest goes out here: ENOSPC, EIO */
+        int e = errno;
         o[i].f = NULL;
         o[i].closed = 1;
         if (b && !bad)
-            bad = o[i].path, bad_direct = o[i].direct;
+            bad = o[i].path, bad_direct = o[i].direct, bad_errno = e;
     }
+    char why[96] = "";
+    if (bad_errno)
+        snprintf(why, sizeof why, ": %s", strerror(bad_errno));
     if (!opened)
         return 0;
     int rc = 0;
@@ -398,9 +403,10 @@ int cli_out_close_all(cli_out *o, int n, int ok, st_error *err)
             }
         /* a device or pipe: what went out cannot be taken back */
         if (ok && bad_direct && opened == 1)
-            rc = st_error_set(err, ST_EIO, "writing %s failed", bad);
+            rc = st_error_set(err, ST_EIO, "writing %s failed%s", bad, why[0] ? why : " (no space, or the device "
+                                                                                   "refused the bytes)");
         else if (ok)
-            rc = st_error_set(err, ST_EIO, "writing %s failed (disk full?); %s", bad,
+            rc = st_error_set(err, ST_EIO, "writing %s failed%s; %s", bad, why[0] ? why : " (disk full?)",
                               opened > 1 ? "none of the output files written" : "nothing written");
         return rc;
     }
@@ -514,18 +520,35 @@ int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, d
                  {"GB", 1e9},  {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12}};
     char *end;
     double v = strtod(text, &end);
-    if (end != text && v >= 0 && isfinite(v) && *text >= '0' && *text <= '9')
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-            if (!strcmp(end, units[i].suffix) && v * units[i].scale <= 1e18) {
-                double b = v * units[i].scale;
-                if (b > 0 && b < 0.5) {
-                    cli_usage_error(cmd, "%s: '%s' is less than one byte; sizes count whole bytes", opt,
-                                    text);
-                    return -1;
-                }
-                *out = floor(b + 0.5); /* whole bytes: 0.1MiB is 104858 */
-                return 0;
+    /* decimal only: strtod would also take hexadecimal (0x10, 0x1p4) */
+    if (end != text && v >= 0 && isfinite(v) && *text >= '0' && *text <= '9' && !strpbrk(text, "xX")) {
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+            if (strcmp(end, units[i].suffix) != 0)
+                continue;
+            double b = v * units[i].scale;
+            if (b > 1e18) {
+                cli_usage_error(cmd, "%s: '%s' is %.3g bytes; sizes go up to 1e18 bytes (about 888 PiB)", opt,
+                                text, b);
+                return -1;
             }
+            if (units[i].scale == 1 && v != floor(v)) {
+                cli_usage_error(cmd, "%s: '%s' is not a whole number of bytes; give whole bytes or a unit "
+                                     "(0.5KiB is 512)", opt, text);
+                return -1;
+            }
+            if (b > 0 && b < 0.5) {
+                cli_usage_error(cmd, "%s: '%s' is less than one byte; sizes count whole bytes", opt, text);
+                return -1;
+            }
+            *out = floor(b + 0.5); /* whole bytes: 0.1MiB is 104858 */
+            return 0;
+        }
+        if (*end) {
+            cli_usage_error(cmd, "%s: unknown unit '%s' in '%s'; units are B, K/KiB, M/MiB, G/GiB, T/TiB "
+                                 "(powers of 1024) and KB, MB, GB, TB (of 1000), as in 64MiB or 100MB", opt, end, text);
+            return -1;
+        }
+    }
     cli_usage_error(cmd, "%s: expected a size such as 1048576, 64MiB, 64M (= MiB), 100MB or 1GiB, got '%s'",
                     opt, text);
     return -1;

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The shared-data folder: the option's value, else $STRATA_SHARED, else
@@ -26,6 +27,11 @@ int cli_shared_dir(const char *given, const char *sub, const char *opt, char *bu
             return ST_ENOTFOUND;
         }
     }
+    struct stat sb;
+    if (stat(buf, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return st_error_set(err, ST_ENOTFOUND,
+                            "%s %s is a file, not a folder; pass %s DIR (a folder laid out like "
+                            "../shared/data/%s)", opt, buf, opt, sub);
     if (access(buf, R_OK | X_OK) != 0)
         return st_error_set(err, ST_ENOTFOUND,
                             "measured data folder %s is not readable; pass %s DIR (a folder laid "

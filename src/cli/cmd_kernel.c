@@ -143,6 +143,9 @@ static int run(int argc, char **argv)
     k.groups = v[IG] ? v[IG] : 1;
     k.filter = v[IF], k.stride = v[IS] ? v[IS] : 1;
     k.weight_only_int4 = int4;
+    if (int4 && k.dtype != ST_FP16 && k.dtype != ST_BF16)
+        return cli_usage_error(&cmd_kernel, "--int4 is weight-only INT4 with 16-bit activations (W4A16): give "
+                                            "--dtype fp16 or bf16, not %s", st_dtype_name(k.dtype));
     /* elementwise: --flops-per-elem (default 1); the other vector ops count
      * their own (softmax and topk 5, norm 8) from 0, as the compose layer
      * leaves it */
@@ -260,7 +263,8 @@ const cli_command cmd_kernel = {
     "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal; --backward:\n"
     "                      the backward (S recomputed; dV, dP, dQ, dK); --fa3: FlashAttention-3's\n"
     "                      kernels (Hopper only: full tensor rate, loads overlapped) instead of\n"
-    "                      FlashAttention-2's\n"
+    "                      FlashAttention-2's (on GPUs before Ampere and in FP32, PyTorch's\n"
+    "                      memory-efficient kernel runs instead, with the same tiling: priced alike)\n"
     "  elementwise         --rows --cols --inputs --flops-per-elem\n"
     "  softmax, norm, embedding, topk  --rows --cols\n",
     run,

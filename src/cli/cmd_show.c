@@ -200,6 +200,9 @@ static int run(int argc, char **argv)
         if (logits)
             o.logits_all = strcmp(logits, "all") == 0;
         rc = cli_wl_applies(&cmd_show, &wl, m, &o);
+        if (rc == 0 && logits && m->kind != ST_MODEL_TRANSFORMER)
+            rc = cli_usage_error(&cmd_show, "--logits applies to transformer workloads (their LM head); %s is a "
+                                            "CNN", m->id);
         if (rc) {
             /* the usage error is printed */
         } else if ((rc = st_model_ops(m, &o, &ops, &err)) != 0) {

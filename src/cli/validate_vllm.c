@@ -248,7 +248,9 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
         long long logged = meta.num_gpu_blocks;
         cli_serve_setup su;
         if ((rc = cli_serve_setup_load(&o, model_id, &su, err))) {
-            st_error_prefix(err, "%s:%d:%d: engine_kwargs", meta_p, meta.engine_line, meta.engine_col);
+            /* the trace's own errors already name requests.jsonl:LINE:COL */
+            if (strncmp(err->msg, req_p, strlen(req_p)) != 0)
+                st_error_prefix(err, "%s:%d:%d: engine_kwargs", meta_p, meta.engine_line, meta.engine_col);
             break;
         }
         measured m;

@@ -85,7 +85,10 @@ int f_check_map(const fctx *c, const st_ynode *n, const fkey *keys, size_t nkeys
     }
     for (size_t j = 0; j < nkeys; j++) {
         const st_ynode *v = f_get(n, keys[j].key);
-        if (keys[j].required && (!v || st_ynode_is_null(v))) {
+        /* a required key written without a value: point at it */
+        if (keys[j].required && v && st_ynode_is_null(v))
+            return f_error(c, v, "%s: key '%s' has no value; give %s", c->what, keys[j].key, keys[j].expect);
+        if (keys[j].required && !v) {
             size_t used = strlen(missing);
             snprintf(missing + used, sizeof missing - used, "%s'%s' (%s)", nmissing ? ", " : "",
                      keys[j].key, keys[j].expect);

@@ -52,6 +52,15 @@ static int read_classes(const fctx *c, const st_ynode *map, st_gpu_coef *out)
              * let a kernel run faster than no work at all; the fit keeps them >= 0 */
             if (f_node_number(c, bs->items[k], "beta", 0, 1e9, &out->cls[cls].beta[k]))
                 return ST_EINVAL;
+        /* the leading terms must cost something: at 0 a GEMM's math or a
+         * stream's bytes would take no time, past any GPU's peak */
+        static const char *const leading[] = {"compute", "dram_hbm", "dram_other", "stream"};
+        for (int k = 0; k < nf; k++)
+            for (size_t q = 0; q < sizeof leading / sizeof leading[0]; q++)
+                if (strcmp(names[k], leading[q]) == 0 && !(out->cls[cls].beta[k] > 0))
+                    return f_error(c, bs->items[k], "class %s: beta '%s' is 0, so its %s would take no time "
+                                   "(faster than any GPU's peak); regenerate the table with tools/calibrate",
+                                   key->scalar, names[k], q == 0 ? "math" : "bytes");
         if (f_number(c, v, "sigma", 0, 10, 1, "", &out->cls[cls].sigma))
             return ST_EINVAL;
         if (f_int32(c, v, "n_fit", 0, 1000000000, &out->cls[cls].n_fit))

@@ -37,13 +37,19 @@ int st_edge_coef_load(const char *path, st_edge_coef *out, st_error *err)
                      doc.path);
         goto done;
     }
+    /* the kind first: another table (the GPU kernels' gpu-coefficients)
+     * is named as such, not by its first unknown key */
+    if (doc.root->kind == ST_Y_MAP && f_get(doc.root, "kind") && f_string(&c, doc.root, "kind", kind, sizeof kind))
+        goto done;
+    if (kind[0] && strcmp(kind, "edge-coefficients") != 0) {
+        f_error(&c, f_get(doc.root, "kind"), "kind must be 'edge-coefficients', not '%s'%s", kind,
+                strcmp(kind, "gpu-coefficients") == 0 ? ": that is the GPU kernel table (--coef takes it); "
+                                                         "--edge-coef takes calibration/edge.yaml" : "");
+        goto done;
+    }
     if (f_check_map(&c, doc.root, keys, sizeof keys / sizeof keys[0]) ||
         f_string(&c, doc.root, "kind", kind, sizeof kind))
         goto done;
-    if (strcmp(kind, "edge-coefficients") != 0) {
-        f_error(&c, f_get(doc.root, "kind"), "kind must be 'edge-coefficients', not '%s'", kind);
-        goto done;
-    }
     if (f_number(&c, doc.root, "cpu_efficiency", 1e-4, 1, 1, "", &out->cpu_efficiency) ||
         f_number(&c, doc.root, "cpu_depthwise_efficiency", 1e-4, 1, 1, "", &out->cpu_dw_efficiency) ||
         f_number(&c, doc.root, "gpu_efficiency", 1e-4, 1, 1, "", &out->gpu_efficiency) ||

@@ -36,6 +36,14 @@ static const fkey gpu_keys[] = {
 };
 
 static const char *const vendors[] = {"nvidia", "amd"};
+/* The architectures the model knows, with their vendor: the kernel model
+ * keys behaviour on them (tile sets, Hopper's asynchronous MMAs and
+ * FlashAttention-3, Pascal's HBM2 controller), so a misspelt one would
+ * silently price another chip. A new architecture is added here with what
+ * it changes. */
+static const char *const archs[] = {"pascal", "volta",         "turing", "ampere", "ada",  "hopper",
+                                    "blackwell", "blackwell-rtx", "cdna1",  "cdna2",  "cdna3"};
+static const int arch_vendor[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1};
 static const char *const form_factors[] = {"sxm", "pcie", "oam"};
 
 /* throughput: {fp32: {dense: X, sparse: Y}, ...}; fp32 required. */
@@ -122,6 +130,19 @@ static int check_issue_keys(const fctx *c, const st_ynode *root, const st_gpu *g
     return 0;
 }
 
+/* arch: one of archs[] (any case), of the preset's vendor */
+static int f_arch(const fctx *c, const st_ynode *root, int vendor, st_gpu *g)
+{
+    int a = -1, rc = f_enum(c, root, "arch", archs, (int)(sizeof archs / sizeof archs[0]), &a);
+    if (rc || a < 0)
+        return rc;
+    if (arch_vendor[a] != vendor)
+        return f_error(c, f_get(root, "arch"), "key 'arch': %s is an %s architecture, but vendor is %s; fix "
+                       "one of the two", archs[a], vendors[arch_vendor[a]], vendors[vendor]);
+    snprintf(g->arch, sizeof g->arch, "%s", archs[a]);
+    return 0;
+}
+
 int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
 {
     static const fkey vec_keys[] = {{"fp32", 1, "peak FP32 non-matrix TFLOPS"},
@@ -134,7 +155,7 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         return rc;
     if ((rc = f_string(c, root, "name", g->name, sizeof g->name)) ||
         (rc = f_enum(c, root, "vendor", vendors, 2, &vendor)) ||
-        (rc = f_string(c, root, "arch", g->arch, sizeof g->arch)) ||
+        (rc = f_arch(c, root, vendor, g)) ||
         (rc = f_enum(c, root, "form_factor", form_factors, 3, &ff)) ||
         (rc = f_int32(c, root, "release_year", 1990, 2100, &g->release_year)) ||
         (rc = f_int32(c, root, "sm_count", 1, 100000, &g->sm_count)) ||

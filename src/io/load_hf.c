@@ -386,10 +386,10 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         !is_type(type, relative_types) && !is_type(type, alibi_types) &&
         !is_type(type, encoder_types) && !f_get(root, "rope_theta"))
         return f_error(c, mt ? mt : root,
-                       "Hugging Face config: model_type '%s' is not one strata knows how to map "
+                       "Hugging Face config: %s%s%s is not one strata knows how to map "
                        "(llama, mistral, mixtral, qwen2/3, gpt2, opt, bert, t5/switch, bloom, "
                        "...); write a strata workload YAML instead (strata-workloads(5))",
-                       type);
+                       type[0] ? "model_type '" : "a config without model_type", type, type[0] ? "'" : "");
 
     if ((rc = hf_eager(c, root, type, tf)))
         return rc;

@@ -82,6 +82,11 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
         (rc = f_number(c, root, "nic_bw_gbs", 0, 1e6, GBS, "GB/s", &n->nic_bw)) ||
         (rc = f_string(c, root, "cpu", n->cpu, sizeof n->cpu)))
         return rc;
+    /* a NIC moves bytes at some rate: 0 GB/s is only for a node without NICs */
+    if (n->nics > 0 && !(n->nic_bw > 0))
+        return f_error(c, f_get(root, "nic_bw_gbs"), "key 'nic_bw_gbs': %d NICs at 0 GB/s cannot carry the scale-out "
+                       "traffic; give each NIC's GB/s per direction, or nics: 0 for a node without a network",
+                       n->nics);
     n->coll_base_s = 8.4e-6; /* NCCL src/graph/tuning.cc baseLat, Ring/Simple */
     if ((rc = f_number(c, root, "coll_latency_us", 0, 1e6, US, "us", &n->coll_base_s)) ||
         (rc = f_bool(c, root, "reference_only", &n->reference_only)))

@@ -379,7 +379,9 @@ static int shape_of(st_meas_op op, st_kernel_sample *s, const int **cols, long l
     }
 }
 
-/* One data record into a sample; 1 when its op is not one strata knows. */
+/* One data record into a sample. An op strata does not model is an error
+ * (every op in NeuSight's sweeps and strata's own is one it models), so a
+ * misspelt row is not dropped from the scores unseen. */
 static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_error *err)
 {
     const int *cols;
@@ -387,8 +389,20 @@ static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_erro
     st_meas_op op;
     double ms;
     int n, rc;
-    if (st_meas_op_parse(c->field[idx[C_OP]], &op) != 0)
-        return 1;
+    if (st_meas_op_parse(c->field[idx[C_OP]], &op) != 0) {
+        char ops[256] = "";
+        for (int i = 0; i < ST_MEAS_OP_COUNT; i++) {
+            size_t used = strlen(ops);
+            snprintf(ops + used, sizeof ops - used, "%s%s", i ? ", " : "", op_names[i]);
+        }
+        const char *near = st_suggest(c->field[idx[C_OP]], op_names, ST_MEAS_OP_COUNT);
+        char hint[64] = "";
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'OPName': '%.40s' is not an op strata models%s; "
+                            "expected one of %s (fix the name or remove the row)", c->path,
+                            c->fline[idx[C_OP]], c->col[idx[C_OP]], c->field[idx[C_OP]], hint, ops);
+    }
     memset(s, 0, sizeof *s);
     s->op = op;
     s->line = c->line;
@@ -480,8 +494,6 @@ int st_read_neusight_csv(const char *path, st_kernel_set *out, st_error *err)
             break;
         }
         rc = kernel_row(&c, idx, &s, err);
-        if (rc == 1)
-            continue; /* an op strata does not model */
         if (rc)
             break;
         if (grow((void **)&out->items, &out->cap, out->n, sizeof *out->items)) {

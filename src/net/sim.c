@@ -65,9 +65,10 @@ static int add_x(sim *s, int flow, int src, int dst, double bytes, double ready)
     if (s->failed)
         return -1;
     if (s->d.n >= MAX_TRANSFERS) {
-        char fewer[96] = "";
+        char fewer[128] = "";
         if (s->chunks > 1)
-            snprintf(fewer, sizeof fewer, "fewer chunks per step (a larger --chunk; now %d), ", s->chunks);
+            snprintf(fewer, sizeof fewer, "fewer chunks per step (a larger --chunk; each step is cut into %d now), ",
+                     s->chunks);
         st_error_set(s->err, ST_EINVAL, "simulation too large: over %d chunk transfers; use %san algorithm "
                      "with fewer steps (halving_doubling, hierarchical), fewer GPUs, or the analytical model",
                      MAX_TRANSFERS, fewer);
@@ -487,8 +488,10 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
                 double room = (double)MAX_TRANSFERS / (4.0 * rings * (fl->n - 1));
                 cap = room > 1024 ? 1024 : room < MAX_CHUNKS ? MAX_CHUNKS : (int)room;
             }
-            int chunks = (int)ceil(per / chunk_bytes);
-            chunks = chunks < 1 ? 1 : chunks > cap ? cap : chunks;
+            /* clamped in double: a tiny chunk against a large block passes
+             * INT_MAX (8 GiB over 4 GPUs in 1-byte chunks) */
+            double want = ceil(per / chunk_bytes);
+            int chunks = want < 1 ? 1 : want > cap ? cap : (int)want;
             out[f].chunks = chunks;
             s.chunks = chunks;
             gen q = {&s, (int)f, rank, fl->n, pn, fl->n / pn, chunks, fl->start_s + (fl->coll == ST_COLL_SENDRECV ? ST_NET_BASE_LATENCY : groups[f].base_s)};

@@ -1231,6 +1231,16 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "--max-num-seqs, --max-batched-tokens must be >= 1 and --block-size in 1..1024");
         return ST_EINVAL;
     }
+    /* vLLM's SchedulerConfig refuses a step budget smaller than its seats
+     * ("max_num_batched_tokens ... must be greater than or equal to
+     * max_num_seqs"): every running sequence needs a token a step */
+    if ((c->sched == ST_SCHED_VLLM || c->sched == ST_SCHED_VLLM_V0) && c->max_batched_tokens < c->max_num_seqs) {
+        st_error_set(err, ST_EINVAL, "a step budget of %lld tokens (--max-batched-tokens, vLLM's "
+                     "max_num_batched_tokens) is below the %lld seats (--max-num-seqs, max_num_seqs): vLLM refuses "
+                     "that, as each running sequence needs a token a step; raise the budget or lower the seats",
+                     (long long)c->max_batched_tokens, (long long)c->max_num_seqs);
+        return ST_EINVAL;
+    }
     if (c->sched == ST_SCHED_SARATHI && c->chunk < 1) {
         st_error_set(err, ST_EINVAL, "--sched sarathi needs --chunk N (the token budget per step)");
         return ST_EINVAL;

@@ -152,8 +152,15 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     if (k->sp && (k->seq / k->cp) % k->tp)
         return st_error_set(err, ST_EINVAL, "sequence parallelism: TP %d must divide the %lld tokens per rank",
                             k->tp, k->seq / k->cp);
-    if (k->ep > 1 && (!tf->experts || tf->experts % k->ep || ((long long)k->dp * k->cp) % k->ep))
-        return st_error_set(err, ST_EINVAL, "EP %d needs an MoE model whose experts it divides, inside DP x CP", k->ep);
+    if (k->ep > 1 && !tf->experts)
+        return st_error_set(err, ST_EINVAL, "EP %d: %s is dense (no experts to spread); expert parallelism needs "
+                            "an MoE model", k->ep, m->id);
+    if (k->ep > 1 && tf->experts % k->ep)
+        return st_error_set(err, ST_EINVAL, "EP %d does not divide the %lld experts of %s", k->ep, tf->experts,
+                            m->id);
+    if (k->ep > 1 && ((long long)k->dp * k->cp) % k->ep)
+        return st_error_set(err, ST_EINVAL, "EP %d must divide DP x CP (%lld): the expert ranks are the data "
+                            "(and context) parallel ranks", k->ep, (long long)k->dp * k->cp);
     if (k->zero < 0 || k->zero > 3)
         return st_error_set(err, ST_EINVAL, "ZeRO stage must be 0, 1, 2 or 3");
     if (k->zero == 3 && k->pp > 1)
@@ -163,6 +170,13 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
         return st_error_set(err, ST_EINVAL, "LoRA rank must be in 1..65536");
     if (!(k->moe_imbalance >= 1) || k->moe_imbalance > 64)
         return st_error_set(err, ST_EINVAL, "MoE load imbalance must be in [1, 64]");
+    /* the busiest expert gets at most every token (each picks an expert
+     * once), against a mean of tokens x top_k / experts */
+    if (tf->experts > 0 && tf->top_k > 0 && k->moe_imbalance > (double)tf->experts / tf->top_k)
+        return st_error_set(err, ST_EINVAL, "MoE load imbalance %g is more than %s can have: with %lld experts and "
+                            "top-%lld routing the busiest expert gets at most every token, %g x the mean",
+                            k->moe_imbalance, m->id, tf->experts,
+                            tf->top_k, (double)tf->experts / tf->top_k);
     if (k->dtype == ST_FP8 && !(c->node.gpu.matrix[ST_FP8].dense > 0))
         return st_error_set(err, ST_EINVAL, "%s has no FP8 tensor cores; FP8 training needs Hopper or later",
                             c->node.gpu.id);

@@ -461,6 +461,9 @@ int st_transformer_ops(const st_model *m, const st_gen_opts *o, st_oplist *out, 
         double biggest = T * widest;
         double scores = b * D(tf->heads) * D(g.q_len) * D(g.kv_len > g.enc_len ? g.kv_len : g.enc_len);
         if (scores > biggest) biggest = scores;
+        /* one layer's cached keys (a decode step reads the whole cache) */
+        double cache = b * D(g.kv_len) * D(tf->kv_heads) * D(tf->head_dim);
+        if (cache > biggest) biggest = cache;
         if (biggest > ST_MAX_ELEMENTS || st_model_params(m) > ST_MAX_ELEMENTS)
             return st_error_set(err, ST_EINVAL,
                                 "%s at batch %lld and sequence %lld needs tensors of %.3g "
