@@ -491,10 +491,28 @@ static void test_hf_eager_and_dropout(void **state)
     /* the residual adds and the dropouts are contiguous: vectorized */
     assert_int_equal(find(&tr, "block.attn.residual")->scalar_loads, 0);
     assert_int_equal(d->scalar_loads, 0);
+    /* Q, K and V are permuted views (_split_heads); torch.matmul reshapes
+     * them to (8, 16, 16), which cannot merge batch and heads: three
+     * strided copies of 32 tokens x 64 FP32 each, and in training three
+     * copies of their gradients back token-major for c_attn's backward */
+    assert_int_equal(m.tf.head_copies, 3);
+    static const char *const qkv[3] = {"block.attn.q_heads", "block.attn.k_heads", "block.attn.v_heads"};
+    for (int i = 0; i < 3; i++) {
+        const st_op *c = find(&inf, qkv[i]);
+        assert_true(c->bytes_read == he * 4 && c->bytes_written == he * 4);
+        assert_int_equal(c->scalar_loads, 1);
+        char gname[64];
+        snprintf(gname, sizeof gname, "%s.grad", qkv[i]);
+        const st_op *cg = find(&tr, gname);
+        assert_true(cg->bytes_read == he * 4 && cg->bytes_written == he * 4);
+    }
     /* decode: one query per sequence, the permuted context is contiguous
-     * already (size-1 dimensions): no copy */
+     * already (size-1 dimensions), and the cached K and V are contiguous
+     * (torch.cat's output): no copy */
     st_oplist dec = ops_for(&m, ST_PHASE_DECODE, 2, 1, 16, ST_ATTN_EAGER);
     assert_null(find_opt(&dec, "block.attn.merge_heads"));
+    assert_null(find_opt(&dec, "block.attn.q_heads"));
+    assert_null(find_opt(&dec, "block.attn.k_heads"));
     st_oplist_free(&dec);
     /* a layer norm's backward is two kernels of one call: dx (reads dy, x
      * and the weight, writes dx) and the parameter gradients (reads dy and
@@ -534,8 +552,12 @@ static void test_hf_opt_eager(void **state)
     /* flash attention runs none of the eager passes */
     st_oplist fl = ops_for(&m, ST_PHASE_TRAIN, 1, 8, 0, ST_ATTN_FLASH);
     assert_null(find_opt(&fl, "block.attn.score_add1"));
-    /* its output is token-major already: no merge copy */
+    /* its output is token-major already: no merge copy, and it takes Q, K
+     * and V as they are */
     assert_null(find_opt(&fl, "block.attn.merge_heads"));
+    assert_null(find_opt(&fl, "block.attn.q_heads"));
+    /* OPT's _shape(...).contiguous() copies K and V, and Q the same way */
+    find(&tr, "block.attn.k_heads");
     find(&tr, "block.attn.merge_heads");
     st_oplist_free(&tr);
     st_oplist_free(&fl);

@@ -92,6 +92,12 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
     static const char *const bert_types[] = {"bert", "roberta", "electra", NULL};
     static const char *const t5_types[] = {"t5", "mt5", "switch_transformers", NULL};
     int rc = 0;
+    /* every family's eager path views Q, K and V head-major by a permute
+     * (GPT-2's _split_heads, BERT's transpose_for_scores, T5's shape, the
+     * shared eager_attention_forward's transpose) and multiplies them with
+     * torch.matmul, whose reshape copies them; OPT copies them with
+     * .contiguous() */
+    tf->head_copies = 3;
     if (strcasecmp(type, "gpt2") == 0) {
         /* GPT2Attention._attn: matmul, / sqrt(d) (scale_attn_weights, default
          * true), torch.where(causal_mask, w, min), softmax, attn_dropout */

@@ -37,6 +37,7 @@ static const fkey tf_keys[] = {
     {"eager_score_unary_bcast", 0, "of the unary passes, those against a broadcast mask (non-vectorized kernel)"},
     {"eager_score_binary_bcast", 0, "of the added operands, those broadcast over the heads (non-vectorized kernel)"},
     {"eager_score_bcast_select", 0, "true: the broadcast unary passes are selects (their gradient a kernel); false: adds"},
+    {"eager_head_copies", 0, "of Q, K and V, those copied head-major before the eager products (0-3)"},
     {"hidden_dropout", 0, "training dropout on hidden states (0-0.99)"},
     {"attention_dropout", 0, "training dropout on attention probabilities (0-0.99)"},
     {"eager_act_unary", 0, "unary kernels of the activation's eager composition (0-16)"},
@@ -139,6 +140,7 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
         (rc = f_int32(c, root, "eager_score_binary_bcast", 0, 8, &tf->score_binary_bcast)) ||
         (f_get(root, "eager_score_bcast_select") &&
          (rc = f_bool(c, root, "eager_score_bcast_select", &tf->score_bcast_select))) ||
+        (rc = f_int32(c, root, "eager_head_copies", 0, 3, &tf->head_copies)) ||
         (rc = f_number(c, root, "hidden_dropout", 0, 0.99, 1, "", &tf->hidden_dropout)) ||
         (rc = f_number(c, root, "attention_dropout", 0, 0.99, 1, "", &tf->attn_dropout)) ||
         (rc = f_int32(c, root, "eager_act_unary", 0, 16, &tf->act_unary)) ||

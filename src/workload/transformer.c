@@ -158,6 +158,23 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
      * them, not skipped), the model's elementwise passes over them (scale,
      * mask, bias: st_transformer.score_*), softmax, dropout in training,
      * then the weighted sum of values. */
+    /* Q, K and V copied head-major first (st_transformer.head_copies):
+     * a strided copy each, whose gradient is the projection's own copy back
+     * token-major */
+    if (q_len > 1) {
+        static const char *const what[3] = {"q", "k", "v"};
+        for (int i = 0; i < tf->head_copies && i < 3; i++) {
+            long long len = i == 0 ? q_len : kv_len, heads = i == 0 ? tf->heads : kv_heads;
+            snprintf(name, sizeof name, "%s.%s_heads", prefix, what[i]);
+            st_op copy = ew_op(g, name, b * len, heads * tf->head_dim, 1, 0);
+            copy.grad_no_input = 1;
+            copy.scalar_loads = 1;
+            /* inside the matmul's call (and its gradient inside autograd's):
+             * the host pays the launch, not a dispatch of its own */
+            copy.launch_only = 1;
+            push(g, &copy);
+        }
+    }
     st_op score = new_op(g, ST_OP_BMM, "");
     snprintf(score.name, sizeof score.name, "%s.%s.score", g->layer, prefix);
     score.batch = b * tf->heads;

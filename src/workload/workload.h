@@ -78,6 +78,19 @@ typedef struct st_transformer {
      * gradient is a select of dy against the mask, a broadcast kernel too)
      * rather than adds (BERT's mask: the gradient is dy itself, no kernel). */
     int score_bcast_select;
+    /* Of the eager attention's inputs Q, K and V, how many are copied
+     * head-major before their products (0-3). Hugging Face's modeling code
+     * views the projections as (batch, heads, seq, dim) by a permute, and
+     * torch.matmul's reshape to (batch x heads, seq, dim) cannot merge
+     * batch and heads in that view, so it copies (a strided source: the
+     * non-vectorized copy kernel); OPT calls .contiguous() on them itself.
+     * Megatron-LM's (seq, batch, heads, dim) layout needs none. The
+     * gradient of such a copy is a reshape (no kernel), but the
+     * projection's gradient assembles dQ, dK and dV token-major again (a
+     * cat or a reshape of permuted tensors): one copy of each. With one
+     * query per sequence (decode) no copy: the cached K and V are
+     * contiguous, and Q's size-1 sequence merges. */
+    int head_copies;
     /* Dropout probabilities in training (0: no dropout kernels): on hidden
      * states (after the embedding, attention output and MLP) and on the
      * attention probabilities (eager attention only). */
