@@ -474,6 +474,16 @@ printf 'OPName,Latency,Device,B,H\nlnn,0.02,Tesla T4,1024,1024\n' > "$tmp/vn0/ke
 "$S" validate neusight --data "$tmp/vn0" > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "ln.csv:2:1: column 'OPName': 'lnn' is not an op strata models (did you mean 'ln'?)" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "validate neusight: an unknown OPName is FILE:LINE:COL"
 else not_ok "validate neusight: an unknown OPName" "rc=$rc $(cat "$tmp/err")"; fi
+# messages that name the mistake: a dense model's EP, a file as --data, the
+# GPU table as --edge-coef
+"$S" train llama2-7b --cluster dgx-h100 --ep 2 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "EP 2: llama2-7b is dense" "$tmp/err"; then ok "train --ep on a dense model says it is dense"; else not_ok "train --ep on a dense model" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" train mixtral-8x7b --cluster dgx-h100 --ep 3 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "EP 3 does not divide the 8 experts of mixtral-8x7b" "$tmp/err"; then ok "train --ep 3 on 8 experts: the divisibility named"; else not_ok "train --ep 3 on 8 experts" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" validate neusight --data "$srcdir/calibration/edge.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q -- "--data .*edge.yaml is a file, not a folder" "$tmp/err"; then ok "validate --data FILE: says it is a file"; else not_ok "validate --data FILE" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" eval resnet18 --gpu mobile-cpu --edge-coef "$srcdir/calibration/gpu-kernels.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "gpu-kernels.yaml:[0-9]*:[0-9]*: kind must be 'edge-coefficients', not 'gpu-coefficients': that is the GPU kernel table" "$tmp/err"; then ok "--edge-coef given the GPU table: named as such"; else not_ok "--edge-coef given the GPU table" "rc=$rc $(cat "$tmp/err")"; fi
 # --optimizer foreach: torch.optim.AdamW's default, 80 bytes a parameter in
 # eight passes; strata's own H200 run (data/measured/h200/whole-models,
 # adamw rows) timed GPT-2 Large's step (774 M parameters) at 16.92 ms.
@@ -1060,7 +1070,8 @@ if [ -d "$SH/vllm" ]; then
     head -n 3 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" > "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
     head -n 1 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" | sed 's/}[[:space:]]*$/,}/' >> "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
     "$S" validate vllm --data "$tmp/badvllm" > /dev/null 2> "$tmp/err"; rc=$?
-    if [ $rc = 1 ] && grep -q "B/requests.jsonl:4:[0-9]*: expected a key" "$tmp/err"; then ok "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL"
+    # the trace's own location, not wrapped in meta.json's engine_kwargs
+    if [ $rc = 1 ] && grep -q "^$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl:4:[0-9]*: expected a key" "$tmp/err" && ! grep -q "engine_kwargs" "$tmp/err"; then ok "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL"
     else not_ok "validate vllm: a malformed requests.jsonl line is FILE:LINE:COL" "rc=$rc" "$(cat "$tmp/err")"; fi
     # timestamps that run backwards are an error at the line, and a failed
     # replay prints nothing on stdout (not half a report)

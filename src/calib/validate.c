@@ -234,10 +234,11 @@ int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef 
     /* a folder that scores nothing is a mistake (a wrong --data, rows only
      * on devices without a preset), not a perfect score */
     if (!rc && out->n_rows == 0 && out->n_models == 0)
-        rc = st_error_set(err, ST_ENOTFOUND, "nothing to score in %s: no kernel rows in kernels-test/*.csv%s and no "
-                          "whole-model labels in labels/*/*.json%s; give the folder laid out like "
+        rc = st_error_set(err, ST_ENOTFOUND, "nothing to score in %s: no kernel rows in kernels-test/*.csv%s%s and "
+                          "no whole-model labels in labels/*/*.json%s; give the folder laid out like "
                           "../shared/data/neusight", dir,
                           out->skipped ? " on a GPU strata has a preset for (the rows name other devices)" : "",
+                          out->skipped_dtype ? " in a datatype their GPU runs (the rows' Dtype has no rate there)" : "",
                           out->skipped_labels ? " with their model configs (--models DIR)" : "");
     if (rc)
         st_val_result_free(out);

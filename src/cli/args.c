@@ -380,10 +380,14 @@ int cli_out_close_all(cli_out *o, int n, int ok, st_error *err)
         if (!o[i].f)
             continue;
         opened++;
-        int b = ferror(o[i].f);
-        errno = 0;
-        b |= fclose(o[i].f) != 0; /* the buffered rest goes out here: ENOSPC, EIO */
-        int e = errno;
+        int b = ferror(o[i].f), e = 0;
+        /* the buffered rest goes out here (ENOSPC, EIO); errno means
+         * something only when this close failed (a failed earlier write
+         * leaves ferror set and no reason) */
+        if (fclose(o[i].f) != 0) {
+            b = 1;
+            e = errno;
+        }
         o[i].f = NULL;
         o[i].closed = 1;
         if (b && !bad)

@@ -187,6 +187,21 @@ static int run(int argc, char **argv)
         cli_out_close(&o, 0, NULL);
         return cli_fail(&err);
     }
+    /* a fit that leaves a leading term at 0 (too few samples of that kind)
+     * would write a table nothing can load: say so, write nothing */
+    for (int k = 0; k < ST_KC_COUNT; k++) {
+        int z = st_gpu_coef_zero_leading(&coef, (st_kclass)k);
+        if (z >= 0) {
+            const char *const *names;
+            st_kclass_features((st_kclass)k, &names);
+            st_calib_data_free(&d);
+            cli_out_close(&o, 0, NULL);
+            st_error_set(&err, ST_EINVAL, "the fit left class %s's '%s' coefficient at 0: the data hold too few "
+                         "samples bound by it to price that work; nothing written (add such measurements)",
+                         st_kclass_name((st_kclass)k), names[z]);
+            return cli_fail(&err);
+        }
+    }
     char devs[1024] = "";
     for (size_t i = 0; i < d.n_gpus; i++) {
         size_t l = strlen(devs);

@@ -279,6 +279,10 @@ typedef struct st_kernel_est {
 /* Load coefficients from a file, or (path NULL) from the data root's
  * calibration/gpu-kernels.yaml. */
 int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err);
+/* The first leading feature of class cls (a GEMM's compute, a stream's
+ * DRAM bytes) whose coefficient is not above 0, or -1: a table with one
+ * would price that work at no time, so it is neither loaded nor written. */
+int st_gpu_coef_zero_leading(const st_gpu_coef *c, st_kclass cls);
 /* Write as YAML (the calibrate command's output). */
 int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header);
 

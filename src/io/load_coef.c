@@ -52,15 +52,11 @@ static int read_classes(const fctx *c, const st_ynode *map, st_gpu_coef *out)
              * let a kernel run faster than no work at all; the fit keeps them >= 0 */
             if (f_node_number(c, bs->items[k], "beta", 0, 1e9, &out->cls[cls].beta[k]))
                 return ST_EINVAL;
-        /* the leading terms must cost something: at 0 a GEMM's math or a
-         * stream's bytes would take no time, past any GPU's peak */
-        static const char *const leading[] = {"compute", "dram_hbm", "dram_other", "stream"};
-        for (int k = 0; k < nf; k++)
-            for (size_t q = 0; q < sizeof leading / sizeof leading[0]; q++)
-                if (strcmp(names[k], leading[q]) == 0 && !(out->cls[cls].beta[k] > 0))
-                    return f_error(c, bs->items[k], "class %s: beta '%s' is 0, so its %s would take no time "
-                                   "(faster than any GPU's peak); regenerate the table with tools/calibrate",
-                                   key->scalar, names[k], q == 0 ? "math" : "bytes");
+        int z = st_gpu_coef_zero_leading(out, (st_kclass)cls);
+        if (z >= 0)
+            return f_error(c, bs->items[z], "class %s: beta '%s' is 0, so its %s would take no time "
+                           "(faster than any GPU's peak); regenerate the table with tools/calibrate",
+                           key->scalar, names[z], strcmp(names[z], "compute") == 0 ? "math" : "bytes");
         if (f_number(c, v, "sigma", 0, 10, 1, "", &out->cls[cls].sigma))
             return ST_EINVAL;
         if (f_int32(c, v, "n_fit", 0, 1000000000, &out->cls[cls].n_fit))
@@ -144,6 +140,20 @@ static int read_disp(fctx *c, const st_ynode *d, const char *key, double *v)
         v[k] = us * 1e-6;
     }
     return 0;
+}
+
+int st_gpu_coef_zero_leading(const st_gpu_coef *c, st_kclass cls)
+{
+    /* the leading terms must cost something: at 0 a GEMM's math or a
+     * stream's bytes would take no time, past any GPU's peak */
+    static const char *const leading[] = {"compute", "dram_hbm", "dram_other", "stream"};
+    const char *const *names;
+    int nf = st_kclass_features(cls, &names);
+    for (int k = 0; k < nf; k++)
+        for (size_t q = 0; q < sizeof leading / sizeof leading[0]; q++)
+            if (strcmp(names[k], leading[q]) == 0 && !(c->cls[cls].beta[k] > 0))
+                return k;
+    return -1;
 }
 
 int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
