@@ -1009,9 +1009,25 @@ if [ -d "$TL/reference-default_problem" ]; then
         sh -c "'$S' map --arch '$TL/eyeriss_like.arch.yaml' --problem '$TL/problems/resnet50_conv1.prob.yaml' --json | jq -e '.meets_constraints and .search.truncated == false'"
     check "preset and Timeloop arch agree on the Conv1 optimum" \
         sh -c "a=\$('$S' map --arch eyeriss-like --problem '$TL/problems/resnet50_conv1.prob.yaml' --json | jq .edp); b=\$('$S' map --arch '$TL/eyeriss_like.arch.yaml' --problem '$TL/problems/resnet50_conv1.prob.yaml' --json | jq .edp); [ -n \"\$a\" ] && [ \"\$a\" != null ] && [ \"\$a\" = \"\$b\" ]"
+    # a mesh side of 0 (or one past an int) once divided by zero (SIGFPE):
+    # now FILE:LINE:COL with the range
+    mkdir -p "$tmp/mesh"
+    sed 's/spatial: {meshX: 14}/spatial: {meshX: 0}/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/m.arch.yaml"
+    cp "$TL/eyeriss_like.ERT.yaml" "$tmp/mesh/m.ERT.yaml"
+    "$S" map --arch "$tmp/mesh/m.arch.yaml" --problem "$TL/problems/default_problem.prob.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && grep -q "m.arch.yaml:38:22: key 'meshX': expected a whole number in \[1, 16777216\], found '0'" "$tmp/err"; then ok "Timeloop arch: meshX 0 is FILE:LINE:COL, not a crash"; else not_ok "Timeloop arch: meshX 0" "rc=$rc $(cat "$tmp/err")"; fi
+    # a mapping that reads but does not fit the problem names its file; a
+    # dimension given twice is FILE:LINE:COL
+    sed 's/factors: C1 M4 R1 S1 N1 P8 Q2$/factors: C1 M4 R1 S1 N1 P8 Q3/' "$ref/timeloop-mapper.map.yaml" > "$tmp/mesh/q3.map.yaml"
+    "$S" map --arch eyeriss-like --problem "$TL/problems/default_problem.prob.yaml" --mapping "$tmp/mesh/q3.map.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && grep -q "q3.map.yaml: the mapping: the factors of Q multiply to 168, the problem has Q=112" "$tmp/err"; then ok "map --mapping: a misfit mapping names its file"; else not_ok "map --mapping: misfit names its file" "rc=$rc $(cat "$tmp/err")"; fi
+    sed 's/factors: C1 M4 R1 S1 N1 P8 Q2$/factors: C1 M4 R1 S1 N1 P8 Q2 Q2/' "$ref/timeloop-mapper.map.yaml" > "$tmp/mesh/dup.map.yaml"
+    "$S" map --arch eyeriss-like --problem "$TL/problems/default_problem.prob.yaml" --mapping "$tmp/mesh/dup.map.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && grep -q "dup.map.yaml:90:14: key 'factors': Q is given twice" "$tmp/err"; then ok "map --mapping: a dimension given twice is FILE:LINE:COL"; else not_ok "map --mapping: duplicate factor" "rc=$rc $(cat "$tmp/err")"; fi
 else
     for t in "Timeloop reference: cycles, utilization, energy" "Timeloop reference: components" \
-             "Timeloop arch file: constraints" "preset and Timeloop arch agree"; do
+             "Timeloop arch file: constraints" "preset and Timeloop arch agree" "Timeloop arch: meshX 0" \
+             "map --mapping: misfit names its file" "map --mapping: duplicate factor"; do
         skip_test "$t" "../shared/data is absent"
     done
 fi
@@ -1264,10 +1280,26 @@ sed 's/"max_position_embeddings": *[0-9]*,//' "$T/hf/llama-2-7b-config.json" > "
 if grep -q "gelu_tanh" "$tmp/g.txt" && grep -q "context 2048" "$tmp/f.txt" && [ $rc = 1 ] && grep -q "noctx.json:1:1: no context length" "$tmp/err"; then ok "HF configs: Gemma's hidden_activation, Falcon's 2048 context, a missing context refused"; else not_ok "HF configs: activation and context" "$(grep style "$tmp/g.txt") | $(grep shape "$tmp/f.txt") | rc=$rc $(cat "$tmp/err")"; fi
 # settings vLLM takes as given that do not fit the GPU or the model: run,
 # with a note on stderr (and none for an ordinary run)
+if [ -w /dev/full ]; then
+    "$S" serve llama3.1-8b --qps 5 --requests 50 --lengths fixed:100,50 --per-request /dev/full > /dev/null 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && grep -q "writing /dev/full failed" "$tmp/err"; then ok "serve --per-request /dev/full: the failure named"; else not_ok "serve --per-request /dev/full" "rc=$rc $(cat "$tmp/err")"; fi
+else
+    skip_test "serve --per-request /dev/full" "no writable /dev/full"
+fi
+# each scheduler reads one budget: the other, given, would be ignored
+"$S" serve llama3.1-8b --qps 2 --requests 10 --lengths fixed:100,50 --chunk 100 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--chunk is sarathi's step budget; under --sched vllm the budget is --max-batched-tokens" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --chunk under vllm: usage error"; else not_ok "serve --chunk under vllm" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" serve llama3.1-8b --qps 2 --requests 10 --lengths fixed:100,50 --sched sarathi --chunk 512 --max-batched-tokens 100 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--max-batched-tokens does not apply to --sched sarathi" "$tmp/err"; then ok "serve --max-batched-tokens under sarathi: usage error"; else not_ok "serve --max-batched-tokens under sarathi" "rc=$rc $(cat "$tmp/err")"; fi
+# the note weighs the pool vLLM allocates, not the blocks in use: 2^40 blocks
+# of 16 tokens at 128 KiB a token (Llama 3.1 8B, BF16) are 2e9 GiB, though a
+# short run uses a few hundred
+"$S" serve llama3.1-8b --qps 5 --requests 50 --lengths fixed:100,50 --num-gpu-blocks 1099511627776 > /dev/null 2> "$tmp/nblk"; r0=$?
+if [ $r0 = 0 ] && grep -q "note: --num-gpu-blocks 1099511627776 allocates 2.15e+09 GiB on each GPU" "$tmp/nblk"; then ok "serve: --num-gpu-blocks past memory noted by the allocated pool"; else not_ok "serve: --num-gpu-blocks allocated pool" "$r0 $(cat "$tmp/nblk")"; fi
 "$S" serve llama2-7b --qps 1000 --requests 200 --lengths fixed:2000,100 --num-gpu-blocks 100000000 --max-num-seqs 4096 > /dev/null 2> "$tmp/n1"; r1=$?
 "$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:100,10 --max-model-len 100000 > /dev/null 2> "$tmp/n2"; r2=$?
 "$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:100,10 > /dev/null 2> "$tmp/n3"; r3=$?
-if [ $r1$r2$r3 = 000 ] && grep -q "note: --num-gpu-blocks 100000000 puts .* GiB on each GPU, more than its 80.0 GiB" "$tmp/n1" && grep -q "note: --max-model-len 100000 is beyond llama2-7b's 4096-token context" "$tmp/n2" && [ ! -s "$tmp/n3" ]; then ok "serve: oversize --num-gpu-blocks and --max-model-len noted on stderr"; else not_ok "serve: notes for oversize settings" "$r1$r2$r3 $(cat "$tmp/n1" "$tmp/n2" "$tmp/n3")"; fi
+if [ $r1$r2$r3 = 000 ] && grep -q "note: --num-gpu-blocks 100000000 allocates .* GiB on each GPU, more than its 80.0 GiB" "$tmp/n1" && grep -q "note: --max-model-len 100000 is beyond llama2-7b's 4096-token context" "$tmp/n2" && [ ! -s "$tmp/n3" ]; then ok "serve: oversize --num-gpu-blocks and --max-model-len noted on stderr"; else not_ok "serve: notes for oversize settings" "$r1$r2$r3 $(cat "$tmp/n1" "$tmp/n2" "$tmp/n3")"; fi
 # a filter side past 1024 is a usage error (it once overflowed to a crash);
 # MPT's max_seq_len and BLOOM's 2048 give those configs their context;
 # SIGPIPE (a closed pipe) removes a run's temporaries too
@@ -1415,6 +1447,18 @@ sed 's/^objectives: .*/objectives: [goodput]/' "$srcdir/workloads/sweeps/gpu-bat
 "$S" sweep "$tmp/sw/obj.yaml" --quiet > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "obj.yaml:[0-9]*:[0-9]*: objectives: goodput is not defined for evaluate: gpu" "$tmp/err"; then ok "sweep: an objective the evaluator lacks is FILE:LINE:COL"; else not_ok "sweep: an objective the evaluator lacks is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" sweep "$srcdir/workloads/sweeps/serve-techniques.yaml" --quiet --out "$tmp/sw/out" > /dev/null 2>&1
+# a scenario variable other than ${shared} is an error at its value, not text passed on
+printf 'scenario: Z\ntitle: t\ncommand: eval\noperands: [gpt2-small]\noptions: {gpu: "${bogus}"}\nreport:\n  - {metric: total_s, label: t}\n' > "$tmp/scb.yaml"
+"$S" suite "$tmp/scb.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q 'scb.yaml:5:16: option .gpu.: unknown variable .${bogus}.' "$tmp/err"; then ok "suite: an unknown \${...} variable is FILE:LINE:COL"; else not_ok "suite: unknown variable" "rc=$rc $(cat "$tmp/err")"; fi
+# a range step of 0 is named as such (it was "takes exactly one of ...")
+printf 'sweep: z\nevaluate: gpu\naxes:\n  batch: {from: 1, to: 8, step: 0}\n' > "$tmp/step0.yaml"
+"$S" sweep "$tmp/step0.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "step0.yaml:4:33: step: a range's step must be above 0" "$tmp/err"; then ok "sweep: a range step of 0 is FILE:LINE:COL at the step"; else not_ok "sweep: range step 0" "rc=$rc $(cat "$tmp/err")"; fi
+# a sweep whose every point is refused says why and fails (exit 1)
+printf 'sweep: allbad\nevaluate: serve\nfixed: {requests: 20, lengths: "fixed:200000,50"}\naxes:\n  qps: [1, 2]\n' > "$tmp/allbad.yaml"
+"$S" sweep "$tmp/allbad.yaml" --quiet > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "no valid point: all 2 refused; the first (#0): request 0 has 200000 + 50 tokens, beyond llama3.1-8b's max_model_len 131072" "$tmp/err"; then ok "sweep: no valid point is an error with the first reason"; else not_ok "sweep: no valid point" "rc=$rc $(cat "$tmp/err")"; fi
 check "sweep --out: an invalid point carries its reason (CSV and JSON)" \
     sh -c "grep ',invalid,' '$tmp/sw/out/points.csv' | grep -q 'speculative decoding is modelled with' && jq -e '[.points[] | select(.status == \"invalid\") | .reason | length > 0] | length > 0 and all' '$tmp/sw/out/points.json' > /dev/null"
 

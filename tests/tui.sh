@@ -92,6 +92,12 @@ expect main "batch +axis +1, 8" "Enter edits a form row; a list makes it an axis
 keys main r
 expect main "h100-llama2-7b .*100\\.0% 36/36 points" "r runs the edited form: 2 batches x 6 sequences x 3 dtypes"
 keys main 3 Tab / Enter
+# a sampling row that is not grid / random N [seed S] is an error, not a
+# silent grid
+keys main / C-u '^sampling' Enter Enter C-u 'random: 5' Enter r
+expect main "sampling: 'random: 5' is not grid, random N or random N seed S" "a malformed sampling row is an error"
+keys main x
+keys main / C-u '^sampling' Enter Enter C-u 'grid' Enter / C-u Enter
 
 # --- a filter ---------------------------------------------------------------------------
 keys main 2 / l l a m a Enter
@@ -120,6 +126,12 @@ else ok "the terminal is restored (no UI left on screen)"; fi
 # --- a serving sweep: the serving view of a front point -------------------------------------
 start serving "$S" ui --sweep "$srcdir/workloads/sweeps/serve-qps.yaml"
 expect serving "serve-qps .*100\.0% 48/48 points.*done  front [1-9]" "a serving sweep runs to a front"
+# the form keeps a length distribution (commas and all) as one fixed value
+keys serving 3 Tab
+expect serving "lengths +fixed uniform:100-2000,50-800" "a length distribution's commas do not make an axis"
+keys serving r
+expect serving "sweep serve-qps: 48 points" "r on the loaded serving sweep runs it unchanged"
+expect serving "serve-qps .*100\.0% 48/48 points.*done" "and it finishes"
 keys serving 4 Enter
 expect serving "TTFT \(time to first token\)" "Enter on a serve point opens the TTFT distribution"
 expect serving "TPOT \(per output token after the first\)" "and the TPOT distribution"

@@ -1,6 +1,7 @@
 /* The application: terminal set-up and restore, the event loop (keyboard and
  * sweep queue polled together), screens and panes, prompt, error panel. */
 #include "config.h"
+#include "cli/cli.h"
 #include "ui/ui.h"
 
 #include <errno.h>
@@ -276,22 +277,10 @@ int ui_export(ui_app *a, const char *dir, st_error *err)
 {
     if (!a->run)
         return st_error_set(err, ST_EINVAL, "no sweep to export: run one first (Sweep screen, r)");
-    if (mkdir(dir, 0777) && errno != EEXIST)
-        return st_error_set(err, ST_EIO, "cannot create %s: %s", dir, strerror(errno));
-    for (int i = 0; i < ST_SWEEP_EXPORTS; i++) {
-        char path[1024], tmp[1100];
-        snprintf(path, sizeof path, "%s/%s", dir, st_sweep_exports[i].name);
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        FILE *f = fopen(tmp, "w");
-        if (!f)
-            return st_error_set(err, ST_EIO, "cannot write %s: %s", path, strerror(errno));
-        int rc = st_sweep_write_export(a->sweep, a->run, i, f);
-        if (fclose(f) || rc || rename(tmp, path)) {
-            remove(tmp);
-            return st_error_set(err, ST_EIO, "cannot write %s", path);
-        }
-    }
-    return 0;
+    /* as `strata sweep --out` writes them: never into the data folders,
+     * all four files or none */
+    int rc = cli_out_dir(dir, "export", err);
+    return rc ? rc : cli_sweep_export(dir, a->sweep, a->run, err);
 }
 
 void ui_open_sweep(ui_app *a, const char *path)

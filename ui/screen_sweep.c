@@ -12,6 +12,28 @@
 
 enum { ROW_EVALUATE = 0, ROW_FIRST_PARAM };
 
+/* A row's list separator: a length distribution's own text has commas
+ * ("uniform:100-2000,50-800"), so its list takes ';'; every other list ','. */
+static char list_sep(st_param p)
+{
+    return st_param_info_of(p)->kind == ST_PK_LENGTHS ? ';' : ',';
+}
+
+/* Is row text t of parameter p an axis? A list (its separator), or for a
+ * number a range A..B; a name or path may hold "..". */
+static int row_is_axis(st_param p, const char *t)
+{
+    st_pkind k = st_param_info_of(p)->kind;
+    if (strchr(t, list_sep(p)))
+        return 1;
+    return (k == ST_PK_INT || k == ST_PK_NUM) && strstr(t, "..") != NULL;
+}
+
+static int row_is_range(st_param p, const char *t)
+{
+    return row_is_axis(p, t) && !strchr(t, list_sep(p));
+}
+
 /* Rows: evaluate, the evaluator's parameters, objectives, constraints, sampling. */
 static int row_params(const ui_form *f, st_param *out)
 {
@@ -58,7 +80,7 @@ static const char *form_label(void *ctx, size_t i, char *buf, size_t n)
     const char *kind = "";
     st_param ps[ST_PARAM_COUNT];
     if (t && i > ROW_EVALUATE && i < ROW_FIRST_PARAM + (size_t)row_params(&a->form, ps)) {
-        if (strstr(t, "..") || strchr(t, ','))
+        if (row_is_axis(ps[i - ROW_FIRST_PARAM], t))
             kind = "axis ";
         else if (*t)
             kind = "fixed";
@@ -168,10 +190,11 @@ void ui_form_default(ui_form *f, st_sweep_kind k)
 static void axis_text(const st_sweep_axis *ax, char *out, size_t n)
 {
     size_t u = 0;
+    char sep = list_sep(ax->param);
     out[0] = 0;
     int fits = 1;
     for (size_t i = 0; i < ax->n; i++) {
-        int w = snprintf(out + u, n - u, "%s%s", i ? ", " : "", ax->v[i].text);
+        int w = snprintf(out + u, n - u, "%s%s", i ? (sep == ';' ? "; " : ", ") : "", ax->v[i].text);
         if (w < 0 || (size_t)w >= n - u) {
             fits = 0;
             break;
@@ -179,11 +202,11 @@ static void axis_text(const st_sweep_axis *ax, char *out, size_t n)
         u += (size_t)w;
     }
     if (ax->n == 1 && fits) { /* one value must stay an axis: "v," would read as a list */
-        snprintf(out + u, n - u, ",");
+        snprintf(out + u, n - u, "%c", sep);
         return;
     }
-    if (fits)
-        return;
+    if (fits || !(st_param_info_of(ax->param)->kind == ST_PK_INT || st_param_info_of(ax->param)->kind == ST_PK_NUM))
+        return; /* a list of names that does not fit stays cut: no range of names */
     double a = ax->v[0].num, b = ax->v[1].num, z = ax->v[ax->n - 1].num;
     if (a > 0 && fabs(b / a * ax->v[ax->n - 2].num - z) < 1e-9 * fabs(z) && b / a > 1)
         snprintf(out, n, "%s..%s x%g", ax->v[0].text, ax->v[ax->n - 1].text, b / a);
@@ -298,12 +321,13 @@ static int put_range(sbuf *b, const char *t)
     return 0;
 }
 
-static void put_list(sbuf *b, const char *t)
+static void put_list(sbuf *b, const char *t, char sep)
 {
+    char seps[2] = {sep, 0};
     put(b, "[");
     int first = 1;
     while (*t) {
-        size_t n = strcspn(t, ","), len;
+        size_t n = strcspn(t, seps), len;
         char item[256];
         snprintf(item, sizeof item, "%.*s", (int)n, t);
         const char *it = trim(item, &len);
@@ -312,7 +336,7 @@ static void put_list(sbuf *b, const char *t)
             put_quoted(b, it, len);
             first = 0;
         }
-        t += n + (t[n] == ',');
+        t += n + (t[n] == sep);
     }
     put(b, "]");
 }
@@ -327,7 +351,7 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
     for (int i = 0; i < np; i++) { /* empty sections are written as {} */
         size_t len;
         const char *t = trim(f->value[ps[i]], &len);
-        int axis = strstr(t, "..") || strchr(t, ',');
+        int axis = row_is_axis(ps[i], t);
         n_fixed += len && !axis;
         n_axes += len && axis;
     }
@@ -336,7 +360,7 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
         const char *t = f->value[ps[i]];
         size_t len;
         t = trim(t, &len);
-        if (!len || strstr(t, "..") || strchr(t, ','))
+        if (!len || row_is_axis(ps[i], t))
             continue;
         put(&b, "  %s: ", st_param_info_of(ps[i])->name);
         put_quoted(&b, t, len);
@@ -347,10 +371,10 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
         const char *t = f->value[ps[i]];
         size_t len;
         t = trim(t, &len);
-        if (!len || !(strstr(t, "..") || strchr(t, ',')))
+        if (!len || !row_is_axis(ps[i], t))
             continue;
         put(&b, "  %s: ", st_param_info_of(ps[i])->name);
-        if (strstr(t, "..")) {
+        if (row_is_range(ps[i], t)) {
             if (put_range(&b, t)) {
                 free(b.s);
                 return st_error_set(err, ST_EINVAL, "%s: '%s' is not a range; write A..B x2 (geometric), "
@@ -358,7 +382,7 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
                                     st_param_info_of(ps[i])->name, t);
             }
         } else {
-            put_list(&b, t);
+            put_list(&b, t, list_sep(ps[i]));
         }
         put(&b, "\n");
     }
@@ -379,10 +403,29 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
         c += n + (c[n] == ',');
     }
     put(&b, "]\n");
+    /* sampling: empty or "grid" (every point), or "random N" / "random N
+     * seed S"; anything else is an error, not a silent grid */
     long long nrand;
     unsigned long long seed = 1;
-    if (sscanf(f->sampling, "random %lld seed %llu", &nrand, &seed) >= 1)
+    size_t slen;
+    const char *sm = trim(f->sampling, &slen);
+    char rest[8] = "";
+    int got = sscanf(sm, "random %lld seed %llu %7s", &nrand, &seed, rest);
+    if (got == 1 || got == 2) {
+        if (got == 1) { /* "random N" and nothing else */
+            char tail[8] = "";
+            if (sscanf(sm, "random %lld %7s", &nrand, tail) != 1) {
+                free(b.s);
+                return st_error_set(err, ST_EINVAL, "sampling: '%.*s' is not grid, random N or random N seed S",
+                                    (int)slen, sm);
+            }
+        }
         put(&b, "sampling: {random: %lld, seed: %llu}\n", nrand, seed);
+    } else if (slen && !(slen == 4 && strncmp(sm, "grid", 4) == 0)) {
+        free(b.s);
+        return st_error_set(err, ST_EINVAL, "sampling: '%.*s' is not grid, random N or random N seed S", (int)slen,
+                            sm);
+    }
     if (b.bad) {
         free(b.s);
         return st_error_set(err, ST_ENOMEM, "out of memory");
@@ -403,7 +446,7 @@ void ui_sweep_draw(ui_app *a, ui_rect r)
     ui_text(r.y + r.h - 3, r.x + 1, lw - 1, ui_attr(UI_C_DIM), "r      run the form");
     ui_text(r.y + r.h - 2, r.x + 1, lw - 1, ui_attr(UI_C_DIM), "c      cancel the run");
     char title[128];
-    snprintf(title, sizeof title, "Sweep set-up: %s  (Enter edits a row; a, b, c or A..B x2 makes an axis)",
+    snprintf(title, sizeof title, "Sweep set-up: %s  (Enter edits a row; a, b, c or A..B x2 makes an axis; lengths a; b)",
              a->form.name);
     ui_list_draw(&a->form_list, (ui_rect){r.y, r.x + lw, r.h, r.w - lw}, title, a->pane == 1);
 }

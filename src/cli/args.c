@@ -1,6 +1,7 @@
 /* Option parsing and error reporting shared by the commands. */
 #include "config.h"
 #include "cli/cli.h"
+#include "explore/explore.h"
 #include "io/io.h"
 
 #include <errno.h>
@@ -307,6 +308,37 @@ static void pending_drop(const char *tmp)
             pending_used[i] = 0;
 }
 
+/* every command loads presets, workloads and the coefficient table from
+ * the data root, often without naming them (a node's GPU, the default
+ * table): an output there would replace what runs read. Only calibrate
+ * writes the table, into calibration/. */
+static int data_guard(const char *path, int calibration_ok, st_error *err)
+{
+    static const char *const data_dirs[] = {"presets", "workloads", "calibration"};
+    for (int i = 0; i < 3; i++)
+        if (!(i == 2 && calibration_ok) && inside_data(path, data_dirs[i]))
+            return st_error_set(err, ST_EINVAL, "will not write %s: it is inside strata's data folder (%s/), whose "
+                                                "files every run reads; write it elsewhere", path, data_dirs[i]);
+    return 0;
+}
+
+int cli_out_dir(const char *dir, const char *what, st_error *err)
+{
+    struct stat st;
+    if (!dir[0])
+        return st_error_set(err, ST_EINVAL, "%s is empty: give the folder for the export files", what);
+    /* before the folder is made: a refused one is not left behind */
+    if (data_guard(dir, 0, err))
+        return ST_EINVAL;
+    errno = 0;
+    if ((mkdir(dir, 0777) && errno != EEXIST) || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        if (errno == EEXIST || errno == 0)
+            errno = ENOTDIR;
+        return st_error_set(err, ST_EIO, "cannot use %s as the %s folder: %s", dir, what, strerror(errno));
+    }
+    return 0;
+}
+
 int cli_out_open(cli_out *o, const char *path, st_error *err)
 {
     return cli_out_open_in(o, path, 0, err);
@@ -324,11 +356,8 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
      * from the data root, often without naming them (a node's GPU, the
      * default table): an output there would replace what runs read. Only
      * calibrate writes the table, into calibration/. */
-    static const char *const data_dirs[] = {"presets", "workloads", "calibration"};
-    for (int i = 0; i < 3; i++)
-        if (!(i == 2 && calibration_ok) && inside_data(path, data_dirs[i]))
-            return st_error_set(err, ST_EINVAL, "will not write %s: it is inside strata's data folder (%s/), whose "
-                                                "files every run reads; write it elsewhere", path, data_dirs[i]);
+    if (data_guard(path, calibration_ok, err))
+        return ST_EINVAL;
     if (!path[0])
         return st_error_set(err, ST_EINVAL, "empty output path: give a file name");
     if (!strcmp(path, "-"))
@@ -558,3 +587,25 @@ int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, d
     return -1;
 }
 
+/* The export files under dir, written all or none: each goes to a
+ * temporary first; only when all four are written are they renamed into
+ * place (a failure on the third leaves the first two untouched). */
+int cli_sweep_export(const char *dir, const st_sweep *s, const st_sweep_run *r, st_error *err)
+{
+    cli_out o[ST_SWEEP_EXPORTS];
+    memset(o, 0, sizeof o);
+    int rc = 0;
+    for (int i = 0; i < ST_SWEEP_EXPORTS && !rc; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, st_sweep_exports[i].name);
+        rc = cli_out_open(&o[i], path, err);
+    }
+    for (int i = 0; i < ST_SWEEP_EXPORTS && !rc; i++)
+        if ((rc = st_sweep_write_export(s, r, i, o[i].f)) || ferror(o[i].f))
+            rc = st_error_set(err, ST_EIO, "writing %s/%s failed (disk full?); nothing written", dir,
+                              st_sweep_exports[i].name);
+    st_error e2;
+    if (cli_out_close_all(o, ST_SWEEP_EXPORTS, rc == 0, rc ? &e2 : err) && !rc)
+        rc = ST_EIO;
+    return rc;
+}

@@ -59,6 +59,15 @@ typedef struct cli_out {
     char path[1024], target[4096], tmp[4200];
 } cli_out;
 int cli_out_open(cli_out *o, const char *path, st_error *err);
+/* An export folder: refused inside strata's data folders (before it is
+ * made), made if absent, an error if it is not a folder; what names it in
+ * messages ("--out"). */
+int cli_out_dir(const char *dir, const char *what, st_error *err);
+/* A sweep's export files (points.csv, front.csv, points.json, front.json)
+ * into dir, all or none (cmd_sweep.c; the TUI's export too). */
+struct st_sweep;
+struct st_sweep_run;
+int cli_sweep_export(const char *dir, const struct st_sweep *s, const struct st_sweep_run *r, st_error *err);
 /* The same; a file inside the data root's presets/, workloads/ or
  * calibration/ is refused (runs read those without naming them), except
  * calibration/ when calibration_ok (calibrate writes the table there). */

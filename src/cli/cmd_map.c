@@ -279,9 +279,14 @@ static int run(int argc, char **argv)
     st_mapper_result r;
     memset(&r, 0, sizeof r);
     if (mapf) {
-        if (st_load_timeloop_mapping(mapf, &a, &p, &r.best, &err) ||
-            st_accel_eval(&a, &p, &r.best, &r.stats, &err))
+        if (st_load_timeloop_mapping(mapf, &a, &p, &r.best, &err))
             return cli_fail(&err);
+        /* a mapping that reads but does not fit the problem or the
+         * architecture: the file is the one to fix */
+        if (st_accel_eval(&a, &p, &r.best, &r.stats, &err)) {
+            st_error_prefix(&err, "%s: the mapping", mapf);
+            return cli_fail(&err);
+        }
     } else if (st_accel_map(&a, &p, &mo, &r, &err)) {
         return cli_fail(&err);
     }

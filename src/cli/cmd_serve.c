@@ -353,18 +353,22 @@ static int run(int argc, char **argv)
     memset(&res, 0, sizeof res);
     if (!rc)
         rc = st_serve_run(&su.cfg, &su.reqs, &res, &err);
-    if (!rc && per->f)
-        rc = st_serve_write_requests(per->f, &res);
+    if (!rc && per->f && (rc = st_serve_write_requests(per->f, &res)))
+        st_error_set(&err, rc, "writing %s failed (disk full, or the device refused the bytes); nothing written",
+                     so.per_request);
     if (tr->f && !rc)
         fputs("\n],\"displayTimeUnit\":\"ms\"}\n", tr->f);
     if (cli_out_close_all(outf, 2, rc == 0, rc ? NULL : &err) && rc == 0)
         rc = err.code ? err.code : ST_EIO;
     /* settings vLLM takes as given though they do not match the hardware
      * or the model: simulated as given, said on stderr */
-    if (!rc && so.num_gpu_blocks > 0 && res.memory_per_gpu_bytes > su.cfg.gpu->mem_bytes)
-        fprintf(stderr, "strata serve: note: --num-gpu-blocks %lld puts %.1f GiB on each GPU, more than its %.1f "
+    /* the pool vLLM allocates up front, not the blocks in use at the peak */
+    double pool = res.weights_bytes_per_gpu + res.activation_reserve_bytes + su.cfg.runtime_reserve_bytes +
+                  (double)res.kv_blocks * res.kv_bytes_per_block;
+    if (!rc && so.num_gpu_blocks > 0 && pool > su.cfg.gpu->mem_bytes)
+        fprintf(stderr, "strata serve: note: --num-gpu-blocks %lld allocates %.3g GiB on each GPU, more than its %.1f "
                         "GiB; vLLM takes the override as given, and so does this run\n",
-                so.num_gpu_blocks, res.memory_per_gpu_bytes / 1073741824.0, su.cfg.gpu->mem_bytes / 1073741824.0);
+                so.num_gpu_blocks, pool / 1073741824.0, su.cfg.gpu->mem_bytes / 1073741824.0);
     if (!rc && so.max_model_len > su.model.tf.max_seq)
         fprintf(stderr, "strata serve: note: --max-model-len %lld is beyond %s's %lld-token context; vLLM refuses it "
                         "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (a RoPE-scaled model); positions past it are priced "

@@ -54,29 +54,6 @@ static int parse_range(const char *t, long long *a, long long *b)
     return 0;
 }
 
-/* The export files under dir, written all or none: each goes to a
- * temporary first; only when all four are written are they renamed into
- * place (a failure on the third leaves the first two untouched). */
-static int write_files(const char *dir, const st_sweep *s, const st_sweep_run *r, st_error *err)
-{
-    cli_out o[ST_SWEEP_EXPORTS];
-    memset(o, 0, sizeof o);
-    int rc = 0;
-    for (int i = 0; i < ST_SWEEP_EXPORTS && !rc; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, st_sweep_exports[i].name);
-        rc = cli_out_open(&o[i], path, err);
-    }
-    for (int i = 0; i < ST_SWEEP_EXPORTS && !rc; i++)
-        if ((rc = st_sweep_write_export(s, r, i, o[i].f)) || ferror(o[i].f))
-            rc = st_error_set(err, ST_EIO, "writing %s/%s failed (disk full?); nothing written", dir,
-                              st_sweep_exports[i].name);
-    st_error e2;
-    if (cli_out_close_all(o, ST_SWEEP_EXPORTS, rc == 0, rc ? &e2 : err) && !rc)
-        rc = ST_EIO;
-    return rc;
-}
-
 static void print_front(const st_sweep *s, const st_sweep_run *r)
 {
     const st_pareto *f = st_sweep_front(r);
@@ -296,18 +273,8 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
         if ((setup_rc = cli_out_guard(&cmd_sweep, "--out", path, "the sweep file", argv[optind])))
             said = 1;
     }
-    struct stat ost;
-    if (!setup_rc && writer && out && !out[0]) {
-        st_error_set(&err, ST_EINVAL, "--out is empty: give the folder for the export files");
+    if (!setup_rc && writer && out && cli_out_dir(out, "--out", &err))
         setup_rc = 1;
-    }
-    if (!setup_rc && writer && out &&
-        ((mkdir(out, 0777) && errno != EEXIST) || stat(out, &ost) || !S_ISDIR(ost.st_mode))) {
-        if (errno == EEXIST || errno == 0)
-            errno = ENOTDIR;
-        st_error_set(&err, ST_EIO, "cannot use %s as the --out folder: %s", out, strerror(errno));
-        setup_rc = 1;
-    }
     double t0 = mono_s();
     if (!setup_rc) {
         /* --mpi: this rank's contiguous share of the points */
@@ -408,8 +375,29 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
     if (!quiet)
         progress_line(s, &p, tty, 1);
     if (!rc && out) {
-        if (write_files(out, s, r, &err))
+        if (cli_sweep_export(out, s, r, &err))
             rc = 1;
+    }
+    /* the first refused point's reason (a point keeps no text: evaluated
+     * again); with none valid the sweep has nothing to show: an error */
+    char why[300] = "";
+    long long why_at = -1;
+    if (!rc && p.valid < p.done) {
+        long long pf, pn;
+        const st_point *pts = st_sweep_points(r, &pf, &pn);
+        for (long long i = 0; i < pn && why_at < 0; i++)
+            if (pts[i].status == ST_PT_INVALID) {
+                st_point again;
+                st_error e = {0};
+                st_sweep_eval(s, pf + i, &again, NULL, &e);
+                snprintf(why, sizeof why, "%s", e.msg);
+                why_at = pf + i;
+            }
+    }
+    if (!rc && p.done > 0 && p.valid == 0) {
+        st_error_set(&err, ST_EINVAL, "no valid point: %s %lld refused; the first (#%lld): %s",
+                     p.done == 1 ? "the" : "all", p.done, why_at, why);
+        rc = 1;
     }
     if (!rc) {
         if (json) {
@@ -441,6 +429,8 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
         } else {
             printf("sweep %s (evaluate: %s): %lld points, %lld valid, %lld feasible\n", s->name,
                    st_sweep_kind_name(s->kind), p.done, p.valid, p.feasible);
+            if (why_at >= 0)
+                printf("  %lld invalid; the first (#%lld): %s\n", p.done - p.valid, why_at, why);
             print_front(s, r);
             if (out)
                 printf("wrote %s/points.csv, front.csv, points.json, front.json\n", out);

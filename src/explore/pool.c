@@ -154,9 +154,11 @@ int st_sweep_start(const st_sweep *s, int threads, long long first, long long co
     r->tid = calloc((size_t)threads, sizeof *r->tid);
     if (!r->pts || !r->queue || !r->tid) {
         st_sweep_run_free(r);
-        return st_error_set(err, ST_ENOMEM, "out of memory for %lld points (%.3g GB of point records): sample "
-                                            "them (sampling: {random: N}) or run a part with --range",
-                            count, (double)count * sizeof *r->pts / 1e9);
+        return st_error_set(err, ST_ENOMEM, "%lld points need %.3g GB of point records, more than this machine "
+                            "gives: %s", count, (double)count * sizeof *r->pts / 1e9,
+                            s->random ? "sample fewer (a smaller random: N)"
+                                      : "sample them (sampling: {random: N}) or run a part (strata sweep --range "
+                                        "FIRST:END)");
     }
     if (pipe(r->pipe_fd)) {
         st_sweep_run_free(r);

@@ -88,6 +88,11 @@ static int arg_text(const fctx *c, const st_ynode *v, const char *what, const ch
             p += 9;
             continue;
         }
+        if (strncmp(p, "${", 2) == 0) {
+            size_t l = strcspn(p, "}");
+            return f_error(c, v, "%s: unknown variable '%.*s'; the only one is ${shared} (the measured-data folder)",
+                           what, (int)(p[l] ? l + 1 : l), p);
+        }
         if (j + 1 >= n)
             return f_error(c, v, "%s: longer than %zu bytes", what, n - 1);
         out[j++] = *p++;

@@ -359,6 +359,11 @@ static int range_axis(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
             return f_error(c, f_get(n, "scale"), "scale: expected log2, got '%s'", scale);
         factor = 2;
     }
+    /* a step or factor of 0 moves nowhere: said as such, not counted as absent */
+    if (f_get(n, "step") && !(step > 0))
+        return f_error(c, f_get(n, "step"), "step: a range's step must be above 0");
+    if (f_get(n, "factor") && !(factor > 0))
+        return f_error(c, f_get(n, "factor"), "factor: a geometric range needs a factor above 1");
     int ways = (step > 0) + (factor > 0) + (steps > 0);
     if (ways != 1)
         return f_error(c, n, "a range takes exactly one of step, factor, steps or scale: log2");

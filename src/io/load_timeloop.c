@@ -175,6 +175,7 @@ static int parse_factors(const fctx *c, const st_ynode *v, unsigned *f)
         return f_error(c, v, "key 'factors': expected a string such as \"C1 M8 R3\", found %s",
                        v ? st_ykind_name(v->kind) : "nothing");
     s = v->scalar;
+    unsigned seen = 0;
     while (*s) {
         char *end;
         int d;
@@ -194,6 +195,9 @@ static int parse_factors(const fctx *c, const st_ynode *v, unsigned *f)
         if (end == s || val < 1 || val > (1L << 30))
             return f_error(c, v, "key 'factors': %c needs a positive integer factor, as in "
                                  "\"%c4\"", ST_AD_LETTERS[d], ST_AD_LETTERS[d]);
+        if (seen & (1u << d))
+            return f_error(c, v, "key 'factors': %c is given twice; give each dimension once", ST_AD_LETTERS[d]);
+        seen |= 1u << d;
         f[d] = (unsigned)val;
         s = end;
     }
@@ -474,6 +478,8 @@ static int tl_read_constraint(tl_build *b, tl_cons *k, const st_ynode *e, const 
         if ((rc = read_tensor_list(&b->c, f_get(e, "keep"), "keep", &k->keep)) ||
             (rc = read_tensor_list(&b->c, f_get(e, "bypass"), "bypass", &k->bypass)))
             return rc;
+        if (k->keep & k->bypass)
+            return f_error(&b->c, e, "a tensor is both kept and bypassed; name it in one of keep and bypass");
     }
     /* other constraint types (utilization, ...) are not modelled */
     return 0;
@@ -505,6 +511,21 @@ static int tl_attr_int(const fctx *c, const st_ynode *attrs, const char *key, lo
     if (!v || st_ynode_is_null(v))
         return 0;
     return f_node_int(c, v, key, 0, 1LL << 40, out);
+}
+
+/* Instances of one component across the architecture: a spatial mesh
+ * multiplies them, so each stays an int with room (16 M PEs, over any
+ * accelerator built). */
+#define TL_MAX_INSTANCES (1LL << 24)
+
+/* A mesh side (meshX, meshY): 1 to TL_MAX_INSTANCES, default 1. */
+static int tl_mesh(const fctx *c, const st_ynode *attrs, const char *key, long long *out)
+{
+    const st_ynode *v = f_get(attrs, key);
+    *out = 1;
+    if (!v || st_ynode_is_null(v))
+        return 0;
+    return f_node_int(c, v, key, 1, TL_MAX_INSTANCES, out);
 }
 
 static int tl_add_level(tl_build *b, const st_ynode *at, const char *name, st_mem_class cls,
@@ -616,9 +637,12 @@ static int tl_walk(tl_build *b, const st_ynode *nodes)
         if (sp) {
             long long mx = 1, my = 1;
             char stage[64];
-            if ((rc = tl_attr_int(&b->c, sp, "meshX", 1, &mx)) ||
-                (rc = tl_attr_int(&b->c, sp, "meshY", 1, &my)))
+            if ((rc = tl_mesh(&b->c, sp, "meshX", &mx)) || (rc = tl_mesh(&b->c, sp, "meshY", &my)))
                 return rc;
+            if ((long long)b->count * mx * my > TL_MAX_INSTANCES)
+                return f_error(&b->c, sp, "a %lld x %lld mesh of %d instances each makes %.3g instances; strata "
+                               "maps up to %lld (16 M)", mx, my, b->count, (double)b->count * mx * my,
+                               TL_MAX_INSTANCES);
             snprintf(stage, sizeof stage, "inter_%s_spatial", nm->scalar);
             if ((rc = tl_add_level(b, nd, stage, ST_MEM_FANOUT, b->count, b->mesh_x)))
                 return rc;
@@ -633,13 +657,15 @@ static int tl_walk(tl_build *b, const st_ynode *nodes)
     return 0;
 }
 
-/* "name[1..168]" -> 168 (1 without a range). */
+/* "name[1..168]" -> 168 (1 without a range); 0 past TL_MAX_INSTANCES. */
 static int tl_range(const char *name)
 {
     const char *lb = strchr(name, '[');
-    long lo, hi;
-    if (!lb || sscanf(lb, "[%ld..%ld]", &lo, &hi) != 2 || hi < lo)
+    long long lo, hi;
+    if (!lb || sscanf(lb, "[%lld..%lld]", &lo, &hi) != 2 || hi < lo)
         return 1;
+    if (hi - lo >= TL_MAX_INSTANCES || lo < -TL_MAX_INSTANCES)
+        return 0;
     return (int)(hi - lo + 1);
 }
 
@@ -665,6 +691,9 @@ static int tl_flat(tl_build *b, const st_ynode *subtree)
                 if (!nm || nm->kind != ST_Y_SCALAR)
                     return f_error(&b->c, comp, "architecture component without a name");
                 int inst = tl_range(nm->scalar);
+                if (inst < 1)
+                    return f_error(&b->c, nm, "'%s': more than %lld instances; strata maps up to that many (16 M)",
+                                   nm->scalar, TL_MAX_INSTANCES);
                 if ((rc = tl_attr_int(&b->c, ca, "meshX", inst, &mx)))
                     return rc;
                 if (mx < 1 || inst % mx)
