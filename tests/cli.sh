@@ -1205,6 +1205,11 @@ if [ -z "$cpbad" ]; then ok "serve --cp with --spec-k, --disagg or --colocate: r
 "$S" map --arch eyeriss-like --problem "$T/bad/huge-macs.prob.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "huge-macs.prob.yaml:4:5: 2.24e+48 multiply-accumulates: strata counts up to 2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "map: a problem of 2.2e48 MACs refused at FILE:LINE:COL"; else not_ok "map: huge problem refused" "rc=$rc $(cat "$tmp/err")"; fi
 # a draft too large for the GPU is named as the cause, not the target
+# a draft of another tokenizer cannot be verified token by token
+"$S" serve llama3.1-8b --qps 2 --requests 10 --lengths fixed:100,50 --spec-k 2 --spec-accept 0.7 --draft gpt2-small > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "a draft model must share llama3.1-8b's tokenizer (vocabulary 50257 against 128256)" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --draft of another vocabulary is refused"; else not_ok "serve --draft vocabulary" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" map --arch eyeriss-like --layer resnet50:conv1 --exhaustive --evals 1000 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--exhaustive enumerates every mapping; --evals caps a search" "$tmp/err"; then ok "map --exhaustive with --evals: usage error"; else not_ok "map --exhaustive --evals" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" serve llama2-7b --gpu a100-80gb-sxm --spec-k 4 --spec-accept 0.8 --draft llama2-70b --qps 1 --requests 3 --lengths fixed:100,10 > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "llama2-7b with its draft llama2-70b does not fit: .* 137.95 GB of the draft's" "$tmp/err"; then ok "serve --draft too large: the draft's 138 GB named"; else not_ok "serve --draft too large" "rc=$rc $(cat "$tmp/err")"; fi
 # a cluster whose node has no NICs: the cause named at the cluster's node key

@@ -262,6 +262,8 @@ static int run(int argc, char **argv)
         default: return 2;
         }
     }
+    if (mo.exhaustive && mo.max_evals > 0)
+        return cli_usage_error(&cmd_map, "--exhaustive enumerates every mapping; --evals caps a search: give one");
     if (optind < argc)
         return cli_usage_error(&cmd_map, "unexpected argument '%s'", argv[optind]);
     if (!arch)

@@ -322,6 +322,15 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
             goto fail;
         s->have_draft = 1;
         c->draft = &s->draft;
+        /* speculative decoding verifies the draft's tokens: one tokenizer */
+        if (s->draft.kind != ST_MODEL_TRANSFORMER || s->model.kind != ST_MODEL_TRANSFORMER ||
+            s->draft.tf.vocab != s->model.tf.vocab) {
+            rc = st_error_set(err, ST_EINVAL, "--draft %s: a draft model must share %s's tokenizer (vocabulary %lld "
+                              "against %lld); draft with a model of its family", s->draft.id, s->model.id,
+                              s->draft.kind == ST_MODEL_TRANSFORMER ? s->draft.tf.vocab : 0LL,
+                              s->model.kind == ST_MODEL_TRANSFORMER ? s->model.tf.vocab : 0LL);
+            goto fail;
+        }
     }
     for (int i = 0; i < o->n_colocate; i++) {
         if ((rc = st_load_model(o->colocate[i], &s->colocated[i], err)))

@@ -94,7 +94,7 @@ int st_lenspec_parse(const char *s, st_lenspec *out, st_error *err)
 bad:
     st_error_set(err, ST_EINVAL,
                  "bad --lengths '%s': use fixed:IN,OUT, uniform:LO-HI,LO-HI, zipf:S,MAX_IN,MAX_OUT "
-                 "(S in (0,10]) or trace:FILE (token counts >= 1)",
+                 "(S in (0,10]) or trace:FILE (token counts from 1 to 1e8)",
                  s);
     return ST_EINVAL;
 }
