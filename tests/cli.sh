@@ -1291,6 +1291,11 @@ if [ -w /dev/full ]; then
 else
     skip_test "serve --per-request /dev/full" "no writable /dev/full"
 fi
+# a trace out of order is replayed by arrival, ties in the file's order (a
+# stable sort on any C library), shifted to start at 0
+printf '{"input_toks": 10, "output_toks": 5, "arrival_time": 5}\n{"input_toks": 20, "output_toks": 5, "arrival_time": 1}\n{"input_toks": 30, "output_toks": 5, "arrival_time": 1}\n' > "$tmp/tr3.jsonl"
+"$S" serve llama3.1-8b --trace "$tmp/tr3.jsonl" --per-request "$tmp/tr3.csv" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && [ "$(cut -d, -f4,6 "$tmp/tr3.csv" | tail -n 3 | tr '\n' ' ')" = "20,0.000000 30,0.000000 10,4.000000 " ]; then ok "serve --trace: arrival order, ties kept in file order"; else not_ok "serve --trace ordering" "rc=$rc $(cat "$tmp/tr3.csv" "$tmp/err")"; fi
 # each scheduler reads one budget: the other, given, would be ignored
 "$S" serve llama3.1-8b --qps 2 --requests 10 --lengths fixed:100,50 --chunk 100 > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--chunk is sarathi's step budget; under --sched vllm the budget is --max-batched-tokens" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --chunk under vllm: usage error"; else not_ok "serve --chunk under vllm" "rc=$rc $(cat "$tmp/err")"; fi

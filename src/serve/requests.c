@@ -226,10 +226,44 @@ static int push(st_reqset *s, size_t *cap, const st_request *r)
     return 0;
 }
 
-static int cmp_arrival(const void *a, const void *b)
+/* Requests in arrival order, a stable sort (equal times keep the file's
+ * order, on any C library: qsort alone promises no order for ties). */
+typedef struct keyed {
+    double arrival;
+    size_t at;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
 {
-    const st_request *x = a, *y = b;
-    return (x->arrival > y->arrival) - (x->arrival < y->arrival);
+    const keyed *x = a, *y = b;
+    if (x->arrival != y->arrival)
+        return (x->arrival > y->arrival) - (x->arrival < y->arrival);
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+static int sort_by_arrival(st_reqset *s, st_error *err)
+{
+    size_t i = 1;
+    while (i < s->n && s->r[i - 1].arrival <= s->r[i].arrival)
+        i++;
+    if (i >= s->n)
+        return 0; /* in order already: a trace usually is */
+    keyed *k = malloc(s->n * sizeof *k);
+    st_request *r = malloc(s->n * sizeof *r);
+    if (!k || !r) {
+        free(k);
+        free(r);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < s->n; i++)
+        k[i] = (keyed){s->r[i].arrival, i};
+    qsort(k, s->n, sizeof *k, cmp_keyed);
+    for (i = 0; i < s->n; i++)
+        r[i] = s->r[k[i].at];
+    free(k);
+    free(s->r);
+    s->r = r;
+    return 0;
 }
 
 /* A token count: a whole number from 1 to 1e8 (a fraction is a typo or a
@@ -400,6 +434,9 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
             return ST_EINVAL;
         }
     }
-    qsort(out->r, out->n, sizeof *out->r, cmp_arrival);
+    if (sort_by_arrival(out, err)) {
+        st_reqset_free(out);
+        return ST_ENOMEM;
+    }
     return 0;
 }
