@@ -175,6 +175,14 @@ expect badsweep "bad\.yaml:3:14: batch: expected an integer, got 'lots'" "a brok
 keys badsweep q q
 expect badsweep "STRATA-EXIT=0" "and the UI still quits cleanly"
 
+# --- a sweep whose every point is refused says why on the results screen ---------------------
+printf 'sweep: allbad\nevaluate: serve\nfixed: {requests: 20, lengths: "fixed:200000,50"}\naxes:\n  qps: [1, 2]\n' > "$tmp/allbad.yaml"
+start allbad "$S" ui --sweep "$tmp/allbad.yaml"
+expect allbad "No valid point: all 2 were refused" "a sweep with no valid point says so on the results screen"
+expect allbad "#0: request 0 has 200000 \+ 50 tokens" "and shows the first refusal"
+keys allbad q
+expect allbad "STRATA-EXIT=0" "and quits cleanly"
+
 # --- 100,000 points: keys answered during the sweep, same front as headless -----------------
 big="$srcdir/workloads/sweeps/gpu-design-100k.yaml"
 start big "$S" ui --sweep "$big"

@@ -249,6 +249,8 @@ int ui_start_sweep(ui_app *a, st_sweep *s)
     a->plot_y = s->n_obj > 1 ? 1 : 0;
     a->n_front = 0;
     a->detail_idx = -1;
+    a->why_done = 0;
+    a->why[0] = 0;
     if (st_sweep_start(s, a->threads, 0, s->points, &a->run, &err)) {
         ui_error(a, "%s", err.msg);
         st_sweep_free(s);
@@ -415,7 +417,10 @@ static void draw(ui_app *a)
     double t0 = mono();
     erase();
     if (LINES < 12 || COLS < 60) {
-        ui_text(0, 0, COLS, UI_BOLD, "strata: the terminal is %dx%d; make it at least 60x12", COLS, LINES);
+        /* short lines: the message has to fit the terminal it complains of */
+        ui_text(0, 0, COLS, UI_BOLD, "strata: need 60x12");
+        if (LINES > 1)
+            ui_text(1, 0, COLS, UI_NORMAL, "now %dx%d", COLS, LINES);
         refresh();
         return;
     }

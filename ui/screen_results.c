@@ -40,6 +40,34 @@ void ui_results_draw(ui_app *a, ui_rect r)
         p.mark_y = sel->m[p.my];
     }
     ui_plot_draw(&p, (ui_rect){plot.y + 1, plot.x + 1, plot.h - 2, plot.w - 2});
+    /* a finished run with no valid point: say why (the first refusal,
+     * evaluated again once: a point keeps no text) instead of an empty plot */
+    st_sweep_progress pr;
+    if (a->run) {
+        st_sweep_get_progress(a->run, &pr);
+        if (pr.finished && pr.done > 0 && pr.valid == 0) {
+            if (!a->why_done) {
+                long long first, n;
+                const st_point *pts = st_sweep_points(a->run, &first, &n);
+                for (long long i = 0; i < n; i++)
+                    if (pts[i].status == ST_PT_INVALID) {
+                        st_point again;
+                        st_error e = {0};
+                        st_sweep_eval(a->sweep, first + i, &again, NULL, &e);
+                        snprintf(a->why, sizeof a->why, "#%lld: %s", first + i, e.msg);
+                        break;
+                    }
+                a->why_done = 1;
+            }
+            int w = plot.w - 6, y = plot.y + plot.h / 2 - 2;
+            /* over the plot's "(no points yet)" */
+            ui_text(plot.y + 1 + (plot.h - 2) / 2, plot.x + 1, plot.w - 2, UI_NORMAL, "%*s", plot.w - 2, "");
+            ui_text(y, plot.x + 3, w, ui_attr(UI_C_ERR) | UI_BOLD, "No valid point: all %lld were refused. The first,",
+                    pr.done);
+            for (size_t off = 0, len = strlen(a->why); off < len && w > 0 && y < plot.y + plot.h - 2; off += (size_t)w)
+                ui_text(++y, plot.x + 3, w, UI_NORMAL, "%-*.*s", w, w, a->why + off);
+        }
+    }
     ui_text(plot.y + plot.h - 1, plot.x + 2, plot.w - 4, ui_attr(UI_C_DIM),
             " %s front  %s other feasible points  x/y: change axes ", ui_utf8 ? "\u28ff" : "*", ui_utf8 ? "\u2801" : ".");
     ui_rect list = {r.y, r.x + pw, r.h - dh, r.w - pw};

@@ -127,6 +127,8 @@ struct ui_app {
     /* the running sweep */
     st_sweep *sweep;
     st_sweep_run *run;
+    int why_done;              /* why[] holds this run's first refusal */
+    char why[300];             /* a finished run with no valid point: the first reason */
     ui_retired *retired;
     long long *front, n_front;
     ui_list front_list;
