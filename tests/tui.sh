@@ -98,6 +98,11 @@ keys main / C-u '^sampling' Enter Enter C-u 'random: 5' Enter r
 expect main "sampling: 'random: 5' is not grid, random N or random N seed S" "a malformed sampling row is an error"
 keys main x
 keys main / C-u '^sampling' Enter Enter C-u 'grid' Enter / C-u Enter
+# a form error names its row, not a line of the YAML the form was written to
+keys main / C-u '^batch' Enter Enter C-u '1, lots' Enter r
+expect main "row 'batch': batch: expected an integer, got 'lots'" "a form error names the row"
+keys main x
+keys main / C-u '^batch' Enter Enter C-u '1, 8' Enter / C-u Enter
 
 # --- a filter ---------------------------------------------------------------------------
 keys main 2 / l l a m a Enter

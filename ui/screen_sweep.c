@@ -341,6 +341,32 @@ static void put_list(sbuf *b, const char *t, char sep)
     put(b, "]");
 }
 
+/* The loader names a place in the YAML the form was written to, which the
+ * user never sees: "sweep set-up:6:10: msg" becomes "row 'batch': msg", the
+ * row that line came from (its key). Other messages stay as they are. */
+static void form_error_row(const char *yaml, st_error *err)
+{
+    int line, col, used = 0;
+    if (sscanf(err->msg, "sweep set-up:%d:%d: %n", &line, &col, &used) != 2 || used == 0 || line < 1)
+        return;
+    const char *l = yaml;
+    for (int i = 1; i < line && l; i++) {
+        l = strchr(l, '\n');
+        if (l)
+            l++;
+    }
+    if (!l)
+        return;
+    while (*l == ' ')
+        l++;
+    size_t k = strcspn(l, ":\n");
+    if (k == 0 || k > 40 || l[k] != ':')
+        return;
+    char rest[sizeof err->msg];
+    snprintf(rest, sizeof rest, "%s", err->msg + used);
+    snprintf(err->msg, sizeof err->msg, "row '%.*s': %s", (int)k, l, rest);
+}
+
 int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
 {
     sbuf b = {0};
@@ -431,6 +457,8 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
         return st_error_set(err, ST_ENOMEM, "out of memory");
     }
     int rc = st_load_sweep_buffer("sweep set-up", b.s, b.n, out, err);
+    if (rc)
+        form_error_row(b.s, err);
     free(b.s);
     return rc;
 }
