@@ -1296,6 +1296,10 @@ fi
 printf '{"input_toks": 10, "output_toks": 5, "arrival_time": 5}\n{"input_toks": 20, "output_toks": 5, "arrival_time": 1}\n{"input_toks": 30, "output_toks": 5, "arrival_time": 1}\n' > "$tmp/tr3.jsonl"
 "$S" serve llama3.1-8b --trace "$tmp/tr3.jsonl" --per-request "$tmp/tr3.csv" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 0 ] && [ "$(cut -d, -f4,6 "$tmp/tr3.csv" | tail -n 3 | tr '\n' ' ')" = "20,0.000000 30,0.000000 10,4.000000 " ]; then ok "serve --trace: arrival order, ties kept in file order"; else not_ok "serve --trace ordering" "rc=$rc $(cat "$tmp/tr3.csv" "$tmp/err")"; fi
+# a value left out reads the next option as the value: said as such (a
+# scenario's `qps: true` writes exactly that)
+"$S" serve llama3.1-8b --qps --requests 2 --lengths fixed:10,10 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "option --qps needs a value; '--requests' is another option" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "an option's missing value is named, not the next option taken as it"; else not_ok "missing option value" "rc=$rc $(cat "$tmp/err")"; fi
 # each scheduler reads one budget: the other, given, would be ignored
 "$S" serve llama3.1-8b --qps 2 --requests 10 --lengths fixed:100,50 --chunk 100 > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--chunk is sarathi's step budget; under --sched vllm the budget is --max-batched-tokens" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "serve --chunk under vllm: usage error"; else not_ok "serve --chunk under vllm" "rc=$rc $(cat "$tmp/err")"; fi

@@ -87,7 +87,21 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
     char opts[128];
     snprintf(opts, sizeof opts, ":%s", shortopts);
     opterr = 0;
-    int c = getopt_long(argc, argv, opts, longopts, NULL);
+    int li = -1;
+    int c = getopt_long(argc, argv, opts, longopts, &li);
+    /* a value that is another of the command's options ("--qps --requests
+     * 2": a value left out, as a scenario's `qps: true` writes it) */
+    if (c != '?' && c != ':' && li >= 0 && longopts[li].has_arg == required_argument && optarg &&
+        optarg[0] == '-' && optarg[1] == '-' && optarg[2]) {
+        char word[64];
+        snprintf(word, sizeof word, "%s", optarg + 2);
+        word[strcspn(word, "=")] = '\0';
+        for (const struct option *o = longopts; o->name; o++)
+            if (strcmp(o->name, word) == 0) {
+                cli_usage_error(cmd, "option --%s needs a value; '%s' is another option", longopts[li].name, optarg);
+                return '?';
+            }
+    }
     if (c == '?' || c == ':') {
         const char *bad = argv[optind - 1];
         if (c == ':') {
