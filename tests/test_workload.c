@@ -513,6 +513,7 @@ static void test_hf_eager_and_dropout(void **state)
     assert_null(find_opt(&dec, "block.attn.merge_heads"));
     assert_null(find_opt(&dec, "block.attn.q_heads"));
     assert_null(find_opt(&dec, "block.attn.k_heads"));
+    assert_null(find_opt(&dec, "block.attn.v_heads"));
     st_oplist_free(&dec);
     /* a layer norm's backward is two kernels of one call: dx (reads dy, x
      * and the weight, writes dx) and the parameter gradients (reads dy and
@@ -526,6 +527,61 @@ static void test_hf_eager_and_dropout(void **state)
     assert_true(np > ng); /* after dx */
     st_oplist_free(&inf);
     st_oplist_free(&tr);
+    st_model_free(&m);
+}
+
+/* Grouped-query attention as Hugging Face's eager path runs it: repeat_kv
+ * expands K and V to every query head (reads the 2 KV heads, writes all 4;
+ * a call of its own), Q is copied by the matmul's reshape; in decode Q's
+ * size-1 sequence needs no copy but repeat_kv still expands the whole
+ * cache. tests/data/hf/llama-gqa-tiny-config.json: hidden 64, 4 heads of
+ * 16, 2 KV heads, FP32. */
+static void test_hf_gqa_copies(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/llama-gqa-tiny-config.json"));
+    assert_int_equal(m.tf.head_copies, 3);
+    st_oplist inf = ops_for(&m, ST_PHASE_PREFILL, 2, 16, 0, ST_ATTN_EAGER);
+    const double all = 2.0 * 16 * 64 * 4; /* 32 tokens x 4 heads x 16, FP32 bytes */
+    const st_op *q = find(&inf, "block.attn.q_heads"), *k = find(&inf, "block.attn.k_heads");
+    assert_true(q->bytes_read == all && q->bytes_written == all && q->launch_only == 1);
+    assert_true(k->bytes_read == all / 2 && k->bytes_written == all && k->launch_only == 0);
+    st_oplist tr = ops_for(&m, ST_PHASE_TRAIN, 2, 16, 0, ST_ATTN_EAGER);
+    /* the gradient sums the copies back into the 2 KV heads */
+    const st_op *kg = find(&tr, "block.attn.k_heads.grad");
+    assert_true(kg->bytes_read == all && kg->bytes_written == all / 2);
+    /* decode, 16 cached tokens and the new one: the cache expanded, no Q copy */
+    st_oplist dec = ops_for(&m, ST_PHASE_DECODE, 2, 1, 16, ST_ATTN_EAGER);
+    assert_null(find_opt(&dec, "block.attn.q_heads"));
+    const st_op *kd = find(&dec, "block.attn.k_heads");
+    assert_true(kd->bytes_written == 2.0 * 17 * 64 * 4);
+    find(&dec, "block.attn.v_heads");
+    st_oplist_free(&inf);
+    st_oplist_free(&tr);
+    st_oplist_free(&dec);
+    st_model_free(&m);
+}
+
+/* T5's cross-attention cache keeps the encoder's K and V as the permuted
+ * views its first step made, so every decode step's matmul copies them (as
+ * large as the cross-attention score's encoder length says), while the
+ * self-attention's contiguous cache is not copied */
+static void test_hf_t5_cross_copies(void **state)
+{
+    (void)state;
+    st_model m = load(testdata("hf/t5-base-config.json"));
+    st_oplist dec = ops_for(&m, ST_PHASE_DECODE, 2, 16, 8, ST_ATTN_EAGER);
+    const st_op *xs = find(&dec, "dec_block.xattn.score"), *xk = find(&dec, "dec_block.xattn.k_heads");
+    find(&dec, "dec_block.xattn.v_heads");
+    /* the score multiplies q (1) by enc_len keys over 12 heads of 64:
+     * the copy reads and writes 2 x enc_len x 768 elements */
+    double enc = xs->flops / (2.0 * 2 * 12 * 64);
+    double es = xk->bytes_written / (2.0 * enc * 768);
+    assert_true(enc >= 1 && (es == 2 || es == 4));
+    assert_true(xk->bytes_read == xk->bytes_written);
+    assert_null(find_opt(&dec, "dec_block.attn.k_heads"));
+    assert_null(find_opt(&dec, "dec_block.xattn.q_heads"));
+    st_oplist_free(&dec);
     st_model_free(&m);
 }
 
@@ -827,6 +883,8 @@ int main(void)
         cmocka_unit_test(test_generation_errors),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_hf_eager_and_dropout),
+        cmocka_unit_test(test_hf_gqa_copies),
+        cmocka_unit_test(test_hf_t5_cross_copies),
         cmocka_unit_test(test_hf_opt_eager),
         cmocka_unit_test(test_hf_gelu_new_composed),
         cmocka_unit_test(test_hf_sequence_classifier),

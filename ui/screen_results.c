@@ -45,7 +45,7 @@ void ui_results_draw(ui_app *a, ui_rect r)
     st_sweep_progress pr;
     if (a->run) {
         st_sweep_get_progress(a->run, &pr);
-        if (pr.finished && pr.done > 0 && pr.valid == 0) {
+        if (pr.finished && !pr.cancelled && pr.done > 0 && pr.valid == 0) {
             if (!a->why_done) {
                 long long first, n;
                 const st_point *pts = st_sweep_points(a->run, &first, &n);
@@ -60,6 +60,8 @@ void ui_results_draw(ui_app *a, ui_rect r)
                 a->why_done = 1;
             }
             int w = plot.w - 6, y = plot.y + plot.h / 2 - 2;
+            if (y < plot.y + 1)
+                y = plot.y + 1;
             /* over the plot's "(no points yet)" */
             ui_text(plot.y + 1 + (plot.h - 2) / 2, plot.x + 1, plot.w - 2, UI_NORMAL, "%*s", plot.w - 2, "");
             ui_text(y, plot.x + 3, w, ui_attr(UI_C_ERR) | UI_BOLD, "No valid point: all %lld were refused. The first,",

@@ -197,6 +197,7 @@ static void axis_text(const st_sweep_axis *ax, char *out, size_t n)
         int w = snprintf(out + u, n - u, "%s%s", i ? (sep == ';' ? "; " : ", ") : "", ax->v[i].text);
         if (w < 0 || (size_t)w >= n - u) {
             fits = 0;
+            out[u] = 0; /* no cut piece of a name left behind */
             break;
         }
         u += (size_t)w;
@@ -206,7 +207,7 @@ static void axis_text(const st_sweep_axis *ax, char *out, size_t n)
         return;
     }
     if (fits || !(st_param_info_of(ax->param)->kind == ST_PK_INT || st_param_info_of(ax->param)->kind == ST_PK_NUM))
-        return; /* a list of names that does not fit stays cut: no range of names */
+        return; /* names that do not fit: the values that do (no range of names) */
     double a = ax->v[0].num, b = ax->v[1].num, z = ax->v[ax->n - 1].num;
     if (a > 0 && fabs(b / a * ax->v[ax->n - 2].num - z) < 1e-9 * fabs(z) && b / a > 1)
         snprintf(out, n, "%s..%s x%g", ax->v[0].text, ax->v[ax->n - 1].text, b / a);

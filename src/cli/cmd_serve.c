@@ -363,8 +363,8 @@ static int run(int argc, char **argv)
     /* settings vLLM takes as given though they do not match the hardware
      * or the model: simulated as given, said on stderr */
     /* the pool vLLM allocates up front, not the blocks in use at the peak */
-    double pool = res.weights_bytes_per_gpu + res.activation_reserve_bytes + su.cfg.runtime_reserve_bytes +
-                  (double)res.kv_blocks * res.kv_bytes_per_block;
+    double kv_pool = (double)res.kv_blocks * res.kv_bytes_per_block;
+    double pool = res.memory_per_gpu_bytes + (1 - res.kv_peak_frac) * kv_pool; /* the blocks not in use too */
     if (!rc && so.num_gpu_blocks > 0 && pool > su.cfg.gpu->mem_bytes)
         fprintf(stderr, "strata serve: note: --num-gpu-blocks %lld allocates %.3g GiB on each GPU, more than its %.1f "
                         "GiB; vLLM takes the override as given, and so does this run\n",

@@ -374,10 +374,6 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
     st_sweep_get_progress(r, &p);
     if (!quiet)
         progress_line(s, &p, tty, 1);
-    if (!rc && out) {
-        if (cli_sweep_export(out, s, r, &err))
-            rc = 1;
-    }
     /* the first refused point's reason (a point keeps no text: evaluated
      * again); with none valid the sweep has nothing to show: an error */
     char why[300] = "";
@@ -394,10 +390,20 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
                 why_at = pf + i;
             }
     }
-    if (!rc && p.done > 0 && p.valid == 0) {
-        st_error_set(&err, ST_EINVAL, "no valid point: %s %lld refused; the first (#%lld): %s",
-                     p.done == 1 ? "the" : "all", p.done, why_at, why);
+    /* a whole sweep with nothing valid has nothing to show: an error, and
+     * no export; a part of one (--range) is one slice of a split run,
+     * written and reported as it is */
+    if (!rc && !range && p.done > 0 && p.valid == 0) {
+        if (p.done == 1)
+            st_error_set(&err, ST_EINVAL, "no valid point: the only one (#%lld) was refused: %s", why_at, why);
+        else
+            st_error_set(&err, ST_EINVAL, "no valid point: all %lld were refused; the first (#%lld): %s", p.done,
+                         why_at, why);
         rc = 1;
+    }
+    if (!rc && out) {
+        if (cli_sweep_export(out, s, r, &err))
+            rc = 1;
     }
     if (!rc) {
         if (json) {

@@ -93,7 +93,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
     cli_serve_opts_init(o);
     *help = 0;
     optind = 0;
-    int c, chunk_given = 0, budget_given = 0;
+    int c, chunk_given = 0;
     while ((c = cli_getopt(cmd, argc, argv, "g:h", opts)) != -1) {
         long long *dst = NULL, lo = 1, hi = 1LL << 30;
         const char *nm = NULL;
@@ -108,7 +108,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'E': o->ep = 1; break;
         case 'S': o->sched = optarg; break;
         case 'n': dst = &o->max_num_seqs, nm = "--max-num-seqs", hi = 65536; break;
-        case 'B': dst = &o->max_batched_tokens, nm = "--max-batched-tokens", hi = 1 << 24, budget_given = 1; break;
+        case 'B': dst = &o->max_batched_tokens, nm = "--max-batched-tokens", hi = 1 << 24; break;
         case 'C': dst = &o->chunk, nm = "--chunk", hi = 1 << 24, chunk_given = 1; break;
         case 'b': dst = &o->block_size, nm = "--block-size", hi = 1024; break;
         case 'u': rc = num(cmd, "--gpu-mem-util", optarg, 0.01, 1, &o->gpu_mem_util); break;
@@ -181,15 +181,11 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             cli_usage_error(cmd, "%s", e.msg);
             return 2;
         }
-        /* each scheduler reads one of the two budgets: the other would be
-         * taken and ignored */
+        /* only sarathi reads --chunk (its step budget); every scheduler
+         * reads --max-batched-tokens, which sizes the activation reserve */
         if (chunk_given && scratch.sched != ST_SCHED_SARATHI) {
             cli_usage_error(cmd, "--chunk is sarathi's step budget; under --sched %s the budget is "
                                  "--max-batched-tokens", st_sched_name(scratch.sched));
-            return 2;
-        }
-        if (budget_given && scratch.sched == ST_SCHED_SARATHI) {
-            cli_usage_error(cmd, "--max-batched-tokens does not apply to --sched sarathi: its step budget is --chunk");
             return 2;
         }
     }

@@ -639,7 +639,8 @@ static int tl_walk(tl_build *b, const st_ynode *nodes)
             char stage[64];
             if ((rc = tl_mesh(&b->c, sp, "meshX", &mx)) || (rc = tl_mesh(&b->c, sp, "meshY", &my)))
                 return rc;
-            if ((long long)b->count * mx * my > TL_MAX_INSTANCES)
+            long long m = mx * my; /* each side at most 2^24: no overflow */
+            if (m > TL_MAX_INSTANCES / (b->count > 0 ? b->count : 1))
                 return f_error(&b->c, sp, "a %lld x %lld mesh of %d instances each makes %.3g instances; strata "
                                "maps up to %lld (16 M)", mx, my, b->count, (double)b->count * mx * my,
                                TL_MAX_INSTANCES);
@@ -664,7 +665,8 @@ static int tl_range(const char *name)
     long long lo, hi;
     if (!lb || sscanf(lb, "[%lld..%lld]", &lo, &hi) != 2 || hi < lo)
         return 1;
-    if (hi - lo >= TL_MAX_INSTANCES || lo < -TL_MAX_INSTANCES)
+    /* bounds first: hi - lo of two large values would overflow */
+    if (lo < -TL_MAX_INSTANCES || hi > TL_MAX_INSTANCES || hi - lo >= TL_MAX_INSTANCES)
         return 0;
     return (int)(hi - lo + 1);
 }

@@ -219,12 +219,13 @@ void st_op_cost(st_op *op)
     }
     case ST_OP_ELEMENTWISE: {
         int arity = op->arity > 0 ? op->arity : 1;
+        double share = op->read_share > 0 ? op->read_share : 1;
         op->flops = op->ew_flops * elems;
         if (bwd) { /* read the inputs and dy; write one gradient per input */
-            op->bytes_read = (op->grad_no_input ? 1 : arity + 1) * elems * e + op->aux_bytes * elems;
-            op->bytes_written = arity * elems * e;
+            op->bytes_read = (op->grad_no_input ? 1 : arity * share + 1) * elems * e + op->aux_bytes * elems;
+            op->bytes_written = arity * share * elems * e;
         } else {
-            op->bytes_read = arity * elems * e;
+            op->bytes_read = arity * share * elems * e;
             op->bytes_written = elems * e + op->aux_bytes * elems;
         }
         break;

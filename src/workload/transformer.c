@@ -133,9 +133,11 @@ static void norm(gen *g, const char *name, long long rows)
         g->tf->hidden);
 }
 
-/* Attention core for q_len queries per sequence against kv_len keys. */
+/* Attention core for q_len queries per sequence against kv_len keys;
+ * kv_view: the cached K and V are the permuted views themselves (T5's
+ * cross-attention keeps its first step's), so a decode step copies them. */
 static void attention_core(gen *g, const char *prefix, long long q_len, long long kv_len,
-                           int causal, long long kv_heads)
+                           int causal, long long kv_heads, int kv_view)
 {
     const st_transformer *tf = g->tf;
     long long b = g->o->batch;
@@ -158,22 +160,34 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
      * them, not skipped), the model's elementwise passes over them (scale,
      * mask, bias: st_transformer.score_*), softmax, dropout in training,
      * then the weighted sum of values. */
-    /* Q, K and V copied head-major first (st_transformer.head_copies):
-     * a strided copy each, whose gradient is the projection's own copy back
-     * token-major */
-    if (q_len > 1) {
-        static const char *const what[3] = {"q", "k", "v"};
-        for (int i = 0; i < tf->head_copies && i < 3; i++) {
-            long long len = i == 0 ? q_len : kv_len, heads = i == 0 ? tf->heads : kv_heads;
-            snprintf(name, sizeof name, "%s.%s_heads", prefix, what[i]);
-            st_op copy = ew_op(g, name, b * len, heads * tf->head_dim, 1, 0);
-            copy.grad_no_input = 1;
-            copy.scalar_loads = 1;
+    /* Q, K and V copied head-major first (st_transformer.head_copies): a
+     * strided copy each, whose gradient is the projection's own copy back
+     * token-major. Under grouped-query attention K and V are expanded to
+     * every query head (Hugging Face's repeat_kv: an expand and a reshape,
+     * reading the KV heads and writing all heads), then multiplied as they
+     * are. With one query per sequence (decode) Q's size-1 sequence merges
+     * and the cache is contiguous: no copy, but repeat_kv still expands the
+     * whole cache under GQA, and a cache that keeps the permuted view (T5's
+     * cross-attention) is copied by the matmul each step. */
+    static const char *const what[3] = {"q", "k", "v"};
+    int gqa = kv_heads < tf->heads;
+    for (int i = 0; i < tf->head_copies && i < 3; i++) {
+        if (!(q_len > 1 || (i > 0 && (gqa || kv_view))))
+            continue;
+        long long len = i == 0 ? q_len : kv_len;
+        snprintf(name, sizeof name, "%s.%s_heads", prefix, what[i]);
+        st_op copy = ew_op(g, name, b * len, tf->heads * tf->head_dim, 1, 0);
+        copy.grad_no_input = 1;
+        copy.scalar_loads = 1;
+        if (i > 0 && gqa) {
+            copy.read_share = (double)kv_heads / (double)tf->heads;
+            copy.launch_only = 0; /* repeat_kv: a call of its own */
+        } else {
             /* inside the matmul's call (and its gradient inside autograd's):
              * the host pays the launch, not a dispatch of its own */
             copy.launch_only = 1;
-            push(g, &copy);
         }
+        push(g, &copy);
     }
     st_op score = new_op(g, ST_OP_BMM, "");
     snprintf(score.name, sizeof score.name, "%s.%s.score", g->layer, prefix);
@@ -241,7 +255,7 @@ static void self_attention(gen *g)
         op.head_dim = tf->head_dim;
         push(g, &op);
     }
-    attention_core(g, "attn", g->q_len, g->kv_len, g->causal, tf->kv_heads);
+    attention_core(g, "attn", g->q_len, g->kv_len, g->causal, tf->kv_heads, 0);
     gemm(g, "attn.out", t, qdim, tf->hidden, tf->bias);
     dropout(g, "attn.out.dropout", t, tf->hidden, tf->hidden_dropout);
     add(g, "attn.residual", t, tf->hidden, 0);
@@ -261,7 +275,7 @@ static void cross_attention(gen *g)
     gemm(g, "xattn.q", t, tf->hidden, qdim, tf->bias);
     if (g->o->phase != ST_PHASE_DECODE)
         gemm(g, "xattn.kv", g->o->batch * g->enc_len, tf->hidden, 2 * kvdim, tf->bias);
-    attention_core(g, "xattn", g->q_len, g->enc_len, 0, tf->kv_heads);
+    attention_core(g, "xattn", g->q_len, g->enc_len, 0, tf->kv_heads, 1);
     gemm(g, "xattn.out", t, qdim, tf->hidden, tf->bias);
     dropout(g, "xattn.out.dropout", t, tf->hidden, tf->hidden_dropout);
     add(g, "xattn.residual", t, tf->hidden, 0);

@@ -230,6 +230,9 @@ typedef struct st_op {
     int scalar_loads;
     double aux_bytes;  /* elementwise: bytes per element written forward and read by the
                           gradient besides the tensors (dropout's keep mask, one byte) */
+    double read_share; /* elementwise: input elements per output element (0: 1); a
+                          broadcast copy reads fewer (Hugging Face's repeat_kv: kv_heads
+                          over heads), and its gradient sums back into that many */
     int grad_unary, grad_binary; /* elementwise: the gradient runs this many unary and
                                     binary kernels instead of one (a composed activation) */
     int weight_int4; /* GEMM: weights stored in INT4 and dequantised (W4A16) */
