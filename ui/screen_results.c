@@ -47,16 +47,9 @@ void ui_results_draw(ui_app *a, ui_rect r)
         st_sweep_get_progress(a->run, &pr);
         if (pr.finished && !pr.cancelled && pr.done > 0 && pr.valid == 0) {
             if (!a->why_done) {
-                long long first, n;
-                const st_point *pts = st_sweep_points(a->run, &first, &n);
-                for (long long i = 0; i < n; i++)
-                    if (pts[i].status == ST_PT_INVALID) {
-                        st_point again;
-                        st_error e = {0};
-                        st_sweep_eval(a->sweep, first + i, &again, NULL, &e);
-                        snprintf(a->why, sizeof a->why, "#%lld: %s", first + i, e.msg);
-                        break;
-                    }
+                char why[sizeof a->why - 24];
+                long long at = st_sweep_first_invalid(a->sweep, a->run, why, sizeof why);
+                snprintf(a->why, sizeof a->why, "#%lld: %s", at, why);
                 a->why_done = 1;
             }
             int w = plot.w - 6, y = plot.y + plot.h / 2 - 2;

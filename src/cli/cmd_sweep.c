@@ -374,22 +374,9 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
     st_sweep_get_progress(r, &p);
     if (!quiet)
         progress_line(s, &p, tty, 1);
-    /* the first refused point's reason (a point keeps no text: evaluated
-     * again); with none valid the sweep has nothing to show: an error */
+    /* the first refused point's reason, printed with the counts */
     char why[300] = "";
-    long long why_at = -1;
-    if (!rc && p.valid < p.done) {
-        long long pf, pn;
-        const st_point *pts = st_sweep_points(r, &pf, &pn);
-        for (long long i = 0; i < pn && why_at < 0; i++)
-            if (pts[i].status == ST_PT_INVALID) {
-                st_point again;
-                st_error e = {0};
-                st_sweep_eval(s, pf + i, &again, NULL, &e);
-                snprintf(why, sizeof why, "%s", e.msg);
-                why_at = pf + i;
-            }
-    }
+    long long why_at = !rc && p.valid < p.done ? st_sweep_first_invalid(s, r, why, sizeof why) : -1;
     /* a whole sweep with nothing valid has nothing to show: an error, and
      * no export; a part of one (--range) is one slice of a split run,
      * written and reported as it is */

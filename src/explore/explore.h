@@ -265,6 +265,9 @@ const st_pareto *st_sweep_front(const st_sweep_run *r);
 const char *st_metric_key(st_metric m); /* "latency_s", "energy_j", ... (CSV columns, JSON keys) */
 /* "batch=8 dtype=fp8": the point's axis values. */
 void st_sweep_point_label(const st_sweep *s, long long idx, char *buf, size_t n);
+/* The run's first refused point and its reason in why (evaluated again: a
+ * point keeps no text), or -1 when none was refused. */
+long long st_sweep_first_invalid(const st_sweep *s, const st_sweep_run *r, char *why, size_t n);
 /* Every evaluated point (front_only: the front) as CSV with a header row, or
  * as one JSON object {sweep, evaluate, points_total, objectives, axes, first,
  * count, points: [{index, params, status, feasible, front, metrics...}]}. */

@@ -79,6 +79,20 @@ static void invalid_reason(const st_sweep *s, long long idx, const st_point *p, 
     snprintf(buf, n, "%s", e.msg);
 }
 
+long long st_sweep_first_invalid(const st_sweep *s, const st_sweep_run *r, char *why, size_t n)
+{
+    long long first, count;
+    const st_point *pts = st_sweep_points(r, &first, &count);
+    if (n)
+        why[0] = '\0';
+    for (long long i = 0; i < count; i++)
+        if (pts[i].status == ST_PT_INVALID) {
+            invalid_reason(s, first + i, &pts[i], why, n);
+            return first + i;
+        }
+    return -1;
+}
+
 int st_sweep_write_csv(const st_sweep *s, const st_sweep_run *r, int front_only, FILE *f)
 {
     long long first, count;

@@ -133,6 +133,17 @@ static void norm(gen *g, const char *name, long long rows)
         g->tf->hidden);
 }
 
+/* A copy between the token-major and head-major layouts: a strided source,
+ * so PyTorch's non-vectorized copy kernel, and its gradient a copy of dy
+ * back (the same kernel). */
+static st_op strided_copy(gen *g, const char *name, long long rows, long long cols)
+{
+    st_op op = ew_op(g, name, rows, cols, 1, 0);
+    op.grad_no_input = 1;
+    op.scalar_loads = 1;
+    return op;
+}
+
 /* Attention core for q_len queries per sequence against kv_len keys;
  * kv_view: the cached K and V are the permuted views themselves (T5's
  * cross-attention keeps its first step's), so a decode step copies them. */
@@ -176,9 +187,7 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
             continue;
         long long len = i == 0 ? q_len : kv_len;
         snprintf(name, sizeof name, "%s.%s_heads", prefix, what[i]);
-        st_op copy = ew_op(g, name, b * len, tf->heads * tf->head_dim, 1, 0);
-        copy.grad_no_input = 1;
-        copy.scalar_loads = 1;
+        st_op copy = strided_copy(g, name, b * len, tf->heads * tf->head_dim);
         if (i > 0 && gqa) {
             copy.read_share = (double)kv_heads / (double)tf->heads;
             copy.launch_only = 0; /* repeat_kv: a call of its own */
@@ -231,11 +240,7 @@ static void attention_core(gen *g, const char *prefix, long long q_len, long lon
      * already (PyTorch skips size-1 dimensions): no kernel either way. */
     if (q_len > 1 && tf->heads > 1) {
         snprintf(name, sizeof name, "%s.merge_heads", prefix);
-        st_op merge = ew_op(g, name, b * q_len, (long long)tf->heads * tf->head_dim, 1, 0);
-        merge.grad_no_input = 1;
-        /* a strided source: PyTorch's non-vectorized copy kernel (the
-         * gradient's copy back to head-major too) */
-        merge.scalar_loads = 1;
+        st_op merge = strided_copy(g, name, b * q_len, (long long)tf->heads * tf->head_dim);
         push(g, &merge);
     }
 }

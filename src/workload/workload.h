@@ -87,9 +87,12 @@ typedef struct st_transformer {
      * Megatron-LM's (seq, batch, heads, dim) layout needs none. The
      * gradient of such a copy is a reshape (no kernel), but the
      * projection's gradient assembles dQ, dK and dV token-major again (a
-     * cat or a reshape of permuted tensors): one copy of each. With one
-     * query per sequence (decode) no copy: the cached K and V are
-     * contiguous, and Q's size-1 sequence merges. */
+     * cat or a reshape of permuted tensors): one copy of each. Under
+     * grouped-query attention K and V are repeat_kv's expansion to every
+     * head. With one query per sequence (decode) Q's size-1 sequence
+     * merges and a contiguous cache needs no copy, but repeat_kv still
+     * expands the cache, and T5's cross-attention cache (the permuted view)
+     * is copied (src/workload/transformer.c, attention_core). */
     int head_copies;
     /* Dropout probabilities in training (0: no dropout kernels): on hidden
      * states (after the embedding, attention output and MLP) and on the
