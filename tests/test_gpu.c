@@ -729,6 +729,61 @@ static void test_gemm_dram_floor(void **state)
     assert_true(small.gpu_s <= e.gpu_s);
 }
 
+/* The 90% band's low end is physical: no kernel beats its FLOPs at the
+ * GPU's fastest peak for the dtype, nor its bytes beyond L2 at the spec
+ * sheet's DRAM bandwidth (a cold GEMM, as in a model step: all its bytes).
+ * A log-normal band alone would claim more: FP32 8192^3 on an H100 runs at
+ * about 85% of the 66.9 TFLOP/s peak, and the band's 0.65x low end would
+ * put it at 130%. A step's band adds the kernels' floors. */
+static void test_band_floor(void **state)
+{
+    (void)state;
+    st_gpu h;
+    load("h100-sxm", &h);
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_FP32, k.b = 1, k.m = k.n = k.k = 8192;
+    st_kernel_est e;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    double flops = 2.0 * 8192.0 * 8192.0 * 8192.0; /* 1.0995e12 */
+    double peak = h.vector[ST_FP32];                /* 66.9e12, the preset */
+    assert_true(peak > 60e12 && peak < 70e12);
+    assert_true(e.gpu_s * exp(-1.6448536269514722 * e.sigma) < flops / peak); /* the band alone would pass it */
+    assert_true(e.lo_s >= flops / peak * (1 - 1e-12));
+    assert_true(e.lo_s <= e.gpu_s && e.gpu_s <= e.hi_s);
+    /* a 12.9 GB binary add: (3 x 2 bytes x 2^31 - L2) at 3.35 TB/s */
+    memset(&k, 0, sizeof k);
+    k.op = ST_KOP_ELEMENTWISE, k.dtype = ST_BF16, k.rows = 262144, k.cols = 8192, k.n_in = 2, k.n_out = 1;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    double beyond = 3.0 * 2.0 * 262144.0 * 8192.0 - (h.l2_bytes + h.llc_bytes);
+    assert_true(e.lo_s >= beyond / h.mem_bw * (1 - 1e-12));
+    /* a step of four cold 16384 x 16384 BF16 weight reads (decode), with a
+     * wide spread: its band stays above 4 x 537 MB at 3.35 TB/s */
+    for (int i = 0; i < ST_KC_COUNT; i++)
+        c.cls[i].sigma = 0.5;
+    st_oplist l = {0, 0, NULL};
+    for (int i = 0; i < 4; i++) {
+        st_op gm;
+        memset(&gm, 0, sizeof gm);
+        snprintf(gm.name, sizeof gm.name, "w%d", i);
+        snprintf(gm.layer, sizeof gm.layer, "block");
+        gm.kind = ST_OP_GEMM, gm.dtype = ST_BF16, gm.repeat = 1, gm.m = 1, gm.k = 16384, gm.n = 16384;
+        st_op_cost(&gm);
+        assert_int_equal(st_oplist_push(&l, &gm, &err), 0);
+    }
+    st_compose_opts o;
+    st_compose_opts_default(&o);
+    st_step s;
+    assert_int_equal(st_compose(&h, &c, &l, &o, &s, &err), 0);
+    double weights = 4 * 2.0 * 16384.0 * 16384.0;
+    assert_true(s.total_s * exp(-1.6448536269514722 * 0.5) < weights / h.mem_bw);
+    assert_true(s.lo_s >= weights / h.mem_bw && s.lo_unc_s >= weights / h.mem_bw);
+    assert_true(s.lo_s <= s.total_s && s.hi_s >= s.total_s);
+    st_oplist_free(&l);
+}
+
 /* Only a 3x3 stride-1 dense conv can beat the FP32 peak (cuDNN's Winograd
  * and FFT algorithms do fewer multiplies than the direct count; every conv
  * NeuSight measured is one, some at 2.2x the peak). A 1x1 conv, a strided
@@ -1282,7 +1337,7 @@ int main(void)
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
         cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
-        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_conv_peak), cmocka_unit_test(test_w4a16_speedup),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor),
+        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_conv_peak), cmocka_unit_test(test_w4a16_speedup),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

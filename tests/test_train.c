@@ -425,14 +425,18 @@ static void test_band_matches_eval(void **state)
     assert_non_null(s);
     assert_int_equal(st_compose(&f->c.node.gpu, &f->coef, &ops, &co, s, &err), 0);
     assert_true(rel_diff(r.iteration_s, s->total_s) < 0.01);
-    assert_true(fabs(r.lo_s / r.iteration_s - s->lo_s / s->total_s) < 5e-4);
+    /* the low end: the band, or the kernels' floors where those bind (recompute here), whose
+     * share follows the two times (within 1%) */
+    assert_true(fabs(r.lo_s / r.iteration_s - s->lo_s / s->total_s) < 5e-3);
     assert_true(fabs(r.hi_s / r.iteration_s - s->hi_s / s->total_s) < 5e-4);
     /* full recompute: the backward reruns each block's forward, in both */
     k.recompute = ST_RECOMP_FULL, co.recompute = 1;
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
     assert_int_equal(st_compose(&f->c.node.gpu, &f->coef, &ops, &co, s, &err), 0);
     assert_true(rel_diff(r.iteration_s, s->total_s) < 0.01);
-    assert_true(fabs(r.lo_s / r.iteration_s - s->lo_s / s->total_s) < 5e-4);
+    /* the low end: the band, or the kernels' floors where those bind (recompute here), whose
+     * share follows the two times (within 1%) */
+    assert_true(fabs(r.lo_s / r.iteration_s - s->lo_s / s->total_s) < 5e-3);
     assert_true(fabs(r.hi_s / r.iteration_s - s->hi_s / s->total_s) < 5e-4);
     free(s);
     st_oplist_free(&ops);

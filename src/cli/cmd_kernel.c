@@ -21,12 +21,13 @@ static const struct option opts[] = {
     {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
     {"filter", required_argument, NULL, 'R'},  {"stride", required_argument, NULL, 'S'},
     {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
+    {"cold", no_argument, NULL, 'O'},
     {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 };
 
 /* The options that apply to every op; the others are each op's shape, as
  * st_kernel_estimate reads it (op_takes, by their codes in opts). */
-static const char common_opts[] = "gdxjh";
+static const char common_opts[] = "gdxjhO";
 static const char *const op_takes[ST_KOP_COUNT] = {
     [ST_KOP_GEMM] = "BMNK4",       [ST_KOP_BMM] = "BMNK4",    [ST_KOP_GROUPED] = "BMNK4",
     [ST_KOP_CONV] = "BMNKGRS4",      [ST_KOP_FLASH] = "BHVqLDCW3", [ST_KOP_ELEMENTWISE] = "rcif",
@@ -68,7 +69,7 @@ static int run(int argc, char **argv)
     long long v[16] = {0};
     enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG, IF, IS };
     double fpe = -1;
-    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, c;
+    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, cold = 0, c;
     char given[32] = "";
     size_t ngiven = 0;
     optind = 0;
@@ -106,6 +107,7 @@ static int run(int argc, char **argv)
         case '4': int4 = 1; break;
         case 'x': coefp = optarg; break;
         case 'j': json = 1; break;
+        case 'O': cold = 1; break;
         case 'h': cli_print_help(&cmd_kernel, stdout); return 0;
         default: return 2;
         }
@@ -138,6 +140,7 @@ static int run(int argc, char **argv)
     k.n_in = v[II] ? (int)v[II] : 1, k.n_out = 1;
     k.heads = v[IH], k.kv_heads = v[IV], k.q_len = v[IQ] ? v[IQ] : 1, k.kv_len = v[IL], k.head_dim = v[ID];
     k.causal = causal;
+    k.cold = cold;
     k.backward = backward;
     k.fa3 = fa3;
     k.groups = v[IG] ? v[IG] : 1;
@@ -200,6 +203,8 @@ static int run(int argc, char **argv)
             st_json_number(&j, "waves", e.waves);
         }
         st_json_string(&j, "bound", e.bound);
+        st_json_bool(&j, "cold", cold);
+        st_json_number(&j, "floor_s", e.floor_s);
         st_json_number(&j, "time_s", e.gpu_s);
         st_json_number(&j, "lo_s", e.lo_s);
         st_json_number(&j, "hi_s", e.hi_s);
@@ -230,6 +235,11 @@ static int run(int argc, char **argv)
     printf("  clock        %.0f%% of boost sustained (TDP %.0f W)\n", 100 * e.power_factor, g.tdp_w);
     printf("  bound        %s (compute %.3g us, memory %.3g us)\n", e.bound, e.compute_s * 1e6, e.memory_s * 1e6);
     printf("  time         %.4g us  (90%% band %.4g .. %.4g us)\n", e.gpu_s * 1e6, e.lo_s * 1e6, e.hi_s * 1e6);
+    printf("  floor        %.4g us (FLOPs at peak; bytes %s at peak bandwidth)\n", e.floor_s * 1e6,
+           cold ? "from DRAM" : "beyond L2");
+    printf("  caches       %s\n", cold ? "cold: every operand byte from DRAM, as in a model step"
+                                       : "warm: called in a loop, as benchmarks time it; L2 keeps what it can "
+                                         "between calls (--cold: every byte from DRAM)");
     if (e.flops > 0 && e.tile.m > 0)
         printf("  achieved     %.3g TFLOP/s\n", e.flops / e.gpu_s * 1e-12);
     return 0;
@@ -239,7 +249,7 @@ const cli_command cmd_kernel = {
     "kernel",
     "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --filter R --stride S --int4]\n"
     "                   [--rows R --cols C --inputs N --flops-per-elem F]\n"
-    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward --fa3] [--coef FILE]\n"
+    "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward --fa3] [--cold] [--coef FILE]\n"
     "                   [--json]",
     "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
     "  OP               gemm (x W, weights shared over --b), bmm, grouped (MoE experts: --b\n"
@@ -257,7 +267,11 @@ const cli_command cmd_kernel = {
     "                   GEMM at the FP32 GEMM rate\n"
     "  --stride S       conv: the stride (default 1)\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
-    "  --json           machine-readable\n"
+    "  --cold           operands from DRAM, as in a model step (default: warm, a kernel timed in a\n"
+    "                   loop, whose L2 keeps part of its working set between calls)\n"
+    "  --json           machine-readable (floor_s: what no kernel can beat, its FLOPs at the\n"
+    "                   dtype's fastest peak and its bytes beyond L2 at peak bandwidth; the band's\n"
+    "                   low end, lo_s, never goes below it)\n"
     "\nEach op takes only the options it reads (others are a usage error):\n"
     "  gemm, bmm, grouped  --b --m --n --k --int4        conv  the same, --groups --filter --stride\n"
     "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal; --backward:\n"

@@ -144,6 +144,7 @@ static int is_fusible(const st_op *op)
 
 typedef struct op_cost {
     double gpu_s, host_s, sd_s;
+    double floor_s; /* the kernel's physical floor (st_kernel_est.floor_s) */
     int none;  /* folded into the op before it: no kernel */
     int fused; /* runs in the previous kernel's epilogue: time, no launch */
 } op_cost;
@@ -234,6 +235,7 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
     if (est)
         *est = e;
     out->gpu_s = e.gpu_s;
+    out->floor_s = e.floor_s;
     /* eager: the framework's dispatch, and never less than the launch itself (the
      * calibration data hold no dispatch cost for flash attention, the
      * embedding gather or the optimizer: class "other") */
@@ -295,7 +297,7 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
         free(cost);
         return rc;
     }
-    double host = 0, gpu = 0, sd_corr = 0, var = 0;
+    double host = 0, gpu = 0, sd_corr = 0, var = 0, floor = 0;
     /* Runs of consecutive ops with the same repeat (> 1) are one block,
      * executed repeat times in order; with recompute, a backward block is
      * preceded by its forward block again. */
@@ -324,6 +326,7 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
                     s->idle_s += start - gpu;
                     gpu = end;
                     s->kernel_s += oc->gpu_s;
+                    floor += oc->floor_s;
                     sd_corr += oc->sd_s;
                     var += oc->sd_s * oc->sd_s;
                     s->kernels += !oc->fused;
@@ -346,6 +349,15 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
     s->hi_s = s->total_s * exp(z * rc_);
     s->lo_unc_s = s->total_s * exp(-z * ru);
     s->hi_unc_s = s->total_s * exp(z * ru);
+    /* neither band goes below what the kernels' physical floors add up to
+     * (st_kernel_est.floor_s): the GPU runs them one after another */
+    if (floor > s->total_s)
+        floor = s->total_s;
+    s->floor_s = floor;
+    if (s->lo_s < floor)
+        s->lo_s = floor;
+    if (s->lo_unc_s < floor)
+        s->lo_unc_s = floor;
     for (size_t k = 0; k < s->n_layers; k++)
         s->layers[k].err_share = sd_corr > 0 ? s->layers[k].sd_s / sd_corr : 0;
     return 0;

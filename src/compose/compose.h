@@ -62,6 +62,7 @@ typedef struct st_step {
     double total_s;
     double lo_s, hi_s;          /* 90% band, correlated (default) */
     double lo_unc_s, hi_unc_s;  /* 90% band, uncorrelated */
+    double floor_s;             /* the kernels' physical floors added up (st_kernel_est.floor_s): neither band's low end is below it */
     double kernel_s;            /* GPU busy */
     double host_s;              /* host dispatch total */
     double idle_s;              /* GPU waiting on the host */

@@ -271,6 +271,10 @@ typedef struct st_kernel_est {
     double lsu_s;                 /* memory-instruction time per SM (on the compute side) */
     double index_s;               /* index_select's offset arithmetic per SM (compute side) */
     const char *bound;            /* "compute", "memory" or "latency" */
+    double floor_s;               /* what no kernel can beat: its FLOPs at the GPU's fastest
+                                   * pipe for the dtype, and the bytes no cache can hold
+                                   * (beyond L2 + LLC) at peak DRAM bandwidth; the band's
+                                   * low end never goes below it */
     double power_factor;          /* sustained / boost clock */
     double x[ST_GPU_MAX_FEATURES];/* features (s) */
     int nx;

@@ -319,7 +319,8 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
 
 typedef struct parts {
     double blk, embed, head; /* seconds: one block, the embedding, final norm + head */
-    double lo_rel, hi_rel;   /* the step's correlated band, relative */
+    double lo_rel, hi_rel;   /* the step's correlated band, relative (the low end before its floor) */
+    double floor_rel;        /* the kernels' physical floors, relative (st_step.floor_s) */
     double total;            /* the step's time (the band's weight) */
     double flops;
 } parts;
@@ -349,7 +350,11 @@ static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_opli
                 p->head += l->time_s;
         }
         p->blk = blocks ? b / blocks : 0;
-        p->lo_rel = s->total_s > 0 ? s->lo_s / s->total_s : 1;
+        /* the band's low end before the floor clamps it: the band is
+         * symmetric in log space, so total / hi; the floor is combined
+         * apart, as st_compose clamps a whole step's band */
+        p->lo_rel = s->hi_s > 0 ? s->total_s / s->hi_s : 1;
+        p->floor_rel = s->total_s > 0 ? s->floor_s / s->total_s : 0;
         p->hi_rel = s->total_s > 0 ? s->hi_s / s->total_s : 1;
         p->total = s->total_s;
         p->flops = s->flops;
@@ -367,6 +372,7 @@ static void add_rerun(parts *p, const parts *r, long long blocks)
     if (t > 0) {
         p->lo_rel = (p->lo_rel * p->total + r->lo_rel * add) / t;
         p->hi_rel = (p->hi_rel * p->total + r->hi_rel * add) / t;
+        p->floor_rel = (p->floor_rel * p->total + r->floor_rel * add) / t;
     }
     p->total = t;
     p->blk += r->blk;
@@ -1102,7 +1108,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         }
     }
     /* optimizer step over this GPU's share of the trainable parameters */
-    double opt_s = 0, zero_ag = 0, opt_lo = 1, opt_hi = 1;
+    double opt_s = 0, zero_ag = 0, opt_lo = 1, opt_hi = 1, opt_floor = 0;
     {
         st_oplist ol = {0};
         st_op o;
@@ -1123,7 +1129,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         if (!rc && o.rows > 0)
             rc = compose_parts(gpu, coef, &ol, 0, k->fused, &po, err);
         if (!rc && o.rows > 0)
-            opt_s = po.head, opt_lo = po.lo_rel, opt_hi = po.hi_rel;
+            opt_s = po.head, opt_lo = po.lo_rel, opt_hi = po.hi_rel, opt_floor = po.floor_rel;
         st_oplist_free(&ol);
         if (k->zero >= 1 && k->zero <= 2)
             zero_ag = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, grad_bytes - xgrad, err, &rc) +
@@ -1213,8 +1219,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
 
         /* the iteration */
         r->pipeline_s = pipe_end;
-        r->dp_exposed_s = dp_exposed;
         r->dp_s = nb * dp_one;
+        /* the chain's end minus the backward's can pass the reduction's
+         * own time by a rounding (1e-17 s): never more exposed than it is */
+        r->dp_exposed_s = dp_exposed < r->dp_s ? dp_exposed : r->dp_s;
         r->optimizer_s = opt_s;
         r->zero_s = zero_ag;
         r->iteration_s = end_all + opt_s + zero_ag;
@@ -1238,7 +1246,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double z3_all = nmb * (blocks * (2 * z3_ag + z3_rs) + z3_ends);
         if (k->zero == 3)
             r->zero_s = z3_exposed;
-        r->comm_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + dp_exposed + zero_ag + z3_exposed;
+        r->comm_s = r->tp_s + r->cp_s + r->ep_s + r->pp_s + r->dp_exposed_s + zero_ag + z3_exposed;
         /* every transfer, hidden or not (CP's ring mostly hides behind
          * attention, so its exposed share understates what moves) */
         r->cp_all_s = nmb * blocks * cp_all_blk;
@@ -1298,6 +1306,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         double w_f = (double)nmb * pf.total, w_b = (double)nmb * pb.total, wsum = w_f + w_b + opt_s;
         double lo_rel = wsum > 0 ? (w_f * pf.lo_rel + w_b * pb.lo_rel + opt_s * opt_lo) / wsum : 1;
         double hi_rel = wsum > 0 ? (w_f * pf.hi_rel + w_b * pb.hi_rel + opt_s * opt_hi) / wsum : 1;
+        /* no lower than the kernels' physical floors (st_step.floor_s) */
+        double floor_rel = wsum > 0 ? (w_f * pf.floor_rel + w_b * pb.floor_rel + opt_s * opt_floor) / wsum : 0;
+        if (lo_rel < floor_rel)
+            lo_rel = floor_rel;
         r->lo_s = comp * lo_rel + r->comm_s * (1 - COMM_SPREAD);
         r->hi_s = comp * hi_rel + r->comm_s * (1 + COMM_SPREAD);
         if (trace) {
