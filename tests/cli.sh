@@ -183,6 +183,19 @@ check "kernel gemm 8192^3 bf16 on H100: not faster than peak (>= 1.111 ms), with
 # 3 x 16 GiB moved at 3.35 TB/s takes >= 15.4 ms
 check "kernel elementwise 2^32 fp32 add on H100: memory-bound, >= bytes / peak BW" \
     jq -e '.bound == "memory" and .time_s >= 3*4*65536*65536/3.35e12' "$tmp/k2.json"
+# --cold: a 70.3 MB BF16 GEMM (128 x 8192 by 8192 x 4096, output 128 x 4096)
+# whose operands start in DRAM cannot beat 70.3 MB at 3.35 TB/s = 21.0 us,
+# nor can its band; warm (the default) it may, by L2 hits, but not below
+# the bytes beyond the 50 MiB L2 (8.68 us, FLOPs 8.59 G / 989.4 T are less)
+bytes=$(( (128*8192 + 8192*4096 + 128*4096) * 2 ))
+"$S" kernel gemm --gpu h100-sxm --m 128 --n 4096 --k 8192 --cold --json > "$tmp/kc.json" 2> "$tmp/err"
+"$S" kernel gemm --gpu h100-sxm --m 128 --n 4096 --k 8192 --json > "$tmp/kw.json" 2>> "$tmp/err"
+check "kernel --cold: a GEMM from DRAM, time and band low end >= bytes / peak BW" \
+    jq -e ".cold == true and .lo_s >= $bytes/3.35e12 and .floor_s >= $bytes/3.35e12 and .lo_s <= .time_s" "$tmp/kc.json"
+check "kernel warm: band low end >= bytes beyond L2 / peak BW, below the cold time" \
+    sh -c "jq -e '.cold == false and .lo_s >= ($bytes - 52428800)/3.35e12' '$tmp/kw.json' >/dev/null && [ \"\$(jq '.time_s < $(jq .time_s "$tmp/kc.json")' '$tmp/kw.json')\" = true ]"
+"$S" kernel softmax --rows 4 --cols 4 --cold > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--cold does not apply to softmax" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "kernel --cold on a vector op: usage error"; else not_ok "kernel --cold on softmax" "rc=$rc $(cat "$tmp/err")"; fi
 # the embedding is index_select: with index_cycles set to 2 by hand, 4096 x
 # 8192 elements over the A100-SXM4's 108 SMs at 1.41 GHz take
 # 33554432 x 2 / (108 x 1.41e9) = 440.7 us (its 134 MB at DRAM speed: 66 us),
@@ -210,7 +223,7 @@ if [ $rc = 2 ] && grep -q "2^53" "$tmp/err"; then ok "kernel: sizes past 2^53 mu
 if [ $rc = 2 ] && grep -q -- "--n" "$tmp/err"; then ok "kernel gemm without --n/--k: usage error"; else not_ok "kernel gemm without --n/--k: usage error" "rc=$rc"; fi
 # an option the op does not read is refused (exit 2), naming it, the op and
 # the options the op takes (st_kernel_estimate: GEMM-like ops read b, m, n,
-# k and the INT4 weights, conv also groups; vector ops rows and cols;
+# k, the INT4 weights and --cold, conv also groups; vector ops rows and cols;
 # elementwise alone its inputs and ALU work), not ignored
 while IFS='|' read -r args opt takes; do
     # shellcheck disable=SC2086
@@ -221,13 +234,13 @@ while IFS='|' read -r args opt takes; do
     else not_ok "kernel $args: $opt refused, naming what $op takes" "rc=$rc $(cat "$tmp/err")"; fi
 done <<'CASES'
 softmax --rows 64 --cols 64 --m 4096|--m|--rows, --cols
-gemm --m 64 --n 64 --k 64 --rows 10|--rows|--b, --m, --n, --k, --int4
-gemm --m 64 --n 64 --k 64 --heads 8|--heads|--b, --m, --n, --k, --int4
+gemm --m 64 --n 64 --k 64 --rows 10|--rows|--b, --m, --n, --k, --int4, --cold
+gemm --m 64 --n 64 --k 64 --heads 8|--heads|--b, --m, --n, --k, --int4, --cold
 softmax --rows 64 --cols 64 --int4|--int4|--rows, --cols
-gemm --m 64 --n 64 --k 64 --inputs 2|--inputs|--b, --m, --n, --k, --int4
-bmm --b 2 --m 64 --n 64 --k 64 --flops-per-elem 3|--flops-per-elem|--b, --m, --n, --k, --int4
-gemm --m 64 --n 64 --k 64 --groups 2|--groups|--b, --m, --n, --k, --int4
-flash --heads 8 --kv-len 128 --head-dim 64 --m 64|--m|--b, --heads, --kv-heads, --q-len, --kv-len, --head-dim, --causal, --backward, --fa3
+gemm --m 64 --n 64 --k 64 --inputs 2|--inputs|--b, --m, --n, --k, --int4, --cold
+bmm --b 2 --m 64 --n 64 --k 64 --flops-per-elem 3|--flops-per-elem|--b, --m, --n, --k, --int4, --cold
+gemm --m 64 --n 64 --k 64 --groups 2|--groups|--b, --m, --n, --k, --int4, --cold
+flash --heads 8 --kv-len 128 --head-dim 64 --m 64|--m|--b, --heads, --kv-heads, --q-len, --kv-len, --head-dim, --causal, --backward, --fa3, --cold
 norm --rows 64 --cols 64 --b 2|--b|--rows, --cols
 embedding --rows 64 --cols 64 --inputs 2|--inputs|--rows, --cols
 elementwise --rows 64 --cols 64 --causal|--causal|--rows, --cols, --inputs, --flops-per-elem

@@ -699,6 +699,18 @@ static void test_fma_issue(void **state)
  * kernel: it cannot finish faster than the bytes over the peak bandwidth
  * (536.9 MB / 3.35 TB/s = 160 us, hand count); a weight that fits L2 in
  * a benchmark loop still may (1 x 2048 x 2048, 8 MB). */
+/* An op of layer "block" named name, from the fields set in proto (kind,
+ * dtype, shape), costed (st_op_cost) and appended to l. */
+static void push_block_op(st_oplist *l, st_op proto, const char *name)
+{
+    st_error err;
+    snprintf(proto.name, sizeof proto.name, "%s", name);
+    snprintf(proto.layer, sizeof proto.layer, "block");
+    proto.repeat = 1;
+    st_op_cost(&proto);
+    assert_int_equal(st_oplist_push(l, &proto, &err), 0);
+}
+
 static void test_gemm_dram_floor(void **state)
 {
     (void)state;
@@ -764,14 +776,12 @@ static void test_band_floor(void **state)
     for (int i = 0; i < ST_KC_COUNT; i++)
         c.cls[i].sigma = 0.5;
     st_oplist l = {0, 0, NULL};
+    st_op gm = {0};
+    gm.kind = ST_OP_GEMM, gm.dtype = ST_BF16, gm.m = 1, gm.k = 16384, gm.n = 16384;
     for (int i = 0; i < 4; i++) {
-        st_op gm;
-        memset(&gm, 0, sizeof gm);
-        snprintf(gm.name, sizeof gm.name, "w%d", i);
-        snprintf(gm.layer, sizeof gm.layer, "block");
-        gm.kind = ST_OP_GEMM, gm.dtype = ST_BF16, gm.repeat = 1, gm.m = 1, gm.k = 16384, gm.n = 16384;
-        st_op_cost(&gm);
-        assert_int_equal(st_oplist_push(&l, &gm, &err), 0);
+        char nm[16];
+        snprintf(nm, sizeof nm, "w%d", i);
+        push_block_op(&l, gm, nm);
     }
     st_compose_opts o;
     st_compose_opts_default(&o);
@@ -920,14 +930,12 @@ static void test_compose_host_bound(void **state)
         c.cls[k].sigma = 0.1;
     st_oplist l = {0, 0, NULL};
     st_error err;
+    st_op ew = {0};
+    ew.kind = ST_OP_ELEMENTWISE, ew.dtype = ST_FP16, ew.rows = 4, ew.cols = 4, ew.arity = 2;
     for (int i = 0; i < 10; i++) {
-        st_op op;
-        memset(&op, 0, sizeof op);
-        snprintf(op.name, sizeof op.name, "ew%d", i);
-        snprintf(op.layer, sizeof op.layer, "block");
-        op.kind = ST_OP_ELEMENTWISE, op.dtype = ST_FP16, op.repeat = 1, op.rows = 4, op.cols = 4, op.arity = 2;
-        st_op_cost(&op);
-        assert_int_equal(st_oplist_push(&l, &op, &err), 0);
+        char nm[16];
+        snprintf(nm, sizeof nm, "ew%d", i);
+        push_block_op(&l, ew, nm);
     }
     st_compose_opts o;
     st_compose_opts_default(&o);
@@ -972,26 +980,18 @@ static void test_compose_fused_epilogue(void **state)
     st_gpu g;
     load("a100-40gb-pcie", &g);
     st_oplist l = {0, 0, NULL};
-    st_op gm;
-    memset(&gm, 0, sizeof gm);
-    snprintf(gm.name, sizeof gm.name, "mm");
-    snprintf(gm.layer, sizeof gm.layer, "block");
-    gm.kind = ST_OP_GEMM, gm.dtype = ST_FP32, gm.repeat = 1, gm.m = 4096, gm.k = 1024, gm.n = 4096;
-    st_op_cost(&gm);
-    assert_int_equal(st_oplist_push(&l, &gm, &err), 0);
+    st_op gm = {0};
+    gm.kind = ST_OP_GEMM, gm.dtype = ST_FP32, gm.m = 4096, gm.k = 1024, gm.n = 4096;
+    push_block_op(&l, gm, "mm");
     st_compose_opts o;
     st_compose_opts_default(&o);
     o.fused = 1;
     st_step alone, with_scale, with_add;
     assert_int_equal(st_compose(&g, &c, &l, &o, &alone, &err), 0);
-    st_op ew;
-    memset(&ew, 0, sizeof ew);
-    snprintf(ew.name, sizeof ew.name, "scale");
-    snprintf(ew.layer, sizeof ew.layer, "block");
-    ew.kind = ST_OP_ELEMENTWISE, ew.dtype = ST_FP32, ew.repeat = 1, ew.rows = 4096, ew.cols = 4096;
+    st_op ew = {0};
+    ew.kind = ST_OP_ELEMENTWISE, ew.dtype = ST_FP32, ew.rows = 4096, ew.cols = 4096;
     ew.arity = 1, ew.ew_flops = 1;
-    st_op_cost(&ew);
-    assert_int_equal(st_oplist_push(&l, &ew, &err), 0);
+    push_block_op(&l, ew, "scale");
     assert_int_equal(st_compose(&g, &c, &l, &o, &with_scale, &err), 0);
     assert_true(with_scale.total_s == alone.total_s);
     /* a second, full-size operand: 64 MB more to read */

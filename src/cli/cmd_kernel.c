@@ -27,10 +27,10 @@ static const struct option opts[] = {
 
 /* The options that apply to every op; the others are each op's shape, as
  * st_kernel_estimate reads it (op_takes, by their codes in opts). */
-static const char common_opts[] = "gdxjhO";
+static const char common_opts[] = "gdxjh";
 static const char *const op_takes[ST_KOP_COUNT] = {
-    [ST_KOP_GEMM] = "BMNK4",       [ST_KOP_BMM] = "BMNK4",    [ST_KOP_GROUPED] = "BMNK4",
-    [ST_KOP_CONV] = "BMNKGRS4",      [ST_KOP_FLASH] = "BHVqLDCW3", [ST_KOP_ELEMENTWISE] = "rcif",
+    [ST_KOP_GEMM] = "BMNK4O",      [ST_KOP_BMM] = "BMNK4O",   [ST_KOP_GROUPED] = "BMNK4O",
+    [ST_KOP_CONV] = "BMNKGRS4O",   [ST_KOP_FLASH] = "BHVqLDCW3O", [ST_KOP_ELEMENTWISE] = "rcif",
     [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
     [ST_KOP_TOPK] = "rc",
 };
@@ -267,14 +267,15 @@ const cli_command cmd_kernel = {
     "                   GEMM at the FP32 GEMM rate\n"
     "  --stride S       conv: the stride (default 1)\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
-    "  --cold           operands from DRAM, as in a model step (default: warm, a kernel timed in a\n"
-    "                   loop, whose L2 keeps part of its working set between calls)\n"
+    "  --cold           gemm, bmm, grouped, conv, flash: operands from DRAM, as in a model step\n"
+    "                   (default: warm, a kernel timed in a loop, whose L2 keeps part of its\n"
+    "                   working set between calls)\n"
     "  --json           machine-readable (floor_s: what no kernel can beat, its FLOPs at the\n"
     "                   dtype's fastest peak and its bytes beyond L2 at peak bandwidth; the band's\n"
     "                   low end, lo_s, never goes below it)\n"
     "\nEach op takes only the options it reads (others are a usage error):\n"
-    "  gemm, bmm, grouped  --b --m --n --k --int4        conv  the same, --groups --filter --stride\n"
-    "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal; --backward:\n"
+    "  gemm, bmm, grouped  --b --m --n --k --int4 --cold conv  the same, --groups --filter --stride\n"
+    "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal --cold; --backward:\n"
     "                      the backward (S recomputed; dV, dP, dQ, dK); --fa3: FlashAttention-3's\n"
     "                      kernels (Hopper only: full tensor rate, loads overlapped) instead of\n"
     "                      FlashAttention-2's (on GPUs before Ampere and in FP32, PyTorch's\n"

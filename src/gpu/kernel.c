@@ -858,13 +858,13 @@ st_kclass st_kernel_class(const st_gpu *g, const st_kernel *k)
     }
 }
 
-/* The physical floor of a kernel (st_kernel_est.floor_s): its FLOPs at the
- * fastest peak the GPU has for the dtype (matrix or vector pipe; not for a
- * convolution that Winograd or FFT runs, whose nominal FLOPs can pass the
- * peak; GEMM-like kernels), and the bytes that even a perfect cache cannot hold (beyond L2
- * and any last-level cache; all of them for a cold GEMM, whose operands
- * start in DRAM) at the spec sheet's DRAM bandwidth. The fitted
- * spread is log-normal, so without this the low end of a 90% band could
+/* The physical floor of a kernel (st_kernel_est.floor_s): a GEMM-like
+ * kernel's FLOPs at the fastest peak the GPU has for the dtype (matrix or
+ * vector pipe; not a convolution that Winograd or FFT runs, whose nominal
+ * FLOPs can pass the peak), and the bytes that even a perfect cache cannot
+ * hold (beyond L2 and any last-level cache; all of them for a cold GEMM,
+ * whose operands start in DRAM) at the spec sheet's DRAM bandwidth. The
+ * fitted spread is log-normal, so without this the low end of a 90% band could
  * claim more than the hardware has (a 26% spread puts it at 0.65x the
  * estimate): a GEMM at 85% of peak would show 130% of peak. */
 static double kernel_floor(const st_gpu *g, const st_kernel *k, const st_kernel_est *e)
@@ -872,8 +872,6 @@ static double kernel_floor(const st_gpu *g, const st_kernel *k, const st_kernel_
     double peak = g->matrix[k->dtype].dense;
     if (g->vector[k->dtype] > peak)
         peak = g->vector[k->dtype];
-    if (k->dtype == ST_FP32 && simt_peak(g) > peak)
-        peak = simt_peak(g);
     double fl = 0;
     /* GEMM-like kernels only: a vector kernel's FLOPs are a reporting
      * convention (a norm's 8 an element), not the lane work it issues */
@@ -887,26 +885,6 @@ static double kernel_floor(const st_gpu *g, const st_kernel *k, const st_kernel_
     double beyond = k->cold && gemmlike ? e->bytes : e->bytes - (g->l2_bytes + g->llc_bytes);
     double mem = g->mem_bw > 0 && beyond > 0 ? beyond / g->mem_bw : 0;
     return fl > mem ? fl : mem;
-}
-
-static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k,
-                           const st_tile *force_tile, int force_split, st_kernel_est *e,
-                           st_error *err);
-
-int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k,
-                       const st_tile *force_tile, int force_split, st_kernel_est *e,
-                       st_error *err)
-{
-    int rc = kernel_estimate(g, c, k, force_tile, force_split, e, err);
-    if (rc)
-        return rc;
-    e->floor_s = kernel_floor(g, k, e);
-    /* the estimate itself stays the model's (the committed table prices no
-     * kernel below its floor: every validation figure is unchanged by it) */
-    double lo_min = e->floor_s < e->gpu_s ? e->floor_s : e->gpu_s;
-    if (e->lo_s < lo_min)
-        e->lo_s = lo_min;
-    return 0;
 }
 
 static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k,
@@ -1218,4 +1196,20 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
     }
     st_error_set(err, ST_EINVAL, "unknown kernel op %d", (int)k->op);
     return ST_EINVAL;
+}
+
+int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k,
+                       const st_tile *force_tile, int force_split, st_kernel_est *e,
+                       st_error *err)
+{
+    int rc = kernel_estimate(g, c, k, force_tile, force_split, e, err);
+    if (rc)
+        return rc;
+    e->floor_s = kernel_floor(g, k, e);
+    /* the estimate itself stays the model's (the committed table prices no
+     * kernel below its floor: every validation figure is unchanged by it) */
+    double lo_min = e->floor_s < e->gpu_s ? e->floor_s : e->gpu_s;
+    if (e->lo_s < lo_min)
+        e->lo_s = lo_min;
+    return 0;
 }
