@@ -480,6 +480,41 @@ static void test_recompute_counts(void **state)
     assert_true(rel_diff(z.tflops_per_gpu, z.model_flops / z.iteration_s / 4 / 1e12) < 1e-12);
 }
 
+/* Model FLOPs do not depend on the attention kernel: causal attention's
+ * unmasked pairs, counted by hand for GPT-2 Large (36 layers, h 1280, fused
+ * QKV, 4h MLP, 50,257-word head: 772,117,760 matmul weights); eager
+ * attention executes the masked half too (hardware FLOPs). LoRA freezes
+ * every weight gradient (2 N T less) and adds its adapters, each trained in
+ * full (3 x 2 T r (k + n), summed over QKV, out, up, down: k + n = 20,480). */
+static void test_model_flops_convention(void **state)
+{
+    fx *f = *state;
+    st_train_cfg k;
+    st_train_result e, fl, lo;
+    st_error err;
+    st_train_cfg_default(&k, &f->m, 4);
+    k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.dp = 1, k.tp = 4;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &e, NULL, &err), 0);
+    k.flash = 1;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &fl, NULL, &err), 0);
+    k.lora_rank = 16;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &lo, NULL, &err), 0);
+    const double T = 1024, B = 4, L = 36, h = 1280, Nw = 772117760.0;
+    double pairs = T * (T + 1) / 2;
+    double useful = B * (6 * Nw * T + 3 * L * 4 * h * pairs);
+    assert_true(e.model_flops == fl.model_flops);
+    assert_true(rel_diff(fl.model_flops, useful) < 0.005);
+    assert_true(fl.hw_flops == fl.model_flops);
+    /* eager: the masked products as well (its extra softmax and mask
+     * passes over the square are a few percent of that) */
+    double masked = B * 3 * L * 4 * h * (T * T - pairs);
+    assert_true(e.hw_flops > e.model_flops);
+    assert_true(rel_diff(e.hw_flops - e.model_flops, masked) < 0.05);
+    assert_true(rel_diff(e.mfu / fl.mfu, fl.iteration_s / e.iteration_s) < 1e-12);
+    double adapters = B * L * 2 * T * 16 * 20480;
+    assert_true(rel_diff(lo.model_flops, fl.model_flops - B * 2 * Nw * T + 3 * adapters) < 1e-3);
+}
+
 static void test_rules(void **state)
 {
     fx *f = *state;
@@ -554,6 +589,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bias_grads_lora, setup, teardown),
         cmocka_unit_test_setup_teardown(test_comm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uneven_stages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_flops_convention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recompute_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_band_matches_eval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules, setup, teardown),

@@ -353,7 +353,8 @@ static int run_train(int argc, char **argv)
         printf("  throughput   %.0f tokens/s   MFU %.1f%%\n", r.tokens_per_s, 100 * r.mfu);
         printf("  TFLOP/s/GPU  %.1f model", r.tflops_per_gpu);
         if (r.hw_flops > r.model_flops)
-            printf(", %.1f executed (recompute counted)", r.hw_tflops_per_gpu);
+            printf(", %.1f executed (%s)", r.hw_tflops_per_gpu,
+                   k.recompute != ST_RECOMP_NONE ? "recompute counted" : "masked attention counted");
         printf("\n");
         printf("  bubble       %.1f%% of the pipeline\n", 100 * r.bubble_fraction);
         cli_secs(a, sizeof a, r.comm_s);

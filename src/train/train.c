@@ -317,6 +317,60 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
     return rc;
 }
 
+/* FLOPs of one sequence's training step on the unsharded model with
+ * attention kernel `attn`: the forward, and the backward without the
+ * weight gradients LoRA freezes (each weight gradient costs its GEMM's
+ * forward; the adapters keep theirs, attention its dQ, dK, dV and dP);
+ * *again: the forward work that recompute runs a second time. One
+ * sequence, times the global batch by the caller: FLOPs are linear in the
+ * batch, and a whole-batch list can pass the 2^53 count that one
+ * sequence's does not. */
+static int iteration_flops(const st_model *m, const st_train_cfg *k, st_attn_impl attn, double *step,
+                           double *again, st_error *err)
+{
+    st_model full = *m;
+    st_gen_opts go;
+    st_gen_opts_default(&go, &full);
+    go.phase = ST_PHASE_PREFILL;
+    go.batch = 1;
+    go.seq = k->seq;
+    go.attn = attn;
+    go.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
+    st_oplist fo = {0}, all = {0};
+    int rc = st_transformer_ops(&full, &go, &fo, err);
+    for (size_t i = 0; i < fo.n && !rc; i++) {
+        rc = st_oplist_push(&all, &fo.ops[i], err);
+        if (!rc && k->lora_rank && is_block(fo.ops[i].layer) && fo.ops[i].kind == ST_OP_GEMM)
+            rc = push_lora(&all, &fo.ops[i], k->lora_rank, err);
+    }
+    size_t nf = all.n;
+    double fwd = 0, frozen = 0, re = 0;
+    for (size_t i = 0; i < nf; i++)
+        fwd += all.ops[i].flops * (double)all.ops[i].repeat;
+    if (!rc && k->lora_rank) {
+        rc = st_ops_add_backward(&all, nf, 0, err);
+        for (size_t i = nf; i < all.n && !rc; i++) {
+            const st_op *b = &all.ops[i];
+            if (b->grad == ST_GRAD_WEIGHT && !strstr(b->name, ".lora_"))
+                frozen += b->flops * (double)b->repeat;
+        }
+    }
+    for (size_t i = 0; i < nf && !rc; i++) {
+        const st_op *op = &all.ops[i];
+        if ((k->recompute == ST_RECOMP_FULL && is_block(op->layer)) ||
+            (k->recompute == ST_RECOMP_SELECTIVE && is_core(op)))
+            re += op->flops * (double)op->repeat;
+    }
+    st_oplist_free(&fo);
+    st_oplist_free(&all);
+    if (rc)
+        return rc;
+    *step = 3 * fwd - frozen;
+    if (again)
+        *again = re;
+    return 0;
+}
+
 typedef struct parts {
     double blk, embed, head; /* seconds: one block, the embedding, final norm + head */
     double lo_rel, hi_rel;   /* the step's correlated band, relative (the low end before its floor) */
@@ -1255,36 +1309,23 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             r->fwd_s = F[vs] > r->fwd_s ? F[vs] : r->fwd_s;
             r->bwd_s = B[vs] > r->bwd_s ? B[vs] : r->bwd_s;
         }
-        /* model FLOPs: the unsharded model's forward x 3 (x 2 for LoRA's
-         * frozen base: no weight gradients), no recompute */
-        st_model full = *m;
-        st_gen_opts go;
-        st_gen_opts_default(&go, &full);
-        go.phase = ST_PHASE_PREFILL;
-        go.batch = 1; /* one sequence, times the global batch: FLOPs are
-                         linear in the batch, and a whole-batch list can
-                         pass the 2^53 count that one microbatch's does not */
-        go.seq = k->seq;
-        go.attn = k->fa3 ? ST_ATTN_FLASH3 : k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
-        go.dtype = k->dtype == ST_FP8 ? ST_BF16 : k->dtype;
-        st_oplist fo = {0};
-        rc = st_transformer_ops(&full, &go, &fo, err);
+        /* model FLOPs (MFU, tflops_per_gpu): the useful work, the same
+         * whichever attention kernel runs: causal attention's unmasked
+         * pairs only (the flash op's count; eager attention computes the
+         * whole score square and discards half). Hardware FLOPs: what the
+         * chosen kernels execute, plus the recomputed forward (the count
+         * behind Megatron-LM's TFLOP/s, 96 B s l h^2 (...), eager attention
+         * with full recompute: Narayanan et al. 2021, Sec. 5.1; Korthikanti
+         * et al. 2022 call it hardware FLOPs) */
+        st_attn_impl run_attn = k->fa3 ? ST_ATTN_FLASH3 : k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
+        double useful = 0, executed = 0, again = 0;
+        rc = iteration_flops(m, k, ST_ATTN_FLASH, &useful, NULL, err);
+        if (!rc)
+            rc = iteration_flops(m, k, run_attn, &executed, &again, err);
         if (!rc) {
-            r->model_flops = (k->lora_rank ? 2 : 3) * st_oplist_total_flops(&fo) * (double)k->global_batch;
-            /* executed FLOPs add the recomputed forward work of the blocks:
-             * the count behind Megatron-LM's TFLOP/s, 96 B s l h^2 (...)
-             * with full recompute (Narayanan et al. 2021, Sec. 5.1), which
-             * Korthikanti et al. 2022 call hardware FLOPs */
-            double again = 0;
-            for (size_t i = 0; i < fo.n; i++) {
-                const st_op *op = &fo.ops[i];
-                if ((k->recompute == ST_RECOMP_FULL && is_block(op->layer)) ||
-                    (k->recompute == ST_RECOMP_SELECTIVE && is_core(op)))
-                    again += op->flops * (double)op->repeat;
-            }
-            r->hw_flops = r->model_flops + again * (double)k->global_batch;
+            r->model_flops = useful * (double)k->global_batch;
+            r->hw_flops = (executed + again) * (double)k->global_batch;
         }
-        st_oplist_free(&fo);
         st_dtype pk = k->dtype == ST_FP8 ? ST_FP8 : k->dtype;
         double peak = st_gpu_peak(gpu, pk, 0);
         if (!(peak > 0))
