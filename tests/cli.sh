@@ -219,6 +219,11 @@ if [ $rc = 1 ] && grep -q "fp8" "$tmp/err"; then ok "kernel: a dtype the GPU lac
 if [ $rc = 2 ] && grep -q "empty argument" "$tmp/err"; then ok "train '': a usage error"; else not_ok "train '': a usage error" "rc=$rc"; fi
 "$S" kernel bmm --b 1099511627776 --m 1099511627776 --n 1099511627776 --k 1099511627776 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "2^53" "$tmp/err"; then ok "kernel: sizes past 2^53 multiply-adds are a usage error"; else not_ok "kernel: sizes past 2^53 multiply-adds are a usage error" "rc=$rc"; fi
+"$S" coll allreduce --cluster ib-a10 --gpus 8 --bytes 1MB > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "no cluster or node named 'ib-a10'; did you mean 'ib-a100'" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "coll --cluster with a typo: names both kinds it looked for and the nearest cluster"; else not_ok "coll --cluster typo message" "rc=$rc $(cat "$tmp/err")"; fi
+# 1e9 x 1000 x 1000 = 1e15 per group is countable; 10^12 groups are not
+"$S" kernel conv --m 1000000000 --n 1000 --k 1000 --groups 1000000000000 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "1e+27 multiply-adds.*2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "kernel conv: --groups counts toward the 2^53 limit"; else not_ok "kernel conv: --groups counts toward the 2^53 limit" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" kernel gemm --m 64 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--n" "$tmp/err"; then ok "kernel gemm without --n/--k: usage error"; else not_ok "kernel gemm without --n/--k: usage error" "rc=$rc"; fi
 # an option the op does not read is refused (exit 2), naming it, the op and
@@ -416,6 +421,14 @@ same_file ./x.csv x.csv "existing"
 same_file l.csv x.csv "a link to it"
 (cd "$tmp/same" && "$S" validate vidur --data data --samples x.csv --coll-samples y.csv) > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && ! grep -q "same file" "$tmp/err" && [ ! -e "$tmp/same/y.csv" ]; then ok "validate --samples x.csv --coll-samples y.csv: two files pass the check"; else not_ok "validate: two files pass the same-file check" "rc=$rc $(cat "$tmp/err")"; fi
+
+# a label whose name does not parse is an error naming it, not a label
+# silently left out of the figures
+mkdir -p "$tmp/badlabel/kernels-test" "$tmp/badlabel/models" "$tmp/badlabel/labels/Tesla_T4"
+printf '{}\n' > "$tmp/badlabel/labels/Tesla_T4/bert-large-inf-512-8.json"
+"$S" validate neusight --data "$tmp/badlabel" --samples "$tmp/badlabel.csv" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "bert-large-inf-512-8.json: not a label name" "$tmp/err" && [ ! -s "$tmp/out" ] && [ ! -e "$tmp/badlabel.csv" ]; then ok "validate neusight: a label file name that does not parse is an error naming it"
+else not_ok "validate neusight: a label file name that does not parse is an error" "rc=$rc $(cat "$tmp/err")"; fi
 
 # an output option never lands on a file the run reads: the input is left
 # as it was and the run is refused (exit 2) before anything is written

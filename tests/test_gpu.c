@@ -771,6 +771,19 @@ static void test_band_floor(void **state)
     assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
     double beyond = 3.0 * 2.0 * 262144.0 * 8192.0 - (h.l2_bytes + h.llc_bytes);
     assert_true(e.lo_s >= beyond / h.mem_bw * (1 - 1e-12));
+    /* an elementwise op that names 100,000 FLOPs an element: 1.68e12 FLOPs
+     * at the BF16 vector peak (133.8 TFLOP/s, the preset) is 12.5 ms, far
+     * above its 67 MB at 3.35 TB/s (20 us): compute-bound at that time,
+     * though the fitted ALU coefficient is 0 */
+    memset(&k, 0, sizeof k);
+    k.op = ST_KOP_ELEMENTWISE, k.dtype = ST_BF16, k.rows = 4096, k.cols = 4096, k.n_in = 1, k.n_out = 1;
+    k.flops_per_elem = 100000;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e, &err), 0);
+    double alu = 4096.0 * 4096.0 * 100000.0 / 133.8e12;
+    assert_true(fabs(h.vector[ST_BF16] - 133.8e12) < 1e9);
+    assert_true(e.gpu_s >= alu * (1 - 1e-12) && e.gpu_s < alu * 1.01);
+    assert_true(e.floor_s >= alu * (1 - 1e-12) && e.lo_s >= e.floor_s * (1 - 1e-12));
+    assert_string_equal(e.bound, "compute");
     /* a step of four cold 16384 x 16384 BF16 weight reads (decode), with a
      * wide spread: its band stays above 4 x 537 MB at 3.35 TB/s */
     for (int i = 0; i < ST_KC_COUNT; i++)

@@ -324,7 +324,7 @@ static void test_comm(void **state)
     /* ZeRO-3 with CP 2 x DP 2: the four ranks share the weights (Megatron-
      * LM reduces CP's gradients with DP's and shards over both), so the
      * same rounds run on a group of 4, and a quarter of the weights stays */
-    k.dp = 2, k.cp = 2, k.global_batch = 2;
+    k.dp = 2, k.cp = 2, k.global_batch = 2, k.flash = 1; /* ring attention runs fused */
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
     assert_true(rel_diff(r.comm_total_s - r.cp_all_s, 36 * z3_round(&g, blk) + z3_round(&g, emb)) < 1e-9);
     assert_true(r.dp_s == 0 && r.cp_all_s >= r.cp_s); /* CP's ring: cp_all_s, its exposed part cp_s */
@@ -535,6 +535,16 @@ static void test_rules(void **state)
     assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
     k.dtype = ST_BF16, k.dp = 8;
     assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+    /* CP is ring attention: a fused kernel's online softmax, and a causal
+     * sequence in 2 x CP load-balanced chunks (Megatron-LM) */
+    k.dp = 1, k.tp = 1, k.pp = 1, k.cp = 4, k.global_batch = 4, k.microbatches = 1, k.seq = 1024, k.flash = 0;
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "--flash"));
+    k.flash = 1;
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), 0);
+    k.seq = 1020; /* a multiple of CP, not of 2 x CP */
+    assert_int_equal(st_train_check(&f->m, &f->c, &k, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "multiple of 8"));
 }
 
 static void test_plan(void **state)

@@ -55,6 +55,16 @@ static int parse_name(const char *file, st_val_model *m)
     return 1;
 }
 
+/* A .json under labels/ whose name does not say what it measured: an
+ * error rather than a label silently left out of the figures. */
+static int bad_name(const char *file, st_error *err)
+{
+    return st_error_set(err, ST_EINVAL,
+                        "%s: not a label name: expected MODEL-MODE-SEQ-BATCH[-fusion].json with MODE inf "
+                        "or train and SEQ, BATCH positive integers (e.g. gpt2_large-inf-1024-4-fusion.json); "
+                        "rename it or move it out of labels/", file);
+}
+
 static int predict(const char *mdir, const st_gpu_coef *c, st_val_model *m, st_gpu *g, st_error *err)
 {
     char path[1024];
@@ -134,8 +144,10 @@ int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c
             st_val_model m;
             double e2e;
             long long nl;
-            if (!parse_name(gl.gl_pathv[i], &m))
-                continue;
+            if (!parse_name(gl.gl_pathv[i], &m)) {
+                rc = bad_name(gl.gl_pathv[i], err);
+                break;
+            }
             if (!(rc = st_read_neusight_label(gl.gl_pathv[i], &e2e, &nl, err)))
                 out->skipped_labels++;
         }
@@ -159,8 +171,10 @@ int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c
     for (size_t i = 0; i < gl.gl_pathc && !rc; i++) {
         st_val_model m;
         memset(&m, 0, sizeof m);
-        if (!parse_name(gl.gl_pathv[i], &m))
-            continue; /* not a label file name */
+        if (!parse_name(gl.gl_pathv[i], &m)) {
+            rc = bad_name(gl.gl_pathv[i], err);
+            break;
+        }
         /* the device is the folder name */
         char devdir[512];
         snprintf(devdir, sizeof devdir, "%s", gl.gl_pathv[i]);

@@ -403,6 +403,10 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
         if (!o->f)
             pending_drop(o->tmp);
     }
+    if (!o->f && !o->direct)
+        return st_error_set(err, ST_EIO, "cannot write %s: creating %s beside it failed: %s (strata writes a "
+                            "temporary file in the same folder and renames it over the target: the folder "
+                            "must exist and be writable)", path, o->tmp, strerror(errno));
     if (!o->f)
         return st_error_set(err, ST_EIO, "cannot write %s: %s (check the folder exists and is writable)",
                             path, strerror(errno));

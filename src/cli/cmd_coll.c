@@ -266,7 +266,8 @@ const cli_command cmd_coll = {
     "                   1 to 16 chunks, a broadcast ring's share into up to 1,024 (the\n"
     "                   simulation output says how many)\n"
     "  --sweep          also print time and bus bandwidth from 1 KiB (or SIZE, when smaller)\n"
-    "                   up to SIZE, doubling: the small-message latency floor\n"
+    "                   doubling while not past SIZE (100MB ends at 64 MiB): the small-message\n"
+    "                   latency floor\n"
     "  --json           one object: collective, cluster, gpus, per_node, nodes, bytes, algo,\n"
     "                   time_s, algbw, busbw (bytes/s), latency_s, transfer_s, algorithms[],\n"
     "                   sim{}, sweep[]\n",

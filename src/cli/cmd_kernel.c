@@ -170,7 +170,7 @@ static int run(int argc, char **argv)
     /* the multiply-adds a kernel does, counted exactly up to 2^53 as the
      * workload layer counts (a GEMM's b x m x n x k, attention's scores
      * times the head size, a vector op's elements) */
-    double work = gemmlike ? (double)k.b * k.m * k.n * k.k
+    double work = gemmlike ? (double)k.b * (k.op == ST_KOP_CONV ? (double)k.groups : 1.0) * k.m * k.n * k.k
                   : k.op == ST_KOP_FLASH ? (double)k.b * k.heads * k.q_len * k.kv_len * k.head_dim
                                          : (double)k.rows * k.cols;
     if (work > ST_MAX_ELEMENTS)
@@ -253,13 +253,16 @@ const cli_command cmd_kernel = {
     "                   [--json]",
     "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
     "  OP               gemm (x W, weights shared over --b), bmm, grouped (MoE experts: --b\n"
-    "                   experts of --m tokens), conv (implicit GEMM sizes, --groups), flash\n"
+    "                   experts of --m tokens), conv (implicit GEMM sizes per group: --m = N P Q,\n"
+    "                   --n = output channels / groups, --k = input channels / groups x R x R;\n"
+    "                   --groups G runs G of them), flash\n"
     "                   (fused attention; --q-len 1 = decode), elementwise, softmax, norm,\n"
     "                   embedding, topk\n"
     "  --gpu PRESET     default h100-sxm\n"
     "  --dtype D        default bf16 (fp16 where the GPU has no bf16)\n"
     "  --inputs N       elementwise: full-size input tensors (1 unary, 2 binary)\n"
-    "  --flops-per-elem elementwise: ALU operations per element (default 1)\n"
+    "  --flops-per-elem elementwise: ALU FLOPs per element (default 1; an FMA counts 2): the\n"
+    "                   time is never below them at the dtype's vector peak\n"
     "  --int4           weight-only INT4 (W4A16): weights read at 4 bits and dequantised\n"    "  --filter R       conv: the R x R filter (K = input channels x R x R); with --stride 1\n"
     "                   (the default) and one group, a 3x3 conv is the shape cuDNN runs by\n"
     "                   Winograd or FFT (the conv class, fitted on such convs, can pass the\n"

@@ -270,6 +270,10 @@ typedef struct st_kernel_est {
     double compute_s, memory_s;   /* the two leading features, coefficient-weighted */
     double lsu_s;                 /* memory-instruction time per SM (on the compute side) */
     double index_s;               /* index_select's offset arithmetic per SM (compute side) */
+    double alu_min_s;             /* elementwise: the least time of the ALU side, the op's
+                                   * FLOPs at the dtype's vector peak (the fitted
+                                   * coefficient, 0 where no calibration kernel is
+                                   * ALU-bound, cannot price ALU work below it) */
     const char *bound;            /* "compute", "memory" or "latency" */
     double floor_s;               /* what no kernel can beat: its FLOPs at the GPU's fastest
                                    * pipe for the dtype, and the bytes no cache can hold

@@ -196,6 +196,16 @@ static double simt_peak(const st_gpu *g)
     return g->matrix[ST_FP32].dense;
 }
 
+/* The vector (CUDA-core) rate for dtype t: the preset's figure, else the
+ * FP32 SIMT rate (a type with no vector figure of its own, FP8, runs its
+ * elementwise math converted) */
+static double vector_peak(const st_gpu *g, st_dtype t)
+{
+    double v = t >= 0 && t < ST_DTYPE_COUNT ? g->vector[t] : 0;
+    double s = simt_peak(g);
+    return v > s ? v : s > 0 ? s : 1e12;
+}
+
 /* Peak of the pipe a GEMM of dtype t runs on; *tensor set when not SIMT. */
 static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
 {
@@ -573,6 +583,8 @@ static void finish_overlap(const st_gpu_coef *c, st_kernel_est *e, int sum)
     /* memory instructions and index arithmetic issue on the SM side, with
      * the ALU work */
     e->compute_s += e->lsu_s + e->index_s;
+    if (e->compute_s < e->alu_min_s)
+        e->compute_s = e->alu_min_s;
     double t = combine(fixed, e->compute_s, e->memory_s, sum);
     if (fixed > e->compute_s && fixed > e->memory_s)
         e->bound = "latency";
@@ -873,12 +885,15 @@ static double kernel_floor(const st_gpu *g, const st_kernel *k, const st_kernel_
     if (g->vector[k->dtype] > peak)
         peak = g->vector[k->dtype];
     double fl = 0;
-    /* GEMM-like kernels only: a vector kernel's FLOPs are a reporting
-     * convention (a norm's 8 an element), not the lane work it issues */
+    /* GEMM-like kernels, and the elementwise ops whose FLOPs are the lane
+     * work they name (e->alu_min_s); the other vector kernels' FLOPs are a
+     * reporting convention (a norm's 8 an element) */
     int gemmlike = k->op == ST_KOP_GEMM || k->op == ST_KOP_BMM || k->op == ST_KOP_GROUPED ||
                    k->op == ST_KOP_FLASH || (k->op == ST_KOP_CONV && !st_conv_fast(k));
     if (peak > 0 && gemmlike)
         fl = e->flops / peak;
+    if (e->alu_min_s > fl)
+        fl = e->alu_min_s;
     /* a cold GEMM's operands are in DRAM by assumption (a model step; the
      * flag means nothing to vector kernels, whose inputs the kernel before
      * may have left in L2) */
@@ -1147,6 +1162,11 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
                 alu_fpe = k->mem_requests > 0 ? 0 : 2.0 * norm_lane_ops(g, k, es);
         }
         double bytes = es * elems * (nin + nout);
+        /* an elementwise op's FLOPs are the lane work it names (an FMA
+         * counted as 2, as the peak counts it): no faster than the dtype's
+         * vector peak, whatever the fitted ALU coefficient says */
+        if (k->op == ST_KOP_ELEMENTWISE && fpe > 0)
+            e->alu_min_s = elems * fpe / vector_peak(g, k->dtype);
         /* extra passes over the input (PyTorch aten/src/ATen/native/cuda:
          * SoftMax.cu dispatches rows of up to 1024 elements to the
          * persistent warp softmax, which holds the row in registers, and

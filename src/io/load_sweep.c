@@ -22,8 +22,15 @@ int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err)
          * is needed here"): the node loader's FILE:LINE:COL, not "a node
          * file, but a cluster is needed"; a file that is not a node: the
          * cluster loader's message */
-        if (!strstr(e2.msg, "but a node is needed here"))
+        const char *pre = "no cluster named ";
+        if (err->code == ST_ENOTFOUND && e2.code == ST_ENOTFOUND && !strncmp(err->msg, pre, strlen(pre))) {
+            /* neither: the cluster loader's suggestions, for either kind */
+            char tail[sizeof err->msg];
+            snprintf(tail, sizeof tail, "%s", err->msg + strlen(pre));
+            st_error_set(err, ST_ENOTFOUND, "no cluster or node named %s", tail);
+        } else if (!strstr(e2.msg, "but a node is needed here")) {
             *err = e2;
+        }
         return err->code;
     }
     memset(out, 0, sizeof *out);

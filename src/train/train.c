@@ -149,6 +149,19 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
                             "whole sequences", k->global_batch, k->dp, k->microbatches);
     if (k->seq % k->cp)
         return st_error_set(err, ST_EINVAL, "CP %d must divide the sequence length %lld", k->cp, k->seq);
+    /* ring attention is blockwise attention with an online softmax across
+     * the K/V blocks that arrive: a fused kernel's loop (Megatron-LM's
+     * context parallelism runs on Transformer Engine's fused attention);
+     * eager attention normalises a whole score row at once */
+    if (k->cp > 1 && !k->flash && !k->fa3)
+        return st_error_set(err, ST_EINVAL, "CP %d: context parallelism (ring attention) needs fused attention; "
+                            "add --flash (or --fa3 on Hopper)", k->cp);
+    /* causal load balance: Megatron-LM cuts the sequence into 2 x CP chunks
+     * and gives rank i chunks i and 2 CP - 1 - i */
+    if (k->cp > 1 && tf->causal && k->seq % (2LL * k->cp))
+        return st_error_set(err, ST_EINVAL, "CP %d: a causal model's sequence is cut into 2 x CP = %d chunks for "
+                            "load balance (Megatron-LM); make the sequence length %lld a multiple of %d",
+                            k->cp, 2 * k->cp, k->seq, 2 * k->cp);
     if (k->sp && (k->seq / k->cp) % k->tp)
         return st_error_set(err, ST_EINVAL, "sequence parallelism: TP %d must divide the %lld tokens per rank",
                             k->tp, k->seq / k->cp);
