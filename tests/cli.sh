@@ -1663,6 +1663,14 @@ if [ $rc = 1 ] && grep -q "neither held-out kernel rows" "$tmp/err"; then ok "ne
 "$S" kernel flash --gpu h100-sxm --b 1 --heads 32 --q-len 8192 --kv-len 8192 --head-dim 128 --json > "$tmp/fa2.json"
 check "kernel flash --fa3: names its kernel and runs faster than FlashAttention-2 on an H100" \
     jq -e --slurpfile b "$tmp/fa2.json" '.kernel == "flashattention-3" and .pass == "forward" and $b[0].kernel == "flashattention-2" and .time_s < $b[0].time_s' "$tmp/fa3.json"
+# SDPA's dispatch: FlashAttention-2 needs Ampere, 16 bits and head dims up to 256
+"$S" kernel flash --gpu v100-pcie-32gb --dtype fp16 --b 1 --heads 16 --q-len 1024 --kv-len 1024 --head-dim 64 --json > "$tmp/me1.json"
+"$S" kernel flash --gpu h100-sxm --b 1 --heads 4 --q-len 1024 --kv-len 1024 --head-dim 512 --json > "$tmp/me2.json"
+check "kernel flash: named memory-efficient where PyTorch runs that kernel (V100; head dim 512)" \
+    jq -e --slurpfile b "$tmp/me2.json" '.kernel == "memory-efficient" and $b[0].kernel == "memory-efficient"' "$tmp/me1.json"
+"$S" kernel gemm --gpu h100-sxm --m 4096 --n 4096 --k 4096 --json > "$tmp/kj.json"
+check "kernel --json: compute_s and memory_s as printed, achieved_tflops = flops / time_s" \
+    jq -e '(.compute_s > 0) and (.memory_s > 0) and ((.achieved_tflops / (.flops / .time_s / 1e12) - 1) | fabs) < 1e-9 and .time_s >= ([.compute_s, .memory_s] | max)' "$tmp/kj.json"
 "$S" eval llama3-8b --gpu a100-80gb-sxm --attn flash3 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "Hopper only" "$tmp/err" && grep -q -- "--attn flash" "$tmp/err" && ! grep -q "^usage" "$tmp/err"; then ok "eval --attn flash3 on an A100: exit 1 naming --attn flash"; else not_ok "eval --attn flash3 on an A100: exit 1 naming --attn flash" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" eval llama3-8b --gpu h100-sxm --attn flash3 --seq 8192 --batch 2 --json > "$tmp/e3.json"

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static const struct option opts[] = {
     {"gpu", required_argument, NULL, 'g'},     {"dtype", required_argument, NULL, 'd'},
@@ -27,6 +28,21 @@ static const struct option opts[] = {
 
 /* The options that apply to every op; the others are each op's shape, as
  * st_kernel_estimate reads it (op_takes, by their codes in opts). */
+/* The fused-attention kernel PyTorch's SDPA runs for this shape:
+ * FlashAttention-2 needs Ampere or later, 16-bit inputs and head dims up to
+ * 256; otherwise the memory-efficient kernel (strata prices its tiling
+ * alike). */
+static const char *attn_kernel_name(const st_gpu *g, const st_kernel *k, int json)
+{
+    if (k->fa3)
+        return json ? "flashattention-3" : "FlashAttention-3";
+    const char *a = st_gpu_family(g);
+    int pre_ampere = !strcasecmp(a, "pascal") || !strcasecmp(a, "volta") || !strcasecmp(a, "turing");
+    if (pre_ampere || k->dtype == ST_FP32 || k->head_dim > 256)
+        return json ? "memory-efficient" : "memory-efficient attention";
+    return json ? "flashattention-2" : "FlashAttention-2";
+}
+
 static const char common_opts[] = "gdxjh";
 static const char *const op_takes[ST_KOP_COUNT] = {
     [ST_KOP_GEMM] = "BMNK4O",      [ST_KOP_BMM] = "BMNK4O",   [ST_KOP_GROUPED] = "BMNK4O",
@@ -190,7 +206,7 @@ static int run(int argc, char **argv)
         st_json_string(&j, "op", st_kop_name(k.op));
         st_json_string(&j, "dtype", st_dtype_name(k.dtype));
         if (k.op == ST_KOP_FLASH) {
-            st_json_string(&j, "kernel", k.fa3 ? "flashattention-3" : "flashattention-2");
+            st_json_string(&j, "kernel", attn_kernel_name(&g, &k, 1));
             st_json_string(&j, "pass", k.backward ? "backward" : "forward");
         }
         st_json_string(&j, "class", st_kclass_name(e.cls));
@@ -203,6 +219,10 @@ static int run(int argc, char **argv)
             st_json_number(&j, "waves", e.waves);
         }
         st_json_string(&j, "bound", e.bound);
+        st_json_number(&j, "compute_s", e.compute_s);
+        st_json_number(&j, "memory_s", e.memory_s);
+        if (e.flops > 0 && e.tile.m > 0)
+            st_json_number(&j, "achieved_tflops", e.flops / e.gpu_s * 1e-12);
         st_json_bool(&j, "cold", cold);
         st_json_number(&j, "floor_s", e.floor_s);
         st_json_number(&j, "time_s", e.gpu_s);
@@ -221,7 +241,7 @@ static int run(int argc, char **argv)
     cli_si(fl, sizeof fl, e.flops, "FLOP");
     cli_si(by, sizeof by, e.bytes, "B");
     if (k.op == ST_KOP_FLASH)
-        printf("flash %s, FlashAttention-%d %s, on %s (%s)\n", st_dtype_name(k.dtype), k.fa3 ? 3 : 2,
+        printf("flash %s, %s %s, on %s (%s)\n", st_dtype_name(k.dtype), attn_kernel_name(&g, &k, 0),
                k.backward ? "backward" : "forward", g.name, g.id);
     else
         printf("%s %s on %s (%s)\n", st_kop_name(k.op), st_dtype_name(k.dtype), g.name, g.id);
@@ -273,16 +293,18 @@ const cli_command cmd_kernel = {
     "  --cold           gemm, bmm, grouped, conv, flash: operands from DRAM, as in a model step\n"
     "                   (default: warm, a kernel timed in a loop, whose L2 keeps part of its\n"
     "                   working set between calls)\n"
-    "  --json           machine-readable (floor_s: what no kernel can beat, its FLOPs at the\n"
-    "                   dtype's fastest peak and its bytes beyond L2 at peak bandwidth; the band's\n"
-    "                   low end, lo_s, never goes below it)\n"
+    "  --json           machine-readable (compute_s and memory_s: the two sides before they\n"
+    "                   overlap; achieved_tflops for GEMM-like ops; floor_s: what no kernel can\n"
+    "                   beat, its FLOPs at the dtype's fastest peak and its bytes beyond L2 at\n"
+    "                   peak bandwidth; the band's low end, lo_s, never goes below it)\n"
     "\nEach op takes only the options it reads (others are a usage error):\n"
     "  gemm, bmm, grouped  --b --m --n --k --int4 --cold conv  the same, --groups --filter --stride\n"
     "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal --cold; --backward:\n"
     "                      the backward (S recomputed; dV, dP, dQ, dK); --fa3: FlashAttention-3's\n"
     "                      kernels (Hopper only: full tensor rate, loads overlapped) instead of\n"
-    "                      FlashAttention-2's (on GPUs before Ampere and in FP32, PyTorch's\n"
-    "                      memory-efficient kernel runs instead, with the same tiling: priced alike)\n"
+    "                      FlashAttention-2's (on GPUs before Ampere, in FP32 and for head dims\n"
+    "                      over 256, PyTorch's memory-efficient kernel runs instead, with the same\n"
+    "                      tiling: priced alike, and named so in the output)\n"
     "  elementwise         --rows --cols --inputs --flops-per-elem\n"
     "  softmax, norm, embedding, topk  --rows --cols\n",
     run,

@@ -235,6 +235,8 @@ static int run_vidur(const char *dir, int json, const st_gpu_coef *coef, long lo
         char t[160];
         snprintf(t, sizeof t, "VIDUR operator profiles, num_tokens >= %lld (per GPU x op x TP)", min_tokens);
         print_rows(t, res.rows, res.n_rows);
+        if (!res.n_rows)
+            printf("  (no profiled row has num_tokens >= %lld: lower --min-tokens)\n", min_tokens);
         print_rows("\nper GPU, all ops", res.dev_rows, res.n_dev_rows);
         if (n_coll)
             print_coll(coll, n_coll, skipped);
