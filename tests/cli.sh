@@ -221,6 +221,8 @@ if [ $rc = 2 ] && grep -q "empty argument" "$tmp/err"; then ok "train '': a usag
 if [ $rc = 2 ] && grep -q "2^53" "$tmp/err"; then ok "kernel: sizes past 2^53 multiply-adds are a usage error"; else not_ok "kernel: sizes past 2^53 multiply-adds are a usage error" "rc=$rc"; fi
 "$S" coll allreduce --cluster ib-a10 --gpus 8 --bytes 1MB > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "no cluster or node named 'ib-a10'; did you mean 'ib-a100'" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "coll --cluster with a typo: names both kinds it looked for and the nearest cluster"; else not_ok "coll --cluster typo message" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" coll allreduce --cluster hgx-h100-4gp --gpus 4 --bytes 1MB > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "no cluster or node named 'hgx-h100-4gp'; did you mean 'hgx-h100-4gpu'" "$tmp/err"; then ok "coll --cluster with a node-name typo: the nearest node suggested"; else not_ok "coll --cluster node typo message" "rc=$rc $(cat "$tmp/err")"; fi
 # 1e9 x 1000 x 1000 = 1e15 per group is countable; 10^12 groups are not
 "$S" kernel conv --m 1000000000 --n 1000 --k 1000 --groups 1000000000000 > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "1e+27 multiply-adds.*2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "kernel conv: --groups counts toward the 2^53 limit"; else not_ok "kernel conv: --groups counts toward the 2^53 limit" "rc=$rc $(cat "$tmp/err")"; fi
@@ -808,6 +810,14 @@ check "train --trace with ZeRO-3: one gather event per task, adding up to comm_t
     --trace "$tmp/tpt.json" > "$tmp/tpo.json" 2> "$tmp/err"
 check "train --trace with TP 4 + SP: reduce-scatter + all-gather events inside their tasks, adding up to tp_comm_s" \
     jq -e -n --slurpfile t "$tmp/tpt.json" --slurpfile o "$tmp/tpo.json" '[$t[0].traceEvents[] | select(.name == "TP reduce-scatter + all-gather")] as $e | ($e | length) == 2 * $o[0].config.microbatches and (($e | map(.dur) | add) / 1e6 / $o[0].breakdown.tp_comm_s - 1 | fabs) < 1e-9 and ([$t[0].traceEvents[] | select(.tid == 0 and (.cat == "forward" or .cat == "backward"))] as $k | [range(0; $e | length) as $i | $e[$i].dur <= $k[$i].dur] | all)'
+# context parallelism is ring attention: fused kernels only, so plan searches
+# CP > 1 with --flash and says so without it; train refuses eager CP
+"$S" plan gpt2-large --cluster hgx-a100-4gpu --global-batch 4 --seq 1024 --json > "$tmp/pe.json"
+"$S" plan gpt2-large --cluster hgx-a100-4gpu --global-batch 4 --seq 1024 --flash --json > "$tmp/pf.json"
+check "plan: CP > 1 only with --flash (cp_searched false and no CP row without it; more configurations with it)" \
+    jq -e --slurpfile f "$tmp/pf.json" '(.cp_searched | not) and ([.plans[], .pareto[] | .config.cp] | max) == 1 and $f[0].cp_searched and $f[0].evaluated > .evaluated' "$tmp/pe.json"
+"$S" train gpt2-large --cluster hgx-a100-4gpu --cp 4 --global-batch 4 --seq 1024 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "needs fused attention; add --flash" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "train --cp 4 with eager attention: refused, naming --flash"; else not_ok "train --cp 4 eager refused" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --tp 3 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "multiple of tp" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
 # options the command does not read are refused, not ignored (train and plan share a parser)

@@ -1171,6 +1171,23 @@ static void test_flash_bad_shapes(void **state)
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
     k.kv_heads = 8;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    /* FlashAttention-3 stops at head dim 256 */
+    k.fa3 = 1, k.q_len = 4096, k.head_dim = 512, k.kv_heads = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "up to 256"));
+    k.fa3 = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    /* a CP rank's share of causal attention, as strata train prices it
+     * under Megatron-LM's load balance: q = S / CP queries against
+     * (S + q) / 2 keys hold the whole sequence's unmasked pairs over CP
+     * (S = 32768, CP 8: 32768 x 32769 / 2 / 8 pairs, 4 d FLOPs each a
+     * head), and the kernel computes whole 128-row query blocks, so the
+     * diagonal's masked half too: q x 64 more pairs */
+    double S = 32768, cp = 8, q = S / cp;
+    k.head_dim = 128, k.q_len = (long long)q, k.kv_len = (long long)((S + q) / 2);
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    double share = S * (S + 1) / 2 / cp;
+    assert_true(fabs(e.flops - 4.0 * 128 * 32 * (share - q / 2 + q * 64)) < 1);
 }
 
 /* FlashAttention-3 on an H100 SXM (BF16) against the FlashAttention-3 paper

@@ -176,7 +176,7 @@ static int run(int argc, char **argv)
     if (gemmlike && (!k.m || !k.n || !k.k))
         return cli_usage_error(&cmd_kernel, "%s needs --m, --n and --k (and --b for a batch)", argv[optind]);
     if (k.filter > 0 && k.k % (k.filter * k.filter))
-        return cli_usage_error(&cmd_kernel, "conv --filter %lld: --k (%lld) is the input channels x %lld x %lld, a "
+        return cli_usage_error(&cmd_kernel, "conv --filter %lld: --k (%lld) is one group's input channels x %lld x %lld, a "
                                             "multiple of %lld", k.filter, k.k, k.filter, k.filter, k.filter * k.filter);
     if (k.op == ST_KOP_FLASH && (!k.heads || !k.kv_len || !k.head_dim))
         return cli_usage_error(&cmd_kernel, "flash needs --heads, --kv-len and --head-dim (--q-len: 1 for "

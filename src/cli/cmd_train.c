@@ -31,7 +31,7 @@ static const struct {
     {'D', "--dp", 0, "plan searches DP x TP x PP x CP itself"},
     {'T', "--tp", 0, "plan searches TP itself; bound it with --max-tp"},
     {'P', "--pp", 0, "plan searches PP itself; bound it with --max-pp"},
-    {'C', "--cp", 0, "plan searches CP itself"},
+    {'C', "--cp", 0, "plan searches CP itself (CP > 1 with --flash or --fa3)"},
     {'E', "--ep", 0, "plan searches EP itself (MoE models)"},
     {'S', "--sp", 0, "plan tries SP with every TP >= 2"},
     {'M', "--microbatches", 0, "plan searches the microbatch size"},
@@ -352,9 +352,11 @@ static int run_train(int argc, char **argv)
         printf("\n  iteration    %s  (90%% band %s .. %s)\n", a, b, c2);
         printf("  throughput   %.0f tokens/s   MFU %.1f%%\n", r.tokens_per_s, 100 * r.mfu);
         printf("  TFLOP/s/GPU  %.1f model", r.tflops_per_gpu);
-        if (r.hw_flops > r.model_flops)
-            printf(", %.1f executed (%s)", r.hw_tflops_per_gpu,
-                   k.recompute != ST_RECOMP_NONE ? "recompute counted" : "masked attention counted");
+        if (r.hw_flops > r.model_flops) {
+            int rec = k.recompute != ST_RECOMP_NONE, eager = !k.flash && !k.fa3;
+            printf(", %.1f executed (%s%s%s counted)", r.hw_tflops_per_gpu, rec ? "recompute" : "",
+                   rec && eager ? " and " : "", eager ? "eager attention's extra work" : "");
+        }
         printf("\n");
         printf("  bubble       %.1f%% of the pipeline\n", 100 * r.bubble_fraction);
         cli_secs(a, sizeof a, r.comm_s);
@@ -441,6 +443,7 @@ static int run_plan(int argc, char **argv)
         st_json_string(&j, "model", s.m.id);
         st_json_string(&j, "cluster", s.cl.id);
         st_json_int(&j, "evaluated", (long long)n);
+        st_json_bool(&j, "cp_searched", o.flash); /* CP > 1 runs fused attention only */
         st_json_begin_array(&j, "plans");
         for (size_t i = 0; i < n && i < top; i++) {
             st_json_begin_object(&j, NULL);
@@ -460,8 +463,11 @@ static int run_plan(int argc, char **argv)
         st_json_end_object(&j);
         st_json_finish(&j);
     } else {
-        printf("%s on %d x %s (%s): %zu configurations evaluated, fastest first (* = time-memory Pareto front)\n\n",
+        printf("%s on %d x %s (%s): %zu configurations evaluated, fastest first (* = time-memory Pareto front)\n",
                s.m.name, o.gpus, s.cl.node.gpu.name, s.cl.id, n);
+        if (!o.flash && o.gpus > 1)
+            printf("(CP 1 only: context parallelism runs fused attention; add --flash to search it)\n");
+        printf("\n");
         printf("  %3s %3s %3s %3s %3s %4s %4s %-9s %4s %11s %7s %9s %6s %s\n", "DP", "TP", "PP", "CP", "EP", "MB", "ZeRO",
                "RECOMP", "SP", "ITERATION", "MFU%", "MEM GiB", "BUBBLE", "");
         for (size_t i = 0; i < n && i < top; i++) {
@@ -530,7 +536,9 @@ const cli_command cmd_train = {
     "  --dtype D        fp32, tf32, fp16, bf16 or fp8 (default the model's)\n"
     "  --lora RANK      LoRA adapters of this rank on every linear layer of the blocks (Q, K and V\n"
     "                   as one fused projection: one adapter); base frozen\n"
-    "  --flash          FlashAttention-2 (default eager attention, as plain PyTorch)\n"
+    "  --flash          FlashAttention-2 (default eager attention, as plain PyTorch); --cp > 1\n"
+    "                   needs it (ring attention is a fused kernel's online softmax), and a\n"
+    "                   causal model's --seq a multiple of 2 x CP (Megatron-LM's balanced chunks)\n"
     "  --fa3            FlashAttention-3 (implies --flash; Hopper only: warpgroup MMAs at the full\n"
     "                   tensor rate, where FlashAttention-2's synchronous MMAs reach half;\n"
     "                   FP16/BF16/FP8)\n"
@@ -540,8 +548,10 @@ const cli_command cmd_train = {
     "                   experts / top-k (every token on one expert)\n"
     "  --trace FILE     write a Chrome/Perfetto trace of the iteration (each pipeline stage's first\n"
     "                   200,000 / PP forward and backward tasks)\n"
-    "  --json           iteration_s, lo_s, hi_s, mfu, tflops_per_gpu, hw_tflops_per_gpu (recompute\n"
-    "                   counted), tokens_per_s, memory_per_gpu_bytes, bubble_fraction, comm_s, oom,\n"
+    "  --json           iteration_s, lo_s, hi_s, mfu and tflops_per_gpu (model FLOPs: causal\n"
+    "                   attention's unmasked pairs whichever kernel runs), hw_tflops_per_gpu\n"
+    "                   (executed: eager attention's extra work and recompute counted),\n"
+    "                   tokens_per_s, memory_per_gpu_bytes, bubble_fraction, comm_s, oom,\n"
     "                   config{}, breakdown{}, memory{}\n"
     "\nLayers that do not divide over the stages go one fewer on the end stages (Llama 3: 126 on 16).\n",
     run_train,
@@ -553,7 +563,8 @@ const cli_command cmd_plan = {
     "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--json]",
     "Search parallel configurations: rank by iteration time, memory as the constraint, time-memory Pareto set.",
     "  enumerates DP x TP x PP x CP (x EP for MoE) = N, microbatch sizes 1-16, recompute\n"
-    "  none/selective/full, ZeRO 0-3, SP with TP; 1F1B schedule\n"
+    "  none/selective/full, ZeRO 0-3, SP with TP; 1F1B schedule; CP > 1 only with --flash or\n"
+    "  --fa3 (ring attention runs fused)\n"
     "  --threads N      evaluate on N threads (default 2; results do not depend on N)\n"
     "  --top K          rows to print (default 10)\n"
     "  --json           {\"plans\":[...], \"pareto\":[...]} with the train command's keys\n",

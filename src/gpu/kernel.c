@@ -1025,6 +1025,12 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         }
         if (k->fa3 && st_fa3_check(g, k->dtype, k->backward, err))
             return ST_EINVAL;
+        if (k->fa3 && k->head_dim > 256) {
+            st_error_set(err, ST_EINVAL, "FlashAttention-3 takes head dimensions up to 256, not %lld; without "
+                         "--fa3 (--attn flash) PyTorch runs its memory-efficient kernel for such heads",
+                         (long long)k->head_dim);
+            return ST_EINVAL;
+        }
         if (tensor && st_gpu_async_mma(g) && !k->fa3)
             peak *= ST_SYNC_MMA_SHARE;
         double kvh = k->kv_heads > 0 ? (double)k->kv_heads : (double)k->heads;

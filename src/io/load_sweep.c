@@ -22,11 +22,14 @@ int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err)
          * is needed here"): the node loader's FILE:LINE:COL, not "a node
          * file, but a cluster is needed"; a file that is not a node: the
          * cluster loader's message */
-        const char *pre = "no cluster named ";
-        if (err->code == ST_ENOTFOUND && e2.code == ST_ENOTFOUND && !strncmp(err->msg, pre, strlen(pre))) {
-            /* neither: the cluster loader's suggestions, for either kind */
+        const char *pre = "no cluster named ", *npre = "no node named ";
+        if (err->code == ST_ENOTFOUND && e2.code == ST_ENOTFOUND && !strncmp(err->msg, pre, strlen(pre)) &&
+            !strncmp(e2.msg, npre, strlen(npre))) {
+            /* neither: one message for both kinds, with the suggestion of
+             * whichever loader found a near name (the cluster's first) */
+            int use_node = !strstr(err->msg, "did you mean") && strstr(e2.msg, "did you mean");
             char tail[sizeof err->msg];
-            snprintf(tail, sizeof tail, "%s", err->msg + strlen(pre));
+            snprintf(tail, sizeof tail, "%s", use_node ? e2.msg + strlen(npre) : err->msg + strlen(pre));
             st_error_set(err, ST_ENOTFOUND, "no cluster or node named %s", tail);
         } else if (!strstr(e2.msg, "but a node is needed here")) {
             *err = e2;

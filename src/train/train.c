@@ -273,17 +273,16 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
     for (size_t i = 0; i < n0 && !rc; i++) {
         st_op *op = &out->fwd.ops[i];
         int blk = is_block(op->layer);
-        /* CP: every query of this rank meets all S keys (ring attention) */
-        if (k->cp > 1 && blk) {
-            if (op->kind == ST_OP_ATTENTION)
-                op->kv_len *= k->cp;
-            else if (op->kind == ST_OP_SOFTMAX && strstr(op->name, "attn"))
-                op->cols *= k->cp;
-            else if (op->kind == ST_OP_BMM && strstr(op->name, "score"))
-                op->n *= k->cp;
-            else if (op->kind == ST_OP_BMM && strstr(op->name, "value"))
-                op->k *= k->cp;
-        }
+        /* CP (ring attention, fused: st_train_check): every query of this
+         * rank meets all S keys, or under a causal mask the keys before it.
+         * Megatron-LM's load balance gives rank i chunks i and 2 CP - 1 - i
+         * of the 2 CP chunks of c = S / 2 CP tokens, so every rank has
+         * (S^2 / CP + S / CP) / 2 unmasked pairs, the whole sequence's over
+         * CP. One causal op of q = S / CP queries against (S + q) / 2 keys
+         * has exactly that many (q (kv - q) + q (q + 1) / 2); an integer,
+         * since 2 CP divides S */
+        if (k->cp > 1 && blk && op->kind == ST_OP_ATTENTION)
+            op->kv_len = op->causal ? op->kv_len * (k->cp + 1) / 2 : op->kv_len * k->cp;
         /* SP: norms, residual adds and dropouts on S/tp tokens */
         if (k->sp && (op->kind == ST_OP_LAYERNORM || op->kind == ST_OP_RMSNORM ||
                       (op->kind == ST_OP_ELEMENTWISE && strstr(op->name, "residual"))))
@@ -1332,9 +1331,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
          * et al. 2022 call it hardware FLOPs) */
         st_attn_impl run_attn = k->fa3 ? ST_ATTN_FLASH3 : k->flash ? ST_ATTN_FLASH : ST_ATTN_EAGER;
         double useful = 0, executed = 0, again = 0;
-        rc = iteration_flops(m, k, ST_ATTN_FLASH, &useful, NULL, err);
-        if (!rc)
-            rc = iteration_flops(m, k, run_attn, &executed, &again, err);
+        rc = iteration_flops(m, k, run_attn, &executed, &again, err);
+        useful = executed; /* a fused kernel's count is the useful one (FA2 and FA3 alike) */
+        if (!rc && run_attn == ST_ATTN_EAGER)
+            rc = iteration_flops(m, k, ST_ATTN_FLASH, &useful, NULL, err);
         if (!rc) {
             r->model_flops = useful * (double)k->global_batch;
             r->hw_flops = (executed + again) * (double)k->global_batch;

@@ -168,8 +168,9 @@ typedef struct st_train_result {
     double zero_s;                /* ZeRO weight gathers, exposed */
     double optimizer_s;
     double pipeline_s;            /* end of the last backward */
-    double model_flops;           /* per iteration, all GPUs (no recompute) */
-    double hw_flops;              /* executed: model FLOPs plus the recomputed forward */
+    double model_flops;           /* per iteration, all GPUs: causal attention's unmasked pairs, no recompute, no frozen weight gradients */
+    double hw_flops;              /* executed: what the chosen kernels compute (eager attention's
+                                   * whole score square) plus the recomputed forward */
     double tflops_per_gpu;        /* model FLOPs / (iteration x GPUs), in TFLOP/s */
     double hw_tflops_per_gpu;     /* executed FLOPs / (iteration x GPUs), in TFLOP/s */
     long long stage_layers_min, stage_layers_max; /* layers per virtual pipeline stage */
