@@ -203,7 +203,7 @@ static double vector_peak(const st_gpu *g, st_dtype t)
 {
     double v = t >= 0 && t < ST_DTYPE_COUNT ? g->vector[t] : 0;
     double s = simt_peak(g);
-    return v > s ? v : s > 0 ? s : 1e12;
+    return v > s ? v : s;
 }
 
 /* Peak of the pipe a GEMM of dtype t runs on; *tensor set when not SIMT. */
@@ -1171,7 +1171,7 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         /* an elementwise op's FLOPs are the lane work it names (an FMA
          * counted as 2, as the peak counts it): no faster than the dtype's
          * vector peak, whatever the fitted ALU coefficient says */
-        if (k->op == ST_KOP_ELEMENTWISE && fpe > 0)
+        if (k->op == ST_KOP_ELEMENTWISE && fpe > 0 && vector_peak(g, k->dtype) > 0)
             e->alu_min_s = elems * fpe / vector_peak(g, k->dtype);
         /* extra passes over the input (PyTorch aten/src/ATen/native/cuda:
          * SoftMax.cu dispatches rows of up to 1024 elements to the

@@ -356,9 +356,7 @@ static int iteration_flops(const st_model *m, const st_train_cfg *k, st_attn_imp
             rc = push_lora(&all, &fo.ops[i], k->lora_rank, err);
     }
     size_t nf = all.n;
-    double fwd = 0, frozen = 0, re = 0;
-    for (size_t i = 0; i < nf; i++)
-        fwd += all.ops[i].flops * (double)all.ops[i].repeat;
+    double fwd = st_oplist_total_flops(&all), frozen = 0, re = 0; /* before the backward joins it */
     if (!rc && k->lora_rank) {
         rc = st_ops_add_backward(&all, nf, 0, err);
         for (size_t i = nf; i < all.n && !rc; i++) {
