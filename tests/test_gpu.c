@@ -966,6 +966,21 @@ static void test_compose_host_bound(void **state)
     assert_true(rel_diff(s.hi_s, s.total_s * exp(z * 1e-6 / s.total_s)) < 1e-9);
     assert_true(rel_diff(s.hi_unc_s, s.total_s * exp(z * sqrt(10) * 0.1e-6 / s.total_s)) < 1e-9);
     assert_true(s.n_layers == 1 && rel_diff(s.layers[0].err_share, 1.0) < 1e-12);
+    /* by pass: all forward here; then ops 5..10 as a backward. The forward
+     * is its four ops' wall time, idle included: 10 us of host and 1 us of
+     * kernel, then three more ops 10 us apart = 41 us; the passes and the
+     * final sync add up to the step */
+    assert_true(rel_diff(s.pass_s[ST_PASS_FWD] + s.sync_s, s.total_s) < 1e-12);
+    assert_true(s.pass_s[ST_PASS_BWD] == 0 && s.pass_s[ST_PASS_OPT] == 0);
+    for (size_t i = 4; i < l.n; i++)
+        l.ops[i].pass = ST_PASS_BWD;
+    st_step sb;
+    assert_int_equal(st_compose(&g, &c, &l, &o, &sb, &err), 0);
+    assert_true(rel_diff(sb.pass_s[ST_PASS_FWD], 41e-6) < 1e-9);
+    assert_true(sb.pass_s[ST_PASS_BWD] >= 6 * 10e-6 * (1 - 1e-9));
+    assert_true(rel_diff(sb.pass_s[ST_PASS_FWD] + sb.pass_s[ST_PASS_BWD] + sb.sync_s, sb.total_s) < 1e-12);
+    for (size_t i = 4; i < l.n; i++)
+        l.ops[i].pass = ST_PASS_FWD;
     /* fused: launch-only dispatch, and ops 2..10 run in op 1's epilogue */
     o.fused = 1;
     assert_int_equal(st_compose(&g, &c, &l, &o, &s, &err), 0);

@@ -283,6 +283,50 @@ static void test_vidur_network_bounds(void **state)
     st_net_set_free(&n);
 }
 
+/* A label's operator profile (NeuSight's LABEL.csv): everything outside
+ * block 0 once, block 0 (the first module path ending ".0", however deep
+ * the operator sits in it) num_layer times, backward = bw + acc. By hand,
+ * num_layer 3: forward 0.5 + 1.0 + 2.0 (h.10 is not block 0) + 3 x (0.125 +
+ * 0.375) = 5.0 ms; backward 2.0 + 0.25 + 3 x (0.25 + 0.5 + 0.125) = 4.875. */
+static void test_neusight_profile(void **state)
+{
+    st_ns_profile p;
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_neusight_profile(testdata("measured/profile-gpt2.csv"), 3, &p, &err), 0);
+    assert_int_equal(p.ok, 1);
+    assert_true(fabs(p.fwd_s - 5.0e-3) < 1e-15);
+    assert_true(fabs(p.bwd_s - 4.875e-3) < 1e-15);
+    assert_int_equal(p.block_ops, 2);
+    assert_string_equal(p.block, "transformer.h.0");
+    /* no layer count: nothing to scale block 0 by */
+    assert_int_equal(st_read_neusight_profile(testdata("measured/profile-gpt2.csv"), 0, &p, &err), 0);
+    assert_int_equal(p.ok, 0);
+    /* an encoder and a decoder stack: num_layer says how many of which? */
+    assert_int_equal(st_read_neusight_profile(testdata("measured/profile-t5.csv"), 6, &p, &err), 0);
+    assert_int_equal(p.ok, 0);
+    assert_int_equal(st_read_neusight_profile(testdata("measured/profile-bad.csv"), 3, &p, &err), ST_EINVAL);
+    assert_error_at(err.msg, "measured/profile-bad.csv", ":3:", "column 'fw_latency': expected a number");
+    assert_int_equal(p.ok, 0);
+    assert_int_equal(st_read_neusight_profile(testdata("measured/profile-nocol.csv"), 3, &p, &err), ST_EINVAL);
+    assert_error_at(err.msg, "measured/profile-nocol.csv", ":1:1", "no column 'acc_latency'");
+}
+
+/* A label's forward / backward split: both parts or an error naming the
+ * missing one where the other stands. */
+static void test_neusight_label_split(void **state)
+{
+    st_ns_label l;
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_neusight_label(testdata("measured/label-split.json"), &l, &err), 0);
+    assert_int_equal(l.has_split, 1);
+    assert_int_equal(l.num_layer, 3);
+    assert_true(l.e2e_s == 9.875e-3 && l.fwd_s == 5.0e-3 && l.bwd_s == 4.875e-3);
+    assert_int_equal(st_read_neusight_label(testdata("measured/label-half-split.json"), &l, &err), ST_EINVAL);
+    assert_error_at(err.msg, "measured/label-half-split.json", ":3:", "has fw_latency but not bwall_latency");
+}
+
 static void test_op_names(void **state)
 {
     static const char *const names[ST_MEAS_OP_COUNT] = {
@@ -544,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_vidur_fixture),
         cmocka_unit_test(test_vidur_flat_and_bad), cmocka_unit_test(test_vidur_network_bounds),
         cmocka_unit_test(test_shared_data),
+        cmocka_unit_test(test_neusight_profile), cmocka_unit_test(test_neusight_label_split),
         cmocka_unit_test(test_gemm_geometry),
     };
     return cmocka_run_group_tests_name("measured", tests, NULL, NULL);

@@ -23,6 +23,15 @@ typedef struct st_val_model {
     double measured_ms, predicted_ms;
     double lo_ms, hi_ms;         /* the default band (correlated, see compose.h) */
     double lo_unc_ms, hi_unc_ms; /* uncorrelated band */
+    /* the forward and backward parts: measured where the label splits its
+     * time (fw_latency, bwall_latency), strata's from st_step.pass_s */
+    int has_split;
+    double measured_fwd_ms, measured_bwd_ms, predicted_fwd_ms, predicted_bwd_ms;
+    /* the label's own operator profile (LABEL.csv, st_read_neusight_profile):
+     * each operator timed alone, added up; has_profile 0 where there is none */
+    int has_profile;
+    double profiled_fwd_ms, profiled_bwd_ms;
+    char profile_block[64];
 } st_val_model;
 
 typedef struct st_val_result {

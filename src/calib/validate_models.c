@@ -112,11 +112,42 @@ static int predict(const char *mdir, const st_gpu_coef *c, st_val_model *m, st_g
             m->hi_ms = s.hi_s * 1e3;
             m->lo_unc_ms = s.lo_unc_s * 1e3;
             m->hi_unc_ms = s.hi_unc_s * 1e3;
+            /* the host's final sync closes the last pass */
+            m->predicted_fwd_ms = s.pass_s[ST_PASS_FWD] * 1e3;
+            m->predicted_bwd_ms = (s.pass_s[ST_PASS_BWD] + s.pass_s[ST_PASS_OPT]) * 1e3;
+            if (o.phase == ST_PHASE_TRAIN)
+                m->predicted_bwd_ms += s.sync_s * 1e3;
+            else
+                m->predicted_fwd_ms += s.sync_s * 1e3;
         }
     }
     st_oplist_free(&ops);
     st_model_free(&model);
     return rc;
+}
+
+/* The label's operator profile, LABEL.csv beside LABEL.json (a compiled
+ * -fusion label has none: NeuSight traces the eager graph), when there. */
+static int read_profile(const char *json, long long num_layer, st_val_model *m, st_error *err)
+{
+    char path[1024];
+    size_t n = strlen(json);
+    if (n < 5 || n + 1 > sizeof path)
+        return 0;
+    memcpy(path, json, n - 5);
+    strcpy(path + n - 5, ".csv");
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    st_ns_profile p;
+    int rc = st_read_neusight_profile(path, num_layer, &p, err);
+    if (rc || !p.ok)
+        return rc;
+    m->has_profile = 1;
+    m->profiled_fwd_ms = p.fwd_s * 1e3;
+    m->profiled_bwd_ms = p.bwd_s * 1e3;
+    snprintf(m->profile_block, sizeof m->profile_block, "%s", p.block);
+    return 0;
 }
 
 int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, st_val_result *out,
@@ -142,13 +173,12 @@ int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c
         int rc = 0;
         for (size_t i = 0; i < gl.gl_pathc && !rc; i++) {
             st_val_model m;
-            double e2e;
-            long long nl;
+            st_ns_label lab;
             if (!parse_name(gl.gl_pathv[i], &m)) {
                 rc = bad_name(gl.gl_pathv[i], err);
                 break;
             }
-            if (!(rc = st_read_neusight_label(gl.gl_pathv[i], &e2e, &nl, err)))
+            if (!(rc = st_read_neusight_label(gl.gl_pathv[i], &lab, err)))
                 out->skipped_labels++;
         }
         globfree(&gl);
@@ -196,15 +226,19 @@ int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c
             break;
         }
         snprintf(m.preset, sizeof m.preset, "%s", g.id);
-        double e2e;
-        long long nl;
-        if ((rc = st_read_neusight_label(gl.gl_pathv[i], &e2e, &nl, err)))
+        st_ns_label lab;
+        if ((rc = st_read_neusight_label(gl.gl_pathv[i], &lab, err)))
             break;
-        m.measured_ms = e2e * 1e3;
+        m.measured_ms = lab.e2e_s * 1e3;
+        m.has_split = lab.has_split;
+        m.measured_fwd_ms = lab.fwd_s * 1e3;
+        m.measured_bwd_ms = lab.bwd_s * 1e3;
         if ((rc = predict(mdir, c, &m, &g, err))) {
             st_error_prefix(err, "%s", gl.gl_pathv[i]);
             break;
         }
+        if ((rc = read_profile(gl.gl_pathv[i], lab.num_layer, &m, err)))
+            break;
         out->models[out->n_models++] = m;
     }
     globfree(&gl);

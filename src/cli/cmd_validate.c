@@ -64,6 +64,77 @@ static void print_models(const st_val_model *m, size_t n)
     }
 }
 
+/* A label's pass: measured (the label's split; an inference label's
+ * whole time is its forward), profiled and predicted, in ms. 0 when the
+ * label does not time that pass. */
+static int pass_of(const st_val_model *r, int bwd, double *meas, double *prof, double *pred)
+{
+    int train = strcmp(r->mode, "train") == 0;
+    if (bwd && !train)
+        return 0;
+    if (train && !r->has_split)
+        return 0;
+    *meas = train ? (bwd ? r->measured_bwd_ms : r->measured_fwd_ms) : r->measured_ms;
+    *prof = r->has_profile ? (bwd ? r->profiled_bwd_ms : r->profiled_fwd_ms) : 0;
+    *pred = bwd ? r->predicted_bwd_ms : r->predicted_fwd_ms;
+    return *meas > 0;
+}
+
+/* Where a whole-model error comes from: each pass measured end to end, the
+ * same pass as the label's own operator profile adds it up, and strata. */
+static void print_passes(const st_val_model *m, size_t n)
+{
+    size_t rows = 0, with_prof = 0, agree = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < 2; b++) {
+            double me, pr, pd;
+            if (!m[i].fusion && pass_of(&m[i], b, &me, &pr, &pd)) {
+                rows++;
+                if (pr > 0) {
+                    with_prof++;
+                    agree += fabs(me / pr - 1) <= 0.10;
+                }
+            }
+        }
+    if (!rows)
+        return;
+    printf("\nwhole models by pass (ms): MEASURED end to end; PROFILED = the label's own operator profile\n"
+           "(LABEL.csv, each operator timed alone: everything outside block 0 + num_layer x block 0);\n"
+           "ERR%% = strata vs measured, PROF%% = strata vs profiled\n");
+    printf("  %-22s %-11s %-5s %5s %5s %-4s %11s %11s %9s %11s %7s %7s\n", "DEVICE", "MODEL", "MODE", "SEQ",
+           "BATCH", "PASS", "MEASURED", "PROFILED", "MEAS/PROF", "PREDICTED", "ERR%", "PROF%");
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < 2; b++) {
+            const st_val_model *r = &m[i];
+            double me, pr, pd;
+            if (r->fusion || !pass_of(r, b, &me, &pr, &pd))
+                continue;
+            printf("  %-22s %-11s %-5s %5lld %5lld %-4s %11.2f ", r->device, r->model, r->mode, r->seq, r->batch,
+                   b ? "bwd" : "fwd", me);
+            if (pr > 0)
+                printf("%11.2f %9.2f ", pr, me / pr);
+            else
+                printf("%11s %9s ", "-", "-");
+            printf("%11.2f %7.2f ", pd, 100 * (pd - me) / me);
+            if (pr > 0)
+                printf("%7.2f\n", 100 * (pd - pr) / pr);
+            else
+                printf("%7s\n", "-");
+        }
+    if (with_prof)
+        printf("  %zu of %zu profiled passes measure within 10%% of their own operators added up%s\n", agree,
+               with_prof, agree < with_prof ? "; the others\n  gain (or lose) time end to end that no operator "
+               "shows when timed alone, which no kernel model sees" : "");
+}
+
+static void json_ms_or_null(st_json *j, const char *key, int have, double v)
+{
+    if (have)
+        st_json_number(j, key, v);
+    else
+        st_json_null(j, key);
+}
+
 static int run_neusight(const char *dir, const char *models, int json, const st_gpu_coef *coef, FILE *samples)
 {
     st_error err;
@@ -94,6 +165,20 @@ static int run_neusight(const char *dir, const char *models, int json, const st_
             st_json_number(&j, "hi_ms", r->hi_ms);
             st_json_number(&j, "lo_uncorrelated_ms", r->lo_unc_ms);
             st_json_number(&j, "hi_uncorrelated_ms", r->hi_unc_ms);
+            /* by pass: measured where the label splits it (an inference
+             * label's forward is its whole time), strata's always */
+            int train = strcmp(r->mode, "train") == 0;
+            json_ms_or_null(&j, "measured_fwd_ms", train ? r->has_split : 1,
+                            train ? r->measured_fwd_ms : r->measured_ms);
+            json_ms_or_null(&j, "measured_bwd_ms", train ? r->has_split : 0, r->measured_bwd_ms);
+            st_json_number(&j, "predicted_fwd_ms", r->predicted_fwd_ms);
+            st_json_number(&j, "predicted_bwd_ms", r->predicted_bwd_ms);
+            json_ms_or_null(&j, "profiled_fwd_ms", r->has_profile, r->profiled_fwd_ms);
+            json_ms_or_null(&j, "profiled_bwd_ms", r->has_profile && train, r->profiled_bwd_ms);
+            if (r->has_profile)
+                st_json_string(&j, "profile_block", r->profile_block);
+            else
+                st_json_null(&j, "profile_block");
             st_json_end_object(&j);
         }
         st_json_end_array(&j);
@@ -130,6 +215,7 @@ static int run_neusight(const char *dir, const char *models, int json, const st_
                       res.models[i].measured_ms <= res.models[i].hi_ms;
             printf("  90%% band contains the measurement for %zu of %zu configurations (%.0f%%)\n", in,
                    res.n_models, 100.0 * in / res.n_models);
+            print_passes(res.models, res.n_models);
         }
         if (res.skipped)
             printf("  (%zu rows skipped: device without a preset)\n", res.skipped);

@@ -320,6 +320,7 @@ int st_compose(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, cons
                     double end = start + oc->gpu_s;
                     st_layer_time *l = layer_of(s, ops->ops[a].layer[0] ? ops->ops[a].layer : "model");
                     l->time_s += end - gpu;
+                    s->pass_s[ops->ops[i].pass] += end - gpu;
                     l->kernel_s += oc->gpu_s;
                     l->sd_s += oc->sd_s;
                     l->kernels += !oc->fused;

@@ -67,6 +67,9 @@ typedef struct st_step {
     double host_s;              /* host dispatch total */
     double idle_s;              /* GPU waiting on the host */
     double sync_s;              /* the host seeing the last kernel finish: total = kernel + idle + sync */
+    double pass_s[3];           /* wall time by pass (st_pass: forward, backward, optimizer), each
+                                 * kernel with the idle time before it; a recompute replay counts
+                                 * in the backward it serves: total = sum + sync */
     double flops, bytes;
     long long kernels;
     size_t n_layers;

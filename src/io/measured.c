@@ -906,9 +906,17 @@ static int load_object(const char *path, const char *holds, st_ydoc *doc, st_err
     return 0;
 }
 
-int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer, st_error *err)
+/* the value of key under map, unless absent or null */
+static const st_ynode *present(const st_ynode *map, const char *key)
+{
+    const st_ynode *v = map ? f_get(map, key) : NULL;
+    return v && !st_ynode_is_null(v) ? v : NULL;
+}
+
+int st_read_neusight_label(const char *path, st_ns_label *out, st_error *err)
 {
     st_ydoc doc;
+    memset(out, 0, sizeof *out);
     int rc = load_object(path, "e2e_latency", &doc, err);
     if (rc)
         return rc;
@@ -922,24 +930,104 @@ int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer
     double ms;
     if (f_node_number(&c, v, "e2e_latency", 1e-9, 1e12, &ms))
         goto done;
-    *e2e_s = ms * 1e-3;
-    *num_layer = 0;
+    out->e2e_s = ms * 1e-3;
     /* num_layer is informational (null or 0 in some switch labels), but a
      * value that is there must be a layer count */
     const st_ynode *nl = f_get(doc.root, "num_layer");
-    if (nl && !st_ynode_is_null(nl) && f_int(&c, doc.root, "num_layer", 0, 100000, num_layer))
+    if (nl && !st_ynode_is_null(nl) && f_int(&c, doc.root, "num_layer", 0, 100000, &out->num_layer))
         goto done;
+    /* the forward / backward split: both parts or neither */
+    const st_ynode *fw = present(doc.root, "fw_latency"), *bw = present(doc.root, "bwall_latency");
+    if (fw || bw) {
+        if (!fw || !bw) {
+            f_error(&c, fw ? fw : bw, "has %s but not %s: give both parts of e2e_latency (milliseconds) "
+                    "or neither", fw ? "fw_latency" : "bwall_latency", fw ? "bwall_latency" : "fw_latency");
+            goto done;
+        }
+        double f_ms, b_ms;
+        if (f_node_number(&c, fw, "fw_latency", 0, 1e12, &f_ms) ||
+            f_node_number(&c, bw, "bwall_latency", 0, 1e12, &b_ms))
+            goto done;
+        out->has_split = 1;
+        out->fwd_s = f_ms * 1e-3;
+        out->bwd_s = b_ms * 1e-3;
+    }
     rc = 0;
 done:
     st_ydoc_free(&doc);
     return rc;
 }
 
-/* the value of key under map, unless absent or null */
-static const st_ynode *present(const st_ynode *map, const char *key)
+/* The first module path in an operator's nn_module_stack that ends in
+ * ".0" (the outermost block of a repeated stack), or none. */
+static int block_of(const st_regex *re, const char *meta, char *out, size_t size)
 {
-    const st_ynode *v = map ? f_get(map, key) : NULL;
-    return v && !st_ynode_is_null(v) ? v : NULL;
+    long long st[2], en[2];
+    if (st_regex_groups(re, meta, st, en, 2) != 1 || st[1] < 0)
+        return 0;
+    size_t n = (size_t)(en[1] - st[1]);
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, meta + st[1], n);
+    out[n] = '\0';
+    return 1;
+}
+
+int st_read_neusight_profile(const char *path, long long num_layer, st_ns_profile *out, st_error *err)
+{
+    memset(out, 0, sizeof *out);
+    csv c;
+    char **h;
+    int nh, rc;
+    if ((rc = csv_open(&c, path, &h, &nh, err)))
+        return rc;
+    const char *names[4] = {"fw_latency", "bw_latency", "acc_latency", "meta"};
+    int idx[4];
+    for (int k = 0; k < 4; k++)
+        if ((idx[k] = find_col(h, nh, names[k])) < 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:1:1: no column '%s' (a NeuSight operator profile has "
+                              "fw_latency, bw_latency, acc_latency and meta)", path, names[k]);
+            csv_close(&c, h, nh);
+            return rc;
+        }
+    st_regex *re = NULL;
+    if ((rc = st_regex_compile(&re, "\\('([A-Za-z_][\\w.]*\\.0)'", 0, err))) {
+        csv_close(&c, h, nh);
+        return rc;
+    }
+    double in[2] = {0, 0}, rest[2] = {0, 0};
+    int two_stacks = 0;
+    while ((rc = next_data_row(&c, nh, err)) == 1) {
+        double v[3];
+        for (int k = 0; k < 3 && rc == 1; k++)
+            rc = field_number(&c, idx[k], names[k], MAX_MS, &v[k], err) ? ST_EINVAL : 1;
+        if (rc != 1)
+            break;
+        char blk[64];
+        double *to = rest;
+        if (block_of(re, c.field[idx[3]], blk, sizeof blk)) {
+            if (!out->block[0])
+                snprintf(out->block, sizeof out->block, "%s", blk);
+            if (strcmp(blk, out->block) != 0)
+                two_stacks = 1;
+            to = in;
+            out->block_ops++;
+        }
+        to[0] += v[0];
+        to[1] += v[1] + v[2];
+    }
+    st_regex_free(re);
+    csv_close(&c, h, nh);
+    if (rc < 0) {
+        memset(out, 0, sizeof *out); /* nothing half-read */
+        return rc;
+    }
+    if (num_layer <= 0 || !out->block_ops || two_stacks)
+        return 0;
+    out->ok = 1;
+    out->fwd_s = (rest[0] + (double)num_layer * in[0]) * 1e-3;
+    out->bwd_s = (rest[1] + (double)num_layer * in[1]) * 1e-3;
+    return 0;
 }
 
 int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err)

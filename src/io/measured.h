@@ -135,8 +135,32 @@ int st_read_vidur_network(const char *path, st_net_set *out, st_error *err);
 void st_net_set_free(st_net_set *s);
 
 /* A NeuSight label (labels/DEVICE/MODEL-MODE-SEQ-BATCH[-fusion].json): the
- * measured whole-model latency in seconds, and its num_layer. */
-int st_read_neusight_label(const char *path, double *e2e_s, long long *num_layer, st_error *err);
+ * measured whole-model latency in seconds, its num_layer and, where the
+ * label has them (fw_latency and bwall_latency, both or neither), the
+ * forward and backward parts of it. */
+typedef struct st_ns_label {
+    double e2e_s;
+    long long num_layer; /* 0: not given */
+    int has_split;
+    double fwd_s, bwd_s;
+} st_ns_label;
+int st_read_neusight_label(const char *path, st_ns_label *out, st_error *err);
+
+/* A label's operator profile (the LABEL.csv beside it: one row per traced
+ * operator, each timed on its own, columns fw_latency, bw_latency and
+ * acc_latency in ms, meta holding the operator's nn_module_stack). The
+ * trace holds the first block of the model's repeated stack (modules named
+ * PREFIX.0, e.g. transformer.h.0, bert.encoder.layer.0) and everything
+ * outside it, so the profiled step is the rest + num_layer x block 0.
+ * ok = 0 (and 0 returned) where that does not apply: no num_layer, no
+ * block 0, or two repeated stacks (an encoder and a decoder). */
+typedef struct st_ns_profile {
+    int ok;
+    double fwd_s, bwd_s;   /* bwd: bw_latency + acc_latency */
+    long long block_ops;   /* operators traced in block 0 */
+    char block[64];        /* its module path, e.g. "transformer.h.0" */
+} st_ns_profile;
+int st_read_neusight_profile(const char *path, long long num_layer, st_ns_profile *out, st_error *err);
 
 /* A vLLM run's meta.json (shared/data/vllm/RUN): the served model's Hugging
  * Face name, the engine settings under engine_kwargs and, where logged, the
