@@ -822,6 +822,21 @@ check "train --trace: a Chrome trace with a forward and a backward per microbatc
 # add up to the JSON's pp_comm_s (2 x 16 transfers)
 check "train --trace: pipeline sends per stage 16, 32, 32, 16; a middle stage's add up to pp_comm_s" \
     jq -e -n --slurpfile t "$tmp/trace.json" --slurpfile o "$tmp/t.json" '[range(0;4) as $p | [$t[0].traceEvents[] | select(.pid == $p and .tid == 3 and .ph == "X")] | length] == [16, 32, 32, 16] and (([$t[0].traceEvents[] | select(.pid == 1 and .tid == 3 and .ph == "X") | .dur] | add) / 1e6 / $o[0].breakdown.pp_comm_s - 1 | fabs) < 1e-9'
+check "train --trace: the whole iteration written, said in the trace (otherData) and the JSON" \
+    jq -e -n --slurpfile t "$tmp/trace.json" --slurpfile o "$tmp/t.json" '$t[0].otherData.tasks_written == 128 and $t[0].otherData.tasks_total == 128 and $o[0].trace.tasks == 128 and $o[0].trace.truncated == false'
+# a trace past 200,000 tasks keeps each stage's first 200,000 / PP and says
+# so: 8 stages x 2 x 12,600 microbatches = 201,600 tasks, 25,000 a stage kept
+"$S" train gpt2-large --cluster dgx-a100 --gpus 8 --pp 8 --microbatches 12600 --global-batch 12600 --seq 1024 \
+    --dtype bf16 --trace "$tmp/bigt.json" > "$tmp/bigo.txt" 2> "$tmp/err"
+check "train --trace past its cap: 200000 of 201600 tasks, 25000 a stage, said in the text and the trace" \
+    jq -e --rawfile txt "$tmp/bigo.txt" '.otherData.tasks_written == 200000 and .otherData.tasks_total == 201600 and ([.traceEvents[] | select(.pid == 7 and (.cat == "forward" or .cat == "backward"))] | length) == 25000 and ($txt | test("it holds 200000 of the iteration.s 201600 forward/backward tasks: each of the 8 pipeline stages keeps its first 25000"))' "$tmp/bigt.json"
+rm -f "$tmp/bigt.json"
+# serve's trace of steps stops at 200,000 and says how many the run took
+"$S" serve llama2-7b --gpu a100-80gb-sxm --qps 0.5 --requests 2500 --lengths fixed:16,128 --seed 1 \
+    --trace-out "$tmp/bigs.json" --json > "$tmp/bigs.out" 2> "$tmp/err"
+check "serve --trace-out past its cap: the first 200000 steps, the run's total in the trace and the JSON" \
+    jq -e -n --slurpfile t "$tmp/bigs.json" --slurpfile o "$tmp/bigs.out" '($t[0].traceEvents | length) == 200000 and $t[0].otherData.steps_written == 200000 and $o[0].trace_out.steps == 200000 and $o[0].trace_out.steps_total == $o[0].steps and $o[0].steps > 200000 and $o[0].trace_out.truncated == true'
+rm -f "$tmp/bigs.json"
 # ZeRO-3 on one 8-GPU node: every forward gathers, every backward gathers
 # and reduce-scatters (2 tasks per microbatch, each drawn beside its task);
 # with no DP buckets they are all of the iteration's communication

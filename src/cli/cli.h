@@ -150,6 +150,10 @@ const char *cli_attn_words(st_attn_impl a);
 void cli_si(char *buf, size_t n, double v, const char *unit);
 void cli_bytes(char *buf, size_t n, double v); /* binary units: GiB, MiB */
 void cli_secs(char *buf, size_t n, double s);  /* "12.3 us", "4.56 ms", "1.234 s" */
+/* A written trace in --json: key{file, UNIT, UNIT_total, truncated}: how
+ * many events (tasks, steps) it holds of the run's. */
+void cli_json_trace(st_json *j, const char *key, const char *file, const char *unit, long long written,
+                    long long total);
 
 /* Printers shared by show and the summary (text and JSON). */
 void cli_print_gpu(const st_gpu *g, FILE *out);

@@ -357,7 +357,8 @@ static int run(int argc, char **argv)
         st_error_set(&err, rc, "writing %s failed (disk full, or the device refused the bytes); nothing written",
                      so.per_request);
     if (tr->f && !rc)
-        fputs("\n],\"displayTimeUnit\":\"ms\"}\n", tr->f);
+        fprintf(tr->f, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"steps_written\":%lld,\"steps_total\":%lld,"
+                       "\"steps_max\":%lld}}\n", res.trace_steps, res.trace_steps_total, su.cfg.trace_max_events);
     if (cli_out_close_all(outf, 2, rc == 0, rc ? NULL : &err) && rc == 0)
         rc = err.code ? err.code : ST_EIO;
     /* settings vLLM takes as given though they do not match the hardware
@@ -385,6 +386,8 @@ static int run(int argc, char **argv)
             cli_serve_json(&j, &su.cfg, &res);
             st_json_int(&j, "trimmed_requests", (long long)su.trimmed);
             model_stats_json(&j, &su.cfg, &ms);
+            if (so.trace_out)
+                cli_json_trace(&j, "trace_out", so.trace_out, "steps", res.trace_steps, res.trace_steps_total);
             st_json_end_object(&j);
             st_json_finish(&j);
         } else {
@@ -396,6 +399,9 @@ static int run(int argc, char **argv)
                 printf("\n  per model\n");
                 model_stats_text(stdout, &su.cfg, &ms);
             }
+            if (so.trace_out && res.trace_steps < res.trace_steps_total)
+                printf("  trace      %s holds the first %lld of the run's %lld steps\n", so.trace_out,
+                       res.trace_steps, res.trace_steps_total);
         }
     }
     st_serve_result_free(&res);

@@ -332,6 +332,8 @@ static int run_train(int argc, char **argv)
         st_json_string(&j, "cluster", s.cl.id);
         st_json_string(&j, "gpu", s.cl.node.gpu.id);
         json_result(&j, &k, &r);
+        if (t.trace)
+            cli_json_trace(&j, "trace", t.trace, "tasks", r.trace_tasks, r.trace_tasks_total);
         st_json_end_object(&j);
         st_json_finish(&j);
     } else {
@@ -394,8 +396,13 @@ static int run_train(int argc, char **argv)
             cli_bytes(m1, sizeof m1, vals[i]);
             printf("    %-12s %s\n", names[i], m1);
         }
-        if (t.trace)
+        if (t.trace) {
             printf("\n  trace written to %s (open in ui.perfetto.dev or chrome://tracing)\n", t.trace);
+            if (r.trace_tasks < r.trace_tasks_total)
+                printf("  it holds %lld of the iteration's %lld forward/backward tasks: each of the %d pipeline "
+                       "stages keeps its first %lld\n", r.trace_tasks, r.trace_tasks_total, k.pp,
+                       (long long)(ST_TRAIN_TRACE_MAX_TASKS / k.pp));
+        }
     }
     st_model_free(&s.m);
     return 0;

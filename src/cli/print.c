@@ -42,6 +42,19 @@ void cli_si(char *buf, size_t n, double v, const char *unit)
     snprintf(buf, n, "%.3g %s%s", v, prefix[i], unit);
 }
 
+void cli_json_trace(st_json *j, const char *key, const char *file, const char *unit, long long written,
+                    long long total)
+{
+    char k[48];
+    st_json_begin_object(j, key);
+    st_json_string(j, "file", file);
+    st_json_int(j, unit, written);
+    snprintf(k, sizeof k, "%s_total", unit);
+    st_json_int(j, k, total);
+    st_json_bool(j, "truncated", written < total);
+    st_json_end_object(j);
+}
+
 void cli_secs(char *buf, size_t n, double s)
 {
     if (s < 1e-3)

@@ -262,6 +262,8 @@ typedef struct st_serve_result {
     st_kv_sample *kv;           /* KV use over time (at most ST_SERVE_KV_SAMPLES) */
     st_req_out *req;            /* per request, in arrival order */
     int gpus;
+    /* trace_out: steps written (the first trace_max_events) and run */
+    long long trace_steps, trace_steps_total;
 } st_serve_result;
 #define ST_SERVE_KV_SAMPLES 2048
 /* Most requests one generated stream may hold. Measured with llama2-7b on

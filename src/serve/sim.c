@@ -831,7 +831,10 @@ static void kv_sample(sim *s)
 static void trace_step(sim *s, int rep, double t0, double dur, const batch *b)
 {
     FILE *f = s->cfg->trace_out;
-    if (!f || s->trace_events >= s->cfg->trace_max_events)
+    if (!f)
+        return;
+    s->out->trace_steps_total++;
+    if (s->trace_events >= s->cfg->trace_max_events)
         return;
     int pre = 0;
     for (int i = 0; i < b->n; i++)
@@ -839,7 +842,7 @@ static void trace_step(sim *s, int rep, double t0, double dur, const batch *b)
     fprintf(f, "%s{\"name\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
                "\"args\":{\"tokens\":%lld,\"seqs\":%d,\"prefills\":%d}}",
             s->trace_events ? ",\n" : "", rep, t0 * 1e6, dur * 1e6, b->tokens, b->n, pre);
-    s->trace_events++;
+    s->out->trace_steps = ++s->trace_events;
 }
 
 /* ---- routing ---------------------------------------------------------------------------- */

@@ -747,8 +747,14 @@ static void trace_thread_name(st_json *j, int pid, int tid, const char *name)
  * other), 2 the communication that overlaps compute (ZeRO-3 per task, DP
  * buckets, ZeRO-1/2's weight all-gather), 3 the pipeline's sends. */
 static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const trace_comm *tc, const double *dp_start,
-                        const double *dp_end, double pipe_end, double opt_s, double zero_s)
+                        const double *dp_end, double pipe_end, double opt_s, double zero_s, st_train_result *r)
 {
+    long long cap = ST_TRAIN_TRACE_MAX_TASKS / k->pp;
+    r->trace_tasks = r->trace_tasks_total = 0;
+    for (int d = 0; d < k->pp; d++) {
+        r->trace_tasks_total += s->n[d];
+        r->trace_tasks += s->n[d] < cap ? s->n[d] : cap;
+    }
     st_json j;
     st_json_init(&j, f, 0);
     st_json_begin_object(&j, NULL);
@@ -770,7 +776,6 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const tr
         trace_thread_name(&j, d, 2, "communication beside compute");
         if (k->pp > 1)
             trace_thread_name(&j, d, 3, "pipeline send/recv");
-        long long cap = ST_TRAIN_TRACE_MAX_TASKS / k->pp;
         long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
         for (int i = 0; i < s->n[d] && i < cap; i++) {
             const task *t = &s->t[d][i];
@@ -807,6 +812,12 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const tr
             trace_event(&j, "ZeRO all-gather of weights", "comm", d, 2, pipe_end + opt_s, zero_s);
     }
     st_json_end_array(&j);
+    /* what the trace holds: all of the iteration's tasks, or each stage's first */
+    st_json_begin_object(&j, "otherData");
+    st_json_int(&j, "tasks_written", r->trace_tasks);
+    st_json_int(&j, "tasks_total", r->trace_tasks_total);
+    st_json_int(&j, "tasks_per_stage_max", cap);
+    st_json_end_object(&j);
     st_json_end_object(&j);
     st_json_finish(&j);
 }
@@ -1378,7 +1389,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
                                               nbl > 0 || zw > 0 ? nbl * (z3_ag + z3_rs) + 2 * zw / 3 : 0};
                 }
                 trace_comm tc = {tcf, tcf + V, pp > 1 ? p2p : 0, k->sp};
-                write_trace(trace, &S, k, &tc, dps, dpe, end_all, opt_s, zero_ag);
+                write_trace(trace, &S, k, &tc, dps, dpe, end_all, opt_s, zero_ag, r);
                 free(tcf);
             }
         }

@@ -178,6 +178,9 @@ typedef struct st_train_result {
     long long micro_batch;        /* sequences per microbatch */
     st_train_mem mem;
     int gpus;
+    /* --trace: forward/backward tasks written and in the schedule (each
+     * stage keeps its first ST_TRAIN_TRACE_MAX_TASKS / PP); 0 without one */
+    long long trace_tasks, trace_tasks_total;
 } st_train_result;
 
 /* Layers on virtual pipeline stage (model chunk) vs (0..V-1) when L layers
