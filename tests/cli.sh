@@ -573,6 +573,16 @@ check "eval --accumulate-grads: 436 more kernels on GPT-2 Large (12 tensors x 36
     jq -e -n --slurpfile a "$tmp/ac.json" --slurpfile b "$tmp/na.json" '
       ([$a[0].layers[].kernels] | add) - ([$b[0].layers[].kernels] | add) == 436 and $a[0].total_s > $b[0].total_s and
       $a[0].memory.bytes == $b[0].memory.bytes and $a[0].accumulate_grads == true and $b[0].accumulate_grads == false'
+# by pass: forward, backward and optimizer add up to the step with the final
+# sync; recompute replays each block's forward inside the backward (not the
+# embedding's or the head's: under the whole forward)
+"$S" eval gpt2-large --gpu a100-80gb-sxm --phase train --batch 4 --seq 1024 --json > "$tmp/pa.json" 2> "$tmp/err"
+"$S" eval gpt2-large --gpu a100-80gb-sxm --phase train --batch 4 --seq 1024 --recompute --json > "$tmp/pr.json" 2> "$tmp/err"
+check "eval train: forward_s + backward_s + optimizer_s + sync_s = total_s; recompute adds most of a forward to the backward" \
+    jq -e -n --slurpfile a "$tmp/pa.json" --slurpfile r "$tmp/pr.json" '$a[0] as $x | $r[0] as $y |
+      (($x.forward_s + $x.backward_s + $x.optimizer_s + $x.sync_s) / $x.total_s - 1 | fabs) < 1e-12 and
+      $x.optimizer_s > 0 and $x.backward_s > $x.forward_s and $y.forward_s == $x.forward_s and
+      ($y.backward_s - $x.backward_s) > 0.8 * $x.forward_s and ($y.backward_s - $x.backward_s) < $x.forward_s'
 # --models: the labels' model configs from another folder (label sets that
 # keep no copies, as data/measured/h100); a missing folder is an error, a
 # label set with neither DIR/models nor the shared configs is left out, said so

@@ -201,6 +201,10 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
                s->kernel_s * 1e3, s->kernels, s->idle_s * 1e3, s->sync_s * 1e3);
         printf("  host dispatch      %.4f ms\n", s->host_s * 1e3);
     }
+    if (o->phase == ST_PHASE_TRAIN)
+        printf("  by pass            forward %.4f ms, backward %.4f ms%s, optimizer %.4f ms (idle before a "
+               "kernel counted with it)\n", s->pass_s[ST_PASS_FWD] * 1e3, s->pass_s[ST_PASS_BWD] * 1e3,
+               co->recompute ? " (the forward replay included)" : "", s->pass_s[ST_PASS_OPT] * 1e3);
     double peak = st_gpu_peak(g, o->dtype, 0);
     if (s->flops > 0)
         printf("  achieved           %.4g TFLOP/s%s", s->flops / s->total_s * 1e-12, peak > 0 ? "" : "\n");
@@ -238,6 +242,10 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_number(&j, "host_s", s->host_s);
     st_json_number(&j, "idle_s", s->idle_s);
     st_json_number(&j, "sync_s", s->sync_s);
+    /* wall time by pass; with sync_s they add up to total_s */
+    st_json_number(&j, "forward_s", s->pass_s[ST_PASS_FWD]);
+    st_json_number(&j, "backward_s", s->pass_s[ST_PASS_BWD]);
+    st_json_number(&j, "optimizer_s", s->pass_s[ST_PASS_OPT]);
     st_json_int(&j, "kernels", s->kernels);
     st_json_number(&j, "flops", s->flops);
     st_json_number(&j, "bytes", s->bytes);
