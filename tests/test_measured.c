@@ -284,10 +284,10 @@ static void test_vidur_network_bounds(void **state)
 }
 
 /* A label's operator profile (NeuSight's LABEL.csv): everything outside
- * block 0 once, block 0 (the first module path ending ".0", however deep
- * the operator sits in it) num_layer times, backward = bw + acc. By hand,
- * num_layer 3: forward 0.5 + 1.0 + 2.0 (h.10 is not block 0) + 3 x (0.125 +
- * 0.375) = 5.0 ms; backward 2.0 + 0.25 + 3 x (0.25 + 0.5 + 0.125) = 4.875. */
+ * block 0 once, block 0 (the outermost numbered module, however deep the
+ * operator sits in it) num_layer times, backward = bw + acc. By hand,
+ * num_layer 3: forward 0.5 + 1.0 + 3 x (0.125 + 0.375) = 3.0 ms;
+ * backward 2.0 + 0.25 + 3 x (0.25 + 0.5 + 0.125) = 4.875 ms. */
 static void test_neusight_profile(void **state)
 {
     st_ns_profile p;
@@ -295,25 +295,35 @@ static void test_neusight_profile(void **state)
     (void)state;
     assert_int_equal(st_read_neusight_profile(testdata("measured/profile-gpt2.csv"), 3, &p, &err), 0);
     assert_int_equal(p.ok, 1);
-    assert_true(fabs(p.fwd_s - 5.0e-3) < 1e-15);
+    assert_true(fabs(p.fwd_s - 3.0e-3) < 1e-15);
     assert_true(fabs(p.bwd_s - 4.875e-3) < 1e-15);
     assert_int_equal(p.block_ops, 2);
     assert_string_equal(p.block, "transformer.h.0");
     /* no layer count: nothing to scale block 0 by */
     assert_int_equal(st_read_neusight_profile(testdata("measured/profile-gpt2.csv"), 0, &p, &err), 0);
     assert_int_equal(p.ok, 0);
+    /* a trace that holds block 10 as well is not "block 0 x num_layer" */
+    assert_int_equal(st_read_neusight_profile(testdata("measured/profile-h10.csv"), 3, &p, &err), 0);
+    assert_int_equal(p.ok, 0);
+    assert_int_equal(p.block_ops, 2);
     /* an encoder and a decoder stack: num_layer says how many of which? */
     assert_int_equal(st_read_neusight_profile(testdata("measured/profile-t5.csv"), 6, &p, &err), 0);
     assert_int_equal(p.ok, 0);
+    assert_true(p.block_ops > 0);
+    assert_string_equal(p.block, "encoder.block.0");
     assert_int_equal(st_read_neusight_profile(testdata("measured/profile-bad.csv"), 3, &p, &err), ST_EINVAL);
     assert_error_at(err.msg, "measured/profile-bad.csv", ":3:", "column 'fw_latency': expected a number");
     assert_int_equal(p.ok, 0);
     assert_int_equal(st_read_neusight_profile(testdata("measured/profile-nocol.csv"), 3, &p, &err), ST_EINVAL);
     assert_error_at(err.msg, "measured/profile-nocol.csv", ":1:1", "no column 'acc_latency'");
+    /* a byte that is not UTF-8 in meta: an error, not an operator counted once */
+    assert_int_equal(st_read_neusight_profile(testdata("measured/profile-badutf8.csv"), 3, &p, &err), ST_EINVAL);
+    assert_error_at(err.msg, "measured/profile-badutf8.csv", ":5:", "column 'meta': not valid UTF-8");
+    assert_int_equal(p.ok, 0);
 }
 
-/* A label's forward / backward split: both parts or an error naming the
- * missing one where the other stands. */
+/* A label's forward / backward split: both parts, adding up to the whole,
+ * or an error naming what is wrong. */
 static void test_neusight_label_split(void **state)
 {
     st_ns_label l;
@@ -322,9 +332,11 @@ static void test_neusight_label_split(void **state)
     assert_int_equal(st_read_neusight_label(testdata("measured/label-split.json"), &l, &err), 0);
     assert_int_equal(l.has_split, 1);
     assert_int_equal(l.num_layer, 3);
-    assert_true(l.e2e_s == 9.875e-3 && l.fwd_s == 5.0e-3 && l.bwd_s == 4.875e-3);
+    assert_true(l.e2e_s == 9.875e-3 && l.fwd_s == 6.0e-3 && l.bwd_s == 3.875e-3);
     assert_int_equal(st_read_neusight_label(testdata("measured/label-half-split.json"), &l, &err), ST_EINVAL);
     assert_error_at(err.msg, "measured/label-half-split.json", ":3:", "has fw_latency but not bwall_latency");
+    assert_int_equal(st_read_neusight_label(testdata("measured/label-split-sum.json"), &l, &err), ST_EINVAL);
+    assert_error_at(err.msg, "measured/label-split-sum.json", ":3:", "must add up to the whole");
 }
 
 static void test_op_names(void **state)

@@ -948,6 +948,13 @@ int st_read_neusight_label(const char *path, st_ns_label *out, st_error *err)
         if (f_node_number(&c, fw, "fw_latency", 0, 1e12, &f_ms) ||
             f_node_number(&c, bw, "bwall_latency", 0, 1e12, &b_ms))
             goto done;
+        /* the parts of the whole: a label whose parts do not add up has
+         * one of the three wrong (NeuSight's labels agree to 1e-7) */
+        if (fabs(f_ms + b_ms - ms) > 1e-3 * ms) {
+            f_error(&c, fw, "fw_latency + bwall_latency = %.6g ms, but e2e_latency is %.6g ms: the forward and "
+                    "backward parts must add up to the whole (within 0.1%%)", f_ms + b_ms, ms);
+            goto done;
+        }
         out->has_split = 1;
         out->fwd_s = f_ms * 1e-3;
         out->bwd_s = b_ms * 1e-3;
@@ -958,18 +965,24 @@ done:
     return rc;
 }
 
-/* The first module path in an operator's nn_module_stack that ends in
- * ".0" (the outermost block of a repeated stack), or none. */
-static int block_of(const st_regex *re, const char *meta, char *out, size_t size)
+/* The outermost numbered module in an operator's nn_module_stack (the
+ * first path ending in ".N": a block of a repeated stack, as
+ * "transformer.h.0"): 1 with the path and N, 0 when there is none, -1 when
+ * the text cannot be matched (not valid UTF-8). */
+static int block_of(const st_regex *re, const char *meta, char *out, size_t size, long long *index)
 {
-    long long st[2], en[2];
-    if (st_regex_groups(re, meta, st, en, 2) != 1 || st[1] < 0)
+    long long st[3], en[3];
+    int r = st_regex_groups(re, meta, st, en, 3);
+    if (r < 0)
+        return -1;
+    if (r != 1 || st[1] < 0 || st[2] < 0)
         return 0;
     size_t n = (size_t)(en[1] - st[1]);
     if (n >= size)
         n = size - 1;
     memcpy(out, meta + st[1], n);
     out[n] = '\0';
+    *index = strtoll(meta + st[2], NULL, 10);
     return 1;
 }
 
@@ -991,12 +1004,14 @@ int st_read_neusight_profile(const char *path, long long num_layer, st_ns_profil
             return rc;
         }
     st_regex *re = NULL;
-    if ((rc = st_regex_compile(&re, "\\('([A-Za-z_][\\w.]*\\.0)'", 0, err))) {
+    if ((rc = st_regex_compile(&re, "\\('([A-Za-z_][\\w.]*\\.([0-9]+))'", 0, err))) {
         csv_close(&c, h, nh);
         return rc;
     }
     double in[2] = {0, 0}, rest[2] = {0, 0};
-    int two_stacks = 0;
+    /* not "the rest + num_layer x block 0": two repeated stacks (an
+     * encoder's block 0 and a decoder's), or a block other than 0 traced */
+    int not_one_block = 0;
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         double v[3];
         for (int k = 0; k < 3 && rc == 1; k++)
@@ -1004,12 +1019,21 @@ int st_read_neusight_profile(const char *path, long long num_layer, st_ns_profil
         if (rc != 1)
             break;
         char blk[64];
+        long long index = 0;
         double *to = rest;
-        if (block_of(re, c.field[idx[3]], blk, sizeof blk)) {
+        int b = block_of(re, c.field[idx[3]], blk, sizeof blk, &index);
+        if (b < 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'meta': not valid UTF-8; expected the operator's "
+                              "nn_module_stack as text", path, c.fline[idx[3]], c.col[idx[3]]);
+            break;
+        }
+        if (b && index != 0) {
+            not_one_block = 1;
+        } else if (b) {
             if (!out->block[0])
                 snprintf(out->block, sizeof out->block, "%s", blk);
             if (strcmp(blk, out->block) != 0)
-                two_stacks = 1;
+                not_one_block = 1;
             to = in;
             out->block_ops++;
         }
@@ -1022,7 +1046,7 @@ int st_read_neusight_profile(const char *path, long long num_layer, st_ns_profil
         memset(out, 0, sizeof *out); /* nothing half-read */
         return rc;
     }
-    if (num_layer <= 0 || !out->block_ops || two_stacks)
+    if (num_layer <= 0 || !out->block_ops || not_one_block)
         return 0;
     out->ok = 1;
     out->fwd_s = (rest[0] + (double)num_layer * in[0]) * 1e-3;

@@ -136,8 +136,8 @@ void st_net_set_free(st_net_set *s);
 
 /* A NeuSight label (labels/DEVICE/MODEL-MODE-SEQ-BATCH[-fusion].json): the
  * measured whole-model latency in seconds, its num_layer and, where the
- * label has them (fw_latency and bwall_latency, both or neither), the
- * forward and backward parts of it. */
+ * label has them (fw_latency and bwall_latency, both or neither, adding up
+ * to e2e_latency within 0.1%), the forward and backward parts of it. */
 typedef struct st_ns_label {
     double e2e_s;
     long long num_layer; /* 0: not given */
@@ -153,7 +153,10 @@ int st_read_neusight_label(const char *path, st_ns_label *out, st_error *err);
  * PREFIX.0, e.g. transformer.h.0, bert.encoder.layer.0) and everything
  * outside it, so the profiled step is the rest + num_layer x block 0.
  * ok = 0 (and 0 returned) where that does not apply: no num_layer, no
- * block 0, or two repeated stacks (an encoder and a decoder). */
+ * block 0, two repeated stacks (an encoder and a decoder), or an operator
+ * in another numbered module than block 0 (transformer.h.10; a numbered
+ * head, Sequential's classifier.1). A meta that is not valid UTF-8 is an
+ * error. */
 typedef struct st_ns_profile {
     int ok;
     double fwd_s, bwd_s;   /* bwd: bw_latency + acc_latency */
