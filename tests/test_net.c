@@ -124,6 +124,86 @@ static void test_algorithms(void **state)
     assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLREDUCE, ST_ALGO_RING, NAN, &e, &err), ST_EINVAL);
 }
 
+static st_coll_est est_p(const st_cluster *c, int n, int pn, st_coll coll, st_algo a, st_proto p, double bytes)
+{
+    st_net_group g;
+    st_coll_est e;
+    st_error err;
+    assert_int_equal(st_net_group_init(c, n, pn, &g, &err), 0);
+    int rc = st_coll_estimate_proto(&g, coll, a, p, bytes, &e, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    return e;
+}
+
+/* NCCL's protocols by hand, with tuning.cc's constants. One DGX A100 (the
+ * node of ib-a100), 8 GPUs, NVSwitch at 300 GB/s x 0.775:
+ *   64 KiB: ring on LL, baseLat 6.6 us + 14 steps x 0.6 us, and 2 x 7/8 of
+ *   the buffer at half the rate (116.25 GB/s) capped at NCCL's 87.7 GB/s
+ *   for Ampere on one node;
+ *   4 MiB on LL128: 14 us + 14 x 1.9 us, at 0.92 of the rate;
+ *   1 GiB: Simple, the preset's figures (test_ring_by_hand). */
+static void test_protocols(void **state)
+{
+    (void)state;
+    st_cluster c = load("ib-a100");
+    double S = 65536;
+    st_coll_est e = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_AUTO, S);
+    assert_int_equal(e.algo, ST_ALGO_RING);
+    assert_int_equal(e.proto, ST_PROTO_LL);
+    assert_true(rel_diff(e.time_s, 6.6e-6 + 14 * 0.6e-6 + 2.0 * 7 / 8 * S / 87.7e9) < 1e-9);
+    S = 4.0 * 1048576;
+    e = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_LL128, S);
+    assert_true(rel_diff(e.time_s, 14e-6 + 14 * 1.9e-6 + 2.0 * 7 / 8 * S / (300e9 * 0.775 * 0.92)) < 1e-9);
+    e = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_AUTO, 1073741824.0);
+    assert_int_equal(e.proto, ST_PROTO_SIMPLE);
+    /* the choice is the fastest: never slower than Simple alone */
+    for (double b = 1024; b <= 1073741824.0; b *= 4) {
+        st_coll_est a = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_AUTO, b);
+        st_coll_est sp = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_SIMPLE, b);
+        assert_true(a.time_s <= sp.time_s);
+    }
+    /* one GPU per node: NCCL charges the network's tree latency on LL128
+     * (8.5 us a step, not the ring's 4.0): 16 nodes, reduce-scatter of
+     * 16 MiB, 15 steps, one NIC at 25 GB/s x 0.96 x 0.92 */
+    S = 16.0 * 1048576;
+    e = est_p(&c, 16, 1, ST_COLL_REDUCESCATTER, ST_ALGO_RING, ST_PROTO_LL128, S);
+    assert_true(rel_diff(e.time_s, 14e-6 + 15 * 8.5e-6 + 15.0 / 16 * S / (25e9 * 0.96 * 0.92)) < 1e-9);
+    /* LL across 2 nodes of AMD hosts: NCCL's cap is 22.5 GB/s */
+    st_net_group g;
+    st_net_group_init(&c, 16, 8, &g, NULL);
+    assert_true(rel_diff(g.ll_max_bw, 22.5e9) < 1e-12);
+    /* point-to-point collectives stay on Simple; a PCIe node has no LL128 */
+    st_error err;
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLTOALL, ST_ALGO_AUTO, ST_PROTO_LL, 1e6, &e, &err),
+                     ST_EINVAL);
+    assert_non_null(strstr(err.msg, "point-to-point"));
+    assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLTOALL, ST_ALGO_AUTO, 1024, &e, &err), 0);
+    assert_int_equal(e.proto, ST_PROTO_SIMPLE);
+    st_cluster pc;
+    assert_int_equal(st_load_cluster_or_node("rtx-4090-workstation", &pc, &err), 0);
+    assert_int_equal(st_net_group_init(&pc, pc.node.gpus, 0, &g, &err), 0);
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_LL128, 1e6, &e, &err),
+                     ST_EINVAL);
+    assert_non_null(strstr(err.msg, "PCIe"));
+    for (double b = 1024; b <= 1073741824.0; b *= 4) {
+        assert_int_equal(st_coll_estimate(&g, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, b, &e, &err), 0);
+        assert_int_not_equal(e.proto, ST_PROTO_LL128);
+    }
+    /* ASTRA-sim's configuration allows Simple alone (nccl_protocols) */
+    st_cluster a;
+    assert_int_equal(st_load_cluster_or_node("astra-hgx-h100", &a, &err), 0);
+    e = est_p(&a, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_AUTO, 1024);
+    assert_int_equal(e.proto, ST_PROTO_SIMPLE);
+    /* names */
+    st_proto p;
+    assert_int_equal(st_proto_parse("ll128", &p), 0);
+    assert_int_equal(p, ST_PROTO_LL128);
+    assert_string_equal(st_proto_name(ST_PROTO_LL), "ll");
+    assert_int_equal(st_proto_parse("LL", &p), ST_EINVAL);
+}
+
 /* The simulation: one flow agrees with the model; flows sharing GPUs slow
  * each other down; flows on different nodes do not. */
 static void test_simulation(void **state)
@@ -170,7 +250,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_by_hand), cmocka_unit_test(test_identities),
-        cmocka_unit_test(test_alltoall),     cmocka_unit_test(test_algorithms),
+        cmocka_unit_test(test_alltoall),     cmocka_unit_test(test_algorithms), cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_simulation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

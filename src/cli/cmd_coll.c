@@ -14,6 +14,7 @@ static void json_est(st_json *j, const char *key, const st_coll_est *e)
 {
     st_json_begin_object(j, key);
     st_json_string(j, "algo", st_algo_name(e->algo));
+    st_json_string(j, "protocol", st_proto_name(e->proto));
     st_json_number(j, "time_s", e->time_s);
     st_json_number(j, "algbw", e->algbw);
     st_json_number(j, "busbw", e->busbw);
@@ -29,16 +30,17 @@ static int run(int argc, char **argv)
         {"cluster", required_argument, NULL, 'c'}, {"gpus", required_argument, NULL, 'n'},
         {"per-node", required_argument, NULL, 'p'}, {"bytes", required_argument, NULL, 'b'},
         {"algo", required_argument, NULL, 'a'},    {"sim", no_argument, NULL, 's'},
+        {"proto", required_argument, NULL, 'P'},
         {"concurrent", required_argument, NULL, 'k'}, {"chunk", required_argument, NULL, 'C'},
         {"sweep", no_argument, NULL, 'w'},         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
-    const char *cluster = "ib-a100", *algo_s = "auto";
+    const char *cluster = "ib-a100", *algo_s = "auto", *proto_s = "auto";
     long long gpus = 0, per_node = 0, conc = 1;
     double bytes = -1, chunk = 0;
     int sim = 0, sweep = 0, json = 0, c, rc;
     optind = 0;
-    while ((c = cli_getopt(&cmd_coll, argc, argv, "c:n:p:b:a:sk:C:wjh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_coll, argc, argv, "c:n:p:b:a:P:sk:C:wjh", opts)) != -1) {
         switch (c) {
         case 'c': cluster = optarg; break;
         case 'n':
@@ -55,6 +57,7 @@ static int run(int argc, char **argv)
                 return 2;
             break;
         case 'a': algo_s = optarg; break;
+        case 'P': proto_s = optarg; break;
         case 's': sim = 1; break;
         case 'k':
             if (cli_parse_ll(&cmd_coll, "--concurrent", optarg, 1, 64, &conc))
@@ -88,6 +91,9 @@ static int run(int argc, char **argv)
     if (st_algo_parse(algo_s, &algo))
         return cli_usage_error(&cmd_coll, "--algo: expected auto, ring, tree, direct, halving_doubling or "
                                "hierarchical, got '%s'", algo_s);
+    st_proto proto;
+    if (st_proto_parse(proto_s, &proto))
+        return cli_usage_error(&cmd_coll, "--proto: expected auto, ll, ll128 or simple, got '%s'", proto_s);
     if (bytes < 0)
         return cli_usage_error(&cmd_coll, "--bytes SIZE is required (e.g. --bytes 64MiB)");
     if (bytes == 0) /* NCCL returns from a zero-count call without launching anything */
@@ -104,12 +110,12 @@ static int run(int argc, char **argv)
     if (st_net_group_init(&cl, (int)gpus, (int)per_node, &g, &err))
         return cli_fail(&err);
     st_coll_est e;
-    if (st_coll_estimate(&g, coll, algo, bytes, &e, &err))
+    if (st_coll_estimate_proto(&g, coll, algo, proto, bytes, &e, &err))
         return cli_fail(&err);
     st_coll_est all[ST_ALGO_COUNT];
     int ok[ST_ALGO_COUNT] = {0};
     for (int a = ST_ALGO_RING; a < ST_ALGO_COUNT; a++)
-        ok[a] = st_coll_estimate(&g, coll, (st_algo)a, bytes, &all[a], NULL) == 0;
+        ok[a] = st_coll_estimate_proto(&g, coll, (st_algo)a, proto, bytes, &all[a], NULL) == 0;
     st_flow_result *sr = NULL;
     if (sim) {
         st_flow *fl = calloc((size_t)conc, sizeof *fl);
@@ -150,6 +156,7 @@ static int run(int argc, char **argv)
         st_json_int(&j, "nodes", g.nodes);
         st_json_number(&j, "bytes", bytes);
         st_json_string(&j, "algo", st_algo_name(e.algo));
+        st_json_string(&j, "protocol", st_proto_name(e.proto));
         st_json_number(&j, "time_s", e.time_s);
         st_json_number(&j, "algbw", e.algbw);
         st_json_number(&j, "busbw", e.busbw);
@@ -163,6 +170,7 @@ static int run(int argc, char **argv)
         if (sim) {
             st_json_begin_object(&j, "sim");
             st_json_string(&j, "algo", st_algo_name(sr[0].algo));
+            st_json_string(&j, "protocol", st_proto_name(sr[0].proto));
             st_json_int(&j, "concurrent", conc);
             st_json_number(&j, "time_s", sr[0].time_s);
             double last = 0;
@@ -178,11 +186,12 @@ static int run(int argc, char **argv)
             st_json_begin_array(&j, "sweep");
             for (double s = sweep0; s <= bytes * 1.0000001 || s == sweep0; s *= 2) {
                 st_coll_est w;
-                if (st_coll_estimate(&g, coll, algo, s, &w, NULL))
+                if (st_coll_estimate_proto(&g, coll, algo, proto, s, &w, NULL))
                     break;
                 st_json_begin_object(&j, NULL);
                 st_json_number(&j, "bytes", s);
                 st_json_string(&j, "algo", st_algo_name(w.algo));
+                st_json_string(&j, "protocol", st_proto_name(w.proto));
                 st_json_number(&j, "time_s", w.time_s);
                 st_json_number(&j, "busbw", w.busbw);
                 st_json_end_object(&j);
@@ -203,8 +212,8 @@ static int run(int argc, char **argv)
     if (g.nodes > 1)
         printf("; NIC %.1f GB/s effective x %d per node, %.1f us/step", g.bw_nic * 1e-9, g.nics_per_node,
                g.lat_net * 1e6);
-    printf("\n\n  %-17s %11s %12s %12s %11s %11s\n", "algorithm", "time", "algbw GB/s", "busbw GB/s", "latency",
-           "transfer");
+    printf("\n\n  %-17s %-6s %11s %12s %12s %11s %11s\n", "algorithm", "proto", "time", "algbw GB/s", "busbw GB/s",
+           "latency", "transfer");
     for (int a = ST_ALGO_RING; a < ST_ALGO_COUNT; a++) {
         if (!ok[a])
             continue;
@@ -212,16 +221,22 @@ static int run(int argc, char **argv)
         cli_secs(t, sizeof t, all[a].time_s);
         cli_secs(l, sizeof l, all[a].latency_s);
         cli_secs(x, sizeof x, all[a].transfer_s);
-        printf("  %-17s %11s %12.1f %12.1f %11s %11s%s\n", st_algo_name((st_algo)a), t, all[a].algbw * 1e-9,
-               all[a].busbw * 1e-9, l, x, a == (int)e.algo ? "  <-" : "");
+        printf("  %-17s %-6s %11s %12.1f %12.1f %11s %11s%s\n", st_algo_name((st_algo)a),
+               st_proto_name(all[a].proto), t, all[a].algbw * 1e-9, all[a].busbw * 1e-9, l, x,
+               a == (int)e.algo ? "  <-" : "");
     }
     cli_secs(t, sizeof t, e.time_s);
-    printf("\n  %s: %s, bus bandwidth %.1f GB/s\n",
-           algo == ST_ALGO_AUTO ? "NCCL's choice (the faster of its own algorithms)" : "chosen", t, e.busbw * 1e-9);
+    printf("\n  %s: %s on %s, %s, bus bandwidth %.1f GB/s\n",
+           algo == ST_ALGO_AUTO && proto == ST_PROTO_AUTO ? "NCCL's choice (the fastest of its own algorithms and protocols)"
+           : algo == ST_ALGO_AUTO ? "the fastest of NCCL's algorithms on the protocol given"
+           : proto == ST_PROTO_AUTO ? "the algorithm given, on its fastest protocol"
+                                    : "chosen",
+           st_algo_name(e.algo), st_proto_name(e.proto), t, e.busbw * 1e-9);
     if (sim) {
         cli_secs(t, sizeof t, sr[0].time_s);
-        printf("  simulated (%s, chunk-level, %d chunk%s per step, %lld transfers): %s", st_algo_name(sr[0].algo),
-               sr[0].chunks, sr[0].chunks == 1 ? "" : "s", sr[0].transfers, t);
+        printf("  simulated (%s on %s, chunk-level, %d chunk%s per step, %lld transfers): %s",
+               st_algo_name(sr[0].algo), st_proto_name(sr[0].proto), sr[0].chunks, sr[0].chunks == 1 ? "" : "s",
+               sr[0].transfers, t);
         if (conc > 1) {
             double last = 0;
             for (int i = 0; i < conc; i++)
@@ -232,14 +247,15 @@ static int run(int argc, char **argv)
         printf("\n");
     }
     if (sweep) {
-        printf("\n  %12s  %-17s %11s %12s\n", "bytes", "algorithm", "time", "busbw GB/s");
+        printf("\n  %12s  %-17s %-6s %11s %12s\n", "bytes", "algorithm", "proto", "time", "busbw GB/s");
         for (double s = sweep0; s <= bytes * 1.0000001 || s == sweep0; s *= 2) {
             st_coll_est w;
-            if (st_coll_estimate(&g, coll, algo, s, &w, NULL))
+            if (st_coll_estimate_proto(&g, coll, algo, proto, s, &w, NULL))
                 break;
             cli_bytes(b, sizeof b, s);
             cli_secs(t, sizeof t, w.time_s);
-            printf("  %12s  %-17s %11s %12.2f\n", b, st_algo_name(w.algo), t, w.busbw * 1e-9);
+            printf("  %12s  %-17s %-6s %11s %12.2f\n", b, st_algo_name(w.algo), st_proto_name(w.proto), t,
+                   w.busbw * 1e-9);
         }
     }
     free(sr);
@@ -249,8 +265,8 @@ static int run(int argc, char **argv)
 const cli_command cmd_coll = {
     "coll",
     "coll allreduce|allgather|reducescatter|alltoall|broadcast|sendrecv --bytes SIZE [--cluster PRESET]\n"
-    "                   [--gpus N] [--per-node G] [--algo A] [--sim] [--chunk SIZE] [--concurrent K] [--sweep]\n"
-    "                   [--json]",
+    "                   [--gpus N] [--per-node G] [--algo A] [--proto P] [--sim] [--chunk SIZE] [--concurrent K]\n"
+    "                   [--sweep] [--json]",
     "Time one collective on a cluster: every algorithm, NCCL's choice, and a chunk-level simulation.",
     "  --bytes SIZE     nccl-tests sizes: the whole buffer (64MiB, 64M, 100MB, 1GiB, 1048576)\n"
     "  --cluster P      cluster or node preset (default ib-a100; a node is one node)\n"
@@ -259,6 +275,9 @@ const cli_command cmd_coll = {
     "                   --gpus 2 --per-node 1 crosses the network\n"
     "  --algo A         auto (as NCCL: the faster of ring and tree; direct for all-to-all and\n"
     "                   send/recv), ring, tree, direct, halving_doubling, hierarchical\n"
+    "  --proto P        auto (as NCCL: each algorithm on the fastest protocol the node allows),\n"
+    "                   ll, ll128 (NVLink fabrics only) or simple; send/recv and all-to-all are\n"
+    "                   Simple (NCCL's point-to-point path)\n"
     "  --sim            also run the chunk-level discrete-event simulation\n"
     "  --concurrent K   simulate K copies at once on the same GPUs (link contention); the\n"
     "                   simulation's time_s is the first copy's finish, all_done_s the last's\n"
@@ -269,7 +288,7 @@ const cli_command cmd_coll = {
     "                   doubling while not past SIZE (100MB ends at 64 MiB): the small-message\n"
     "                   latency floor\n"
     "  --json           one object: collective, cluster, gpus, per_node, nodes, bytes, algo,\n"
-    "                   time_s, algbw, busbw (bytes/s), latency_s, transfer_s, algorithms[],\n"
-    "                   sim{}, sweep[]\n",
+    "                   protocol, time_s, algbw, busbw (bytes/s), latency_s, transfer_s,\n"
+    "                   algorithms[], sim{}, sweep[]\n",
     run,
 };

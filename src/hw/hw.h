@@ -218,6 +218,9 @@ typedef struct st_node {
     double nic_bw;
     char cpu[ST_NAME_MAX];
     double coll_base_s; /* fixed cost of one collective (NCCL baseLat by default) */
+    /* NCCL protocols its collectives may use, bit (1 << st_proto); 0: NCCL's
+     * default for the fabric (see net/net.h) */
+    unsigned nccl_protocols;
     int reference_only; /* another tool's configuration (ASTRA-sim's): not a default node for its GPU */
 } st_node;
 

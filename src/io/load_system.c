@@ -15,6 +15,7 @@ static const fkey node_keys[] = {
     {"nic_bw_gbs", 1, "GB/s per NIC per direction"},
     {"cpu", 0, "host CPU"},
     {"coll_latency_us", 0, "fixed cost of one collective, us (default 8.4, NCCL's base latency)"},
+    {"nccl_protocols", 0, "the NCCL protocols collectives may use: a list of ll, ll128, simple (default: all the fabric allows)"},
     {"reference_only", 0, "true: another tool's configuration, never picked for a GPU by default"},
 };
 
@@ -91,6 +92,26 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
     if ((rc = f_number(c, root, "coll_latency_us", 0, 1e6, US, "us", &n->coll_base_s)) ||
         (rc = f_bool(c, root, "reference_only", &n->reference_only)))
         return rc;
+    if (f_get(root, "nccl_protocols")) {
+        /* the ones the library may pick from, as NCCL_PROTO restricts them */
+        static const char *const protos[] = {"ll", "ll128", "simple"};
+        const st_ynode *pl;
+        if ((rc = f_list(c, root, "nccl_protocols", 3, "NCCL protocols (ll, ll128, simple)", &pl)))
+            return rc;
+        for (size_t i = 0; i < pl->n; i++) {
+            const st_ynode *it = pl->items[i];
+            int k = -1;
+            for (int j = 0; j < 3 && it->kind == ST_Y_SCALAR; j++)
+                if (!strcmp(it->scalar, protos[j]))
+                    k = j;
+            if (k < 0)
+                return f_error(c, it, "key 'nccl_protocols': expected ll, ll128 or simple, found '%s'",
+                               it->kind == ST_Y_SCALAR ? it->scalar : st_ykind_name(it->kind));
+            if (n->nccl_protocols & (1u << (k + 1)))
+                return f_error(c, it, "key 'nccl_protocols': '%s' is listed twice", protos[k]);
+            n->nccl_protocols |= 1u << (k + 1); /* st_proto: LL = 1, LL128 = 2, SIMPLE = 3 */
+        }
+    }
     sc.what = "intra";
     if ((rc = read_link(&sc, f_get(root, "intra"), 0, &n->intra)))
         return rc;

@@ -12,7 +12,20 @@ static const char *const coll_alt[ST_COLL_COUNT] = {"all_reduce", "all_gather", 
 static const char *const algo_names[ST_ALGO_COUNT] = {"auto",   "ring",             "tree",
                                                       "direct", "halving_doubling", "hierarchical"};
 
+static const char *const proto_names[ST_PROTO_COUNT] = {"auto", "ll", "ll128", "simple"};
+
 const char *st_coll_name(st_coll c) { return (unsigned)c < ST_COLL_COUNT ? coll_names[c] : "?"; }
+const char *st_proto_name(st_proto p) { return (unsigned)p < ST_PROTO_COUNT ? proto_names[p] : "?"; }
+
+int st_proto_parse(const char *s, st_proto *out)
+{
+    for (int i = 0; i < ST_PROTO_COUNT; i++)
+        if (!strcmp(s, proto_names[i])) {
+            *out = (st_proto)i;
+            return 0;
+        }
+    return ST_EINVAL;
+}
 const char *st_algo_name(st_algo a) { return (unsigned)a < ST_ALGO_COUNT ? algo_names[a] : "?"; }
 
 int st_coll_parse(const char *s, st_coll *out)
@@ -73,6 +86,26 @@ int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g,
     g->p2p_intra = c->node.intra.bw * c->node.intra.p2p_efficiency;
     g->lat_intra = c->node.intra.latency_s;
     g->base_s = c->node.coll_base_s;
+    /* NCCL enables LL128 on NVLink fabrics only (tuning.cc); LL and Simple
+     * everywhere; the node may narrow the list */
+    g->intra_pci = c->node.intra.topology == ST_TOPO_PCIE;
+    g->protos = (1u << ST_PROTO_LL) | (1u << ST_PROTO_SIMPLE) | (g->intra_pci ? 0 : 1u << ST_PROTO_LL128);
+    if (c->node.nccl_protocols)
+        g->protos = c->node.nccl_protocols;
+    /* NCCL tuning.cc llMaxBws: on one node by GPU generation (compute
+     * capability 8.x Ampere and Ada, 9.x Hopper, 10 and up Blackwell, the
+     * rest as Volta; AMD GPUs as Volta, RCCL's own tables not modelled);
+     * across nodes by host CPU vendor and node count */
+    const char *arch = c->node.gpu.arch;
+    int amd_cpu = strstr(c->node.cpu, "AMD") || strstr(c->node.cpu, "EPYC");
+    if (g->nodes <= 1)
+        g->ll_max_bw = c->node.gpu.vendor != ST_VENDOR_NVIDIA ? 39.0e9
+                       : !strncmp(arch, "blackwell", 9)     ? 282.0e9
+                       : !strcmp(arch, "hopper")            ? 141.0e9
+                       : !strcmp(arch, "ampere") || !strcmp(arch, "ada") ? 87.7e9
+                                                                         : 39.0e9;
+    else
+        g->ll_max_bw = (amd_cpu ? (g->nodes == 2 ? 22.5 : 19.0) : (g->nodes == 2 ? 39.0 : 20.4)) * 1e9;
     /* a direct NVLink mesh splits a GPU's links over its peers: one pair
      * (send/recv) gets 1/(G-1) of them; collectives use all at once */
     if (c->node.intra.topology == ST_TOPO_NVLINK_MESH && G > 1)
@@ -247,8 +280,70 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
     *lat += c == ST_COLL_SENDRECV ? ST_NET_BASE_LATENCY : g->base_s;
 }
 
+/* NCCL src/graph/tuning.cc, ring: baseLat (us) and hwLat (us a step) per
+ * protocol (LL, LL128, Simple) for NVLink, PCIe and the network */
+static const double nccl_base_us[3] = {6.6, 14.0, 8.4};
+static const double nccl_hwlat_us[3][3] = {{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
+/* the network's tree latencies, which NCCL charges a ring with one GPU per
+ * node ("with ppn=1 latencies are fully exposed") */
+static const double nccl_net_tree_us[3] = {5.0, 8.5, 14.0};
+
+/* point-to-point collectives (send/recv, all-to-all) take NCCL's p2p path */
+static int p2p_coll(st_coll c) { return c == ST_COLL_SENDRECV || c == ST_COLL_ALLTOALL; }
+
+int st_coll_proto_valid(const st_net_group *g, st_coll c, st_proto p, st_error *err)
+{
+    const char *why = NULL;
+    if (p == ST_PROTO_AUTO || (p == ST_PROTO_SIMPLE && p2p_coll(c)))
+        return 0;
+    if (p2p_coll(c))
+        why = "send/recv and all-to-all run on NCCL's point-to-point path, modelled with Simple (--proto simple "
+              "or auto)";
+    else if (!(g->protos & (1u << p)))
+        why = p == ST_PROTO_LL128 && g->intra_pci
+                  ? "NCCL enables LL128 on NVLink fabrics only, and this node's GPUs talk over PCIe"
+                  : "the node preset's nccl_protocols leaves it out";
+    if (why)
+        return st_error_set(err, ST_EINVAL, "%s on protocol %s: %s", st_coll_name(c), st_proto_name(p), why);
+    return 0;
+}
+
+void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_group *out)
+{
+    *out = *g;
+    if (p != ST_PROTO_LL && p != ST_PROTO_LL128)
+        return;
+    int k = p == ST_PROTO_LL ? 0 : 1, intra = g->intra_pci ? 1 : 0;
+    out->lat_intra = g->lat_intra * nccl_hwlat_us[intra][k] / nccl_hwlat_us[intra][2];
+    out->lat_net = g->lat_net * (g->per_node == 1 ? nccl_net_tree_us[k] / nccl_net_tree_us[2]
+                                                  : nccl_hwlat_us[2][k] / nccl_hwlat_us[2][2]);
+    out->base_s = g->base_s + (nccl_base_us[k] - nccl_base_us[2]) * 1e-6;
+    if (out->base_s < 0)
+        out->base_s = 0;
+    /* bandwidth: the ring's LL moves 8 bytes per 4 of data, LL128 120 of
+     * every 128; NCCL's tree gets 1/3.8 on LL and 7/9 (one node) or
+     * 120/128 on LL128 */
+    double f;
+    if (a == ST_ALGO_TREE)
+        f = p == ST_PROTO_LL ? 1 / 3.8 : g->nodes <= 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+    else
+        f = p == ST_PROTO_LL ? 0.5 : 0.92;
+    out->bw_intra = g->bw_intra * f;
+    out->bw_nic = g->bw_nic * f;
+    if (p == ST_PROTO_LL && g->ll_max_bw > 0) {
+        out->bw_intra = dmin(out->bw_intra, g->ll_max_bw);
+        out->bw_nic = dmin(out->bw_nic, g->ll_max_bw);
+    }
+}
+
 int st_coll_estimate(const st_net_group *g, st_coll c, st_algo a, double bytes, st_coll_est *out,
                      st_error *err)
+{
+    return st_coll_estimate_proto(g, c, a, ST_PROTO_AUTO, bytes, out, err);
+}
+
+int st_coll_estimate_proto(const st_net_group *g, st_coll c, st_algo a, st_proto p, double bytes,
+                           st_coll_est *out, st_error *err)
 {
     memset(out, 0, sizeof *out);
     out->coll = c;
@@ -256,10 +351,13 @@ int st_coll_estimate(const st_net_group *g, st_coll c, st_algo a, double bytes, 
     if (!(bytes >= 0) || !isfinite(bytes))
         return st_error_set(err, ST_EINVAL, "message size must be a finite number of bytes >= 0");
     int rc = st_coll_algo_valid(g, c, a, err);
+    if (!rc)
+        rc = st_coll_proto_valid(g, c, p, err);
     if (rc)
         return rc;
     if (g->n <= 1 || bytes == 0) {
         out->algo = a == ST_ALGO_AUTO ? ST_ALGO_RING : a;
+        out->proto = p == ST_PROTO_AUTO ? ST_PROTO_SIMPLE : p;
         return 0;
     }
     int lo = (int)a, hi = (int)a;
@@ -273,15 +371,25 @@ int st_coll_estimate(const st_net_group *g, st_coll c, st_algo a, double bytes, 
          * where NCCL has nothing else (all-to-all, send/recv) */
         if (a == ST_ALGO_AUTO && i == ST_ALGO_DIRECT && c != ST_COLL_ALLTOALL && c != ST_COLL_SENDRECV)
             continue;
-        double lat, xfer;
-        int steps;
-        cost(g, c, (st_algo)i, bytes, &lat, &xfer, &steps);
-        if (lat + xfer < out->time_s) {
-            out->algo = (st_algo)i;
-            out->time_s = lat + xfer;
-            out->latency_s = lat;
-            out->transfer_s = xfer;
-            out->steps = steps;
+        /* Simple first, so that a tie keeps it */
+        for (int q = ST_PROTO_SIMPLE; q >= ST_PROTO_LL; q--) {
+            if (p != ST_PROTO_AUTO && q != (int)p)
+                continue;
+            if (p2p_coll(c) ? q != ST_PROTO_SIMPLE : !(g->protos & (1u << q)))
+                continue;
+            st_net_group v;
+            st_net_group_proto(g, (st_algo)i, (st_proto)q, &v);
+            double lat, xfer;
+            int steps;
+            cost(&v, c, (st_algo)i, bytes, &lat, &xfer, &steps);
+            if (lat + xfer < out->time_s) {
+                out->algo = (st_algo)i;
+                out->proto = (st_proto)q;
+                out->time_s = lat + xfer;
+                out->latency_s = lat;
+                out->transfer_s = xfer;
+                out->steps = steps;
+            }
         }
     }
     out->algbw = bytes / out->time_s;

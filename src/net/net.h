@@ -54,6 +54,33 @@
  *                 does the same with its model). The simulation's auto
  *                 takes ring where the model picks tree.
  *
+ * Protocols. NCCL moves a collective's bytes with one of three protocols
+ * and picks, per call, the one its own cost model (src/graph/tuning.cc)
+ * finds fastest; strata does the same with the same constants:
+ *   ll      8-byte stores carrying a 4-byte flag: the lowest latency (ring
+ *           hwLat NVLink 0.6 us a step against Simple's 3.4; PCIe 1.0 vs
+ *           5.7; network 2.7 vs 14, or the tree's 5.0 where a group has
+ *           one GPU per node, as NCCL charges it) at half the bandwidth (ring; tree
+ *           1/3.8) and at most NCCL's llMaxBws (one node: 39 GB/s bus
+ *           bandwidth before Ampere, 87.7 Ampere and Ada, 141 Hopper, 282
+ *           Blackwell; across nodes by host CPU, Intel 39 / 20.4 and AMD
+ *           22.5 / 19.0 for 2 / more nodes), base 6.6 us against Simple's 8.4;
+ *   ll128   128-byte lines with an 8-byte flag: NVLink 1.9 us a step (PCIe
+ *           2.5, network 4.0; 8.5 at one GPU per node) at 0.92 of the
+ *           bandwidth (tree: 7/9 on one
+ *           node, 120/128 across nodes), base 14 us; NCCL enables it on
+ *           NVLink fabrics only, as strata does;
+ *   simple  the preset's figures as they stand (its latencies are NCCL's
+ *           Simple hwLat or were characterised with Simple-sized messages).
+ * A protocol scales the preset's per-step latencies by NCCL's ratio for
+ * the link kind and shifts the node's coll_latency_us by NCCL's baseLat
+ * difference (a characterised fixed cost beyond NCCL's 8.4 us stays). The
+ * small-message floor falls (64 KiB all-reduce on 8 NVSwitch GPUs: LL,
+ * about 17 us where Simple alone gave 56); large messages keep Simple.
+ * A node's `nccl_protocols` restricts the choice (as NCCL_PROTO does):
+ * astra-hgx-h100 is Simple only, since ASTRA-sim models no protocol.
+ * Send/recv and all-to-all run on NCCL's point-to-point path: Simple.
+ *
  * The discrete-event simulation (st_net_simulate) runs the same algorithms
  * as chunk transfers through per-GPU ports (NVLink out/in, NIC out/in; an
  * NVSwitch is non-blocking, so only the ends of a transfer contend), so
@@ -95,6 +122,16 @@ int st_algo_parse(const char *s, st_algo *out);
 /* NCCL's base latency per collective (ring, Simple protocol), seconds. */
 #define ST_NET_BASE_LATENCY 8.4e-6
 
+typedef enum st_proto {
+    ST_PROTO_AUTO = 0, /* the fastest the node allows */
+    ST_PROTO_LL,
+    ST_PROTO_LL128,
+    ST_PROTO_SIMPLE,
+    ST_PROTO_COUNT
+} st_proto;
+const char *st_proto_name(st_proto p); /* "auto", "ll", "ll128", "simple" */
+int st_proto_parse(const char *s, st_proto *out);
+
 /* The bus factor of a collective over n ranks (see above). */
 double st_coll_bus_factor(st_coll c, int n);
 
@@ -106,6 +143,9 @@ typedef struct st_net_group {
     int nics_per_node;
     double p2p_intra, p2p_nic;   /* send/recv rates */
     double base_s;               /* fixed cost per collective (node preset) */
+    int intra_pci;               /* the node's GPUs talk over PCIe (NCCL's PCI latencies, no LL128) */
+    double ll_max_bw;            /* NCCL's cap on LL's bus bandwidth (tuning.cc llMaxBws), bytes/s */
+    unsigned protos;             /* protocols allowed, bit (1 << st_proto) */
 } st_net_group;
 
 /* per_node <= 0: as many as fit (min(n, GPUs per node)). Fails when the
@@ -115,6 +155,7 @@ int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g,
 typedef struct st_coll_est {
     st_coll coll;
     st_algo algo;     /* the algorithm used (auto resolved) */
+    st_proto proto;   /* the protocol it runs (auto resolved) */
     double bytes;
     double time_s;
     double latency_s; /* base + steps x latency */
@@ -127,9 +168,19 @@ typedef struct st_coll_est {
  * with the reason in err. */
 int st_coll_algo_valid(const st_net_group *g, st_coll c, st_algo a, st_error *err);
 
-/* The alpha-beta estimate. bytes >= 0; algo AUTO picks the fastest. */
+/* The alpha-beta estimate. bytes >= 0; algo AUTO picks the fastest, each
+ * algorithm on the fastest protocol the group allows. */
 int st_coll_estimate(const st_net_group *g, st_coll c, st_algo a, double bytes, st_coll_est *out,
                      st_error *err);
+/* The same on protocol p (AUTO: the fastest allowed); ST_EINVAL with the
+ * reason when p is not allowed for c on g. */
+int st_coll_estimate_proto(const st_net_group *g, st_coll c, st_algo a, st_proto p, double bytes,
+                           st_coll_est *out, st_error *err);
+/* Is protocol p usable for collective c on g? 0 yes, else ST_EINVAL (err). */
+int st_coll_proto_valid(const st_net_group *g, st_coll c, st_proto p, st_error *err);
+/* The group as algorithm a on protocol p sees it: latencies, base and
+ * collective bandwidths scaled as net.h says (p2p rates unchanged). */
+void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_group *out);
 
 /* ---- discrete-event simulation -------------------------------------------- */
 typedef struct st_flow {
@@ -144,6 +195,7 @@ typedef struct st_flow {
 
 typedef struct st_flow_result {
     st_algo algo;
+    st_proto proto;    /* the protocol its chunks move on (the model's pick for algo) */
     double end_s;      /* completion time */
     double time_s;     /* end_s - start_s */
     long long transfers;

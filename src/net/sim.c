@@ -462,6 +462,15 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         }
         if (!rc)
             rc = st_coll_algo_valid(&groups[f], fl->coll, a, err);
+        /* the chunks move on the protocol the model picks for that
+         * algorithm: its latencies, base and rates */
+        if (!rc && a != ST_ALGO_TREE) {
+            st_coll_est e;
+            rc = st_coll_estimate(&groups[f], fl->coll, a, fl->bytes, &e, err);
+            if (!rc)
+                st_net_group_proto(&groups[f], a, e.proto, &groups[f]);
+            out[f].proto = e.proto;
+        }
         if (!rc && a == ST_ALGO_TREE)
             rc = st_error_set(err, ST_EINVAL, "flow %zu: the tree algorithm has no chunk-level simulation here; "
                               "use ring, direct, halving_doubling or hierarchical", f + 1);
