@@ -188,9 +188,9 @@ static int bench_layer4(void)
         free(f), free(r);
         return 1;
     }
-    f[0] = (st_flow){ST_COLL_ALLREDUCE, ST_ALGO_HD, 1073741824.0, 0, 0, 1, N};
+    f[0] = (st_flow){ST_COLL_ALLREDUCE, ST_ALGO_HD, 1073741824.0, 0, 0, 1, N, ST_PROTO_AUTO};
     for (int a = 0; a < cl.nodes / 2; a++)
-        f[1 + a] = (st_flow){ST_COLL_ALLTOALL, ST_ALGO_DIRECT, 256.0 * 1048576, 0, 2 * a * G, 1, 2 * G};
+        f[1 + a] = (st_flow){ST_COLL_ALLTOALL, ST_ALGO_DIRECT, 256.0 * 1048576, 0, 2 * a * G, 1, 2 * G, ST_PROTO_AUTO};
     double alone = 0, t[5];
     long long xfers = 0;
     for (int rep = 0; rep < 5; rep++) {

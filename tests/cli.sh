@@ -837,6 +837,17 @@ else not_ok "coll alltoall --proto ll" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" coll allreduce --cluster rtx-4090-workstation --bytes 1MiB --proto ll128 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "LL128 on NVLink fabrics only" "$tmp/err"; then ok "coll --proto ll128 on a PCIe node: refused with the reason"
 else not_ok "coll --proto ll128 on a PCIe node" "rc=$rc $(cat "$tmp/err")"; fi
+# the simulation moves its chunks on the protocol asked for
+"$S" coll allreduce --cluster dgx-a100 --bytes 64KiB --proto simple --sim --json > "$tmp/cps.json" 2> "$tmp/err"
+check "coll --proto simple --sim: the simulation on Simple too, and agreeing with the model" \
+    jq -e '.protocol == "simple" and .sim.protocol == "simple" and ((.sim.time_s / .time_s - 1) | fabs) < 1e-6' "$tmp/cps.json"
+# LL's base is Simple's less 1.8 us, never below 0: ASTRA-sim's node (no
+# base) on LL alone, 8 GPUs, 1 KiB = 14 steps x 1.8725 x 0.6/3.4 us + 2 x
+# 7/8 KiB at NCCL's 141 GB/s LL cap on one Hopper node = 4.6389 us
+sed 's/^nccl_protocols: .*/nccl_protocols: [ll]/' "$srcdir/presets/node/astra-hgx-h100.yaml" > "$tmp/nl.yaml"
+"$S" coll allreduce --cluster "$tmp/nl.yaml" --bytes 1KiB --json > "$tmp/nl.json" 2> "$tmp/err"
+check "coll on LL with no base latency: 14 scaled steps and the bytes at the LL cap (4.639 us by hand)" \
+    jq -e '.protocol == "ll" and ((.time_s / 4.63892e-6 - 1) | fabs) < 1e-4' "$tmp/nl.json"
 sed 's/^nccl_protocols: .*/nccl_protocols: [simple, fast]/' "$srcdir/presets/node/astra-hgx-h100.yaml" > "$tmp/np.yaml"
 "$S" coll allreduce --cluster "$tmp/np.yaml" --bytes 1MiB > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "np.yaml:[0-9]*:[0-9]*: key 'nccl_protocols': expected ll, ll128 or simple, found 'fast'" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "node preset: a bad nccl_protocols entry is an error at file:line:col"

@@ -158,12 +158,28 @@ static void test_protocols(void **state)
     assert_true(rel_diff(e.time_s, 14e-6 + 14 * 1.9e-6 + 2.0 * 7 / 8 * S / (300e9 * 0.775 * 0.92)) < 1e-9);
     e = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_AUTO, 1073741824.0);
     assert_int_equal(e.proto, ST_PROTO_SIMPLE);
-    /* the choice is the fastest: never slower than Simple alone */
+    /* auto is the fastest of the three, each taken alone; all three win
+     * somewhere between 1 KiB and 1 GiB */
+    int won[ST_PROTO_COUNT] = {0};
     for (double b = 1024; b <= 1073741824.0; b *= 4) {
         st_coll_est a = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_AUTO, b);
-        st_coll_est sp = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, ST_PROTO_SIMPLE, b);
-        assert_true(a.time_s <= sp.time_s);
+        double best = INFINITY;
+        for (int q = ST_PROTO_LL; q <= ST_PROTO_SIMPLE; q++) {
+            st_coll_est one = est_p(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, (st_proto)q, b);
+            best = one.time_s < best ? one.time_s : best;
+        }
+        assert_true(a.time_s == best);
+        won[a.proto]++;
     }
+    assert_true(won[ST_PROTO_LL] > 0 && won[ST_PROTO_LL128] > 0 && won[ST_PROTO_SIMPLE] > 0);
+    /* the tree has NCCL's own latencies: 64 GPUs on 8 nodes, 1 MiB on
+     * LL128, 14 us + 2 x (7 NVLink steps x 1.25 us + log2 8 network steps x
+     * 8.5 us), the ring's bytes at 0.92 x 120/128 of min(NVLink 232.5, 8
+     * NICs x 24 GB/s) */
+    S = 1048576;
+    e = est_p(&c, 64, 8, ST_COLL_ALLREDUCE, ST_ALGO_TREE, ST_PROTO_LL128, S);
+    assert_true(rel_diff(e.time_s, 14e-6 + 2 * (7 * 1.25e-6 + 3 * 8.5e-6) +
+                                        2.0 * 63 / 64 * S / (0.92 * 120.0 / 128 * 8 * 25e9 * 0.96)) < 1e-9);
     /* one GPU per node: NCCL charges the network's tree latency on LL128
      * (8.5 us a step, not the ring's 4.0): 16 nodes, reduce-scatter of
      * 16 MiB, 15 steps, one NIC at 25 GB/s x 0.96 x 0.92 */
@@ -201,7 +217,9 @@ static void test_protocols(void **state)
     assert_int_equal(st_proto_parse("ll128", &p), 0);
     assert_int_equal(p, ST_PROTO_LL128);
     assert_string_equal(st_proto_name(ST_PROTO_LL), "ll");
-    assert_int_equal(st_proto_parse("LL", &p), ST_EINVAL);
+    assert_int_equal(st_proto_parse("LL128", &p), 0); /* any case, as NCCL_PROTO */
+    assert_int_equal(p, ST_PROTO_LL128);
+    assert_int_equal(st_proto_parse("ll64", &p), ST_EINVAL);
 }
 
 /* The simulation: one flow agrees with the model; flows sharing GPUs slow
@@ -212,7 +230,7 @@ static void test_simulation(void **state)
     st_cluster c = load("ib-a100");
     double S = 256.0 * 1048576;
     st_error err;
-    st_flow f[2] = {{ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 8}, {ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 8}};
+    st_flow f[2] = {{ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 8, ST_PROTO_AUTO}, {ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 8, ST_PROTO_AUTO}};
     st_flow_result r[2];
     assert_int_equal(st_net_simulate(&c, f, 1, 0, r, &err), 0);
     double model = est(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
@@ -234,7 +252,7 @@ static void test_simulation(void **state)
         assert_true(rel_diff(r[0].time_s, est(&c, 8, 8, ST_COLL_ALLREDUCE, algos[i], S)) < 0.15);
     }
     /* all-to-all across 2 nodes: NIC bound as the model says */
-    st_flow a2a = {ST_COLL_ALLTOALL, ST_ALGO_AUTO, S, 0, 0, 1, 16};
+    st_flow a2a = {ST_COLL_ALLTOALL, ST_ALGO_AUTO, S, 0, 0, 1, 16, ST_PROTO_AUTO};
     assert_int_equal(st_net_simulate(&c, &a2a, 1, 0, r, &err), 0);
     assert_true(rel_diff(r[0].time_s, est(&c, 16, 8, ST_COLL_ALLTOALL, ST_ALGO_AUTO, S)) < 0.15);
     /* deterministic */

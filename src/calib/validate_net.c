@@ -73,10 +73,10 @@ static int one_file(const char *path, const char *folder, const st_cluster *cl, 
                 break;
             }
             if (samples)
-                fprintf(samples, "%s,%s,%s,%d,%d,%.0f,%s,%.9g,%.9g,%.4f,%.4f\n", folder, cl->id,
+                fprintf(samples, "%s,%s,%s,%d,%d,%.0f,%s,%.9g,%.9g,%.4f,%.4f,%s\n", folder, cl->id,
                         st_coll_name(coll), s->workers, s->per_node, s->bytes, st_algo_name(e.algo), s->median_s,
                         e.time_s, 100 * fabs(e.time_s - s->median_s) / s->median_s,
-                        100 * (e.time_s - s->median_s) / s->median_s);
+                        100 * (e.time_s - s->median_s) / s->median_s, st_proto_name(e.proto));
         }
     }
     st_net_set_free(&set);
@@ -92,7 +92,7 @@ int st_validate_collectives(const char *vidur_dir, double min_bytes, FILE *sampl
     int rc = 0;
     *out = NULL, *n_out = 0, *skipped = 0;
     if (samples)
-        fprintf(samples, "folder,cluster,collective,gpus,per_node,bytes,algo,measured_s,predicted_s,ape_pct,error_pct\n");
+        fprintf(samples, "folder,cluster,collective,gpus,per_node,bytes,algo,measured_s,predicted_s,ape_pct,error_pct,protocol\n");
     for (size_t m = 0; m < sizeof machines / sizeof machines[0] && !rc; m++) {
         st_cluster cl;
         int loaded = 0;

@@ -126,7 +126,7 @@ static int run(int argc, char **argv)
             return cli_fail(&err);
         }
         for (int i = 0; i < conc; i++)
-            fl[i] = (st_flow){coll, algo, bytes, 0, 0, 1, (int)gpus};
+            fl[i] = (st_flow){coll, algo, bytes, 0, 0, 1, (int)gpus, proto};
         /* GPUs are numbered node-major: a group on whole nodes is contiguous,
          * one GPU per node is strided by the node size */
         if (g.nodes > 1 && g.per_node != cl.node.gpus && g.per_node != 1) {

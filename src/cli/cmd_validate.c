@@ -605,7 +605,7 @@ const cli_command cmd_validate = {
     "                   (device, op, shape, chosen tile, bound, measured_s, predicted_s)\n"
     "  --coll-samples FILE  vidur: also write every NCCL timing of 1 MiB and up with its\n"
     "                   prediction as CSV (folder, cluster, collective, gpus, per_node, bytes,\n"
-    "                   algo, measured_s, predicted_s, ape_pct, error_pct: signed)\n"
+    "                   algo, measured_s, predicted_s, ape_pct, error_pct: signed, protocol)\n"
     "  --json           one JSON object: {\"kernels\":[...],\"models\":[...]}, {\"mlp\":[...]} or\n"
     "                   {\"runs\":[{run, model, gpu, ttft, tpot, latency: {predicted_mean, measured_mean,\n"
     "                   error_mean_pct, ...}, within_bars}]}\n"

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const coll_names[ST_COLL_COUNT] = {"allreduce", "allgather", "reducescatter",
                                                       "alltoall",  "broadcast", "sendrecv"};
@@ -20,7 +21,7 @@ const char *st_proto_name(st_proto p) { return (unsigned)p < ST_PROTO_COUNT ? pr
 int st_proto_parse(const char *s, st_proto *out)
 {
     for (int i = 0; i < ST_PROTO_COUNT; i++)
-        if (!strcmp(s, proto_names[i])) {
+        if (!strcasecmp(s, proto_names[i])) { /* any case, as NCCL_PROTO takes it */
             *out = (st_proto)i;
             return 0;
         }
@@ -284,9 +285,10 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
  * protocol (LL, LL128, Simple) for NVLink, PCIe and the network */
 static const double nccl_base_us[3] = {6.6, 14.0, 8.4};
 static const double nccl_hwlat_us[3][3] = {{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
-/* the network's tree latencies, which NCCL charges a ring with one GPU per
+/* the tree's (LL, LL128, Simple) per NVLink, PCIe and network step; NCCL
+ * also charges the network's tree latencies to a ring with one GPU per
  * node ("with ppn=1 latencies are fully exposed") */
-static const double nccl_net_tree_us[3] = {5.0, 8.5, 14.0};
+static const double nccl_tree_hwlat_us[3][3] = {{0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
 
 /* point-to-point collectives (send/recv, all-to-all) take NCCL's p2p path */
 static int p2p_coll(st_coll c) { return c == ST_COLL_SENDRECV || c == ST_COLL_ALLTOALL; }
@@ -313,10 +315,14 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
     *out = *g;
     if (p != ST_PROTO_LL && p != ST_PROTO_LL128)
         return;
-    int k = p == ST_PROTO_LL ? 0 : 1, intra = g->intra_pci ? 1 : 0;
-    out->lat_intra = g->lat_intra * nccl_hwlat_us[intra][k] / nccl_hwlat_us[intra][2];
-    out->lat_net = g->lat_net * (g->per_node == 1 ? nccl_net_tree_us[k] / nccl_net_tree_us[2]
-                                                  : nccl_hwlat_us[2][k] / nccl_hwlat_us[2][2]);
+    /* a preset's latencies are the ring's Simple figures: a protocol scales
+     * them by NCCL's figure for the algorithm over that (the tree has its
+     * own; the network's tree figures also for a ring at one GPU a node) */
+    int k = p == ST_PROTO_LL ? 0 : 1, intra = g->intra_pci ? 1 : 0, tree = a == ST_ALGO_TREE;
+    out->lat_intra = g->lat_intra * (tree ? nccl_tree_hwlat_us[intra][k] : nccl_hwlat_us[intra][k]) /
+                     nccl_hwlat_us[intra][2];
+    out->lat_net = g->lat_net * (tree || g->per_node == 1 ? nccl_tree_hwlat_us[2][k] : nccl_hwlat_us[2][k]) /
+                   nccl_hwlat_us[2][2];
     out->base_s = g->base_s + (nccl_base_us[k] - nccl_base_us[2]) * 1e-6;
     if (out->base_s < 0)
         out->base_s = 0;
@@ -330,9 +336,11 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
         f = p == ST_PROTO_LL ? 0.5 : 0.92;
     out->bw_intra = g->bw_intra * f;
     out->bw_nic = g->bw_nic * f;
+    /* NCCL caps LL last: the tree's 0.92 (applied in cost) comes before */
     if (p == ST_PROTO_LL && g->ll_max_bw > 0) {
-        out->bw_intra = dmin(out->bw_intra, g->ll_max_bw);
-        out->bw_nic = dmin(out->bw_nic, g->ll_max_bw);
+        double cap = tree ? g->ll_max_bw / 0.92 : g->ll_max_bw;
+        out->bw_intra = dmin(out->bw_intra, cap);
+        out->bw_nic = dmin(out->bw_nic, cap);
     }
 }
 

@@ -72,9 +72,14 @@
  *           NVLink fabrics only, as strata does;
  *   simple  the preset's figures as they stand (its latencies are NCCL's
  *           Simple hwLat or were characterised with Simple-sized messages).
- * A protocol scales the preset's per-step latencies by NCCL's ratio for
- * the link kind and shifts the node's coll_latency_us by NCCL's baseLat
- * difference (a characterised fixed cost beyond NCCL's 8.4 us stays). The
+ * A protocol scales the preset's per-step latencies (the ring's Simple
+ * figures) by NCCL's figure for the algorithm and link kind over that
+ * (the tree has its own: NVLink 0.6 / 1.25, PCIe 1.0 / 1.9, network 5.0 /
+ * 8.5 on LL / LL128) and shifts the node's coll_latency_us by NCCL's
+ * baseLat difference (a characterised fixed cost beyond NCCL's 8.4 us
+ * stays; never below 0). Not modelled: NCCL's floor of 1-2 us on a
+ * cross-node ring's on-node steps (netOverhead), its LL128 per-channel
+ * caps, and its LL128 limit to compute capability 7.0, 8.0 and 9.0. The
  * small-message floor falls (64 KiB all-reduce on 8 NVSwitch GPUs: LL,
  * about 17 us where Simple alone gave 56); large messages keep Simple.
  * A node's `nccl_protocols` restricts the choice (as NCCL_PROTO does):
@@ -191,6 +196,7 @@ typedef struct st_flow {
     int first_rank;    /* the group is ranks first_rank .. first_rank + n*stride - 1 */
     int stride;        /* 1: contiguous; g: one rank per node-slot (DP across TP groups) */
     int n;
+    st_proto proto;    /* AUTO: the model's choice for the algorithm */
 } st_flow;
 
 typedef struct st_flow_result {

@@ -466,7 +466,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
          * algorithm: its latencies, base and rates */
         if (!rc && a != ST_ALGO_TREE) {
             st_coll_est e;
-            rc = st_coll_estimate(&groups[f], fl->coll, a, fl->bytes, &e, err);
+            rc = st_coll_estimate_proto(&groups[f], fl->coll, a, fl->proto, fl->bytes, &e, err);
             if (!rc)
                 st_net_group_proto(&groups[f], a, e.proto, &groups[f]);
             out[f].proto = e.proto;

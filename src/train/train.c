@@ -935,8 +935,8 @@ static double dp_buckets(const st_cluster *c, const st_train_cfg *k, int n, int 
     st_coll coll = k->zero >= 1 ? ST_COLL_REDUCESCATTER : ST_COLL_ALLREDUCE;
     double one = coll_time(c, coll, n, pn, bucket, err, rc);
     if (!*rc && k->tp > 1 && tp_ar > 0 && (long long)n * stride <= (long long)G * c->nodes) {
-        st_flow fl[2] = {{coll, ST_ALGO_AUTO, bucket, 0, 0, stride, n},
-                         {ST_COLL_ALLREDUCE, ST_ALGO_AUTO, act, 0, 0, 1, k->tp}};
+        st_flow fl[2] = {{coll, ST_ALGO_AUTO, bucket, 0, 0, stride, n, ST_PROTO_AUTO},
+                         {ST_COLL_ALLREDUCE, ST_ALGO_AUTO, act, 0, 0, 1, k->tp, ST_PROTO_AUTO}};
         st_flow_result fr[2];
         /* With one DP rank per node the DP ring uses NIC ports only and
          * the TP group NVLink ports only: nothing shared, no slow-down. */
