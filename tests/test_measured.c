@@ -315,7 +315,7 @@ static void test_neusight_profile(void **state)
     assert_error_at(err.msg, "measured/profile-bad.csv", ":3:", "column 'fw_latency': expected a number");
     assert_int_equal(p.ok, 0);
     assert_int_equal(st_read_neusight_profile(testdata("measured/profile-nocol.csv"), 3, &p, &err), ST_EINVAL);
-    assert_error_at(err.msg, "measured/profile-nocol.csv", ":1:1", "no column 'acc_latency'");
+    assert_error_at(err.msg, "measured/profile-nocol.csv", ":1:1", "no 'acc_latency' column; expected a NeuSight operator profile");
     /* a byte that is not UTF-8 in meta: an error, not an operator counted once */
     assert_int_equal(st_read_neusight_profile(testdata("measured/profile-badutf8.csv"), 3, &p, &err), ST_EINVAL);
     assert_error_at(err.msg, "measured/profile-badutf8.csv", ":5:", "column 'meta': not valid UTF-8");

@@ -289,6 +289,21 @@ static void csv_close(csv *c, char **header, int nheader)
     free(c->scratch);
 }
 
+/* Find the n columns a reader needs; the first missing one is an error at
+ * PATH:1:1 saying what the file should be ("expected WHAT"), and the file
+ * is closed. */
+static int require_cols(csv *c, char **header, int nh, const char *const *names, int n, int *idx,
+                        const char *what, st_error *err)
+{
+    for (int i = 0; i < n; i++)
+        if ((idx[i] = find_col(header, nh, names[i])) < 0) {
+            int rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected %s", c->path, names[i], what);
+            csv_close(c, header, nh);
+            return rc;
+        }
+    return 0;
+}
+
 static int grow(void **items, size_t *cap, size_t n, size_t size)
 {
     if (n < *cap)
@@ -475,15 +490,11 @@ int st_read_neusight_csv(const char *path, st_kernel_set *out, st_error *err)
     int nh, rc, idx[N_COLS];
     if ((rc = csv_open(&c, path, &header, &nh, err)))
         return rc;
-    for (int i = 0; i < N_COLS; i++)
+    if ((rc = require_cols(&c, header, nh, col_names, C_DEV + 1, idx, "a NeuSight kernel CSV (OPName, Latency, "
+                           "Device, ...)", err)))
+        return rc;
+    for (int i = C_DEV + 1; i < N_COLS; i++)
         idx[i] = find_col(header, nh, col_names[i]);
-    for (int i = 0; i <= C_DEV; i++)
-        if (idx[i] < 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected a NeuSight "
-                              "kernel CSV (OPName, Latency, Device, ...)", path, col_names[i]);
-            csv_close(&c, header, nh);
-            return rc;
-        }
     while ((rc = next_record(&c, err)) == 1) {
         st_kernel_sample s;
         if (c.n == 1 && c.field[0][0] == '\0')
@@ -601,13 +612,8 @@ int st_read_vidur_mlp(const char *path, st_vidur_set *out, st_error *err)
     int opcol[MAX_VIDUR_OPS][5], nops = 0;
     if ((rc = csv_open(&c, path, &header, &nh, err)))
         return rc;
-    for (int i = 0; i < 8; i++)
-        if ((midx[i] = find_col(header, nh, meta[i])) < 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected a VIDUR "
-                              "mlp.csv", path, meta[i]);
-            csv_close(&c, header, nh);
-            return rc;
-        }
+    if ((rc = require_cols(&c, header, nh, meta, 8, midx, "a VIDUR mlp.csv", err)))
+        return rc;
     /* operators: every time_stats.OP.mean column that has all four siblings */
     for (int i = 0; i < nh && nops < MAX_VIDUR_OPS; i++) {
         const char *h = header[i];
@@ -714,13 +720,12 @@ int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n,
     fclose(probe);
     if ((rc = csv_open(&c, path, &header, &nh, err)))
         return rc;
-    if ((di = find_col(header, nh, "dispatch")) < 0 || (fi = find_col(header, nh, "floor_us")) < 0) {
-        rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected a harness table "
-                          "(dispatch, floor_us: the time of each dispatch class's one-element op)",
-                          path, di < 0 ? "dispatch" : "floor_us");
-        csv_close(&c, header, nh);
+    static const char *const hcols[2] = {"dispatch", "floor_us"};
+    int hidx[2];
+    if ((rc = require_cols(&c, header, nh, hcols, 2, hidx, "a harness table (dispatch, floor_us: the time of each "
+                           "dispatch class's one-element op)", err)))
         return rc;
-    }
+    di = hidx[0], fi = hidx[1];
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         rc = 0;
         if (*n >= max) {
@@ -764,13 +769,9 @@ int st_read_attention_csv(const char *path, st_attn_set *out, st_error *err)
     fclose(probe);
     if ((rc = csv_open(&c, path, &header, &nh, err)))
         return rc;
-    for (int i = 0; i < A_N; i++)
-        if ((idx[i] = find_col(header, nh, cols[i])) < 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected an attention sweep (Latency, "
-                              "Device, Batch, Heads, KV Heads, Q, KV, D, Causal, Dtype)", path, cols[i]);
-            csv_close(&c, header, nh);
-            return rc;
-        }
+    if ((rc = require_cols(&c, header, nh, cols, A_N, idx, "an attention sweep (Latency, Device, Batch, Heads, "
+                           "KV Heads, Q, KV, D, Causal, Dtype)", err)))
+        return rc;
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         st_attn_sample s;
         long long *dims[] = {&s.batch, &s.heads, &s.kv_heads, &s.q, &s.kv, &s.d};
@@ -842,14 +843,9 @@ int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
     int nh, rc, idx[5];
     if ((rc = csv_open(&c, path, &header, &nh, err)))
         return rc;
-    for (int i = 0; i < 4; i++)
-        if ((idx[i] = find_col(header, nh, cols[i])) < 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:1:1: no '%s' column; expected a VIDUR network profile "
-                              "(collective, size, num_workers, devices_per_node, time_stats.*.median)",
-                              path, cols[i]);
-            csv_close(&c, header, nh);
-            return rc;
-        }
+    if ((rc = require_cols(&c, header, nh, cols, 4, idx, "a VIDUR network profile (collective, size, num_workers, "
+                           "devices_per_node, time_stats.*.median)", err)))
+        return rc;
     idx[4] = -1;
     for (int i = 0; i < nh; i++) {
         size_t l = strlen(header[i]);
@@ -994,15 +990,11 @@ int st_read_neusight_profile(const char *path, long long num_layer, st_ns_profil
     int nh, rc;
     if ((rc = csv_open(&c, path, &h, &nh, err)))
         return rc;
-    const char *names[4] = {"fw_latency", "bw_latency", "acc_latency", "meta"};
+    static const char *const names[4] = {"fw_latency", "bw_latency", "acc_latency", "meta"};
     int idx[4];
-    for (int k = 0; k < 4; k++)
-        if ((idx[k] = find_col(h, nh, names[k])) < 0) {
-            rc = st_error_set(err, ST_EINVAL, "%s:1:1: no column '%s' (a NeuSight operator profile has "
-                              "fw_latency, bw_latency, acc_latency and meta)", path, names[k]);
-            csv_close(&c, h, nh);
-            return rc;
-        }
+    if ((rc = require_cols(&c, h, nh, names, 4, idx, "a NeuSight operator profile (fw_latency, bw_latency, "
+                           "acc_latency, meta)", err)))
+        return rc;
     st_regex *re = NULL;
     if ((rc = st_regex_compile(&re, "\\('([A-Za-z_][\\w.]*\\.([0-9]+))'", 0, err))) {
         csv_close(&c, h, nh);

@@ -454,21 +454,23 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         for (int i = 0; i < fl->n; i++)
             pn += rank[i] / G == rank[0] / G;
         rc = st_net_group_init(c, fl->n, pn, &groups[f], err);
+        /* the model's choice (it checks the algorithm and protocol asked
+         * for); the simulation has no tree, so where auto picks it the ring
+         * runs, on the ring's own fastest protocol. The chunks move on the
+         * chosen protocol's latencies, base and rates. */
         st_algo a = fl->algo;
-        if (!rc && a == ST_ALGO_AUTO) {
-            st_coll_est e;
-            rc = st_coll_estimate(&groups[f], fl->coll, ST_ALGO_AUTO, fl->bytes, &e, err);
-            a = e.algo == ST_ALGO_TREE ? ST_ALGO_RING : e.algo;
-        }
+        st_coll_est e;
         if (!rc)
-            rc = st_coll_algo_valid(&groups[f], fl->coll, a, err);
-        /* the chunks move on the protocol the model picks for that
-         * algorithm: its latencies, base and rates */
-        if (!rc && a != ST_ALGO_TREE) {
-            st_coll_est e;
             rc = st_coll_estimate_proto(&groups[f], fl->coll, a, fl->proto, fl->bytes, &e, err);
-            if (!rc)
-                st_net_group_proto(&groups[f], a, e.proto, &groups[f]);
+        if (!rc && a == ST_ALGO_AUTO) {
+            a = e.algo;
+            if (a == ST_ALGO_TREE) {
+                a = ST_ALGO_RING;
+                rc = st_coll_estimate_proto(&groups[f], fl->coll, a, fl->proto, fl->bytes, &e, err);
+            }
+        }
+        if (!rc && a != ST_ALGO_TREE) {
+            st_net_group_proto(&groups[f], a, e.proto, &groups[f]);
             out[f].proto = e.proto;
         }
         if (!rc && a == ST_ALGO_TREE)
