@@ -49,8 +49,13 @@ def parse_args():
                     help="only FlashAttention-2's forward and backward on 8 shapes: OUT/fa-backward.csv")
     ap.add_argument("--linear-rest", metavar="CSV",
                     help="only FP32 linear shapes of --shapes that CSV (an earlier linear.csv) lacks")
+    ap.add_argument("--ops", metavar="KERNELS_DIR",
+                    help="only the op classes beyond NeuSight's test set: convolutions (NeuSight's "
+                         "conv shapes from KERNELS_DIR/conv__*.csv, ResNet-50's in FP32/TF32/BF16) to "
+                         "OUT/conv.csv; MoE grouped GEMMs, weight-only INT4 GEMMs beside BF16, "
+                         "embedding gathers and MoE routers to OUT/ops.csv (within --budget)")
     a = ap.parse_args()
-    if not a.shapes and (a.linear_rest or not (a.floors or a.attention_backward)):
+    if not a.shapes and (a.linear_rest or not (a.floors or a.attention_backward or a.ops)):
         ap.error("--shapes is needed for the sweep and --linear-rest")
     return a
 
@@ -289,6 +294,11 @@ def make_att(dtype, batch, heads, kvh, q, kv, d, causal, init=torch.randn):
     return lambda: F.scaled_dot_product_attention(Q, K, V, is_causal=causal, enable_gqa=gqa)
 
 
+def shape_of_row(row):
+    """A row's sizes (its whole-number columns), for the log."""
+    return {k: v for k, v in row.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
 def measure(section, row, make, deadline):
     """Time one shape; append it. False once the section's time is spent."""
     if time.time() > deadline:
@@ -302,12 +312,10 @@ def measure(section, row, make, deadline):
         row["Runs"] = runs
         section.add(row, lambda: make(torch.empty))
     except torch.cuda.OutOfMemoryError:
-        log("skip (out of memory)", row.get("OPName"), row.get("Dtype"),
-            {k: row.get(k) for k in ("B", "M", "N", "K", "H")})
+        log("skip (out of memory)", row.get("OPName"), row.get("Dtype"), shape_of_row(row))
         torch.cuda.empty_cache()
     except Exception as e:  # an unsupported shape or dtype: note it, go on
-        log("skip", row.get("OPName"), row.get("Dtype"), {k: row.get(k) for k in ("B", "M", "N", "K", "H")},
-            type(e).__name__, str(e)[:160])
+        log("skip", row.get("OPName"), row.get("Dtype"), shape_of_row(row), type(e).__name__, str(e)[:160])
         torch.cuda.empty_cache()
     return True
 
@@ -336,8 +344,8 @@ def mm_bytes(dtype, b, m, n, k):
 
 
 def floors(out):
-    """Each dispatch class's smallest single-kernel op, timed as every row
-    is: the time the harness and the framework add to a kernel (event to
+    """Each dispatch class's smallest single-kernel op (conv: cudnn.benchmark
+    on, as in the sweep), timed as every row is: the time the harness and the framework add to a kernel (event to
     launch), plus a small kernel. bmm and linear use 16 x 16 operands: with
     one element cuBLAS runs two or three kernels (gemv, a split-K reduce, a
     copy of the bias)."""
@@ -356,7 +364,10 @@ def floors(out):
            ("elementwise_scalar", "add 1x1 + python scalar fp32", lambda i: make_vec("addu", "fp32", 1, 1, i)),
            ("norm", "layer_norm 1x1 fp32", lambda i: make_vec("ln", "fp32", 1, 1, i)),
            ("softmax", "softmax 1x1 fp32", lambda i: make_vec("softmax", "fp32", 1, 1, i)),
-           ("attention", "SDPA flash 1x1x16x16 head dim 64 bf16", sdpa)]
+           ("attention", "SDPA flash 1x1x16x16 head dim 64 bf16", sdpa),
+           # NeuSight's conv (no bias), 3x3 over a 1x1x4x4 input: cuDNN's FP32
+           # implicit GEMM, one kernel; the TF32/BF16 engines add layout passes
+           ("conv", "conv2d 3x3 1x1x4x4 -> 1 channel fp32", lambda i: make_conv("fp32", 1, 1, 1, 3, 4, 1, 1, i))]
     from torch.profiler import profile, ProfilerActivity
     with open(os.path.join(out, "harness.csv"), "w", newline="") as f, \
             sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
@@ -426,6 +437,225 @@ def linear_rest(a):
     sec.write(a.out)
 
 
+CONV_COLS = ["OPName", "Latency", "Device", "Torch Version", "CUDNN Version", "Kernel Name",
+             "Warps per SM", "Blocks per SM", "Grid x", "Grid y", "Grid z", "Block x", "Block y",
+             "Block z", "CUDA Version", "Kernels", "B", "Input_Channel", "Output_Channel",
+             "Kernel_Szie", "Input_Size", "Stride", "Padding", "Dtype", "Runs"]
+# ops.csv: one row per op in `strata kernel`'s own terms (gemm/grouped: b x (m x k).(k x n);
+# embedding, topk: rows x cols), so `strata kernel OP --b .. --m ..` reproduces a row
+OPS_COLS = ["op", "dtype", "int4", "b", "m", "n", "k", "rows", "cols", "vocab", "topk",
+            "latency_ms", "runs", "device", "torch", "kernel", "kernels"]
+
+
+def make_conv(dtype, b, cin, cout, ks, size, stride, pad, init=torch.randn):
+    """NeuSight's conv: nn.Conv2d without bias, NCHW."""
+    t = DT[dtype]
+    x = init(b, cin, size, size, device="cuda", dtype=t)
+    w = init(cout, cin, ks, ks, device="cuda", dtype=t)
+    return lambda: F.conv2d(x, w, None, stride=stride, padding=pad)
+
+
+def make_grouped(dtype, e, m, n, k, init=torch.randn):
+    """MoE experts: e groups of m tokens, (m x k).(k x n) each, as one
+    torch._grouped_mm (CUTLASS grouped GEMM); each expert's weight stored
+    (n x k) as nn.Linear keeps it."""
+    t = DT[dtype]
+    a = init(e * m, k, device="cuda", dtype=t)
+    w = init(e, n, k, device="cuda", dtype=t).transpose(-2, -1)
+    offs = torch.arange(m, e * m + 1, m, device="cuda", dtype=torch.int32)
+    gm = getattr(torch, "_grouped_mm", None) or F.grouped_mm
+    return lambda: gm(a, w, offs=offs)
+
+
+def make_gemm16(m, n, k, init=torch.randn):
+    x = init(m, k, device="cuda", dtype=torch.bfloat16)
+    w = init(n, k, device="cuda", dtype=torch.bfloat16)
+    return lambda: torch.mm(x, w.t())
+
+
+def make_int4(m, n, k, init=torch.randn, group=128):
+    """W4A16 as PyTorch's tinygemm runs it (torch._weight_int4pack_mm, as
+    torchao's int4 weight-only layout): BF16 activations, weights packed
+    two per byte, a BF16 scale and zero per group of 128 along k."""
+    x = init(m, k, device="cuda", dtype=torch.bfloat16)
+    wq = torch.randint(0, 256, (n, k // 2), device="cuda", dtype=torch.uint8)
+    wp = torch._convert_weight_to_int4pack(wq, 8)
+    sz = torch.randn(k // group, n, 2, device="cuda", dtype=torch.bfloat16)
+    return lambda: torch._weight_int4pack_mm(x, wp, group, sz)
+
+
+def make_embedding(dtype, rows, cols, vocab, init=torch.randn):
+    table = init(vocab, cols, device="cuda", dtype=DT[dtype])
+    ids = torch.randint(0, vocab, (rows,), device="cuda")
+    return lambda: F.embedding(ids, table)
+
+
+def make_router(rows, cols, topk, init=torch.randn):
+    """A MoE router after its gate GEMM, as Mixtral's and Qwen-MoE's
+    Hugging Face code has it: softmax of the BF16 logits in FP32, then the
+    top k per token."""
+    logits = init(rows, cols, device="cuda", dtype=torch.bfloat16)
+    return lambda: torch.topk(torch.softmax(logits, dim=-1, dtype=torch.float32), topk, dim=-1)
+
+
+RESNET50 = [  # (in channels, out channels, filter, input size, stride, padding)
+    (3, 64, 7, 224, 2, 3), (64, 64, 1, 56, 1, 0), (64, 64, 3, 56, 1, 1), (64, 256, 1, 56, 1, 0),
+    (256, 64, 1, 56, 1, 0), (256, 128, 1, 56, 1, 0), (128, 128, 3, 56, 2, 1), (128, 512, 1, 28, 1, 0),
+    (256, 512, 1, 56, 2, 0), (512, 128, 1, 28, 1, 0), (128, 128, 3, 28, 1, 1), (512, 256, 1, 28, 1, 0),
+    (256, 256, 3, 28, 2, 1), (256, 1024, 1, 14, 1, 0), (256, 256, 3, 14, 1, 1), (1024, 256, 1, 14, 1, 0),
+    (1024, 512, 1, 14, 1, 0), (512, 512, 3, 14, 2, 1), (512, 2048, 1, 7, 1, 0), (512, 512, 3, 7, 1, 1),
+    (2048, 512, 1, 7, 1, 0)]
+
+
+def ops_sweep(a):
+    """Convolutions into OUT/conv.csv (NeuSight's conv columns plus Dtype),
+    the other op classes into OUT/ops.csv (strata kernel's terms)."""
+    import glob
+    B = a.budget
+    share = {"conv_ns": 0.30, "conv_rn": 0.25, "grouped": 0.13, "int4": 0.14, "emb": 0.08, "router": 0.10}
+    conv = Section("conv", CONV_COLS)
+    ops = Section("ops", OPS_COLS)
+    big = 12e9
+    # ---- NeuSight's conv shapes (all 3x3, stride 1), FP32 as NeuSight ran them ----
+    try:
+        seen = set()
+        shapes = []
+        for path in sorted(glob.glob(os.path.join(a.ops, "conv__*.csv"))):
+            with open(path) as f:
+                for r in csv.DictReader(f):
+                    key = tuple(int(r[c]) for c in ("B", "Input_Channel", "Output_Channel", "Kernel_Szie",
+                                                   "Input_Size", "Stride", "Padding"))
+                    if key not in seen:
+                        seen.add(key)
+                        shapes.append(key)
+        shapes.sort()
+        random.Random(20261127).shuffle(shapes)
+        todo = [("fp32",) + s for s in shapes]
+        # every eighth shape again in TF32 and BF16
+        todo[1:1] = [(dt,) + s for s in shapes[::8] for dt in ("tf32", "bf16")]
+        random.Random(11).shuffle(todo)
+        dl = time.time() + share["conv_ns"] * B
+        for (dt, b, ci, co, ks, sz, st, pd) in todo:
+            if 4 * (b * ci * sz * sz + co * ci * ks * ks + b * co * sz * sz) > big:
+                continue
+            set_tf32(dt == "tf32")
+            row = base_row("conv", dt)
+            row.update({"B": b, "Input_Channel": ci, "Output_Channel": co, "Kernel_Szie": ks,
+                        "Input_Size": sz, "Stride": st, "Padding": pd})
+            if not measure(conv, row, lambda init, q=(dt, b, ci, co, ks, sz, st, pd): make_conv(*q, init=init), dl):
+                break
+        set_tf32(False)
+        log("conv (NeuSight shapes):", len(conv.rows), "of", len(todo))
+    except Exception:
+        set_tf32(False)
+        log(traceback.format_exc())
+    # ---- ResNet-50's convolutions: 1x1, strided, 7x7 ----
+    try:
+        n0 = len(conv.rows)
+        todo = [(dt, b) + s for dt in ("fp32", "tf32", "bf16") for b in (1, 8, 32, 128) for s in RESNET50]
+        random.Random(12).shuffle(todo)
+        dl = time.time() + share["conv_rn"] * B
+        for (dt, b, ci, co, ks, sz, st, pd) in todo:
+            set_tf32(dt == "tf32")
+            row = base_row("conv", dt)
+            row.update({"B": b, "Input_Channel": ci, "Output_Channel": co, "Kernel_Szie": ks,
+                        "Input_Size": sz, "Stride": st, "Padding": pd})
+            if not measure(conv, row, lambda init, q=(dt, b, ci, co, ks, sz, st, pd): make_conv(*q, init=init), dl):
+                break
+        set_tf32(False)
+        log("conv (ResNet-50):", len(conv.rows) - n0, "of", len(todo))
+    except Exception:
+        set_tf32(False)
+        log(traceback.format_exc())
+
+    def orow(op, dt, **kw):
+        r = {"OPName": op, "op": op, "dtype": dt, "int4": 0, "device": DEVICE, "torch": TORCH_V,
+             "Kernel Name": "", "Kernels": ""}
+        r.update(kw)
+        return r
+    # ---- MoE expert GEMMs: one grouped GEMM over e experts ----
+    try:
+        if not hasattr(torch, "_grouped_mm") and not hasattr(F, "grouped_mm"):
+            raise RuntimeError("this PyTorch has no torch._grouped_mm")
+        todo = [(e, m, n, k) for e in (8, 16, 64, 128) for m in (16, 64, 256, 1024)
+                for (n, k) in ((14336, 4096), (4096, 14336), (1408, 2048), (2048, 1408), (2048, 7168),
+                               (7168, 2048))]
+        random.Random(13).shuffle(todo)
+        dl = time.time() + share["grouped"] * B
+        for (e, m, n, k) in todo:
+            if 2 * (e * m * k + e * n * k + e * m * n) > big:
+                continue
+            row = orow("grouped", "bf16", b=e, m=m, n=n, k=k)
+            if not measure(ops, row, lambda init, q=(e, m, n, k): make_grouped("bf16", *q, init=init), dl):
+                break
+        log("grouped:", sum(1 for r in ops.rows if r["op"] == "grouped"), "of", len(todo))
+    except Exception:
+        log(traceback.format_exc())
+    # ---- weight-only INT4 beside the same GEMM in BF16 ----
+    try:
+        todo = [(i4, m, n, k) for i4 in (1, 0) for m in (1, 4, 16, 64, 256, 1024, 4096)
+                for (k, n) in ((4096, 4096), (4096, 12288), (4096, 11008), (11008, 4096), (8192, 8192),
+                               (8192, 28672), (28672, 8192), (5120, 5120))]
+        random.Random(14).shuffle(todo)
+        dl = time.time() + share["int4"] * B
+        for (i4, m, n, k) in todo:
+            row = orow("gemm", "bf16", int4=i4, b=1, m=m, n=n, k=k)
+            mk = (lambda init, q=(m, n, k): make_int4(*q, init=init)) if i4 else \
+                 (lambda init, q=(m, n, k): make_gemm16(*q, init=init))
+            if not measure(ops, row, mk, dl):
+                break
+        log("gemm int4/bf16:", sum(1 for r in ops.rows if r["op"] == "gemm"), "of", len(todo))
+    except Exception:
+        log(traceback.format_exc())
+    # ---- embedding gathers ----
+    try:
+        todo = [(dt, r, c, v) for dt in ("bf16", "fp32") for r in (128, 1024, 8192, 32768)
+                for c in (768, 2048, 4096, 8192) for v in (32000, 128256)]
+        random.Random(15).shuffle(todo)
+        dl = time.time() + share["emb"] * B
+        for (dt, r, c, v) in todo:
+            row = orow("embedding", dt, rows=r, cols=c, vocab=v)
+            if not measure(ops, row, lambda init, q=(dt, r, c, v): make_embedding(*q, init=init), dl):
+                break
+        log("embedding:", sum(1 for r in ops.rows if r["op"] == "embedding"), "of", len(todo))
+    except Exception:
+        log(traceback.format_exc())
+    # ---- MoE routers: softmax + top-k over the experts ----
+    try:
+        todo = [(r, c, t) for r in (64, 512, 4096, 16384, 65536) for c in (8, 64, 128, 256) for t in (2, 8)]
+        random.Random(16).shuffle(todo)
+        dl = time.time() + share["router"] * B
+        for (r, c, t) in todo:
+            row = orow("topk", "bf16", rows=r, cols=c, topk=t)
+            if not measure(ops, row, lambda init, q=(r, c, t): make_router(*q, init=init), dl):
+                break
+        log("router:", sum(1 for r in ops.rows if r["op"] == "topk"), "of", len(todo))
+    except Exception:
+        log(traceback.format_exc())
+
+    def fill_ops():
+        for r in ops.rows:
+            r["latency_ms"] = r.get("Latency")
+            r["runs"] = r.get("Runs")
+            r["kernel"] = r.get("Kernel Name", "")
+            r["kernels"] = r.get("Kernels", "")
+    log("timing done; naming kernels")
+    fill_ops()
+    conv.write(a.out)
+    ops.write(a.out)
+    tf = [p for p in conv.pending if p[0]["Dtype"] == "tf32"]
+    conv.pending = [p for p in conv.pending if p[0]["Dtype"] != "tf32"]
+    conv.name_kernels(None)
+    set_tf32(True)
+    conv.pending = tf
+    conv.name_kernels(None)
+    set_tf32(False)
+    ops.name_kernels(None)
+    fill_ops()
+    conv.write(a.out)
+    ops.write(a.out)
+
+
 def main():
     global DEVICE, TORCH_V, CUDA_V, CUDNN_V, SMS
     a = ARGS
@@ -441,7 +671,7 @@ def main():
     torch.backends.cudnn.benchmark = True
     set_tf32(False)
     mode = ("floors" if a.floors else "attention-backward" if a.attention_backward
-            else "linear-rest" if a.linear_rest else "")
+            else "linear-rest" if a.linear_rest else "ops" if a.ops else "")
     with open(os.path.join(a.out, "meta-%s.txt" % mode if mode else "meta.txt"), "w") as f:
         f.write("device: %s\nsms: %d\nmemory_bytes: %d\ntorch: %s\ncuda: %s\ncudnn: %s\n" %
                 (DEVICE, SMS, props.total_memory, torch.__version__, torch.version.cuda, CUDNN_V))
@@ -465,7 +695,9 @@ def main():
         attention_backward(a.out)
     if a.linear_rest:
         linear_rest(a)
-    if a.floors or a.linear_rest or a.attention_backward:
+    if a.ops:
+        ops_sweep(a)
+    if a.floors or a.linear_rest or a.attention_backward or a.ops:
         return
 
     B = a.budget
