@@ -271,6 +271,65 @@ static void test_attention(void **state)
     st_attn_set_free(&a);
 }
 
+/* An op sweep in strata kernel's terms: every field, the kernel each row
+ * becomes (the harness floor class it is scored with), and FILE:LINE:COL
+ * for an op the file cannot hold, INT4 off a GEMM, a size the op does not
+ * take or one it needs left empty, and a missing column */
+static void test_ops(void **state)
+{
+    st_ops_set o = {0, 0, NULL};
+    st_error err;
+    (void)state;
+    assert_int_equal(st_read_ops_csv(testdata("measured/ops.csv"), &o, &err), 0);
+    assert_int_equal(o.n, 4);
+    assert_int_equal(o.items[0].op, ST_KOP_GROUPED);
+    assert_int_equal(o.items[0].b, 8);
+    assert_int_equal(o.items[0].m, 256);
+    assert_int_equal(o.items[0].n, 2048);
+    assert_int_equal(o.items[0].k, 7168);
+    assert_true(o.items[0].latency_s == 0.25e-3);
+    assert_int_equal(o.items[1].int4, 1);
+    assert_int_equal(o.items[2].op, ST_KOP_EMBEDDING);
+    assert_int_equal(o.items[2].dtype, ST_FP32);
+    assert_int_equal(o.items[2].rows, 8192);
+    assert_int_equal(o.items[2].cols, 4096);
+    assert_int_equal(o.items[3].int4, 0); /* empty: not INT4 */
+    assert_int_equal(o.items[3].line, 5);
+    assert_string_equal(o.items[3].device, "NVIDIA H100 80GB HBM3");
+    st_ops_set_free(&o);
+    st_calib_data d = {0};
+    assert_int_equal(st_calib_add_ops(&d, testdata("measured/ops.csv"), &err), 0);
+    assert_int_equal(d.n, 4);
+    assert_string_equal(d.s[0].op, "grouped");
+    assert_int_equal(d.s[0].k.dispatch, ST_DISP_BMM);
+    assert_string_equal(d.s[1].op, "gemm-int4");
+    assert_int_equal(d.s[1].k.weight_only_int4, 1);
+    assert_int_equal(d.s[2].k.dispatch, ST_DISP_ELEMENTWISE);
+    assert_true(d.s[2].k.index_elems == 8192.0 * 4096.0);
+    assert_int_equal(d.s[3].k.op, ST_KOP_TOPK);
+    assert_int_equal(d.s[3].k.dispatch, ST_DISP_SOFTMAX);
+    assert_true(d.s[3].validate_only && d.s[3].has_dispatch);
+    st_calib_data_free(&d);
+    assert_int_equal(st_read_ops_csv(testdata("measured/no-such-ops.csv"), &o, &err), 0);
+    assert_int_equal(o.n, 0);
+    static const struct {
+        const char *file, *where, *needle;
+    } bad[] = {
+        {"measured/ops-bad-op.csv", ":2:1:", "'flash' is not an op this file holds"},
+        {"measured/ops-bad-int4.csv", ":2:11:", "weight-only INT4 is a GEMM with fp16 or bf16 activations, not topk"},
+        {"measured/ops-extra-size.csv", ":2:28:", "gemm takes b, m, n and k; leave 'rows' empty"},
+        {"measured/ops-missing-size.csv", ":2:18:", "column 'm': expected a whole number"},
+        {"measured/ops-bad-dtype.csv", ":2:6:", "unknown datatype 'int4'"},
+        {"measured/ops-noint4.csv", ":1:1:", "no 'int4' column"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(st_read_ops_csv(testdata(bad[i].file), &o, &err), ST_EINVAL);
+        assert_error_at(err.msg, bad[i].file, bad[i].where, bad[i].needle);
+        assert_int_equal(o.n, 0);
+    }
+    st_ops_set_free(&o);
+}
+
 /* A collective's size is bytes, counted up to 2^53 as `coll --bytes` counts */
 static void test_vidur_network_bounds(void **state)
 {
@@ -591,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_neusight_dtype),
         cmocka_unit_test(test_harness),
         cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_ops),
         cmocka_unit_test(test_neusight_fixture),
         cmocka_unit_test(test_neusight_unknown_op),
         cmocka_unit_test(test_neusight_crlf_vector),

@@ -369,6 +369,53 @@ int st_calib_add_attention(st_calib_data *d, const char *path, st_error *err)
     return rc;
 }
 
+int st_calib_add_ops(st_calib_data *d, const char *path, st_error *err)
+{
+    st_ops_set os = {0, 0, NULL};
+    int rc = st_read_ops_csv(path, &os, err);
+    for (size_t i = 0; i < os.n && !rc; i++) {
+        const st_ops_sample *o = &os.items[i];
+        st_calib_sample s;
+        memset(&s, 0, sizeof s);
+        st_kernel *k = &s.k;
+        k->op = o->op;
+        k->dtype = o->dtype;
+        k->weight_only_int4 = o->int4;
+        k->b = o->b, k->m = o->m, k->n = o->n, k->k = o->k;
+        k->rows = o->rows, k->cols = o->cols;
+        k->n_in = 1, k->n_out = 1;
+        k->flops_per_elem = o->op == ST_KOP_ELEMENTWISE ? 1 : 0;
+        /* each op goes through the framework's dispatcher as the op whose
+         * harness floor is nearest in kind: a matmul (torch.mm, the grouped
+         * GEMM) as bmm, a gather as an elementwise kernel, a router as a
+         * softmax */
+        switch (o->op) {
+        case ST_KOP_EMBEDDING:
+            k->index_elems = (double)o->rows * (double)o->cols; /* index_select, as compose prices it */
+            /* fall through */
+        case ST_KOP_ELEMENTWISE:
+            k->dispatch = ST_DISP_ELEMENTWISE;
+            break;
+        case ST_KOP_SOFTMAX:
+        case ST_KOP_TOPK:
+            k->dispatch = ST_DISP_SOFTMAX;
+            break;
+        case ST_KOP_NORM:
+            k->dispatch = ST_DISP_NORM;
+            break;
+        default:
+            k->dispatch = ST_DISP_BMM;
+            break;
+        }
+        s.has_dispatch = 1;
+        s.validate_only = 1;
+        snprintf(s.op, sizeof s.op, "%s%s", st_kop_name(o->op), o->int4 ? "-int4" : "");
+        rc = push_on_device(d, o->device, &s, o->latency_s, err);
+    }
+    st_ops_set_free(&os);
+    return rc;
+}
+
 int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
                      double *pred_s, st_error *err)
 {

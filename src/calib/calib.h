@@ -51,6 +51,10 @@ int st_calib_add_neusight(st_calib_data *d, const char *dir, st_error *err);
 /* Append a fused-attention sweep (DIR/attention.csv of strata's own
  * measurements; validation only: no class fit reads attention). Absent: 0. */
 int st_calib_add_attention(st_calib_data *d, const char *path, st_error *err);
+/* Append a sweep of single ops in strata kernel's terms (DIR/ops.csv of
+ * strata's own measurements: grouped GEMMs, weight-only INT4, embedding
+ * gathers, MoE routers; validation only). Absent: 0. */
+int st_calib_add_ops(st_calib_data *d, const char *path, st_error *err);
 /* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
  * only that GPU folder, e.g. "a100"; NULL for all). */
 int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,

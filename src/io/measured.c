@@ -834,6 +834,104 @@ void st_attn_set_free(st_attn_set *s)
     memset(s, 0, sizeof *s);
 }
 
+int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
+{
+    static const char *const cols[] = {"op", "dtype", "int4", "b", "m", "n", "k", "rows", "cols", "latency_ms",
+                                       "device"};
+    enum { O_OP, O_DTYPE, O_INT4, O_B, O_M, O_N, O_K, O_ROWS, O_COLS, O_LAT, O_DEV, O_N_ };
+    csv c;
+    char **header;
+    size_t n0 = out->n;
+    int nh, rc, idx[O_N_];
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return 0; /* no op sweep */
+    fclose(probe);
+    if ((rc = csv_open(&c, path, &header, &nh, err)))
+        return rc;
+    if ((rc = require_cols(&c, header, nh, cols, O_N_, idx, "an op sweep (op, dtype, int4, b, m, n, k, rows, cols, "
+                           "latency_ms, device)", err)))
+        return rc;
+    while ((rc = next_data_row(&c, nh, err)) == 1) {
+        st_ops_sample s;
+        long long *dims[] = {&s.b, &s.m, &s.n, &s.k, &s.rows, &s.cols};
+        double ms;
+        rc = 0;
+        memset(&s, 0, sizeof s);
+        s.line = c.line;
+        snprintf(s.device, sizeof s.device, "%s", c.field[idx[O_DEV]]);
+        const char *op = c.field[idx[O_OP]];
+        if (st_kop_parse(op, &s.op) != 0 || s.op == ST_KOP_FLASH || s.op == ST_KOP_CONV) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'op': '%.40s' is not an op this file holds; use gemm, "
+                              "bmm, grouped, elementwise, softmax, norm, embedding or topk (fused attention goes in "
+                              "attention.csv, convolutions in kernels-test/conv.csv)", path, c.fline[idx[O_OP]],
+                              c.col[idx[O_OP]], op);
+            break;
+        }
+        if (st_dtype_parse(c.field[idx[O_DTYPE]], &s.dtype) != 0 || s.dtype == ST_INT4) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'dtype': unknown datatype '%.40s'; use fp32, tf32, "
+                              "fp16, bf16, fp8 or int8 (weight-only INT4 is int4 = 1 on a fp16 or bf16 row)", path,
+                              c.fline[idx[O_DTYPE]], c.col[idx[O_DTYPE]], c.field[idx[O_DTYPE]]);
+            break;
+        }
+        if ((rc = field_number(&c, idx[O_LAT], "latency_ms", MAX_MS, &ms, err)))
+            break;
+        if (!(ms > 0)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'latency_ms': expected a time > 0 (ms)", path,
+                              c.fline[idx[O_LAT]], c.col[idx[O_LAT]]);
+            break;
+        }
+        s.latency_s = ms / 1e3;
+        const char *i4 = c.field[idx[O_INT4]];
+        if (!strcmp(i4, "1"))
+            s.int4 = 1;
+        else if (i4[0] && strcmp(i4, "0")) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'int4': expected 0 or 1 (or empty), found '%.40s'",
+                              path, c.fline[idx[O_INT4]], c.col[idx[O_INT4]], i4);
+            break;
+        }
+        int gemm = s.op == ST_KOP_GEMM || s.op == ST_KOP_BMM || s.op == ST_KOP_GROUPED;
+        if (s.int4 && (!gemm || (s.dtype != ST_FP16 && s.dtype != ST_BF16))) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'int4': weight-only INT4 is a GEMM with fp16 or bf16 "
+                              "activations, not %s %s", path, c.fline[idx[O_INT4]], c.col[idx[O_INT4]],
+                              st_kop_name(s.op), st_dtype_name(s.dtype));
+            break;
+        }
+        /* the sizes the op takes must be given, the others left empty */
+        double work = 1;
+        for (int i = 0; i < 6 && !rc; i++) {
+            int need = gemm ? i < 4 : i >= 4;
+            int ci = idx[O_B + i];
+            if (!need) {
+                if (c.field[ci][0])
+                    rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': %s takes %s; leave '%s' empty", path,
+                                      c.fline[ci], c.col[ci], cols[O_B + i], st_kop_name(s.op),
+                                      gemm ? "b, m, n and k" : "rows and cols", cols[O_B + i]);
+                continue;
+            }
+            rc = field_int(&c, ci, cols[O_B + i], 1LL << 40, dims[i], err);
+            if (!rc && *dims[i] < 1)
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a whole number >= 1", path,
+                                  c.fline[ci], c.col[ci], cols[O_B + i]);
+            work *= (double)*dims[i];
+        }
+        if (!rc && work > MAX_COUNT)
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:1: an op of %.3g multiply-adds (or elements): strata counts up "
+                              "to 2^53 = 9.0e15; the row's sizes are wrong", path, c.line, work);
+        if (rc)
+            break;
+        if ((rc = append_item((void **)&out->items, &out->cap, &out->n, &s, sizeof s, path, err)))
+            break;
+    }
+    return close_rows(&c, header, nh, &out->n, n0, rc);
+}
+
+void st_ops_set_free(st_ops_set *s)
+{
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
 int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
 {
     static const char *const cols[4] = {"collective", "size", "num_workers", "devices_per_node"};

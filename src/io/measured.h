@@ -21,6 +21,7 @@
 #define STRATA_IO_MEASURED_H
 
 #include "core/core.h"
+#include "gpu/gpu.h" /* st_kop */
 
 /* NeuSight op names, one class each. */
 typedef enum st_meas_op {
@@ -78,6 +79,31 @@ typedef struct st_attn_set {
 /* Append every row; *n unchanged and 0 returned when the file is absent. */
 int st_read_attention_csv(const char *path, st_attn_set *out, st_error *err);
 void st_attn_set_free(st_attn_set *s);
+
+/* Single ops in `strata kernel`'s own terms (strata's sweeps: DIR/ops.csv,
+ * tools/measure-kernels.py --ops): op (gemm, bmm, grouped; elementwise,
+ * softmax, norm, embedding, topk), dtype, int4 (0/1: weight-only INT4),
+ * b, m, n, k (GEMM-like ops: b x (m x k).(k x n); empty for vector ops),
+ * rows, cols (vector ops; empty for GEMM-like ones), latency_ms, device.
+ * Other columns (vocab, topk, kernel names) are read by nobody. Fused
+ * attention and convolutions have files of their own (attention.csv,
+ * kernels-test/conv.csv). */
+typedef struct st_ops_sample {
+    char device[64];
+    double latency_s;
+    st_kop op;
+    st_dtype dtype;
+    int int4;
+    long long b, m, n, k, rows, cols;
+    int line;
+} st_ops_sample;
+typedef struct st_ops_set {
+    size_t n, cap;
+    st_ops_sample *items;
+} st_ops_set;
+/* Append every row; *n unchanged and 0 returned when the file is absent. */
+int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err);
+void st_ops_set_free(st_ops_set *s);
 
 /* A timing harness's own per-op cost, as measured beside a kernel sweep
  * (DIR/harness.csv of strata's measurements: `dispatch,floor_us,...`): the
