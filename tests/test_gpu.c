@@ -809,7 +809,7 @@ static void test_band_floor(void **state)
 
 /* Only a 3x3 stride-1 dense conv can beat the FP32 peak (cuDNN's Winograd
  * and FFT algorithms do fewer multiplies than the direct count; every conv
- * NeuSight measured is one, some at 2.2x the peak). A 1x1 conv, a strided
+ * NeuSight measured is one, some at 2.2x the peak), and only before Hopper. A 1x1 conv, a strided
  * one, a grouped one or one of unknown filter is an implicit GEMM: the
  * direct FLOP count is its work, so it runs at most at the FP32 peak (the
  * preset's spec-sheet figure), on every GPU. */
@@ -838,10 +838,71 @@ static void test_conv_peak(void **state)
             assert_true(e.flops / e.gpu_s <= peak);
             k.n = 512;
         }
-        /* the same sizes as a 3x3 stride-1 conv: the conv class */
+        /* the same sizes as a 3x3 stride-1 conv: the conv class, but on
+         * Hopper, whose cuDNN runs it as an FP32 implicit GEMM (no Winograd
+         * kernel in 962 such convs timed on the H100 and H200,
+         * data/measured), the GEMM class, under the peak like the rest */
         k.filter = 3, k.stride = 1, k.groups = 1, k.k = 4608;
-        assert_int_equal(st_kernel_class(&g, &k), ST_KC_CONV);
+        int hopper = !strcmp(ids[i], "h100-sxm");
+        assert_int_equal(st_conv_fast(&g, &k), !hopper);
+        assert_int_equal(st_kernel_class(&g, &k), hopper ? ST_KC_GEMM_SIMT : ST_KC_CONV);
+        if (hopper) {
+            st_kernel_est e;
+            assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+            assert_true(e.flops / e.gpu_s <= peak);
+        }
     }
+}
+
+/* cuDNN's tensor-core convs take NHWC, PyTorch hands them NCHW: every one
+ * but a 1x1 stride-1 conv (a plain GEMM on NCHW) adds a transpose of its
+ * input and of its output, each read and written once, two launches at
+ * the elementwise class's DRAM rate (data/measured: three kernels for 214
+ * of 242 such convs on the H100). By hand, for ResNet-50's 3x3 256 -> 256
+ * conv on 14x14 maps at batch 32 in BF16: input and output both 32 x 256 x
+ * 14 x 14 = 1,605,632 elements, so 2 bytes x 2 x 3,211,264 = 12,845,056
+ * bytes more than the same GEMM with no filter given; a strided 1x1
+ * (256 -> 512, 56x56 in, 28x28 out) reads an input four times its output's
+ * pixels: 32 x 256 x 56 x 56 + 32 x 512 x 28 x 28 = 38,535,168 elements. */
+static void test_conv_layout_passes(void **state)
+{
+    (void)state;
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    st_gpu h;
+    load("h100-sxm", &h);
+    int lf = st_kclass_feature(ST_KC_ELEMENTWISE, "launch"), df = st_kclass_feature(ST_KC_ELEMENTWISE, "dram_hbm");
+    assert_true(lf >= 0 && df >= 0);
+    st_kernel k = {0};
+    k.op = ST_KOP_CONV, k.dtype = ST_BF16, k.b = 1, k.m = 32 * 14 * 14, k.n = 256, k.k = 256 * 9, k.groups = 1;
+    k.stride = 1;
+    st_kernel_est e0, e3;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e0, &err), 0);
+    k.filter = 3;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e3, &err), 0);
+    assert_true(e3.bytes - e0.bytes == 12845056.0);
+    double want = 2 * c.cls[ST_KC_ELEMENTWISE].beta[lf] * 1e-6 + c.cls[ST_KC_ELEMENTWISE].beta[df] * 12845056.0 / h.mem_bw;
+    assert_true(fabs((e3.gpu_s - e0.gpu_s) - want) < 1e-12);
+    assert_true(e3.hi_s / e3.gpu_s > 0.999 * e0.hi_s / e0.gpu_s && e3.hi_s / e3.gpu_s < 1.001 * e0.hi_s / e0.gpu_s);
+    /* a 1x1 stride-1 conv is a GEMM on NCHW: nothing added */
+    k.m = 32 * 56 * 56, k.n = 64, k.k = 256, k.filter = 0;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e0, &err), 0);
+    k.filter = 1;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e3, &err), 0);
+    assert_true(e3.gpu_s == e0.gpu_s && e3.bytes == e0.bytes);
+    /* strided 1x1: the input has stride^2 times the output's pixels */
+    k.m = 32 * 28 * 28, k.n = 512, k.k = 256, k.stride = 2, k.filter = 0;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e0, &err), 0);
+    k.filter = 1;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e3, &err), 0);
+    assert_true(e3.bytes - e0.bytes == 2.0 * 2.0 * 38535168.0);
+    /* FP32 on the CUDA cores reads NCHW itself: no passes */
+    k.dtype = ST_FP32;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e3, &err), 0);
+    k.filter = 0;
+    assert_int_equal(st_kernel_estimate(&h, &c, &k, NULL, 0, &e0, &err), 0);
+    assert_true(e3.bytes == e0.bytes);
 }
 
 /* W4A16 as vLLM runs it (Marlin) streams 4-bit weights with their 16-bit
@@ -1382,7 +1443,8 @@ int main(void)
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
         cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
-        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_conv_peak), cmocka_unit_test(test_w4a16_speedup),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
+        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_conv_peak),
+        cmocka_unit_test(test_conv_layout_passes), cmocka_unit_test(test_w4a16_speedup),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

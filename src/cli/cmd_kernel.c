@@ -23,6 +23,7 @@ static const struct option opts[] = {
     {"filter", required_argument, NULL, 'R'},  {"stride", required_argument, NULL, 'S'},
     {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
     {"cold", no_argument, NULL, 'O'},
+    {"channels-last", no_argument, NULL, 'Y'},
     {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 };
 
@@ -46,7 +47,7 @@ static const char *attn_kernel_name(const st_gpu *g, const st_kernel *k, int jso
 static const char common_opts[] = "gdxjh";
 static const char *const op_takes[ST_KOP_COUNT] = {
     [ST_KOP_GEMM] = "BMNK4O",      [ST_KOP_BMM] = "BMNK4O",   [ST_KOP_GROUPED] = "BMNK4O",
-    [ST_KOP_CONV] = "BMNKGRS4O",   [ST_KOP_FLASH] = "BHVqLDCW3O", [ST_KOP_ELEMENTWISE] = "rcif",
+    [ST_KOP_CONV] = "BMNKGRS4OY",   [ST_KOP_FLASH] = "BHVqLDCW3O", [ST_KOP_ELEMENTWISE] = "rcif",
     [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
     [ST_KOP_TOPK] = "rc",
 };
@@ -85,7 +86,7 @@ static int run(int argc, char **argv)
     long long v[16] = {0};
     enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG, IF, IS };
     double fpe = -1;
-    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, cold = 0, c;
+    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, cold = 0, channels_last = 0, c;
     char given[32] = "";
     size_t ngiven = 0;
     optind = 0;
@@ -124,6 +125,7 @@ static int run(int argc, char **argv)
         case 'x': coefp = optarg; break;
         case 'j': json = 1; break;
         case 'O': cold = 1; break;
+        case 'Y': channels_last = 1; break;
         case 'h': cli_print_help(&cmd_kernel, stdout); return 0;
         default: return 2;
         }
@@ -162,6 +164,7 @@ static int run(int argc, char **argv)
     k.groups = v[IG] ? v[IG] : 1;
     k.filter = v[IF], k.stride = v[IS] ? v[IS] : 1;
     k.weight_only_int4 = int4;
+    k.channels_last = channels_last;
     if (int4 && k.dtype != ST_FP16 && k.dtype != ST_BF16)
         return cli_usage_error(&cmd_kernel, "--int4 is weight-only INT4 with 16-bit activations (W4A16): give "
                                             "--dtype fp16 or bf16, not %s", st_dtype_name(k.dtype));
@@ -223,6 +226,8 @@ static int run(int argc, char **argv)
         st_json_number(&j, "memory_s", e.memory_s);
         if (e.flops > 0 && e.tile.m > 0)
             st_json_number(&j, "achieved_tflops", e.flops / e.gpu_s * 1e-12);
+        if (k.op == ST_KOP_CONV)
+            st_json_number(&j, "layout_s", e.layout_s);
         st_json_bool(&j, "cold", cold);
         st_json_number(&j, "floor_s", e.floor_s);
         st_json_number(&j, "time_s", e.gpu_s);
@@ -262,12 +267,22 @@ static int run(int argc, char **argv)
                                          "between calls (--cold: every byte from DRAM)");
     if (e.flops > 0 && e.tile.m > 0)
         printf("  achieved     %.3g TFLOP/s\n", e.flops / e.gpu_s * 1e-12);
+    if (k.op == ST_KOP_CONV && e.cls == ST_KC_GEMM_TC) {
+        if (e.layout_s > 0)
+            printf("  layout       NCHW: cuDNN transposes the input to NHWC and the output back, %.3g us of the time "
+                   "(--channels-last: none)\n", e.layout_s * 1e6);
+        else
+            printf("  layout       %s\n", k.channels_last ? "channels last: no transposes"
+                                       : k.filter <= 0 ? "no --filter: transposes not priced"
+                                                        : "NCHW, run as a plain GEMM (1x1, stride 1): no transposes");
+    }
     return 0;
 }
 
 const cli_command cmd_kernel = {
     "kernel",
-    "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --filter R --stride S --int4]\n"
+    "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --filter R --stride S\n"
+    "                   --channels-last --int4]\n"
     "                   [--rows R --cols C --inputs N --flops-per-elem F]\n"
     "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward --fa3] [--cold] [--coef FILE]\n"
     "                   [--json]",
@@ -283,12 +298,18 @@ const cli_command cmd_kernel = {
     "  --inputs N       elementwise: full-size input tensors (1 unary, 2 binary)\n"
     "  --flops-per-elem elementwise: ALU FLOPs per element (default 1; an FMA counts 2): the\n"
     "                   time is never below them at the dtype's vector peak\n"
-    "  --int4           weight-only INT4 (W4A16): weights read at 4 bits and dequantised\n"    "  --filter R       conv: the R x R filter (K = input channels x R x R); with --stride 1\n"
+    "  --int4           weight-only INT4 (W4A16) as Marlin runs it: weights read at 4 bits and\n"
+    "                   dequantised\n"
+    "  --filter R       conv: the R x R filter (K = input channels x R x R); with --stride 1\n"
     "                   (the default) and one group, a 3x3 conv is the shape cuDNN runs by\n"
-    "                   Winograd or FFT (the conv class, fitted on such convs, can pass the\n"
-    "                   FP32 peak); any other conv, or one without --filter, is an implicit\n"
-    "                   GEMM at the FP32 GEMM rate\n"
+    "                   Winograd or FFT before Hopper (the conv class, fitted on such convs,\n"
+    "                   can pass the FP32 peak); any other conv, one without --filter, or one\n"
+    "                   on Hopper or Blackwell is an implicit GEMM at the FP32 GEMM rate. On\n"
+    "                   tensor cores a conv other than 1x1 stride 1 adds cuDNN's NCHW -> NHWC\n"
+    "                   transposes of its input and output (PyTorch's default layout)\n"
     "  --stride S       conv: the stride (default 1)\n"
+    "  --channels-last  conv: NHWC activations (torch.channels_last, or torch.compile's layout\n"
+    "                   optimisation): no transposes\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --cold           gemm, bmm, grouped, conv, flash: operands from DRAM, as in a model step\n"
     "                   (default: warm, a kernel timed in a loop, whose L2 keeps part of its\n"
@@ -296,9 +317,11 @@ const cli_command cmd_kernel = {
     "  --json           machine-readable (compute_s and memory_s: the two sides before they\n"
     "                   overlap; achieved_tflops for GEMM-like ops; floor_s: what no kernel can\n"
     "                   beat, its FLOPs at the dtype's fastest peak and its bytes beyond L2 at\n"
-    "                   peak bandwidth; the band's low end, lo_s, never goes below it)\n"
+    "                   peak bandwidth; the band's low end, lo_s, never goes below it; layout_s\n"
+    "                   for a conv: the NCHW transposes' share of time_s)\n"
     "\nEach op takes only the options it reads (others are a usage error):\n"
-    "  gemm, bmm, grouped  --b --m --n --k --int4 --cold conv  the same, --groups --filter --stride\n"
+    "  gemm, bmm, grouped  --b --m --n --k --int4 --cold\n"
+    "  conv                the same, --groups --filter --stride --channels-last\n"
     "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal --cold; --backward:\n"
     "                      the backward (S recomputed; dV, dP, dQ, dK); --fa3: FlashAttention-3's\n"
     "                      kernels (Hopper only: full tensor rate, loads overlapped) instead of\n"

@@ -199,6 +199,11 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
         out->sd_s = e.time_s * e.sigma;
         return 0;
     }
+    /* compiled: Inductor's layout optimisation runs a conv-heavy graph
+     * channels last (torch._inductor.config.layout_optimization, on by
+     * default), so cuDNN's tensor-core convs skip the NCHW transposes */
+    if (o->fused && k.op == ST_KOP_CONV)
+        k.channels_last = 1;
     if (o->fused && is_fusible(op) && i > 0 && strcmp(ops->ops[i - 1].layer, op->layer) == 0 &&
         ops->ops[i - 1].pass == op->pass) {
         /* Runs in the previous kernel's epilogue: its main input arrives in

@@ -100,6 +100,11 @@ typedef struct st_kernel {
      * filter, is an implicit GEMM at the FP32 GEMM class's rate, which no
      * algorithm trick lifts past the peak (st_conv_fast). */
     long long filter, stride;
+    /* CONV on tensor cores: the activations are NHWC (channels last, as
+     * torch.compile's layout optimisation or .to(memory_format=
+     * torch.channels_last) leaves them); 0: PyTorch's default NCHW, which
+     * cuDNN transposes around the kernel (see conv_layout_passes) */
+    int channels_last;
     /* FLASH */
     long long heads, kv_heads, q_len, kv_len, head_dim;
     int causal;
@@ -153,8 +158,9 @@ typedef enum st_dispatch {
 const char *st_dispatch_name(st_dispatch d);
 
 /* A convolution cuDNN can run by a fast algorithm (Winograd, FFT): dense
- * (one group), 3x3, stride 1. */
-int st_conv_fast(const st_kernel *k);
+ * (one group), 3x3, stride 1, on a GPU whose library has those kernels
+ * (st_gpu_winograd_conv). */
+int st_conv_fast(const st_gpu *g, const st_kernel *k);
 
 #define ST_GPU_MAX_FEATURES 10
 #define ST_GPU_MAX_TILES 16
@@ -270,6 +276,7 @@ typedef struct st_kernel_est {
     double compute_s, memory_s;   /* the two leading features, coefficient-weighted */
     double lsu_s;                 /* memory-instruction time per SM (on the compute side) */
     double index_s;               /* index_select's offset arithmetic per SM (compute side) */
+    double layout_s;              /* conv on tensor cores: cuDNN's NCHW <-> NHWC transposes, in gpu_s */
     double alu_min_s;             /* elementwise: the least time of the ALU side, the op's
                                    * FLOPs at the dtype's vector peak (the fitted
                                    * coefficient, 0 where no calibration kernel is

@@ -712,11 +712,11 @@ static double dequant_s_per_weight(const st_gpu *g, st_dtype t)
  * kernel is in the calibration data, so its band is at least that of the
  * class the op has on the vector path (FP32 GEMM or conv: the spread of
  * those kernels across the measured GPUs). */
-static double fp32_matrix_sigma(const st_gpu_coef *c, const st_kernel *k, int tensor)
+static double fp32_matrix_sigma(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k, int tensor)
 {
     if (!tensor || k->dtype != ST_FP32)
         return 0;
-    return c->cls[st_conv_fast(k) ? ST_KC_CONV : ST_KC_GEMM_SIMT].sigma;
+    return c->cls[st_conv_fast(g, k) ? ST_KC_CONV : ST_KC_GEMM_SIMT].sigma;
 }
 
 /* A kernel whose operands come from DRAM cannot move those bytes faster
@@ -747,6 +747,39 @@ static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_ker
         /* the floor is the launch for a tiny kernel, the stream otherwise */
         e->bound = vb[VF_LAUNCH] * 1e-6 > e->memory_s ? "latency" : "memory";
     }
+}
+
+/* cuDNN's tensor-core convolutions take NHWC operands, and PyTorch hands
+ * them NCHW tensors (its default memory format): for every conv but a 1x1
+ * stride-1 one, which runs as a plain GEMM on the NCHW layout (cuBLAS's
+ * nvjet and CUTLASS kernels, one launch), cuDNN transposes the input to
+ * NHWC before the kernel and the output back after it (nchwToNhwcKernel,
+ * nhwcToNchwKernel or tensorTransformGeneric: three launches for 214 of
+ * the 242 such TF32 and BF16 convs timed on an H100, data/measured). Each
+ * transpose reads and writes its tensor once: two streaming kernels at the
+ * elementwise class's DRAM rate and launch cost, after the conv's own
+ * time. The input's pixels are the output's times the stride squared
+ * (padding aside); its channels are K over the filter's area. Unknown
+ * filter (0), or channels-last activations: no passes priced. */
+static void conv_layout_passes(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k, double es,
+                               st_kernel_est *e)
+{
+    if (k->channels_last || k->filter <= 0 || (k->filter == 1 && k->stride <= 1))
+        return;
+    const double *vb = c->cls[ST_KC_ELEMENTWISE].beta;
+    double beta = vb[is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER];
+    double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
+    double grp = k->groups > 1 ? (double)k->groups : 1.0, st = k->stride > 0 ? (double)k->stride : 1.0;
+    double in = (double)k->b * (double)k->m * st * st * (double)k->k / ((double)k->filter * (double)k->filter) * grp;
+    double out = (double)k->b * (double)k->m * (double)k->n * grp;
+    double bytes = 2.0 * es * (in + out);
+    double t = 2.0 * vb[VF_LAUNCH] * 1e-6 + beta * bytes / bw;
+    double r = (e->gpu_s + t) / e->gpu_s;
+    e->gpu_s += t;
+    e->lo_s *= r;
+    e->hi_s *= r;
+    e->bytes += bytes;
+    e->layout_s = t;
 }
 
 /* A norm kernel's ALU work per element, in FP32 lane operations, counted
@@ -842,9 +875,9 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
     return 0;
 }
 
-int st_conv_fast(const st_kernel *k)
+int st_conv_fast(const st_gpu *g, const st_kernel *k)
 {
-    return k->op == ST_KOP_CONV && k->groups <= 1 && k->filter == 3 && k->stride == 1;
+    return k->op == ST_KOP_CONV && k->groups <= 1 && k->filter == 3 && k->stride == 1 && st_gpu_winograd_conv(g);
 }
 
 st_kclass st_kernel_class(const st_gpu *g, const st_kernel *k)
@@ -859,7 +892,7 @@ st_kclass st_kernel_class(const st_gpu *g, const st_kernel *k)
         return tensor ? ST_KC_GEMM_TC : ST_KC_GEMM_SIMT;
     case ST_KOP_CONV:
         gemm_peak(g, k->dtype, &tensor);
-        return tensor ? ST_KC_GEMM_TC : st_conv_fast(k) ? ST_KC_CONV : ST_KC_GEMM_SIMT;
+        return tensor ? ST_KC_GEMM_TC : st_conv_fast(g, k) ? ST_KC_CONV : ST_KC_GEMM_SIMT;
     case ST_KOP_SOFTMAX:
     case ST_KOP_TOPK:
         return ST_KC_SOFTMAX;
@@ -889,7 +922,7 @@ static double kernel_floor(const st_gpu *g, const st_kernel *k, const st_kernel_
      * work they name (e->alu_min_s); the other vector kernels' FLOPs are a
      * reporting convention (a norm's 8 an element) */
     int gemmlike = k->op == ST_KOP_GEMM || k->op == ST_KOP_BMM || k->op == ST_KOP_GROUPED ||
-                   k->op == ST_KOP_FLASH || (k->op == ST_KOP_CONV && !st_conv_fast(k));
+                   k->op == ST_KOP_FLASH || (k->op == ST_KOP_CONV && !st_conv_fast(g, k));
     if (peak > 0 && gemmlike)
         fl = e->flops / peak;
     if (e->alu_min_s > fl)
@@ -937,7 +970,10 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
          * from 15-19% to 7-10% MAPE with it. cuBLAS GEMMs and BMMs only: not
          * INT8, which PyTorch runs on Hopper with CUTLASS's sm80 kernels
          * (cutlass_80_tensorop_i16832gemm, synchronous MMAs, in the same
-         * sweep), nor convolutions (cuDNN's kernels were not measured) */
+         * sweep), nor convolutions: cuDNN's sm90 implicit-GEMM kernels
+         * reach 100-160 TFLOP/s on the H100's large 3x3 TF32 and BF16 convs
+         * (data/measured, conv.csv), and pricing them as asynchronous took
+         * those from 0.80x to 0.67x of their measured time */
         s.async_mma = tensor && (k->op == ST_KOP_GEMM || k->op == ST_KOP_BMM) && k->dtype != ST_INT8 &&
                       st_gpu_async_mma(g);
         /* INT8 on those GPUs: CUTLASS's sm80 kernels issue warp-synchronous
@@ -974,10 +1010,12 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         s.es_out = tensor ? 0 : es;
         s.span = c->gemm_reuse_span;
         s.sharp = c->gemm_reuse_sharpness;
-        s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
+        s.sigma_floor = fp32_matrix_sigma(g, c, k, tensor);
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
         if (!r)
             stream_floor(g, c, k->cold, e);
+        if (!r && k->op == ST_KOP_CONV && tensor)
+            conv_layout_passes(g, c, k, es, e);
         return r;
     }
     case ST_KOP_FLASH: {
@@ -1050,7 +1088,7 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         memset(&s, 0, sizeof s);
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.es_out = tensor ? 0 : es;
-        s.sigma_floor = fp32_matrix_sigma(c, k, tensor);
+        s.sigma_floor = fp32_matrix_sigma(g, c, k, tensor);
         s.async_mma = k->fa3;
         double kvb = k->kv_bytes > 0 ? k->kv_bytes : es;
         /* the backward (FlashAttention-2, Dao 2023, Algorithm 2) recomputes

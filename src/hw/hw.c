@@ -27,6 +27,11 @@ int st_gpu_async_mma(const st_gpu *g)
     return g->vendor == ST_VENDOR_NVIDIA && (strcmp(g->arch, "hopper") == 0 || strcmp(g->arch, "blackwell") == 0);
 }
 
+int st_gpu_winograd_conv(const st_gpu *g)
+{
+    return !st_gpu_async_mma(g);
+}
+
 int st_gpu_fa3(const st_gpu *g)
 {
     return g->vendor == ST_VENDOR_NVIDIA && strcmp(g->arch, "hopper") == 0;

@@ -90,6 +90,16 @@ double st_gpu_fma_issue_cycles(const st_gpu *g);
 int st_gpu_async_mma(const st_gpu *g);
 /* FlashAttention-3 runs on it: Hopper (its kernels are sm_90a only) */
 int st_gpu_fa3(const st_gpu *g);
+/* 1 where cuDNN runs a dense 3x3 stride-1 FP32 convolution by Winograd or
+ * FFT, doing fewer multiplies than the direct count: every NVIDIA GPU in
+ * NeuSight's conv sweeps (Pascal to Ampere, cuDNN 8.9: scudnn_winograd and
+ * winograd_nonfused kernels in its kernel names) and AMD (MIOpen's
+ * Winograd solvers). 0 on NVIDIA Hopper and Blackwell (datacenter):
+ * on the H100 and H200 with cuDNN 9.19 (data/measured) 799 of 962 such
+ * convs ran cuDNN's FP32 implicit GEMM (sm80_xmma_fprop_implicit_gemm
+ * f32, FFMA) and the rest FFT, none Winograd, at 0.4-0.7x the FP32 peak.
+ * Ada and the RTX Blackwell parts are unmeasured and keep the older rule. */
+int st_gpu_winograd_conv(const st_gpu *g);
 
 /* Peak GEMM throughput for a dtype (dense or sparse), 0 if unsupported. */
 double st_gpu_peak(const st_gpu *g, st_dtype t, int sparse);
