@@ -321,6 +321,7 @@ static void test_ops(void **state)
         {"measured/ops-missing-size.csv", ":2:18:", "column 'm': expected a whole number"},
         {"measured/ops-bad-dtype.csv", ":2:6:", "unknown datatype 'int4'"},
         {"measured/ops-noint4.csv", ":1:1:", "no 'int4' column"},
+        {"measured/ops-no-device.csv", ":2:39:", "column 'device': empty"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(st_read_ops_csv(testdata(bad[i].file), &o, &err), ST_EINVAL);

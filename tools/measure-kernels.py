@@ -504,7 +504,9 @@ RESNET50 = [  # (in channels, out channels, filter, input size, stride, padding)
     (256, 512, 1, 56, 2, 0), (512, 128, 1, 28, 1, 0), (128, 128, 3, 28, 1, 1), (512, 256, 1, 28, 1, 0),
     (256, 256, 3, 28, 2, 1), (256, 1024, 1, 14, 1, 0), (256, 256, 3, 14, 1, 1), (1024, 256, 1, 14, 1, 0),
     (1024, 512, 1, 14, 1, 0), (512, 512, 3, 14, 2, 1), (512, 2048, 1, 7, 1, 0), (512, 512, 3, 7, 1, 1),
-    (2048, 512, 1, 7, 1, 0)]
+    (2048, 512, 1, 7, 1, 0),
+    # the layer3 and layer4 downsample convs (not in the committed 2026-11-27 runs)
+    (512, 1024, 1, 28, 2, 0), (1024, 2048, 1, 14, 2, 0)]
 
 
 def ops_sweep(a):
@@ -569,7 +571,7 @@ def ops_sweep(a):
         log(traceback.format_exc())
 
     def orow(op, dt, **kw):
-        r = {"OPName": op, "op": op, "dtype": dt, "int4": 0, "device": DEVICE, "torch": TORCH_V,
+        r = {"OPName": op, "Dtype": dt, "op": op, "dtype": dt, "int4": 0, "device": DEVICE, "torch": TORCH_V,
              "Kernel Name": "", "Kernels": ""}
         r.update(kw)
         return r

@@ -269,12 +269,15 @@ static int run(int argc, char **argv)
         printf("  achieved     %.3g TFLOP/s\n", e.flops / e.gpu_s * 1e-12);
     if (k.op == ST_KOP_CONV && e.cls == ST_KC_GEMM_TC) {
         if (e.layout_s > 0)
-            printf("  layout       NCHW: cuDNN transposes the input to NHWC and the output back, %.3g us of the time "
+            printf("  layout       NCHW: cuDNN transposes the input and filter to NHWC and the output back, %.3g us "
+                   "of the time "
                    "(--channels-last: none)\n", e.layout_s * 1e6);
         else
             printf("  layout       %s\n", k.channels_last ? "channels last: no transposes"
+                                       : g.vendor != ST_VENDOR_NVIDIA ? "NCHW, which MIOpen runs as it is: no transposes"
                                        : k.filter <= 0 ? "no --filter: transposes not priced"
-                                                        : "NCHW, run as a plain GEMM (1x1, stride 1): no transposes");
+                                       : k.groups > 1 ? "grouped: transposes not priced (none measured)"
+                                                      : "NCHW, run as a plain GEMM (1x1, stride 1): no transposes");
     }
     return 0;
 }
@@ -304,9 +307,10 @@ const cli_command cmd_kernel = {
     "                   (the default) and one group, a 3x3 conv is the shape cuDNN runs by\n"
     "                   Winograd or FFT before Hopper (the conv class, fitted on such convs,\n"
     "                   can pass the FP32 peak); any other conv, one without --filter, or one\n"
-    "                   on Hopper or Blackwell is an implicit GEMM at the FP32 GEMM rate. On\n"
-    "                   tensor cores a conv other than 1x1 stride 1 adds cuDNN's NCHW -> NHWC\n"
-    "                   transposes of its input and output (PyTorch's default layout)\n"
+    "                   on Hopper or datacenter Blackwell is an implicit GEMM at the FP32 GEMM\n"
+    "                   rate. On NVIDIA tensor cores a dense conv other than 1x1 stride 1 adds\n"
+    "                   cuDNN's NCHW -> NHWC transposes of its input, filter and output\n"
+    "                   (PyTorch's default layout)\n"
     "  --stride S       conv: the stride (default 1)\n"
     "  --channels-last  conv: NHWC activations (torch.channels_last, or torch.compile's layout\n"
     "                   optimisation): no transposes\n"

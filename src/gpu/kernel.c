@@ -750,30 +750,35 @@ static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_ker
 }
 
 /* cuDNN's tensor-core convolutions take NHWC operands, and PyTorch hands
- * them NCHW tensors (its default memory format): for every conv but a 1x1
- * stride-1 one, which runs as a plain GEMM on the NCHW layout (cuBLAS's
- * nvjet and CUTLASS kernels, one launch), cuDNN transposes the input to
- * NHWC before the kernel and the output back after it (nchwToNhwcKernel,
- * nhwcToNchwKernel or tensorTransformGeneric: three launches for 214 of
- * the 242 such TF32 and BF16 convs timed on an H100, data/measured). Each
- * transpose reads and writes its tensor once: two streaming kernels at the
- * elementwise class's DRAM rate and launch cost, after the conv's own
- * time. The input's pixels are the output's times the stride squared
- * (padding aside); its channels are K over the filter's area. Unknown
- * filter (0), or channels-last activations: no passes priced. */
+ * them NCHW tensors (its default memory format): for every dense conv but
+ * a 1x1 stride-1 one, which runs as a plain GEMM on the NCHW layout
+ * (cuBLAS's nvjet and CUTLASS kernels, one launch), cuDNN transposes the
+ * input to NHWC, the filter to KRSC and the output back to NCHW around the
+ * kernel (nchwToNhwcKernel, tensorTransformGeneric, nhwcToNchwKernel: all
+ * three for 287 of the 312 such TF32 and BF16 convs timed on the H100 and
+ * 232 of 255 on the H200, data/measured). Each transpose reads and writes
+ * its tensor once: three streaming kernels at the elementwise class's DRAM
+ * rate and launch cost, after the conv's own time. The input's pixels are
+ * the output's times the stride squared (padding aside); its channels are
+ * K over the filter's area; the filter is K x N. NVIDIA only (MIOpen runs
+ * NCHW itself), measured on Hopper and assumed for cuDNN's tensor-core
+ * convs on earlier GPUs. Not priced: an unknown filter (0), channels-last
+ * activations, and grouped or depthwise convs (none measured; PyTorch
+ * runs many depthwise convs with its own NCHW kernel). */
 static void conv_layout_passes(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k, double es,
                                st_kernel_est *e)
 {
-    if (k->channels_last || k->filter <= 0 || (k->filter == 1 && k->stride <= 1))
+    if (g->vendor != ST_VENDOR_NVIDIA || k->channels_last || k->groups > 1 || k->filter <= 0 ||
+        (k->filter == 1 && k->stride <= 1))
         return;
     const double *vb = c->cls[ST_KC_ELEMENTWISE].beta;
     double beta = vb[is_hbm(g) ? VF_DRAM_HBM : VF_DRAM_OTHER];
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
-    double grp = k->groups > 1 ? (double)k->groups : 1.0, st = k->stride > 0 ? (double)k->stride : 1.0;
-    double in = (double)k->b * (double)k->m * st * st * (double)k->k / ((double)k->filter * (double)k->filter) * grp;
-    double out = (double)k->b * (double)k->m * (double)k->n * grp;
-    double bytes = 2.0 * es * (in + out);
-    double t = 2.0 * vb[VF_LAUNCH] * 1e-6 + beta * bytes / bw;
+    double st = k->stride > 0 ? (double)k->stride : 1.0;
+    double in = (double)k->b * (double)k->m * st * st * (double)k->k / ((double)k->filter * (double)k->filter);
+    double out = (double)k->b * (double)k->m * (double)k->n, filt = (double)k->n * (double)k->k;
+    double bytes = 2.0 * es * (in + out + filt);
+    double t = 3.0 * vb[VF_LAUNCH] * 1e-6 + beta * bytes / bw;
     double r = (e->gpu_s + t) / e->gpu_s;
     e->gpu_s += t;
     e->lo_s *= r;

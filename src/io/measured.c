@@ -860,6 +860,11 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
         memset(&s, 0, sizeof s);
         s.line = c.line;
         snprintf(s.device, sizeof s.device, "%s", c.field[idx[O_DEV]]);
+        if (!s.device[0]) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'device': empty; name the GPU as its driver reports "
+                              "it (e.g. NVIDIA H100 80GB HBM3)", path, c.fline[idx[O_DEV]], c.col[idx[O_DEV]]);
+            break;
+        }
         const char *op = c.field[idx[O_OP]];
         if (st_kop_parse(op, &s.op) != 0 || s.op == ST_KOP_FLASH || s.op == ST_KOP_CONV) {
             rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'op': '%.40s' is not an op this file holds; use gemm, "
