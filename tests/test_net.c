@@ -43,9 +43,10 @@ static void test_ring_by_hand(void **state)
     assert_true(rel_diff(est(&c, 8, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S), want) < 1e-9);
     /* two nodes, 16 GPUs: 8 rings leave each node through 8 NICs of 25 GB/s
      * x 0.96 = 192 GB/s < 232.5 GB/s NVLink; steps weigh 14 of 16 hops at
-     * 3.4 us and 2 at 14 us */
+     * max(3.4, 6) us (NCCL's net overhead across nodes: 2 us on the DGX
+     * A100's AMD hosts, three times on Simple) and 2 at 14 us */
     double rate = 8 * 25e9 * 0.96;
-    want = 2.0 * 15 / 16 * S / rate + 8.4e-6 + 30 * (14 * 3.4e-6 + 2 * 14e-6) / 16;
+    want = 2.0 * 15 / 16 * S / rate + 8.4e-6 + 30 * (14 * 6e-6 + 2 * 14e-6) / 16;
     assert_true(rel_diff(est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S), want) < 1e-9);
 }
 
@@ -264,12 +265,56 @@ static void test_simulation(void **state)
     assert_int_equal(st_net_simulate(&c, &a2a, 1, 0, r, &err), ST_EINVAL);
 }
 
+/* NCCL tuning.cc: "Inter-node rings still have to launch nsteps * net
+ * overhead": across nodes a ring's on-node steps cost at least the
+ * network post's host cost, 2 us on AMD x86 hosts (the DGX A100's EPYC
+ * 7742) and 1 us on Intel (the DGX H100's Xeon 8480C), three times that on
+ * Simple. By hand for a 64 KiB Simple ring all-reduce over two DGX A100s
+ * (16 GPUs, 8 a node): 2 (n - 1) = 30 steps, of which (n - k) / n = 14/16
+ * are on-node, each max(link latency, 6 us) instead of the link latency.
+ * One node, the tree and LL's smaller floor follow the same rule. */
+static void test_net_overhead(void **state)
+{
+    (void)state;
+    st_cluster a = load("ib-a100"), h = load("ib-h100");
+    st_net_group g, v, z;
+    st_error err;
+    assert_int_equal(st_net_group_init(&a, 16, 8, &g, &err), 0);
+    assert_true(g.net_overhead_s == 2e-6);
+    st_net_group_proto(&g, ST_ALGO_RING, ST_PROTO_SIMPLE, &v);
+    assert_true(v.lat_intra == fmax(g.lat_intra, 6e-6));
+    st_net_group_proto(&g, ST_ALGO_RING, ST_PROTO_LL, &v);
+    assert_true(v.lat_intra == fmax(g.lat_intra * 0.6 / 3.4, 2e-6));
+    st_net_group_proto(&g, ST_ALGO_TREE, ST_PROTO_SIMPLE, &v);
+    assert_true(v.lat_intra == g.lat_intra);
+    /* the 64 KiB all-reduce, with and without the overhead */
+    z = g;
+    z.net_overhead_s = 0;
+    st_coll_est e1, e0;
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_SIMPLE, 65536, &e1, &err), 0);
+    assert_int_equal(st_coll_estimate_proto(&z, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_SIMPLE, 65536, &e0, &err), 0);
+    double want = 30.0 * 14.0 / 16.0 * (fmax(g.lat_intra, 6e-6) - g.lat_intra);
+    assert_true(want > 0);
+    if (fabs((e1.time_s - e0.time_s) - want) > 1e-12)
+        fail_msg("net overhead adds %.4g us, by hand %.4g us", (e1.time_s - e0.time_s) * 1e6, want * 1e6);
+    /* Intel hosts: 1 us, 3 on Simple; one node: none */
+    assert_int_equal(st_net_group_init(&h, 16, 8, &g, &err), 0);
+    assert_true(g.net_overhead_s == 1e-6);
+    st_net_group_proto(&g, ST_ALGO_RING, ST_PROTO_SIMPLE, &v);
+    assert_true(v.lat_intra == fmax(g.lat_intra, 3e-6));
+    assert_int_equal(st_net_group_init(&a, 8, 8, &g, &err), 0);
+    assert_true(g.net_overhead_s == 0);
+    st_net_group_proto(&g, ST_ALGO_RING, ST_PROTO_SIMPLE, &v);
+    assert_true(v.lat_intra == g.lat_intra);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_by_hand), cmocka_unit_test(test_identities),
         cmocka_unit_test(test_alltoall),     cmocka_unit_test(test_algorithms), cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_simulation),
+        cmocka_unit_test(test_net_overhead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

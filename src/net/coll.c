@@ -107,6 +107,9 @@ int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g,
                                                                          : 39.0e9;
     else
         g->ll_max_bw = (amd_cpu ? (g->nodes == 2 ? 22.5 : 19.0) : (g->nodes == 2 ? 39.0 : 20.4)) * 1e9;
+    /* tuning.cc getNetOverhead: 2 us a network post on AMD x86 hosts, 1 us
+     * on Intel and the rest (NCCL_NET_OVERHEAD unset) */
+    g->net_overhead_s = g->nodes > 1 ? (amd_cpu ? 2e-6 : 1e-6) : 0;
     /* a direct NVLink mesh splits a GPU's links over its peers: one pair
      * (send/recv) gets 1/(G-1) of them; collectives use all at once */
     if (c->node.intra.topology == ST_TOPO_NVLINK_MESH && G > 1)
@@ -313,6 +316,11 @@ int st_coll_proto_valid(const st_net_group *g, st_coll c, st_proto p, st_error *
 void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_group *out)
 {
     *out = *g;
+    /* NCCL tuning.cc: "Inter-node rings still have to launch nsteps * net
+     * overhead": a ring across nodes takes at least the network post's cost
+     * (three times it on Simple) on each of its on-node steps too */
+    if (a == ST_ALGO_RING && g->nodes > 1 && g->net_overhead_s > 0 && p == ST_PROTO_SIMPLE)
+        out->lat_intra = dmax(out->lat_intra, 3 * g->net_overhead_s);
     if (p != ST_PROTO_LL && p != ST_PROTO_LL128)
         return;
     /* a preset's latencies are the ring's Simple figures: a protocol scales
@@ -323,6 +331,8 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
                      nccl_hwlat_us[intra][2];
     out->lat_net = g->lat_net * (tree || g->per_node == 1 ? nccl_tree_hwlat_us[2][k] : nccl_hwlat_us[2][k]) /
                    nccl_hwlat_us[2][2];
+    if (a == ST_ALGO_RING && g->nodes > 1)
+        out->lat_intra = dmax(out->lat_intra, g->net_overhead_s);
     out->base_s = g->base_s + (nccl_base_us[k] - nccl_base_us[2]) * 1e-6;
     if (out->base_s < 0)
         out->base_s = 0;

@@ -151,6 +151,7 @@ typedef struct st_net_group {
     int intra_pci;               /* the node's GPUs talk over PCIe (NCCL's PCI latencies, no LL128) */
     double ll_max_bw;            /* NCCL's cap on LL's bus bandwidth (tuning.cc llMaxBws), bytes/s */
     unsigned protos;             /* protocols allowed, bit (1 << st_proto) */
+    double net_overhead_s;       /* NCCL getNetOverhead: a network post's host cost (0 on one node) */
 } st_net_group;
 
 /* per_node <= 0: as many as fit (min(n, GPUs per node)). Fails when the
