@@ -509,6 +509,37 @@ RESNET50 = [  # (in channels, out channels, filter, input size, stride, padding)
     (512, 1024, 1, 28, 2, 0), (1024, 2048, 1, 14, 2, 0)]
 
 
+def conv_runs(conv, todo, deadline, big):
+    """Time each (dtype, B, Cin, Cout, filter, size, stride, padding) conv
+    into the section, TF32 on only for its rows; shapes whose operands pass
+    `big` bytes are skipped."""
+    try:
+        for (dt, b, ci, co, ks, sz, st, pd) in todo:
+            if 4 * (b * ci * sz * sz + co * ci * ks * ks + b * co * sz * sz) > big:
+                continue
+            set_tf32(dt == "tf32")
+            row = base_row("conv", dt)
+            row.update({"B": b, "Input_Channel": ci, "Output_Channel": co, "Kernel_Szie": ks,
+                        "Input_Size": sz, "Stride": st, "Padding": pd})
+            if not measure(conv, row, lambda init, q=(dt, b, ci, co, ks, sz, st, pd): make_conv(*q, init=init),
+                           deadline):
+                break
+    finally:
+        set_tf32(False)
+
+
+def name_kernels_tf32(section, main_re):
+    """Name a section's kernels; its TF32 rows in a pass of their own with
+    TF32 on, as they were timed."""
+    tf = [p for p in section.pending if p[0]["Dtype"] == "tf32"]
+    section.pending = [p for p in section.pending if p[0]["Dtype"] != "tf32"]
+    section.name_kernels(main_re)
+    set_tf32(True)
+    section.pending = tf
+    section.name_kernels(main_re)
+    set_tf32(False)
+
+
 def ops_sweep(a):
     """Convolutions into OUT/conv.csv (NeuSight's conv columns plus Dtype),
     the other op classes into OUT/ops.csv (strata kernel's terms)."""
@@ -536,38 +567,18 @@ def ops_sweep(a):
         # every eighth shape again in TF32 and BF16
         todo[1:1] = [(dt,) + s for s in shapes[::8] for dt in ("tf32", "bf16")]
         random.Random(11).shuffle(todo)
-        dl = time.time() + share["conv_ns"] * B
-        for (dt, b, ci, co, ks, sz, st, pd) in todo:
-            if 4 * (b * ci * sz * sz + co * ci * ks * ks + b * co * sz * sz) > big:
-                continue
-            set_tf32(dt == "tf32")
-            row = base_row("conv", dt)
-            row.update({"B": b, "Input_Channel": ci, "Output_Channel": co, "Kernel_Szie": ks,
-                        "Input_Size": sz, "Stride": st, "Padding": pd})
-            if not measure(conv, row, lambda init, q=(dt, b, ci, co, ks, sz, st, pd): make_conv(*q, init=init), dl):
-                break
-        set_tf32(False)
+        conv_runs(conv, todo, time.time() + share["conv_ns"] * B, big)
         log("conv (NeuSight shapes):", len(conv.rows), "of", len(todo))
     except Exception:
-        set_tf32(False)
         log(traceback.format_exc())
     # ---- ResNet-50's convolutions: 1x1, strided, 7x7 ----
     try:
         n0 = len(conv.rows)
         todo = [(dt, b) + s for dt in ("fp32", "tf32", "bf16") for b in (1, 8, 32, 128) for s in RESNET50]
         random.Random(12).shuffle(todo)
-        dl = time.time() + share["conv_rn"] * B
-        for (dt, b, ci, co, ks, sz, st, pd) in todo:
-            set_tf32(dt == "tf32")
-            row = base_row("conv", dt)
-            row.update({"B": b, "Input_Channel": ci, "Output_Channel": co, "Kernel_Szie": ks,
-                        "Input_Size": sz, "Stride": st, "Padding": pd})
-            if not measure(conv, row, lambda init, q=(dt, b, ci, co, ks, sz, st, pd): make_conv(*q, init=init), dl):
-                break
-        set_tf32(False)
+        conv_runs(conv, todo, time.time() + share["conv_rn"] * B, big)
         log("conv (ResNet-50):", len(conv.rows) - n0, "of", len(todo))
     except Exception:
-        set_tf32(False)
         log(traceback.format_exc())
 
     def orow(op, dt, **kw):
@@ -645,13 +656,7 @@ def ops_sweep(a):
     fill_ops()
     conv.write(a.out)
     ops.write(a.out)
-    tf = [p for p in conv.pending if p[0]["Dtype"] == "tf32"]
-    conv.pending = [p for p in conv.pending if p[0]["Dtype"] != "tf32"]
-    conv.name_kernels(None)
-    set_tf32(True)
-    conv.pending = tf
-    conv.name_kernels(None)
-    set_tf32(False)
+    name_kernels_tf32(conv, None)
     ops.name_kernels(None)
     fill_ops()
     conv.write(a.out)
@@ -855,13 +860,7 @@ def main():
     set_tf32(False)
     # tf32 rows must be profiled with tf32 on: name them in two passes
     for s in list(mm.values()):
-        tf = [p for p in s.pending if p[0]["Dtype"] == "tf32"]
-        s.pending = [p for p in s.pending if p[0]["Dtype"] != "tf32"]
-        s.name_kernels(gemm_re)
-        set_tf32(True)
-        s.pending = tf
-        s.name_kernels(gemm_re)
-        set_tf32(False)
+        name_kernels_tf32(s, gemm_re)
     for s in vec.values():
         s.name_kernels(None)
     att.name_kernels(lambda n: "flash" in n.lower() or "fmha" in n.lower())

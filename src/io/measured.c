@@ -242,6 +242,22 @@ static int field_int(const csv *c, int idx, const char *name, long long max, lon
     return 0;
 }
 
+/* A time in a column of `unit`s (per_s of them a second): a number in
+ * (0, max]; a zero or negative time is an error at its field. */
+static int field_time(const csv *c, int idx, const char *name, const char *unit, double per_s, double max,
+                      double *out_s, st_error *err)
+{
+    double v;
+    int rc = field_number(c, idx, name, max, &v, err);
+    if (rc)
+        return rc;
+    if (!(v > 0))
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a time > 0 (%s), found '%.40s'",
+                            c->path, c->fline[idx], c->col[idx], name, unit, c->field[idx]);
+    *out_s = v / per_s;
+    return 0;
+}
+
 static int csv_open(csv *c, const char *path, char ***header, int *nheader, st_error *err)
 {
     int rc;
@@ -318,6 +334,21 @@ static int grow(void **items, size_t *cap, size_t n, size_t size)
 }
 
 /* Append one item of `size` bytes to a growing array (n items of cap). */
+/* A table beside a sweep that may be absent (harness.csv, attention.csv,
+ * ops.csv): *absent = 1 and 0 returned when there is no file; else it is
+ * opened and its n columns found, as require_cols. */
+static int csv_open_optional(csv *c, const char *path, char ***header, int *nh, const char *const *names, int n,
+                             int *idx, const char *what, int *absent, st_error *err)
+{
+    FILE *probe = fopen(path, "r");
+    *absent = !probe;
+    if (!probe)
+        return 0;
+    fclose(probe);
+    int rc = csv_open(c, path, header, nh, err);
+    return rc ? rc : require_cols(c, *header, *nh, names, n, idx, what, err);
+}
+
 static int append_item(void **items, size_t *cap, size_t *n, const void *item, size_t size, const char *path,
                        st_error *err)
 {
@@ -402,7 +433,6 @@ static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_erro
     const int *cols;
     long long *dst[7];
     st_meas_op op;
-    double ms;
     int n, rc;
     if (st_meas_op_parse(c->field[idx[C_OP]], &op) != 0) {
         char ops[256] = "";
@@ -424,13 +454,8 @@ static int kernel_row(const csv *c, const int *idx, st_kernel_sample *s, st_erro
     snprintf(s->device, sizeof s->device, "%s", c->field[idx[C_DEV]]);
     if (idx[C_KNAME] >= 0)
         kernel_name(c->field[idx[C_KNAME]], s->kernel_name, sizeof s->kernel_name);
-    if ((rc = field_number(c, idx[C_LAT], "Latency", MAX_MS, &ms, err)))
+    if ((rc = field_time(c, idx[C_LAT], "Latency", "ms", 1e3, MAX_MS, &s->latency_s, err)))
         return rc;
-    if (ms <= 0)
-        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Latency': expected a time > 0 "
-                            "(ms), found '%.40s'", c->path, c->fline[idx[C_LAT]],
-                            c->col[idx[C_LAT]], c->field[idx[C_LAT]]);
-    s->latency_s = ms / 1e3;
     s->dtype = ST_FP32;
     /* INT4 is a weight-only format, not a kernel's datatype: no row has it */
     if (idx[C_DTYPE] >= 0 && c->field[idx[C_DTYPE]][0] &&
@@ -712,18 +737,13 @@ int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n,
 {
     csv c;
     char **header;
-    int nh, rc, di, fi;
+    int nh, rc, di, fi, absent;
     *n = 0;
-    FILE *probe = fopen(path, "r");
-    if (!probe)
-        return 0; /* no harness file: the coefficient table's harness applies */
-    fclose(probe);
-    if ((rc = csv_open(&c, path, &header, &nh, err)))
-        return rc;
     static const char *const hcols[2] = {"dispatch", "floor_us"};
     int hidx[2];
-    if ((rc = require_cols(&c, header, nh, hcols, 2, hidx, "a harness table (dispatch, floor_us: the time of each "
-                           "dispatch class's one-element op)", err)))
+    /* no harness file: the coefficient table's harness applies */
+    if ((rc = csv_open_optional(&c, path, &header, &nh, hcols, 2, hidx, "a harness table (dispatch, floor_us: the "
+                                "time of each dispatch class's one-element op)", &absent, err)) || absent)
         return rc;
     di = hidx[0], fi = hidx[1];
     while ((rc = next_data_row(&c, nh, err)) == 1) {
@@ -734,16 +754,9 @@ int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n,
             break;
         }
         st_harness_row *r = &rows[*n];
-        double us;
-        if ((rc = field_number(&c, fi, "floor_us", 1e6, &us, err)))
+        if ((rc = field_time(&c, fi, "floor_us", "us", 1e6, 1e6, &r->floor_s, err)))
             break;
-        if (!(us > 0)) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'floor_us': expected a time > 0 (us)", path,
-                              c.fline[fi], c.col[fi]);
-            break;
-        }
         snprintf(r->dispatch, sizeof r->dispatch, "%s", c.field[di]);
-        r->floor_s = us * 1e-6;
         r->line = c.fline[di];
         r->col = c.col[di];
         (*n)++;
@@ -762,32 +775,19 @@ int st_read_attention_csv(const char *path, st_attn_set *out, st_error *err)
     csv c;
     char **header;
     size_t n0 = out->n;
-    int nh, rc, idx[A_N];
-    FILE *probe = fopen(path, "r");
-    if (!probe)
-        return 0; /* no attention sweep */
-    fclose(probe);
-    if ((rc = csv_open(&c, path, &header, &nh, err)))
-        return rc;
-    if ((rc = require_cols(&c, header, nh, cols, A_N, idx, "an attention sweep (Latency, Device, Batch, Heads, "
-                           "KV Heads, Q, KV, D, Causal, Dtype)", err)))
+    int nh, rc, idx[A_N], absent;
+    if ((rc = csv_open_optional(&c, path, &header, &nh, cols, A_N, idx, "an attention sweep (Latency, Device, "
+                                "Batch, Heads, KV Heads, Q, KV, D, Causal, Dtype)", &absent, err)) || absent)
         return rc;
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         st_attn_sample s;
         long long *dims[] = {&s.batch, &s.heads, &s.kv_heads, &s.q, &s.kv, &s.d};
-        double ms;
         rc = 0;
         memset(&s, 0, sizeof s);
         s.line = c.line;
         snprintf(s.device, sizeof s.device, "%s", c.field[idx[A_DEV]]);
-        if ((rc = field_number(&c, idx[A_LAT], "Latency", MAX_MS, &ms, err)))
+        if ((rc = field_time(&c, idx[A_LAT], "Latency", "ms", 1e3, MAX_MS, &s.latency_s, err)))
             break;
-        if (!(ms > 0)) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'Latency': expected a time > 0 (ms)", path,
-                              c.fline[idx[A_LAT]], c.col[idx[A_LAT]]);
-            break;
-        }
-        s.latency_s = ms / 1e3;
         for (int i = 0; i < 6 && !rc; i++) {
             rc = field_int(&c, idx[A_B + i], cols[A_B + i], 1LL << 31, dims[i], err);
             if (!rc && *dims[i] < 1)
@@ -842,20 +842,13 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
     csv c;
     char **header;
     size_t n0 = out->n;
-    int nh, rc, idx[O_N_];
-    FILE *probe = fopen(path, "r");
-    if (!probe)
-        return 0; /* no op sweep */
-    fclose(probe);
-    if ((rc = csv_open(&c, path, &header, &nh, err)))
-        return rc;
-    if ((rc = require_cols(&c, header, nh, cols, O_N_, idx, "an op sweep (op, dtype, int4, b, m, n, k, rows, cols, "
-                           "latency_ms, device)", err)))
+    int nh, rc, idx[O_N_], absent;
+    if ((rc = csv_open_optional(&c, path, &header, &nh, cols, O_N_, idx, "an op sweep (op, dtype, int4, b, m, n, "
+                                "k, rows, cols, latency_ms, device)", &absent, err)) || absent)
         return rc;
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         st_ops_sample s;
         long long *dims[] = {&s.b, &s.m, &s.n, &s.k, &s.rows, &s.cols};
-        double ms;
         rc = 0;
         memset(&s, 0, sizeof s);
         s.line = c.line;
@@ -879,14 +872,8 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
                               c.fline[idx[O_DTYPE]], c.col[idx[O_DTYPE]], c.field[idx[O_DTYPE]]);
             break;
         }
-        if ((rc = field_number(&c, idx[O_LAT], "latency_ms", MAX_MS, &ms, err)))
+        if ((rc = field_time(&c, idx[O_LAT], "latency_ms", "ms", 1e3, MAX_MS, &s.latency_s, err)))
             break;
-        if (!(ms > 0)) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'latency_ms': expected a time > 0 (ms)", path,
-                              c.fline[idx[O_LAT]], c.col[idx[O_LAT]]);
-            break;
-        }
-        s.latency_s = ms / 1e3;
         const char *i4 = c.field[idx[O_INT4]];
         if (!strcmp(i4, "1"))
             s.int4 = 1;
