@@ -709,12 +709,13 @@ check "validate neusight on data/measured/h100: FP32 bmm, linear, elementwise, l
 check "validate neusight on data/measured/h100: a class per datatype (linear-bf16, -fp8, -int8, rmsnorm), each <= 30% (regression guard)" \
     jq -e '[.kernels[] | select(.op | test("^(linear|bmm)-(bf16|fp16|fp8|int8|tf32)$|^rmsnorm"))] as $k | ($k | length) >= 10 and ([$k[] | .mape <= 30] | all)' "$tmp/mh100.json"
 # strata's own whole-model runs (NeuSight's harness on an H100, transformers
-# 5.17; labels/ beside the sweeps, model configs from the shared data): 14
-# configurations, all under-predicted at this commit (7.5% MAPE); a guard
-# at 10%, and the band must still hold them all
+# 5.17; labels/ beside the sweeps, model configs from the shared data): 18
+# configurations (14 eager, 4 under torch.compile), all under-predicted at
+# this commit (7.3% MAPE; the compiled ones 9.6-12.3%); a guard at 10%, and
+# the band must still hold them all
 if [ -d "$SH/neusight/models" ]; then
-    check "validate neusight on data/measured/h100 labels: 14 whole models, MAPE <= 10% (regression guard), band holds all" \
-        jq -e '[.models[] | select(.device == "NVIDIA_H100_80GB_HBM3")] as $m | ($m | length) == 14 and (([$m[] | ((.predicted_ms - .measured_ms) / .measured_ms | fabs)] | add) / 14 <= 0.10) and ([$m[] | .measured_ms >= .lo_ms and .measured_ms <= .hi_ms] | all)' "$tmp/mh100.json"
+    check "validate neusight on data/measured/h100 labels: 18 whole models (4 compiled), MAPE <= 10% (regression guard), band holds all" \
+        jq -e '[.models[] | select(.device == "NVIDIA_H100_80GB_HBM3")] as $m | ($m | length) == 18 and ([$m[] | select(.fusion)] | length) == 4 and (([$m[] | ((.predicted_ms - .measured_ms) / .measured_ms | fabs)] | add) / 18 <= 0.10) and ([$m[] | .measured_ms >= .lo_ms and .measured_ms <= .hi_ms] | all)' "$tmp/mh100.json"
 else
     skip_test "validate neusight on data/measured/h100 labels" "../shared/data is absent (NeuSight's model configs)"
 fi
