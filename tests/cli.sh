@@ -711,7 +711,7 @@ check "validate neusight on data/measured/h100: a class per datatype (linear-bf1
 # strata's own whole-model runs (NeuSight's harness on an H100, transformers
 # 5.17; labels/ beside the sweeps, model configs from the shared data): 18
 # configurations (14 eager, 4 under torch.compile), all under-predicted at
-# this commit (7.3% MAPE; the compiled ones 9.6-12.3%); a guard at 10%, and
+# this commit (6.7% MAPE; the compiled ones 6.3-10.1%); a guard at 10%, and
 # the band must still hold them all
 if [ -d "$SH/neusight/models" ]; then
     check "validate neusight on data/measured/h100 labels: 18 whole models (4 compiled), MAPE <= 10% (regression guard), band holds all" \
@@ -1024,13 +1024,13 @@ check "train: executed FLOPs = Megatron's 96 B s l h^2 (1 + s/6h + V/16lh) withi
     jq -e '(.breakdown.hw_flops / (96 * 1536 * 2048 * 96 * 12288 * 12288 * (1 + 2048 / (6 * 12288) + 51200 / (16 * 96 * 12288))) - 1 | fabs) < 0.005' "$tmp/g3.json"
 "$S" train llama3.1-405b --cluster meta-roce-h100 --gpus 16384 --tp 8 --sp --pp 16 --schedule interleaved --chunks 8 \
     --zero 2 --global-batch 2048 --seq 8192 --flash --fused --json > "$tmp/l3.json" 2> "$tmp/err"
-# the bar is 15%; since collectives take NCCL's protocols (LL128 for the DP
-# reduce-scatters' 25 MiB buckets at DP 128) strata is +15.5%: a miss the
-# README explains (the per-GPU step is optimistic: the 8,192-GPU row is
-# further off), so this holds the figure against regressions
+# the bar is 15%: strata is +14.8% (459.1), since compiled mode runs the
+# pointwise ops after a library GEMM (SwiGLU, rope) as kernels of their own,
+# as Inductor does (+15.5% before); the per-GPU step is still optimistic
+# (README: the H100 is power-capped under these GEMMs)
 jq -r '"# Llama 3 405B: \(.tflops_per_gpu * 10 | round / 10) TFLOP/s per GPU against 400 (bar 15%)"' "$tmp/l3.json"
-check "train: Llama 3 405B on 16,384 H100s within 20% of the published 400 TFLOP/s per GPU, in 80 GB (regression guard)" \
-    jq -e '(.tflops_per_gpu / 400 - 1 | fabs) <= 0.20 and (.oom | not)' "$tmp/l3.json"
+check "train: Llama 3 405B on 16,384 H100s within 15% of the published 400 TFLOP/s per GPU, in 80 GB" \
+    jq -e '(.tflops_per_gpu / 400 - 1 | fabs) <= 0.15 and (.oom | not)' "$tmp/l3.json"
 check "train: 126 layers on 16 x 8 model chunks: the two end chunks hold none, the rest one (Llama 3, Sec. 3.3.2)" \
     jq -e '.config.stage_layers_min == 0 and .config.stage_layers_max == 1' "$tmp/l3.json"
 "$S" train llama3.1-405b --cluster meta-roce-h100 --gpus 16384 --tp 8 --sp --pp 16 --zero 2 --global-batch 2048 \

@@ -1069,10 +1069,13 @@ static void test_compose_host_bound(void **state)
     st_oplist_free(&l);
 }
 
-/* Fused (compiled) mode: an elementwise op after a GEMM in the same layer
- * runs in its epilogue. A scale (one operand, arriving in registers) adds
- * no time at all; a binary op adds the memory time of its second operand
- * alone, less than the same op as a kernel of its own. */
+/* Fused (compiled) mode as Inductor schedules it. A GEMM is a library call,
+ * so an elementwise op after it is a kernel of its own (its full time, as
+ * st_kernel_estimate prices it alone), unless the chain reaches a norm,
+ * whose prologue it becomes: then a scale (one operand, arriving in
+ * registers) adds no time and a binary op only the memory time of its
+ * second operand, less than the op as a kernel. After a generated kernel
+ * (the norm) an elementwise op is an epilogue; a layout copy never is. */
 static void test_compose_fused_epilogue(void **state)
 {
     (void)state;
@@ -1088,29 +1091,56 @@ static void test_compose_fused_epilogue(void **state)
     st_compose_opts o;
     st_compose_opts_default(&o);
     o.fused = 1;
-    st_step alone, with_scale, with_add;
+    st_step alone, with_scale, with_norm, with_both, with_add, after_norm;
     assert_int_equal(st_compose(&g, &c, &l, &o, &alone, &err), 0);
     st_op ew = {0};
     ew.kind = ST_OP_ELEMENTWISE, ew.dtype = ST_FP32, ew.rows = 4096, ew.cols = 4096;
     ew.arity = 1, ew.ew_flops = 1;
     push_block_op(&l, ew, "scale");
     assert_int_equal(st_compose(&g, &c, &l, &o, &with_scale, &err), 0);
-    assert_true(with_scale.total_s == alone.total_s);
+    /* after the GEMM, with nothing to fuse into: the scale's own kernel */
+    st_kernel k;
+    st_kernel_est e;
+    st_op_to_kernel(&l.ops[1], &k);
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(with_scale.total_s - alone.total_s, e.gpu_s) < 1e-9);
+    /* GEMM, norm; then GEMM, scale, norm: the scale is the norm's prologue */
+    st_op nm = {0};
+    nm.kind = ST_OP_LAYERNORM, nm.dtype = ST_FP32, nm.rows = 4096, nm.cols = 4096;
+    st_oplist ln = {0, 0, NULL};
+    push_block_op(&ln, gm, "mm");
+    push_block_op(&ln, nm, "norm");
+    assert_int_equal(st_compose(&g, &c, &ln, &o, &with_norm, &err), 0);
+    push_block_op(&l, nm, "norm");
+    assert_int_equal(st_compose(&g, &c, &l, &o, &with_both, &err), 0);
+    assert_true(with_both.total_s == with_norm.total_s);
     /* a second, full-size operand: 64 MB more to read */
     l.ops[1].arity = 2;
     st_op_cost(&l.ops[1]);
     assert_int_equal(st_compose(&g, &c, &l, &o, &with_add, &err), 0);
-    double extra = with_add.total_s - alone.total_s;
+    double extra = with_add.total_s - with_norm.total_s;
     assert_true(extra > 0);
     /* reading 64 MB at two thirds or more of the spec-sheet bandwidth (less
      * where the model finds it in the L2) */
     assert_true(extra < 1.5 * 4096.0 * 4096 * 4 / g.mem_bw);
-    st_kernel k;
     st_op_to_kernel(&l.ops[1], &k);
-    st_kernel_est e;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
     assert_true(extra < e.gpu_s);
+    /* after the norm (a generated kernel) a scale is its epilogue: free */
+    push_block_op(&ln, ew, "scale2");
+    assert_int_equal(st_compose(&g, &c, &ln, &o, &after_norm, &err), 0);
+    assert_true(after_norm.total_s == with_norm.total_s);
+    /* ... but a layout copy is a kernel of its own there too */
+    st_op cp = ew;
+    cp.ew_flops = 0, cp.layout_copy = 1;
+    push_block_op(&ln, cp, "merge_heads");
+    st_step with_copy;
+    assert_int_equal(st_compose(&g, &c, &ln, &o, &with_copy, &err), 0);
+    st_op_to_kernel(&ln.ops[3], &k);
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(with_copy.total_s - after_norm.total_s, e.gpu_s) < 1e-9);
     st_oplist_free(&l);
+    st_oplist_free(&ln);
 }
 
 /* The shipped table loads, and a big GEMM on a measured GPU runs at a

@@ -20,7 +20,8 @@ variant to OUT/models.csv:
             allocator warm, as in a training loop)
   profile   one steady iteration under torch.profiler: the sum of the GPU's
             kernel, copy and set times, their union (busy) and their span,
-            and the kernel count, per phase
+            and the kernel count, per phase (compiled runs too: Inductor's
+            Triton kernels by name)
 
 and, for the neusight variant, OUT/labels/DEVICE/NAME.json in NeuSight's label
 format (num_layer, e2e_latency, fw_latency, bwall_latency in ms; DEVICE the
@@ -370,7 +371,7 @@ def main():
                 mcsv.write("%s,steady,%.4f,%.4f,%.4f,,,,,,,,,,,%s,%s,\n" % (
                     name, f, g, f + g, " ".join("%.3f" % x for x in fl), " ".join("%.3f" % x for x in bl)))
                 log(name, "steady fw %.3f bw %.3f e2e %.3f" % (f, g, f + g))
-            if "profile" in variants and not fusion:
+            if "profile" in variants:
                 res = profiled(model, ids, train, kcsv, name)
                 d = {x[0]: x[1:] for x in res}
                 fw = d.get("fw", [0, 0, 0, 0, 0])

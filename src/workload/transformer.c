@@ -141,6 +141,7 @@ static st_op strided_copy(gen *g, const char *name, long long rows, long long co
     st_op op = ew_op(g, name, rows, cols, 1, 0);
     op.grad_no_input = 1;
     op.scalar_loads = 1;
+    op.layout_copy = 1;
     return op;
 }
 

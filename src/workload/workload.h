@@ -231,6 +231,8 @@ typedef struct st_op {
      * per thread per load and store; priced as memory instructions
      * (st_kernel.mem_requests). 0: the vectorized kernel. */
     int scalar_loads;
+    int layout_copy;   /* elementwise: a permuted view made contiguous (a head-major
+                          split or merge); compiled mode keeps it a kernel of its own */
     double aux_bytes;  /* elementwise: bytes per element written forward and read by the
                           gradient besides the tensors (dropout's keep mask, one byte) */
     double read_share; /* elementwise: input elements per output element (0: 1); a
