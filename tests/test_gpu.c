@@ -1143,6 +1143,98 @@ static void test_compose_fused_epilogue(void **state)
     st_oplist_free(&ln);
 }
 
+/* Compiled mode's chains at their edges. An add after a GEMM at the end of
+ * a repeated block whose next repeat opens with a norm is that norm's
+ * prologue (less than the add as a kernel), and a kernel of its own when
+ * the block does not repeat and nothing follows; across a layer boundary a
+ * following norm takes it too. In the backward, a bias gradient (a side
+ * kernel reading dy) between a GEMM and an elementwise gradient does not
+ * make that gradient its epilogue: it stays a kernel of its own; after a
+ * norm's gradient it is that kernel's epilogue, the side kernel aside. */
+static st_op chain_op(st_op_kind kind, const char *layer, const char *name, long long repeat, st_pass pass)
+{
+    st_op o = {0};
+    o.kind = kind, o.dtype = ST_FP32, o.repeat = repeat, o.pass = pass;
+    snprintf(o.layer, sizeof o.layer, "%s", layer);
+    snprintf(o.name, sizeof o.name, "%s", name);
+    if (kind == ST_OP_GEMM)
+        o.m = 4096, o.k = 1024, o.n = 4096;
+    else
+        o.rows = 4096, o.cols = 4096, o.arity = 2, o.ew_flops = 1;
+    st_op_cost(&o);
+    return o;
+}
+
+static double composed(const st_gpu *g, const st_gpu_coef *c, const st_op *ops, size_t n)
+{
+    st_error err;
+    st_oplist l = {0, 0, NULL};
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(st_oplist_push(&l, &ops[i], &err), 0);
+    st_compose_opts o;
+    st_compose_opts_default(&o);
+    o.fused = 1;
+    st_step s;
+    assert_int_equal(st_compose(g, c, &l, &o, &s, &err), 0);
+    st_oplist_free(&l);
+    return s.total_s;
+}
+
+static void test_compose_fused_chains(void **state)
+{
+    (void)state;
+    st_gpu_coef c;
+    st_gpu g;
+    st_error err;
+    int rc = st_gpu_coef_load(NULL, &c, &err);
+    assert_int_equal(rc, 0);
+    load("a100-40gb-pcie", &g);
+    /* the add's time as a kernel of its own */
+    st_op add = chain_op(ST_OP_ELEMENTWISE, "block", "add", 1, ST_PASS_FWD);
+    st_kernel k;
+    st_kernel_est e;
+    st_op_to_kernel(&add, &k);
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    double own = e.gpu_s;
+    /* norm, GEMM, add as a block of 2 repeats: the add leads into the next
+     * repeat's norm */
+    st_op blk[3] = {chain_op(ST_OP_LAYERNORM, "block", "norm", 2, ST_PASS_FWD),
+                    chain_op(ST_OP_GEMM, "block", "mm", 2, ST_PASS_FWD),
+                    chain_op(ST_OP_ELEMENTWISE, "block", "add", 2, ST_PASS_FWD)};
+    blk[0].rows = 4096, blk[0].cols = 4096, st_op_cost(&blk[0]);
+    double with = composed(&g, &c, blk, 3), without = composed(&g, &c, blk, 2);
+    assert_true(with > without);
+    assert_true(with - without < 2 * own);
+    /* one repeat, nothing after it: the add is a kernel */
+    for (int i = 0; i < 3; i++)
+        blk[i].repeat = 1, st_op_cost(&blk[i]);
+    with = composed(&g, &c, blk, 3);
+    without = composed(&g, &c, blk, 2);
+    assert_true(rel_diff(with - without, own) < 1e-9);
+    /* ... and a norm in the next layer takes it as a prologue */
+    st_op next[4] = {blk[0], blk[1], blk[2], blk[0]};
+    snprintf(next[3].layer, sizeof next[3].layer, "final");
+    st_op no_add[3] = {blk[0], blk[1], next[3]};
+    assert_true(composed(&g, &c, next, 4) - composed(&g, &c, no_add, 3) < own);
+    /* backward: GEMM, its bias gradient, then an elementwise gradient */
+    st_op bw[3] = {chain_op(ST_OP_GEMM, "block", "mm.dgrad", 1, ST_PASS_BWD),
+                   chain_op(ST_OP_ELEMENTWISE, "block", "mm.bgrad", 1, ST_PASS_BWD),
+                   chain_op(ST_OP_ELEMENTWISE, "block", "act.grad", 1, ST_PASS_BWD)};
+    bw[1].grad = ST_GRAD_WEIGHT, bw[1].rows = 1;
+    st_op_cost(&bw[1]);
+    bw[2].arity = 1, st_op_cost(&bw[2]);
+    st_op_to_kernel(&bw[2], &k);
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(rel_diff(composed(&g, &c, bw, 3) - composed(&g, &c, bw, 2), e.gpu_s) < 1e-9);
+    /* after a norm's gradient (a generated kernel) the same gradient is
+     * that kernel's epilogue, past the side kernel: of its three tensor
+     * passes (read dy, read the saved input, write dx) only the saved
+     * input's read is left, about a third of it as a kernel */
+    bw[0] = chain_op(ST_OP_LAYERNORM, "block", "norm.grad", 1, ST_PASS_BWD);
+    double ep = composed(&g, &c, bw, 3) - composed(&g, &c, bw, 2);
+    assert_true(ep > 0 && ep < 0.5 * e.gpu_s);
+}
+
 /* The shipped table loads, and a big GEMM on a measured GPU runs at a
  * plausible fraction of peak (between 50% and 100%). */
 static void test_shipped_table(void **state)
@@ -1479,6 +1571,7 @@ int main(void)
         cmocka_unit_test(test_errors),            cmocka_unit_test(test_compose_host_bound),
         cmocka_unit_test(test_vector_fp16),
         cmocka_unit_test(test_compose_fused_epilogue),
+        cmocka_unit_test(test_compose_fused_chains),
         cmocka_unit_test(test_shipped_table),     cmocka_unit_test(test_flash_bad_shapes),
         cmocka_unit_test(test_int8_sync_ceiling), cmocka_unit_test(test_scalar_loads),
         cmocka_unit_test(test_flash3_published),  cmocka_unit_test(test_flash3_refused),

@@ -17,11 +17,14 @@ Then `mix`: one Llama 3 405B layer's four GEMMs at TP 8 in order (QKV, the
 attention output, gate+up, down; 8,192 tokens), repeated for --seconds, the
 same way: the load a training step puts on the GPU.
 
+Each measurement (isolated or sustained) starts after a 2 s pause, so
+none begins on a board still capped by the load before it.
+
 Writes OUT/sustained.csv (one row per GEMM or mix: m, n, k, dtype,
 isolated_ms, sustained_ms, ratio = isolated/sustained, TFLOP/s of each,
 sm_mhz and power_w over the sustained half, samples), OUT/smi.csv (every
 sample: timestamp, SM clock, memory clock, power, temperature, clock-event
-reasons) and OUT/meta.txt.
+reasons; data/measured keeps it gzipped) and OUT/meta.txt.
 
 Usage: measure-sustained.py --out DIR [--seconds S]
 """
@@ -64,19 +67,23 @@ def main():
                 "clocks_event_reasons.active\n")
     smi = subprocess.Popen(["nvidia-smi", "--query-gpu=" + SMI_FIELDS, "--format=csv,noheader,nounits",
                             "-lms", "100"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    samples = []  # (unix time, sm MHz, power W)
+    samples = []  # (unix time of the sample, sm MHz, power W)
 
     def reader():
-        with open(smi_path, "a") as f:
+        with open(smi_path, "a", buffering=1) as f:
             for line in smi.stdout:
                 f.write(line)
                 parts = [p.strip() for p in line.split(",")]
                 try:
-                    samples.append((time.time(), float(parts[1]), float(parts[3])))
+                    # nvidia-smi's own timestamp (local time, "YYYY/MM/DD HH:MM:SS.mmm")
+                    stamp, frac = parts[0].split(".")
+                    t = time.mktime(time.strptime(stamp, "%Y/%m/%d %H:%M:%S")) + float("0." + frac)
+                    samples.append((t, float(parts[1]), float(parts[3])))
                 except (ValueError, IndexError):
                     pass
     import threading
-    threading.Thread(target=reader, daemon=True).start()
+    rd = threading.Thread(target=reader)
+    rd.start()
 
     p = torch.cuda.get_device_properties(0)
     with open(os.path.join(args.out, "meta.txt"), "w") as f:
@@ -134,20 +141,25 @@ def main():
     rows = []
     for name, m, n, k in SHAPES:
         fn = ops[name][3]
+        time.sleep(2)  # let the board come back from the previous load
         iso = isolated([fn])
-        time.sleep(2)  # let the board cool back towards idle between loads
+        time.sleep(2)
         sus, mhz, w, ns = sustained([fn])
         rows.append((name, m, n, k, 2.0 * m * n * k, iso, sus, mhz, w, ns))
         log("%s %dx%dx%d isolated %.4f ms sustained %.4f ms (%.3f) at %.0f MHz %.0f W (%d samples)" % (
             name, m, n, k, iso, sus, iso / sus, mhz, w, ns))
     fns = [ops[x][3] for x in MIX]
     flops = sum(2.0 * ops[x][0] * ops[x][1] * ops[x][2] for x in MIX)
+    time.sleep(2)
     iso = isolated(fns)
     time.sleep(2)
     sus, mhz, w, ns = sustained(fns)
     rows.append(("mix", 0, 0, 0, flops, iso, sus, mhz, w, ns))
     log("mix isolated %.4f ms sustained %.4f ms (%.3f) at %.0f MHz %.0f W" % (iso, sus, iso / sus, mhz, w))
+    time.sleep(0.3)  # the last samples of the mix
     smi.terminate()
+    smi.wait()
+    rd.join()
     with open(os.path.join(args.out, "sustained.csv"), "w") as f:
         f.write("gemm,m,n,k,dtype,isolated_ms,sustained_ms,ratio,isolated_tflops,sustained_tflops,sm_mhz,power_w,"
                 "samples\n")

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "compose/compose.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,23 +168,49 @@ static int is_reduction(const st_op *op)
            op->kind == ST_OP_GROUPNORM || op->kind == ST_OP_BATCHNORM;
 }
 
+/* A parameter gradient's side kernel (a bias gradient's sum over the rows,
+ * an add into .grad): it reads tensors of its own, so it is a kernel of its
+ * own and no elementwise op after it consumes its output. */
+static int is_side(const st_op *op)
+{
+    return op->kind == ST_OP_ELEMENTWISE && op->grad == ST_GRAD_WEIGHT;
+}
+
+static int same_run(const st_op *a, const st_op *b)
+{
+    return a->pass == b->pass && strcmp(a->layer, b->layer) == 0;
+}
+
 /* In compiled mode, op i (fusible, after an op of its layer and pass) runs
- * as a kernel of its own rather than in the previous kernel's epilogue. */
+ * as a kernel of its own rather than in its producer's epilogue or its
+ * consumer's prologue. */
 static int fused_standalone(const st_oplist *ops, size_t i)
 {
+    assert(i > 0 && i < ops->n);
     const st_op *op = &ops->ops[i];
-    if (op->layout_copy)
+    if (op->layout_copy || is_side(op))
         return 1;
-    if (!is_extern(&ops->ops[i - 1]))
+    /* the producer: the op before, past parameter-gradient side kernels */
+    size_t p = i - 1;
+    while (p > 0 && is_side(&ops->ops[p]) && same_run(&ops->ops[p - 1], op))
+        p--;
+    if (is_side(&ops->ops[p]))
+        return 1;
+    if (!is_extern(&ops->ops[p]))
         return 0;
     size_t first = i; /* the first op of this layer's run in this pass */
-    while (first > 0 && ops->ops[first - 1].pass == op->pass && strcmp(ops->ops[first - 1].layer, op->layer) == 0)
+    while (first > 0 && same_run(&ops->ops[first - 1], op))
         first--;
     for (size_t j = i + 1;; j++) {
         const st_op *n = j < ops->n ? &ops->ops[j] : NULL;
-        if (!n || n->pass != op->pass || strcmp(n->layer, op->layer) != 0)
-            /* the block's end: its next repeat starts with ops[first] */
-            return !(op->repeat > 1 && is_reduction(&ops->ops[first]));
+        if (!n || !same_run(n, op)) {
+            /* the layer's end: a repeated block's next repeat starts with
+             * ops[first]; otherwise the next layer's first op follows */
+            const st_op *next = op->repeat > 1 ? &ops->ops[first] : (n && n->pass == op->pass ? n : NULL);
+            return !(next && is_reduction(next));
+        }
+        if (is_side(n))
+            continue;
         if (is_reduction(n))
             return 0;
         if (!is_fusible(n) || n->layout_copy)
