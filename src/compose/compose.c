@@ -198,14 +198,15 @@ static int fused_standalone(const st_oplist *ops, size_t i)
         return 1;
     if (!is_extern(&ops->ops[p]))
         return 0;
-    size_t first = i; /* the first op of this layer's run in this pass */
-    while (first > 0 && same_run(&ops->ops[first - 1], op))
-        first--;
     for (size_t j = i + 1;; j++) {
         const st_op *n = j < ops->n ? &ops->ops[j] : NULL;
         if (!n || !same_run(n, op)) {
             /* the layer's end: a repeated block's next repeat starts with
-             * ops[first]; otherwise the next layer's first op follows */
+             * the first op of its run; otherwise the next layer's first op
+             * follows */
+            size_t first = i;
+            while (op->repeat > 1 && first > 0 && same_run(&ops->ops[first - 1], op))
+                first--;
             const st_op *next = op->repeat > 1 ? &ops->ops[first] : (n && n->pass == op->pass ? n : NULL);
             return !(next && is_reduction(next));
         }

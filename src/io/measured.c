@@ -333,7 +333,6 @@ static int grow(void **items, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-/* Append one item of `size` bytes to a growing array (n items of cap). */
 /* A table beside a sweep that may be absent (harness.csv, attention.csv,
  * ops.csv): *absent = 1 and 0 returned when there is no file; else it is
  * opened and its n columns found, as require_cols. */
@@ -349,6 +348,7 @@ static int csv_open_optional(csv *c, const char *path, char ***header, int *nh, 
     return rc ? rc : require_cols(c, *header, *nh, names, n, idx, what, err);
 }
 
+/* Append one item of `size` bytes to a growing array (n items of cap). */
 static int append_item(void **items, size_t *cap, size_t *n, const void *item, size_t size, const char *path,
                        st_error *err)
 {

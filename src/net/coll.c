@@ -319,8 +319,10 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
     /* NCCL tuning.cc: "Inter-node rings still have to launch nsteps * net
      * overhead": a ring across nodes takes at least the network post's cost
      * (three times it on Simple) on each of its on-node steps too */
-    if (a == ST_ALGO_RING && g->nodes > 1 && g->net_overhead_s > 0 && p == ST_PROTO_SIMPLE)
-        out->lat_intra = dmax(out->lat_intra, 3 * g->net_overhead_s);
+    double post = a == ST_ALGO_RING && g->nodes > 1
+                      ? (p == ST_PROTO_SIMPLE ? 3 : p == ST_PROTO_LL || p == ST_PROTO_LL128 ? 1 : 0) * g->net_overhead_s
+                      : 0;
+    out->lat_intra = dmax(out->lat_intra, post);
     if (p != ST_PROTO_LL && p != ST_PROTO_LL128)
         return;
     /* a preset's latencies are the ring's Simple figures: a protocol scales
@@ -331,8 +333,7 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
                      nccl_hwlat_us[intra][2];
     out->lat_net = g->lat_net * (tree || g->per_node == 1 ? nccl_tree_hwlat_us[2][k] : nccl_hwlat_us[2][k]) /
                    nccl_hwlat_us[2][2];
-    if (a == ST_ALGO_RING && g->nodes > 1)
-        out->lat_intra = dmax(out->lat_intra, g->net_overhead_s);
+    out->lat_intra = dmax(out->lat_intra, post);
     out->base_s = g->base_s + (nccl_base_us[k] - nccl_base_us[2]) * 1e-6;
     if (out->base_s < 0)
         out->base_s = 0;
