@@ -211,6 +211,54 @@ if [ $rc = 1 ] && grep -q "idxbad.yaml:[0-9]*:[0-9]*:.*index_cycles" "$tmp/err";
 sed 's/^lsu_cycles: .*/lsu_ns: 6.5/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/lsuns.yaml"
 "$S" kernel embedding --gpu a100-80gb-sxm --rows 4096 --cols 8192 --coef "$tmp/lsuns.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "lsuns.yaml:[0-9]*:[0-9]*:.*lsu_ns.*lsu_cycles" "$tmp/err"; then ok "an old table's lsu_ns: FILE:LINE:COL error naming lsu_cycles"; else not_ok "an old table's lsu_ns: FILE:LINE:COL error naming lsu_cycles" "rc=$rc $(cat "$tmp/err")"; fi
+# PyTorch 2.8 on gathers rows with vectorized_gather_kernel, a plain copy:
+# the same time as a one-in, one-out copy of those elements, whatever
+# index_cycles says; a row that is not a multiple of 16 bytes keeps the
+# per-element path
+"$S" kernel embedding --gpu a100-80gb-sxm --dtype fp16 --rows 4096 --cols 8192 --coef "$tmp/idx2.yaml" --torch 2.11.0+cu128 --json > "$tmp/embv.json" 2> "$tmp/err"
+"$S" kernel elementwise --gpu a100-80gb-sxm --dtype fp16 --rows 4096 --cols 8192 --inputs 1 --flops-per-elem 0 --coef "$tmp/idx2.yaml" --json > "$tmp/copy.json" 2> "$tmp/err"
+check "kernel embedding --torch 2.11: vectorized_gather, priced as the copy of its rows" \
+    jq -e --slurpfile c "$tmp/copy.json" '.kernel == "vectorized_gather" and .torch == "2.11" and .bound == "memory" and ((.time_s / $c[0].time_s - 1) | fabs) < 1e-12' "$tmp/embv.json"
+"$S" kernel embedding --gpu a100-80gb-sxm --dtype fp16 --rows 4096 --cols 8191 --coef "$tmp/idx2.yaml" --torch 2.11 --json > "$tmp/embo.json" 2> "$tmp/err"
+check "kernel embedding --torch 2.11, 16,382-byte rows: the per-element gather, offsets priced" \
+    jq -e '.kernel == "gather" and .bound == "compute"' "$tmp/embo.json"
+"$S" kernel embedding --rows 4 --cols 8 --torch 2.x > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--torch: expected a PyTorch release" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "kernel --torch 2.x: usage error"; else not_ok "kernel --torch 2.x: usage error" "rc=$rc $(cat "$tmp/err")"; fi
+# the eager router's radix select by hand: 65,536 tokens over 256 experts
+# on the H100 SXM run 256-thread blocks, 8 an SM, 63 waves over 132 SMs;
+# raising topk_pass_cycles by 500 adds 63 x 18 passes x 500 / 1.98 GHz
+sed 's/^topk_pass_cycles:.*/topk_pass_cycles: 1000/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/tk1000.yaml"
+sed 's/^topk_pass_cycles:.*/topk_pass_cycles: 1500/' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/tk1500.yaml"
+"$S" kernel topk --rows 65536 --cols 256 --k 8 --coef "$tmp/tk1000.yaml" --json > "$tmp/tk1.json" 2> "$tmp/err"
+"$S" kernel topk --rows 65536 --cols 256 --k 8 --coef "$tmp/tk1500.yaml" --json > "$tmp/tk2.json" 2> "$tmp/err"
+check "kernel topk: gatherTopK's waves by hand, 63 x 18 x 500 cycles at 1.98 GHz" \
+    jq -e --slurpfile a "$tmp/tk1.json" '.kernel == "eager" and .topk == 8 and (((.time_s - $a[0].time_s) / (63 * 18 * 500 / 1.98e9) - 1) | fabs) < 1e-9' "$tmp/tk2.json"
+"$S" kernel topk --rows 65536 --cols 256 --k 8 --fused --coef "$tmp/tk1500.yaml" --json > "$tmp/tkf.json" 2> "$tmp/err"
+check "kernel topk --fused: vLLM's one kernel, below the eager four" \
+    jq -e --slurpfile a "$tmp/tk1.json" '.kernel == "topk_softmax" and .time_s < $a[0].time_s' "$tmp/tkf.json"
+"$S" kernel topk --rows 64 --cols 8 --k 9 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "topk --k 9: a token keeps at most its --cols (8) experts" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "kernel topk --k past --cols: usage error"; else not_ok "kernel topk --k past --cols: usage error" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" kernel softmax --rows 64 --cols 8 --fused > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--fused does not apply to softmax" "$tmp/err"; then ok "kernel --fused on softmax: usage error"; else not_ok "kernel --fused on softmax: usage error" "rc=$rc $(cat "$tmp/err")"; fi
+# the release reaches the composed step: Llama 3 8B's embedding of 32,768
+# tokens (8 KiB rows) is a copy under 2.11, index_select's arithmetic under
+# 2.1; nothing else in the step moves
+"$S" eval llama3-8b --batch 4 --seq 8192 --torch 2.11 --json > "$tmp/ev211.json" 2> "$tmp/err"
+"$S" eval llama3-8b --batch 4 --seq 8192 --json > "$tmp/ev201.json" 2> "$tmp/err"
+check "eval --torch 2.11: the release in JSON; the embed layer a copy, below 2.1's gather" \
+    jq -e --slurpfile o "$tmp/ev201.json" 'def emb($j): [$j.layers[] | select(.layer == "embed") | .time_s][0];
+      .torch == "2.11" and $o[0].torch == "2.1" and emb(.) < 0.5 * emb($o[0])
+      and (((.total_s - emb(.)) / ($o[0].total_s - emb($o[0])) - 1) | fabs) < 1e-9' "$tmp/ev211.json"
+"$S" train llama3-8b --cluster dgx-a100 --gpus 8 --dp 8 --seq 8192 --torch 2.11 --json > "$tmp/tr211.json" 2> "$tmp/err"
+"$S" train llama3-8b --cluster dgx-a100 --gpus 8 --dp 8 --seq 8192 --json > "$tmp/tr201.json" 2> "$tmp/err"
+check "train --torch 2.11: the step prices the vectorized gather (faster than under 2.1)" \
+    jq -e --slurpfile o "$tmp/tr201.json" '.iteration_s < $o[0].iteration_s' "$tmp/tr211.json"
+"$S" plan gpt2-small --gpus 8 --torch 2.11 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--torch is a train option" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "plan --torch: refused, naming train"; else not_ok "plan --torch: refused, naming train" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" eval mobilenet-v2 --gpu mobile-cpu --torch 2.11 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "drop --torch" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "eval --torch on an edge preset: usage error"; else not_ok "eval --torch on an edge preset: usage error" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" calibrate --quiet --ops "$tmp/no-such-dir" --out "$tmp/never.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "no op sweep there" "$tmp/err" && [ ! -e "$tmp/never.yaml" ]; then ok "calibrate --ops without an ops.csv: error, nothing written"; else not_ok "calibrate --ops without an ops.csv: error, nothing written" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" kernel gemm --m 64 --n 4096 --k 4096 --int4 --dtype fp32 > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--int4 is weight-only INT4 with 16-bit activations (W4A16): give --dtype fp16 or bf16, not fp32" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "kernel --int4 with FP32 activations: usage error"; else not_ok "kernel --int4 --dtype fp32" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" kernel gemm --gpu v100-pcie-32gb --dtype fp8 --m 64 --n 64 --k 64 > /dev/null 2> "$tmp/err"; rc=$?
@@ -393,7 +441,8 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
                [ -n \"\$want\" ] && awk -v a=\"\$want\" -v b=\"\$got\" 'BEGIN { exit !(a > 0 && a - b < 1e-12 && b - a < 1e-12) }'"
     "$S" validate neusight --data "$SH/neusight" --coll-samples "$tmp/nc.csv" > /dev/null 2> "$tmp/err"; rc=$?
     if [ $rc = 2 ] && grep -q "is for vidur" "$tmp/err" && [ ! -e "$tmp/nc.csv" ]; then ok "validate neusight --coll-samples: refused (exit 2), nothing written"; else not_ok "validate neusight --coll-samples: refused (exit 2), nothing written" "rc=$rc"; fi
-    OPENBLAS_NUM_THREADS=1 "$S" calibrate --quiet --neusight "$SH/neusight" --vidur "$SH/vidur" > "$tmp/coef.yaml" 2> "$tmp/err"
+    OPENBLAS_NUM_THREADS=1 "$S" calibrate --quiet --neusight "$SH/neusight" --vidur "$SH/vidur" \
+        --ops "$srcdir/data/measured/h100/" > "$tmp/coef.yaml" 2> "$tmp/err"
     check "calibrate reproduces calibration/gpu-kernels.yaml bit-for-bit" \
         cmp "$tmp/coef.yaml" "$srcdir/calibration/gpu-kernels.yaml"
 else
@@ -745,20 +794,29 @@ check "validate neusight on data/measured: FA2 prefill <= 10% (H100, H200), caus
 # 29.3 / 25.0, BF16 34.0 / 29.5 (H100 / H200; 110, 268 and 318% on the
 # H100 before the conv floor, the Hopper conv rule and the NCHW passes);
 # grouped 16.9 / 23.4, BF16 GEMMs 15.2 / 10.3. Embedding (PyTorch 2.11's
-# vectorized gather), tinygemm and the four-kernel router are counted,
-# not bounded: strata prices other kernels for them (README).
+# vectorized gather, priced for 2.11: 31.4 / 35.8 FP32 / BF16 on the H100,
+# 32.6 / 32.4 on the H200) and the eager router (33.2 / 23.8, the H200 held
+# out from its fit) are bounded at 40%, their small rows sitting on op
+# floors the harness did not time; tinygemm is counted, not bounded:
+# strata prices Marlin (README).
 check "validate neusight on data/measured: conv, conv-tf32, conv-bf16 scored on both GPUs (>= 700 FP32 rows each), each <= 40% (regression guard)" \
     jq -e -n --slurpfile a "$tmp/mh100.json" --slurpfile b "$tmp/mh200.json" '
       def k($j; $op): [$j.kernels[] | select(.op == $op)][0];
       [($a[0], $b[0]) as $j | ("conv", "conv-tf32", "conv-bf16") as $op | k($j; $op) | .mape <= 40] | (length == 6 and all)
       and k($a[0]; "conv").n >= 700 and k($b[0]; "conv").n >= 700'
-check "validate neusight on data/measured: op sweep classes (grouped-bf16, gemm-bf16 <= 25%; gemm-int4-bf16, embedding, embedding-bf16, topk-bf16 counted)" \
+check "validate neusight on data/measured: op sweep classes (grouped-bf16, gemm-bf16 <= 25%; embedding, embedding-bf16, topk-bf16 <= 40%; gemm-int4-bf16 counted)" \
     jq -e -n --slurpfile a "$tmp/mh100.json" --slurpfile b "$tmp/mh200.json" '
       def k($j; $op): [$j.kernels[] | select(.op == $op)][0];
       [($a[0], $b[0]) as $j | ("grouped-bf16", "gemm-bf16") as $op | k($j; $op) | .mape <= 25] | (length == 4 and all)
+      and ([($a[0], $b[0]) as $j | ("embedding", "embedding-bf16", "topk-bf16") as $op | k($j; $op) | .mape <= 40] | length == 6 and all)
       and ([($a[0], $b[0]) as $j | ("gemm-int4-bf16", "embedding", "embedding-bf16", "topk-bf16") as $op | k($j; $op) | .n >= 30] | length == 8 and all)'
 # --samples names each row's datatype and an attention row's shape
 "$S" validate neusight --data "$srcdir/data/measured/h100" --samples "$tmp/ms.csv" > /dev/null 2> "$tmp/err"
+# where the GPU, not the harness floor, sets the time: the gathers of
+# 32,768 tokens (11.9%) and the routers of 16,384 tokens and up (11.9%)
+check "validate --samples: H100 gathers of 32,768 tokens and routers of 16,384+ tokens, MAPE <= 15% each" \
+    awk -F, 'NR > 1 && $3 ~ /^embedding/ && $9 >= 32768 { e += $16; ne++ } NR > 1 && $3 ~ /^topk/ && $9 >= 16384 { t += $16; nt++ }
+             END { exit !(ne >= 16 && nt >= 16 && e / ne <= 15 && t / nt <= 15) }' "$tmp/ms.csv"
 check "validate --samples: dtype and attention shape columns (a BF16 decode row: q_len 1 over its KV length)" \
     awk -F, 'NR == 1 { ok = ($(NF-6) == "dtype" && $(NF-2) == "kv_len") } NR > 1 && $3 == "attention-decode" && $(NF-6) == "bf16" && $(NF-3) == 1 && $(NF-2) > 1 { n++ } END { exit !(ok && n >= 20) }' "$tmp/ms.csv"
 # the harness table decides small kernels: without it (NeuSight's 2023

@@ -558,6 +558,181 @@ static void test_index_select(void **state)
     assert_true(ck.index_elems == 0);
 }
 
+/* PyTorch versions as torch.__version__ and NeuSight's CSVs write them */
+static void test_torch_version(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        int v;
+    } ok[] = {{"2.11", 211},       {"p2.1.0", 201},         {"2.8.0+cu128", 208},
+              {"v2.10.1", 210},    {"2.11.0a0+gitabc", 211}, {"2.9.0.dev20250601", 209},
+              {"1.13.1", 113},     {"2.7.0rc2", 207},        {"V2.8", 208},
+              {"2.11.0+cu128.post1", 211}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        int v = -1;
+        assert_int_equal(st_torch_parse(ok[i].s, &v), 0);
+        assert_int_equal(v, ok[i].v);
+    }
+    static const char *const bad[] = {"",       "2",      "2.",          "2.x",     "x2.1",  "2.1.0junk",
+                                      "2.1+",   "0.4",    "2.100",       "2.1.x",   "2.01",  "2.1+cu121 junk",
+                                      " 2.1",   "2.1+a-b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int v = -1;
+        assert_int_equal(st_torch_parse(bad[i], &v), ST_EINVAL);
+        assert_int_equal(v, -1);
+    }
+    assert_int_equal(st_torch_effective(0), ST_TORCH_FITTED);
+    assert_int_equal(st_torch_effective(211), 211);
+}
+
+/* From PyTorch 2.8 the embedding gather is vectorized_gather_kernel: a
+ * plain copy of each row, 16 bytes a thread, so no offset arithmetic; it
+ * needs rows whose bytes are a multiple of 16. Priced, it is the
+ * elementwise copy of the same rows (one tensor read, one written), with
+ * none of index_select's SM time, however large index_cycles is. */
+static void test_embedding_vectorized(void **state)
+{
+    (void)state;
+    st_kernel k = {0};
+    k.op = ST_KOP_EMBEDDING, k.dtype = ST_FP32, k.rows = 8192, k.cols = 4096, k.n_in = 1, k.n_out = 1;
+    k.index_elems = 8192.0 * 4096;
+    assert_false(st_embedding_vectorized(&k)); /* the table's stack, 2.1 */
+    k.torch_ver = 207;
+    assert_false(st_embedding_vectorized(&k));
+    k.torch_ver = 208;
+    assert_true(st_embedding_vectorized(&k));
+    k.dtype = ST_BF16, k.cols = 8191; /* 16382 bytes a row */
+    assert_false(st_embedding_vectorized(&k));
+    k.cols = 8; /* 16 bytes */
+    assert_true(st_embedding_vectorized(&k));
+    k.dtype = ST_FP32, k.cols = 2; /* 8 bytes */
+    assert_false(st_embedding_vectorized(&k));
+    k.op = ST_KOP_ELEMENTWISE, k.cols = 4096;
+    assert_false(st_embedding_vectorized(&k));
+
+    st_gpu g;
+    load("h100-sxm", &g);
+    st_gpu_coef c;
+    only(&c, -1, 0);
+    c.index_cycles = 2;
+    st_error err;
+    st_kernel_est old, vec, copy;
+    k.op = ST_KOP_EMBEDDING, k.dtype = ST_FP32, k.rows = 8192, k.cols = 4096, k.torch_ver = 201;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &old, &err), 0);
+    k.torch_ver = 211;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &vec, &err), 0);
+    st_kernel cp = {0};
+    cp.op = ST_KOP_ELEMENTWISE, cp.dtype = ST_FP32, cp.rows = 8192, cp.cols = 4096, cp.n_in = 1, cp.n_out = 1;
+    assert_int_equal(st_kernel_estimate(&g, &c, &cp, NULL, 0, &copy, &err), 0);
+    assert_true(old.index_s > 0 && vec.index_s == 0);
+    assert_true(rel_diff(vec.gpu_s, copy.gpu_s) < 1e-12);
+    assert_true(vec.gpu_s < old.gpu_s);
+}
+
+/* PyTorch's eager MoE router (torch.softmax in FP32, then torch.topk): the
+ * radix select's time, by hand on the H100 SXM (132 SMs, 2048 threads and
+ * 32 blocks an SM, 1.98 GHz) at 500 cycles a pass, 16 radix passes and 2
+ * gather scans: 65,536 tokens over 256 experts run blocks of 256 threads,
+ * 8 an SM, ceil(65536 / 1056) = 63 waves: 63 x 18 x 500 / 1.98e9 s. Over 8
+ * experts, one-warp blocks 32 an SM: ceil(65536 / 4224) = 16 waves. Over
+ * 2048, 1024-thread blocks two an SM, two keys a thread: 249 waves x 2. The
+ * fused kernel (vLLM's topk_softmax) has no such term; FP32 logits need no
+ * cast; more experts kept sort more; two framework calls. */
+static void test_router_eager(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("h100-sxm", &g);
+    assert_int_equal(g.sm_count, 132);
+    assert_int_equal(g.max_threads_per_sm, 2048);
+    assert_int_equal(g.max_blocks_per_sm, 32);
+    assert_true(rel_diff(g.boost_clock_hz, 1.98e9) < 1e-12);
+    st_gpu_coef c;
+    only(&c, -1, 0);
+    c.dispatch_s[ST_DISP_SOFTMAX] = 10e-6;
+    st_error err;
+    static const struct {
+        long long rows, cols;
+        double waves, items;
+    } cases[] = {{65536, 256, 63, 1}, {65536, 8, 16, 1}, {65536, 2048, 249, 2}, {100, 64, 1, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        st_kernel k = {0};
+        k.op = ST_KOP_TOPK, k.dtype = ST_BF16, k.rows = cases[i].rows, k.cols = cases[i].cols, k.k = 2;
+        k.dispatch = ST_DISP_SOFTMAX;
+        st_kernel_est e0, e1;
+        c.topk_pass_cycles = 0;
+        assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e0, &err), 0);
+        c.topk_pass_cycles = 500;
+        assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e1, &err), 0);
+        double want = cases[i].waves * 18 * cases[i].items * 500 / 1.98e9;
+        assert_true(rel_diff(e1.gpu_s - e0.gpu_s, want) < 1e-9);
+        assert_true(rel_diff(e1.dispatch_s, 20e-6) < 1e-12);
+        /* fused: one kernel, no radix select */
+        k.router_fused = 1;
+        st_kernel_est f0, f1;
+        assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &f1, &err), 0);
+        c.topk_pass_cycles = 0;
+        assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &f0, &err), 0);
+        assert_true(f1.gpu_s == f0.gpu_s && f1.gpu_s < e1.gpu_s);
+        assert_true(rel_diff(f1.dispatch_s, 10e-6) < 1e-12);
+    }
+    st_kernel k = {0};
+    k.op = ST_KOP_TOPK, k.dtype = ST_BF16, k.rows = 65536, k.cols = 256, k.k = 2;
+    st_kernel_est two, eight, fp32;
+    c.topk_pass_cycles = 500;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &two, &err), 0);
+    k.k = 8;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &eight, &err), 0);
+    assert_true(eight.gpu_s > two.gpu_s && eight.bytes > two.bytes);
+    k.k = 2, k.dtype = ST_FP32;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &fp32, &err), 0);
+    assert_true(fp32.gpu_s < two.gpu_s);
+    /* FP16 logits: no cast kernel (the softmax's half-to-float path reads
+     * 2 bytes an element and writes 4); the rest as BF16's */
+    st_kernel_est fp16;
+    k.dtype = ST_FP16;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &fp16, &err), 0);
+    assert_true(rel_diff(fp16.bytes, 65536.0 * 256 * (6 + 4) + 65536.0 * 2 * 12 * 3) < 1e-12);
+    assert_true(fp16.gpu_s < two.gpu_s);
+    k.dtype = ST_BF16;
+    /* a token keeps at most its experts */
+    k.cols = 1, k.k = 0;
+    assert_true(st_topk_k(&k) == 1);
+    k.cols = 256, k.k = 2;
+    /* PyTorch's multi-block top-k (TensorTopK.cu, should_use_multiblock) */
+    assert_true(st_topk_multiblock(4001, 400) && !st_topk_multiblock(4001, 399));
+    assert_true(st_topk_multiblock(800, 800) && !st_topk_multiblock(799, 800) && st_topk_multiblock(799, 3000));
+    assert_true(st_topk_multiblock(20, 20000) && !st_topk_multiblock(21, 9999) && !st_topk_multiblock(65536, 256));
+    /* bytes by hand, BF16 over 256 experts keeping 2: the cast reads 2 and
+     * writes 4 bytes an element, the softmax reads and writes 4, the
+     * select reads 4 and writes 2 x (4 + 8) a token, the sort moves those
+     * in and out */
+    double el = 65536.0 * 256;
+    assert_true(rel_diff(two.bytes, el * 6 + el * 8 + el * 4 + 65536.0 * 2 * 12 * 3) < 1e-12);
+    /* the compose layer: the forward router keeps its top-k, its backward
+     * is the softmax's (no gradient through the selection) */
+    st_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = ST_OP_MOE_ROUTER, op.rows = 512, op.cols = 8, op.k = 2, op.pass = ST_PASS_FWD;
+    st_kernel ck;
+    st_op_to_kernel(&op, &ck);
+    assert_int_equal(ck.op, ST_KOP_TOPK);
+    assert_int_equal(ck.k, 2);
+    op.pass = ST_PASS_BWD;
+    op.dtype = ST_BF16;
+    st_op_to_kernel(&op, &ck);
+    assert_int_equal(ck.op, ST_KOP_SOFTMAX);
+    assert_int_equal(ck.dtype, ST_FP32);
+    assert_int_equal(ck.n_in, 2);
+    /* the zero-fill (4), the softmax backward's y, dy and dx (12), the BF16
+     * cast of dx (4 + 2) bytes an element */
+    assert_true(ck.bytes_total == 512.0 * 8 * (4 + 12 + 6));
+    op.dtype = ST_FP32;
+    st_op_to_kernel(&op, &ck);
+    assert_true(ck.bytes_total == 512.0 * 8 * (4 + 12));
+}
+
 /* An elementwise add of 2^28 FP32 elements reads 2 and writes 1 tensor:
  * 3 GiB, all but the L2's worth from DRAM; with dram and l2 both at
  * coefficient 1 the time is bytes / peak bandwidth. */
@@ -1579,7 +1754,9 @@ int main(void)
         cmocka_unit_test(test_bad_table),
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
         cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
-        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_conv_peak),
+        cmocka_unit_test(test_index_select),       cmocka_unit_test(test_torch_version),
+        cmocka_unit_test(test_embedding_vectorized), cmocka_unit_test(test_router_eager),
+        cmocka_unit_test(test_conv_peak),
         cmocka_unit_test(test_conv_layout_passes), cmocka_unit_test(test_w4a16_speedup),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);

@@ -213,6 +213,63 @@ static void test_harness(void **state)
     assert_int_equal(st_read_harness_csv(testdata("measured/harness-nocol.csv"), r, ST_HARNESS_MAX, &n, &err),
                      ST_EINVAL);
     assert_error_at(err.msg, "measured/harness-nocol.csv", ":1:1:", "no 'floor_us' column");
+    /* the stack a folder ran on: a torch column, each row's own release
+     * (an empty field: none), and the op floors for the gather and router */
+    assert_int_equal(st_read_harness_csv(testdata("measured/stack/harness.csv"), r, ST_HARNESS_MAX, &n, &err), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(r[0].torch_ver, 211);
+    assert_int_equal(r[1].torch_ver, 211);
+    assert_int_equal(r[2].torch_ver, 0);
+    st_calib_data d = {0};
+    int tv = -1;
+    assert_int_equal(st_calib_harness_torch(testdata("measured/stack"), &tv, &err), 0);
+    assert_int_equal(tv, 211);
+    assert_int_equal(st_calib_add_ops(&d, testdata("measured/stack/ops.csv"), tv, &err), 0);
+    assert_int_equal(d.n, 4);
+    tv = -1;
+    assert_int_equal(st_calib_apply_harness(testdata("measured/stack"), &d, 0, &tv, &err), 0);
+    assert_int_equal(tv, 211);
+    assert_true(d.s[3].own_floor_router && !d.s[2].own_floor_router);
+    assert_int_equal(d.s[2].k.torch_ver, 211); /* no torch field: the folder's */
+    /* the gather and the router take their own floors, the rest their class's
+     * (bmm: none timed here) */
+    assert_true(fabs(d.s[2].own_floor_s - 28.5e-6) < 1e-15);
+    assert_true(fabs(d.s[3].own_floor_s - 61.0e-6) < 1e-15);
+    assert_true(d.s[0].own_floor_s == 0);
+    /* samples before `from` keep what they had */
+    d.s[2].own_floor_s = 0;
+    assert_int_equal(st_calib_apply_harness(testdata("measured/stack"), &d, 3, &tv, &err), 0);
+    assert_true(d.s[2].own_floor_s == 0 && d.s[3].own_floor_s > 0);
+    /* the router floor is four kernels: the harness adds the floor less
+     * the floor op's own price (one token over 8 experts, keeping 2), not
+     * less one launch, so a router of that very shape predicts the floor */
+    st_gpu_coef c;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    st_kernel_est e, fe;
+    double pr;
+    d.s[3].k.rows = 1, d.s[3].k.cols = 8, d.s[3].k.k = 2;
+    assert_int_equal(st_calib_predict(&d, 3, &c, &e, &pr, &err), 0);
+    assert_true(fabs(pr - 61.0e-6) < 1e-12);
+    d.s[3].k.rows = 65536, d.s[3].k.cols = 256;
+    assert_int_equal(st_calib_predict(&d, 3, &c, &e, &pr, &err), 0);
+    st_kernel f = d.s[3].k;
+    f.rows = 1, f.cols = 8;
+    assert_int_equal(st_kernel_estimate(&d.gpus[d.s[3].gpu], &c, &f, NULL, 0, &fe, &err), 0);
+    assert_true(fabs(pr - (e.gpu_s + 61.0e-6 - fe.gpu_s)) < 1e-12);
+    st_calib_data_free(&d);
+    /* rows on two releases: the harness's field, or an ops row's against it */
+    memset(&d, 0, sizeof d);
+    assert_int_equal(st_calib_apply_harness(testdata("measured/stack-mixed"), &d, 0, &tv, &err), ST_EINVAL);
+    assert_error_at(err.msg, "measured/stack-mixed/harness.csv", ":3:13:",
+                    "ran on PyTorch 2.10, an earlier one on 2.11");
+    assert_int_equal(st_calib_add_ops(&d, testdata("measured/stack-mixed/ops.csv"), 211, &err), ST_EINVAL);
+    assert_error_at(err.msg, "measured/stack-mixed/ops.csv", ":2:58:",
+                    "ran on PyTorch 2.10, the folder's harness.csv on 2.11");
+    assert_int_equal(d.n, 0);
+    /* with no folder release, the row's own */
+    assert_int_equal(st_calib_add_ops(&d, testdata("measured/stack-mixed/ops.csv"), 0, &err), 0);
+    assert_int_equal(d.s[0].k.torch_ver, 210);
+    st_calib_data_free(&d);
 }
 
 /* A fused-attention sweep: every field, the flash kernel it becomes, and
@@ -293,12 +350,15 @@ static void test_ops(void **state)
     assert_int_equal(o.items[2].dtype, ST_FP32);
     assert_int_equal(o.items[2].rows, 8192);
     assert_int_equal(o.items[2].cols, 4096);
+    assert_int_equal(o.items[0].torch_ver, 211); /* p2.11.0 */
+    assert_int_equal(o.items[2].topk, 0);
+    assert_int_equal(o.items[3].topk, 2);
     assert_int_equal(o.items[3].int4, 0); /* empty: not INT4 */
     assert_int_equal(o.items[3].line, 5);
     assert_string_equal(o.items[3].device, "NVIDIA H100 80GB HBM3");
     st_ops_set_free(&o);
     st_calib_data d = {0};
-    assert_int_equal(st_calib_add_ops(&d, testdata("measured/ops.csv"), &err), 0);
+    assert_int_equal(st_calib_add_ops(&d, testdata("measured/ops.csv"), 0, &err), 0);
     assert_int_equal(d.n, 4);
     assert_string_equal(d.s[0].op, "grouped");
     assert_int_equal(d.s[0].k.dispatch, ST_DISP_BMM);
@@ -309,6 +369,8 @@ static void test_ops(void **state)
     assert_int_equal(d.s[3].k.op, ST_KOP_TOPK);
     assert_int_equal(d.s[3].k.dispatch, ST_DISP_SOFTMAX);
     assert_true(d.s[3].validate_only && d.s[3].has_dispatch);
+    assert_int_equal(d.s[3].k.k, 2);
+    assert_int_equal(d.s[2].k.torch_ver, 211);
     st_calib_data_free(&d);
     assert_int_equal(st_read_ops_csv(testdata("measured/no-such-ops.csv"), &o, &err), 0);
     assert_int_equal(o.n, 0);
@@ -322,6 +384,9 @@ static void test_ops(void **state)
         {"measured/ops-bad-dtype.csv", ":2:6:", "unknown datatype 'int4'"},
         {"measured/ops-noint4.csv", ":1:1:", "no 'int4' column"},
         {"measured/ops-no-device.csv", ":2:39:", "column 'device': empty"},
+        {"measured/ops-bad-torch.csv", ":2:69:", "'2.x' is not a PyTorch version"},
+        {"measured/ops-bad-topk.csv", ":2:25:", "65 experts kept of 64"},
+        {"measured/ops-topk-off.csv", ":2:38:", "only a topk row keeps experts"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(st_read_ops_csv(testdata(bad[i].file), &o, &err), ST_EINVAL);

@@ -367,7 +367,12 @@ def floors(out):
            ("attention", "SDPA flash 1x1x16x16 head dim 64 bf16", sdpa),
            # NeuSight's conv (no bias), 3x3 over a 1x1x4x4 input: cuDNN's FP32
            # implicit GEMM, one kernel; the TF32/BF16 engines add layout passes
-           ("conv", "conv2d 3x3 1x1x4x4 -> 1 channel fp32", lambda i: make_conv("fp32", 1, 1, 1, 3, 4, 1, 1, i))]
+           ("conv", "conv2d 3x3 1x1x4x4 -> 1 channel fp32", lambda i: make_conv("fp32", 1, 1, 1, 3, 4, 1, 1, i)),
+           # the --ops sweep's gather and router at one token: F.embedding's
+           # Python path and torch.topk's four kernels cost more host time
+           # than one add (the H100's smallest measure 28-31 and 60-65 us)
+           ("embedding", "F.embedding 1 token x 16 wide fp32", lambda i: make_embedding("fp32", 1, 16, 32000, i)),
+           ("router", "softmax fp32 + topk 2 of 8 experts, 1 token", lambda i: make_router(1, 8, 2, i))]
     from torch.profiler import profile, ProfilerActivity
     with open(os.path.join(out, "harness.csv"), "w", newline="") as f, \
             sdpa_kernel([SDPBackend.FLASH_ATTENTION]):

@@ -369,12 +369,19 @@ int st_calib_add_attention(st_calib_data *d, const char *path, st_error *err)
     return rc;
 }
 
-int st_calib_add_ops(st_calib_data *d, const char *path, st_error *err)
+int st_calib_add_ops(st_calib_data *d, const char *path, int torch_default, st_error *err)
 {
     st_ops_set os = {0, 0, NULL};
     int rc = st_read_ops_csv(path, &os, err);
     for (size_t i = 0; i < os.n && !rc; i++) {
         const st_ops_sample *o = &os.items[i];
+        if (o->torch_ver && torch_default && o->torch_ver != torch_default) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: this row ran on PyTorch %d.%d, the folder's harness.csv "
+                              "on %d.%d; a folder's sweeps come from one software stack: split it", path, o->line,
+                              o->torch_col, o->torch_ver / 100, o->torch_ver % 100, torch_default / 100,
+                              torch_default % 100);
+            break;
+        }
         st_calib_sample s;
         memset(&s, 0, sizeof s);
         st_kernel *k = &s.k;
@@ -384,6 +391,9 @@ int st_calib_add_ops(st_calib_data *d, const char *path, st_error *err)
         k->b = o->b, k->m = o->m, k->n = o->n, k->k = o->k;
         k->rows = o->rows, k->cols = o->cols;
         k->n_in = 1, k->n_out = 1;
+        k->torch_ver = o->torch_ver ? o->torch_ver : torch_default; /* the release the row ran on */
+        if (o->op == ST_KOP_TOPK)
+            k->k = o->topk; /* the experts kept */
         k->flops_per_elem = o->op == ST_KOP_ELEMENTWISE ? 1 : 0;
         /* each op goes through the framework's dispatcher as the op whose
          * harness floor is nearest in kind: a matmul (torch.mm, the grouped
@@ -416,6 +426,116 @@ int st_calib_add_ops(st_calib_data *d, const char *path, st_error *err)
     return rc;
 }
 
+/* The elementwise ops NeuSight times with a Python scalar operand */
+static int scalar_op(const char *op)
+{
+    return !strcmp(op, "addu") || !strcmp(op, "mulu") || !strcmp(op, "divu") || !strcmp(op, "powu");
+}
+
+/* see calib.h */
+int st_calib_apply_harness(const char *dir, st_calib_data *d, size_t from, int *torch_ver, st_error *err)
+{
+    char path[720];
+    snprintf(path, sizeof path, "%s/harness.csv", dir);
+    st_harness_row rows[ST_HARNESS_MAX];
+    int n, rc = st_read_harness_csv(path, rows, ST_HARNESS_MAX, &n, err);
+    *torch_ver = 0;
+    if (rc || n == 0)
+        return rc;
+    /* after the dispatch classes: scalar elementwise, fused attention, the
+     * embedding gather (F.embedding's Python path) and the MoE router
+     * (softmax, then torch.topk: four kernels), each op's own floor where the
+     * harness timed one, else its dispatch class's */
+    enum { F_SCALAR = ST_DISP_COUNT, F_ATTN, F_EMB, F_ROUTER, F_N };
+    double floor[F_N] = {0};
+    for (int i = 0; i < n; i++) {
+        int k = -1;
+        if (rows[i].torch_ver && *torch_ver && rows[i].torch_ver != *torch_ver)
+            return st_error_set(err, ST_EINVAL, "%s:%d:%d: this row ran on PyTorch %d.%d, an earlier one on %d.%d; "
+                                "a folder's floors (and its labels) come from one software stack: split it",
+                                path, rows[i].line, rows[i].torch_col, rows[i].torch_ver / 100, rows[i].torch_ver % 100,
+                                *torch_ver / 100, *torch_ver % 100);
+        if (rows[i].torch_ver)
+            *torch_ver = rows[i].torch_ver;
+        if (!strcmp(rows[i].dispatch, "elementwise_scalar"))
+            k = F_SCALAR;
+        else if (!strcmp(rows[i].dispatch, "attention"))
+            k = F_ATTN;
+        else if (!strcmp(rows[i].dispatch, "embedding"))
+            k = F_EMB;
+        else if (!strcmp(rows[i].dispatch, "router"))
+            k = F_ROUTER;
+        for (int j = 0; j < ST_DISP_COUNT && k < 0; j++)
+            if (!strcmp(rows[i].dispatch, st_dispatch_name((st_dispatch)j)))
+                k = j;
+        if (k >= 0 && floor[k] > 0)
+            return st_error_set(err, ST_EINVAL, "%s:%d:%d: a second row for dispatch class '%s'; give each "
+                                "class one floor", path, rows[i].line, rows[i].col, rows[i].dispatch);
+        if (k < 0)
+            return st_error_set(err, ST_EINVAL, "%s:%d:%d: unknown dispatch class '%s'; use bmm, linear, "
+                                "conv, elementwise, elementwise_scalar, norm, softmax, attention, embedding, router "
+                                "or other", path, rows[i].line, rows[i].col, rows[i].dispatch);
+        floor[k] = rows[i].floor_s;
+    }
+    /* A convolution is a library GEMM launched through the same dispatcher
+     * as bmm: where the harness timed no conv, bmm's floor stands in (a
+     * bias-free op, as NeuSight's convs are), rather than the table's figure
+     * for NeuSight's 2023 stack (its conv harness cost, 0.3 ms, is 12-15
+     * times a current GEMM floor). On the H100 the smallest TF32/BF16 convs
+     * measure 31-35 us, above it; on the H200 19-21 us, near it */
+    if (floor[ST_DISP_CONV] <= 0)
+        floor[ST_DISP_CONV] = floor[ST_DISP_BMM];
+    for (size_t i = from; i < d->n; i++) {
+        st_calib_sample *s = &d->s[i];
+        int k = s->k.dispatch;
+        if (!s->has_dispatch || k < 0 || k >= ST_DISP_COUNT)
+            continue;
+        if (k == ST_DISP_ELEMENTWISE && scalar_op(s->op) && floor[F_SCALAR] > 0)
+            k = F_SCALAR;
+        if (s->k.op == ST_KOP_FLASH)
+            k = F_ATTN;
+        if (s->k.op == ST_KOP_EMBEDDING && floor[F_EMB] > 0)
+            k = F_EMB;
+        if (s->k.op == ST_KOP_TOPK && !s->k.router_fused && floor[F_ROUTER] > 0)
+            k = F_ROUTER;
+        s->own_floor_s = floor[k];
+        s->own_floor_router = k == F_ROUTER;
+    }
+    return 0;
+}
+
+int st_calib_harness_torch(const char *dir, int *torch_ver, st_error *err)
+{
+    st_calib_data none = {0};
+    return st_calib_apply_harness(dir, &none, 0, torch_ver, err);
+}
+
+int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err)
+{
+    char path[720];
+    snprintf(path, sizeof path, "%s/ops.csv", dir);
+    size_t n0 = d->n;
+    int tv;
+    int rc = st_calib_harness_torch(dir, &tv, err);
+    if (!rc)
+        rc = st_calib_add_ops(d, path, tv, err);
+    if (rc)
+        return rc;
+    if (d->n == n0)
+        return st_error_set(err, ST_ENOTFOUND, "%s: no op sweep there (ops.csv, as tools/measure-kernels.py --ops "
+                            "writes it, on a GPU strata has a preset for)", dir);
+    /* the routers alone: no other fitted term prices the other ops */
+    size_t u = n0;
+    for (size_t i = n0; i < d->n; i++)
+        if (d->s[i].k.op == ST_KOP_TOPK)
+            d->s[u++] = d->s[i];
+    d->n = u;
+    if (d->n == n0)
+        return st_error_set(err, ST_ENOTFOUND, "%s: no topk rows: nothing to fit the router's radix select on",
+                            path);
+    return st_calib_apply_harness(dir, d, n0, &tv, err);
+}
+
 int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
                      double *pred_s, st_error *err)
 {
@@ -432,6 +552,19 @@ int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_
          * floor less that launch to every kernel */
         int lf = st_kclass_feature(e->cls, "launch");
         double launch = lf >= 0 ? c->cls[e->cls].beta[lf] * 1e-6 : 0;
+        if (s->own_floor_router) {
+            /* the router floor is four kernels (tools/measure-kernels.py
+             * --floors: BF16 logits of one token over 8 experts, keeping
+             * 2): the harness adds the floor less their own GPU time */
+            st_kernel f;
+            memset(&f, 0, sizeof f);
+            f.op = ST_KOP_TOPK, f.dtype = ST_BF16, f.rows = 1, f.cols = 8, f.k = 2, f.n_in = 1, f.n_out = 1;
+            f.dispatch = ST_DISP_SOFTMAX;
+            st_kernel_est fe;
+            if ((rc = st_kernel_estimate(&d->gpus[s->gpu], c, &f, NULL, 0, &fe, err)))
+                return rc;
+            launch = fe.gpu_s;
+        }
         double h = s->own_floor_s - launch;
         t += h > 0 ? h : 0;
         if (t < s->own_floor_s)

@@ -33,6 +33,8 @@ typedef struct st_calib_sample {
     int validate_only;    /* measured, but not one kernel the model can fit to */
     double own_floor_s;   /* > 0: the data's own harness (DIR/harness.csv): its one-element
                              op took this long; replaces the table's dispatch and harness */
+    int own_floor_router; /* that floor is the harness's router (softmax + topk of one token
+                             over 8 experts, four kernels), not a one-launch op */
 } st_calib_sample;
 
 typedef struct st_calib_data {
@@ -53,8 +55,26 @@ int st_calib_add_neusight(st_calib_data *d, const char *dir, st_error *err);
 int st_calib_add_attention(st_calib_data *d, const char *path, st_error *err);
 /* Append a sweep of single ops in strata kernel's terms (DIR/ops.csv of
  * strata's own measurements: grouped GEMMs, weight-only INT4, embedding
- * gathers, MoE routers; validation only). Absent: 0. */
-int st_calib_add_ops(st_calib_data *d, const char *path, st_error *err);
+ * gathers, MoE routers; validation only). Absent: 0. Rows without a torch
+ * field take torch_default (the folder's release, st_calib_harness_torch;
+ * 0: none); a row naming another release than a non-zero torch_default is
+ * an error at its field. */
+int st_calib_add_ops(st_calib_data *d, const char *path, int torch_default, st_error *err);
+/* DIR/harness.csv, where the data has one: each sample from index `from` on
+ * takes, for its dispatch class, the harness's own measured floor (strata's
+ * sweeps, data/measured) instead of the table's NeuSight host figures.
+ * *torch_ver: the release its rows name (their `torch` column; 0: none),
+ * the stack the folder's whole-model labels ran on; rows that disagree are
+ * an error. Absent: 0, nothing changed. */
+int st_calib_apply_harness(const char *dir, st_calib_data *d, size_t from, int *torch_ver, st_error *err);
+/* The release DIR/harness.csv names (its rows checked as
+ * st_calib_apply_harness does; 0: no file or no torch column). */
+int st_calib_harness_torch(const char *dir, int *torch_ver, st_error *err);
+/* Append the MoE router rows (op topk) of DIR/ops.csv, with DIR/harness.csv's
+ * floors, for `strata calibrate --ops` to fit topk_pass_cycles on (and
+ * nothing else: they stay validation-only for every class). No ops.csv, or
+ * one without topk rows: an error. */
+int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err);
 /* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
  * only that GPU folder, e.g. "a100"; NULL for all). */
 int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,

@@ -647,17 +647,40 @@ static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const dou
     return 0;
 }
 
-/* Squared log error, from ST_VIDUR_MIN_TOKENS up, of the kernels that
- * carry a memory-instruction count (index 0: the VIDUR vector ops,
- * Sarathi's one-element-per-thread kernels) or index arithmetic (1: the
- * VIDUR embedding, index_select) */
-static int sq_log_error(const st_calib_data *data, const st_gpu_coef *c, int index, double *obj, size_t *n,
+/* The rows a one-term grid fits on */
+typedef int (*row_pick)(const st_calib_data *data, const st_calib_sample *s);
+/* the VIDUR vector ops that carry a memory-instruction count (Sarathi's
+ * one-element-per-thread kernels), from ST_VIDUR_MIN_TOKENS up */
+static int pick_lsu(const st_calib_data *data, const st_calib_sample *s)
+{
+    (void)data;
+    return s->k.mem_requests > 0 && s->tokens >= ST_VIDUR_MIN_TOKENS;
+}
+/* the VIDUR embedding (index_select's arithmetic), from ST_VIDUR_MIN_TOKENS up */
+static int pick_index(const st_calib_data *data, const st_calib_sample *s)
+{
+    (void)data;
+    return s->k.index_elems > 0 && s->tokens >= ST_VIDUR_MIN_TOKENS;
+}
+/* The router rows whose radix select sets their time: gatherTopK at eight
+ * waves or more over the SMs (smaller ones sit at the harness's own floor,
+ * which the softmax floor under-states: see data/measured/README.md) */
+#define TOPK_FIT_MIN_WAVES 8
+static int pick_topk(const st_calib_data *data, const st_calib_sample *s)
+{
+    if (s->k.op != ST_KOP_TOPK || s->k.router_fused || s->k.rows <= 0 || s->k.cols <= 0)
+        return 0;
+    return st_topk_waves(&data->gpus[s->gpu], (double)s->k.rows, (double)s->k.cols) >= TOPK_FIT_MIN_WAVES;
+}
+
+/* Squared log error of the rows `pick` takes */
+static int sq_log_error(const st_calib_data *data, const st_gpu_coef *c, row_pick pick, double *obj, size_t *n,
                         st_error *err)
 {
     *obj = 0, *n = 0;
     for (size_t i = 0; i < data->n; i++) {
         const st_calib_sample *s = &data->s[i];
-        if (!((index ? s->k.index_elems : s->k.mem_requests) > 0) || s->tokens < ST_VIDUR_MIN_TOKENS)
+        if (!pick(data, s))
             continue;
         st_kernel_est e;
         double pr;
@@ -675,14 +698,40 @@ static int lsu_objective(const st_calib_data *data, st_gpu_coef *c, unsigned onl
                          st_error *err)
 {
     (void)only; /* no class is refitted */
-    return sq_log_error(data, c, 0, obj, n, err);
+    return sq_log_error(data, c, pick_lsu, obj, n, err);
 }
 
 static int index_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
                            st_error *err)
 {
     (void)only; /* no class is refitted */
-    return sq_log_error(data, c, 1, obj, n, err);
+    return sq_log_error(data, c, pick_index, obj, n, err);
+}
+
+static int topk_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+                          st_error *err)
+{
+    (void)only; /* no class is refitted */
+    return sq_log_error(data, c, pick_topk, obj, n, err);
+}
+
+/* One cycles coefficient (a field of st_gpu_coef) on a grid of `count`
+ * steps of `step` from `step` up; *nbest: the rows it was fitted on (0:
+ * none, the coefficient left at 0) */
+static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, size_t field, double step, int count,
+                      grid_objective f, size_t *nbest, st_error *err)
+{
+    double cyc[1000];
+    if (count > (int)(sizeof cyc / sizeof cyc[0]))
+        count = (int)(sizeof cyc / sizeof cyc[0]);
+    for (int i = 0; i < count; i++)
+        cyc[i] = step * (i + 1);
+    int rc = grid2(data, c, field, cyc, (size_t)count, 0, NULL, 0, f, 0, nbest, err);
+    if (rc)
+        return rc;
+    double *v = (double *)((char *)c + field);
+    *v = *nbest ? round6(*v) : 0;
+    return 0;
 }
 
 /* lsu_cycles and lsu_hit_share: a grid (half-cycle steps from 2 to 24 SM
@@ -721,21 +770,44 @@ static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_e
  * source does not fix. */
 static int fit_index(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
-    double cyc[160];
-    for (int i = 0; i < 160; i++)
-        cyc[i] = 0.05 * (i + 1);
     size_t nbest;
-    int rc = grid2(data, c, offsetof(st_gpu_coef, index_cycles), cyc, 160, 0, NULL, 0, index_objective, 0, &nbest,
-                   err);
+    int rc = fit_cycles(data, c, offsetof(st_gpu_coef, index_cycles), 0.05, 160, index_objective, &nbest, err);
     if (rc)
         return rc;
-    c->index_cycles = nbest ? round6(c->index_cycles) : 0;
     if (report) {
         if (nbest)
             fprintf(report, "  index_select: %.2f SM cycles per element (%zu samples)\n", c->index_cycles,
                     nbest);
         else
             fprintf(report, "  index_select: no samples carry index arithmetic, index_cycles left off\n");
+    }
+    return 0;
+}
+
+/* topk_pass_cycles: a grid (10-cycle steps from 10 to 8000) on the router
+ * rows that carry enough waves (pick_topk); only their time depends on
+ * it. Fitted, not derived: a pass is a chain of a load, four warp votes,
+ * shared-memory atomics and three barriers whose latencies the source does
+ * not fix. No such rows (no --ops): 0, left off the table. */
+static int fit_topk(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
+{
+    size_t nbest;
+    int rc = fit_cycles(data, c, offsetof(st_gpu_coef, topk_pass_cycles), 10, 800, topk_objective, &nbest, err);
+    if (rc)
+        return rc;
+    size_t routers = 0;
+    for (size_t i = 0; i < data->n; i++)
+        routers += data->s[i].k.op == ST_KOP_TOPK;
+    if (routers && !nbest)
+        return st_error_set(err, ST_EINVAL, "--ops: none of the %zu router rows runs %d waves of gatherTopK blocks "
+                            "or more, so none is bound by the radix select; add routers of more tokens (tens of "
+                            "thousands) or leave --ops out", routers, TOPK_FIT_MIN_WAVES);
+    if (report) {
+        if (nbest)
+            fprintf(report, "  router top-k: %.0f SM cycles per radix-select pass (%zu samples)\n",
+                    c->topk_pass_cycles, nbest);
+        else
+            fprintf(report, "  router top-k: no router rows (--ops), topk_pass_cycles left off\n");
     }
     return 0;
 }
@@ -905,6 +977,8 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     if ((rc = fit_lsu(data, &c, report, err)))
         return rc;
     if ((rc = fit_index(data, &c, report, err)))
+        return rc;
+    if ((rc = fit_topk(data, &c, report, err)))
         return rc;
     /* how often the heuristic picks the library's tile */
     size_t agree = 0, named = 0;

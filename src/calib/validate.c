@@ -146,68 +146,6 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, F
     return rc;
 }
 
-int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, st_val_result *out,
-                       st_error *err);
-
-/* The elementwise ops NeuSight times with a Python scalar operand */
-static int scalar_op(const char *op)
-{
-    return !strcmp(op, "addu") || !strcmp(op, "mulu") || !strcmp(op, "divu") || !strcmp(op, "powu");
-}
-
-/* DIR/harness.csv, where the data has one: each sample's dispatch class
- * takes the harness's own measured floor (strata's sweeps, data/measured)
- * instead of the table's NeuSight host figures. */
-static int apply_harness(const char *dir, st_calib_data *d, st_error *err)
-{
-    char path[720];
-    snprintf(path, sizeof path, "%s/harness.csv", dir);
-    st_harness_row rows[ST_HARNESS_MAX];
-    int n, rc = st_read_harness_csv(path, rows, ST_HARNESS_MAX, &n, err);
-    if (rc || n == 0)
-        return rc;
-    /* after the dispatch classes: scalar elementwise, then fused attention */
-    double floor[ST_DISP_COUNT + 2] = {0};
-    for (int i = 0; i < n; i++) {
-        int k = -1;
-        if (!strcmp(rows[i].dispatch, "elementwise_scalar"))
-            k = ST_DISP_COUNT;
-        else if (!strcmp(rows[i].dispatch, "attention"))
-            k = ST_DISP_COUNT + 1;
-        for (int j = 0; j < ST_DISP_COUNT && k < 0; j++)
-            if (!strcmp(rows[i].dispatch, st_dispatch_name((st_dispatch)j)))
-                k = j;
-        if (k >= 0 && floor[k] > 0)
-            return st_error_set(err, ST_EINVAL, "%s:%d:%d: a second row for dispatch class '%s'; give each "
-                                "class one floor", path, rows[i].line, rows[i].col, rows[i].dispatch);
-        if (k < 0)
-            return st_error_set(err, ST_EINVAL, "%s:%d:%d: unknown dispatch class '%s'; use bmm, linear, "
-                                "conv, elementwise, elementwise_scalar, norm, softmax, attention or other", path, rows[i].line,
-                                rows[i].col, rows[i].dispatch);
-        floor[k] = rows[i].floor_s;
-    }
-    /* A convolution is a library GEMM launched through the same dispatcher
-     * as bmm: where the harness timed no conv, bmm's floor stands in (a
-     * bias-free op, as NeuSight's convs are), rather than the table's figure
-     * for NeuSight's 2023 stack (its conv harness cost, 0.3 ms, is 12-15
-     * times a current GEMM floor). On the H100 the smallest TF32/BF16 convs
-     * measure 31-35 us, above it; on the H200 19-21 us, near it */
-    if (floor[ST_DISP_CONV] <= 0)
-        floor[ST_DISP_CONV] = floor[ST_DISP_BMM];
-    for (size_t i = 0; i < d->n; i++) {
-        st_calib_sample *s = &d->s[i];
-        int k = s->k.dispatch;
-        if (!s->has_dispatch || k < 0 || k >= ST_DISP_COUNT)
-            continue;
-        if (k == ST_DISP_ELEMENTWISE && scalar_op(s->op) && floor[ST_DISP_COUNT] > 0)
-            k = ST_DISP_COUNT;
-        if (s->k.op == ST_KOP_FLASH)
-            k = ST_DISP_COUNT + 1;
-        s->own_floor_s = floor[k];
-    }
-    return 0;
-}
-
 int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef *c, FILE *samples,
                          st_val_result *out, st_error *err)
 {
@@ -234,14 +172,16 @@ int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef 
     snprintf(apath, sizeof apath, "%s/attention.csv", dir);
     char opath[720];
     snprintf(opath, sizeof opath, "%s/ops.csv", dir);
-    if ((rc = st_calib_add_attention(&d, apath, err)) || (rc = st_calib_add_ops(&d, opath, err)) ||
-        (rc = apply_harness(dir, &d, err))) {
+    int torch_ver = 0;
+    if ((rc = st_calib_harness_torch(dir, &torch_ver, err)) || (rc = st_calib_add_attention(&d, apath, err)) ||
+        (rc = st_calib_add_ops(&d, opath, torch_ver, err)) ||
+        (rc = st_calib_apply_harness(dir, &d, 0, &torch_ver, err))) {
         st_calib_data_free(&d);
         return rc;
     }
     rc = score(&d, c, 0, samples, out, err);
     if (!rc)
-        rc = st_validate_models(dir, models, c, out, err);
+        rc = st_validate_models(dir, models, c, torch_ver, out, err);
     /* a folder that scores nothing is a mistake (a wrong --data, rows only
      * on devices without a preset), not a perfect score */
     if (!rc && out->n_rows == 0 && out->n_models == 0)

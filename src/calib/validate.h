@@ -52,6 +52,10 @@ int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef 
 int st_validate_vidur(const char *dir, const st_gpu_coef *c, long long min_tokens, FILE *samples,
                       st_val_result *out, st_error *err);
 void st_val_result_free(st_val_result *r);
+/* The whole-model labels of DIR/labels (part of st_validate_neusight),
+ * priced for the PyTorch release torch_ver (st_kernel.torch_ver) */
+int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, int torch_ver,
+                       st_val_result *out, st_error *err);
 
 /* Collectives: one row per measured machine x collective x (GPUs, GPUs per
  * node), error over sizes >= min_bytes; the smallest size's measured and

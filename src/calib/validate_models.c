@@ -16,9 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, st_val_result *out,
-                       st_error *err);
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -65,7 +62,7 @@ static int bad_name(const char *file, st_error *err)
                         "rename it or move it out of labels/", file);
 }
 
-static int predict(const char *mdir, const st_gpu_coef *c, st_val_model *m, st_gpu *g, st_error *err)
+static int predict(const char *mdir, const st_gpu_coef *c, int torch_ver, st_val_model *m, st_gpu *g, st_error *err)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.json", mdir, m->model);
@@ -104,6 +101,7 @@ static int predict(const char *mdir, const st_gpu_coef *c, st_val_model *m, st_g
         st_compose_opts co;
         st_compose_opts_default(&co);
         co.fused = m->fusion;
+        co.torch_ver = torch_ver;
         st_step s;
         rc = st_compose(g, c, &ops, &co, &s, err);
         if (!rc) {
@@ -150,7 +148,8 @@ static int read_profile(const char *json, long long num_layer, st_val_model *m, 
     return 0;
 }
 
-int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, st_val_result *out,
+int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c, int torch_ver,
+                       st_val_result *out,
                        st_error *err)
 {
     char mdir[1024];
@@ -233,7 +232,7 @@ int st_validate_models(const char *dir, const char *models, const st_gpu_coef *c
         m.has_split = lab.has_split;
         m.measured_fwd_ms = lab.fwd_s * 1e3;
         m.measured_bwd_ms = lab.bwd_s * 1e3;
-        if ((rc = predict(mdir, c, &m, &g, err))) {
+        if ((rc = predict(mdir, c, torch_ver, &m, &g, err))) {
             st_error_prefix(err, "%s", gl.gl_pathv[i]);
             break;
         }

@@ -79,6 +79,16 @@ int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long
     return 0;
 }
 
+int cli_parse_torch(const cli_command *cmd, const char *text, int *ver)
+{
+    if (st_torch_parse(text, ver) != 0) {
+        cli_usage_error(cmd, "--torch: expected a PyTorch release as torch.__version__ gives it (e.g. 2.1 or "
+                        "2.11.0), got '%s'", text);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts)
 {

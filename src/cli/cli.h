@@ -96,6 +96,8 @@ int cli_shared_dir(const char *given, const char *sub, const char *opt, char *bu
 /* Option values. */
 int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long long min,
                  long long max, long long *out);
+/* --torch VER: a PyTorch release (st_torch_parse) into major x 100 + minor */
+int cli_parse_torch(const cli_command *cmd, const char *text, int *ver);
 
 /* A size in bytes: a number with an optional unit B, KiB/MiB/GiB/TiB (or
  * K/M/G/T, binary, as nccl-tests reads them), KB/MB/GB/TB (decimal). */

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,7 +56,8 @@ static const char header_fmt[] =
     "# instruction, in cycles at the boost clock, of kernels that move one\n"
     "# element per thread per instruction (an L1 hit costs lsu_hit_share of\n"
     "# it). index_cycles is index_select's SM cycles per element (the\n"
-    "# embedding's gather).\n";
+    "# embedding's gather). topk_pass_cycles is an SM's time per pass of\n"
+    "# PyTorch's radix select (the MoE router's torch.topk), in cycles.\n";
 
 /* The written table lands (its temporary renamed over `out`) only when
  * the write succeeded: rc is the writer's. */
@@ -124,20 +126,44 @@ static int run_edge(const char *ref, const char *out, int quiet)
     return land(&o, out, st_edge_coef_write(o.f, &ec, header), rep);
 }
 
+/* The last n parts of a folder's path (data/measured/h100 for any
+ * checkout's /.../data/measured/h100/), so the header does not depend on
+ * where the checkout lives or how the folder was spelled. */
+static const char *tail_parts(const char *path, int n)
+{
+    static char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    size_t len = strlen(buf);
+    while (len > 1 && buf[len - 1] == '/')
+        buf[--len] = '\0';
+    const char *p = buf + len;
+    while (p > buf) {
+        if (p[-1] == '/' && --n == 0)
+            break;
+        p--;
+    }
+    return p;
+}
+
 static int run(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"neusight", required_argument, NULL, 'n'}, {"vidur", required_argument, NULL, 'v'},
         {"out", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
-        {"edge", required_argument, NULL, 'e'},
+        {"edge", required_argument, NULL, 'e'},     {"ops", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
-    const char *ns = NULL, *vd = NULL, *out = NULL, *edge = NULL;
-    int quiet = 0, c, rc_g;
+    const char *ns = NULL, *vd = NULL, *out = NULL, *edge = NULL, *ops[8];
+    int quiet = 0, c, rc_g, nops = 0;
     optind = 0;
-    while ((c = cli_getopt(&cmd_calibrate, argc, argv, "n:v:o:e:qh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_calibrate, argc, argv, "n:v:o:e:p:qh", opts)) != -1) {
         switch (c) {
         case 'e': edge = optarg; break;
+        case 'p':
+            if (nops == (int)(sizeof ops / sizeof ops[0]))
+                return cli_usage_error(&cmd_calibrate, "--ops: at most %d folders", nops);
+            ops[nops++] = optarg;
+            break;
         case 'n': ns = optarg; break;
         case 'v': vd = optarg; break;
         case 'o': out = optarg; break;
@@ -148,12 +174,40 @@ static int run(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error(&cmd_calibrate, "unexpected argument '%s'", argv[optind]);
-    if (edge && (ns || vd))
-        return cli_usage_error(&cmd_calibrate, "--edge fits the edge model alone; --neusight and --vidur "
+    if (edge && (ns || vd || nops))
+        return cli_usage_error(&cmd_calibrate, "--edge fits the edge model alone; --neusight, --vidur and --ops "
                                                "belong to the GPU table's fit (run them separately)");
     if (edge)
         return run_edge(edge, out, quiet);
     st_error err;
+    /* an --ops folder without router rows, or one named twice, fails
+     * before minutes of reading */
+    char real[8][PATH_MAX];
+    for (int i = 0; i < nops; i++) {
+        char p[720];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/ops.csv", ops[i]);
+        if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || !realpath(ops[i], real[i])) {
+            st_error_set(&err, ST_ENOTFOUND, "--ops %s: no op sweep there (ops.csv, as tools/measure-kernels.py "
+                         "--ops writes it)", ops[i]);
+            return cli_fail(&err);
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(real[i], real[j]))
+                return cli_usage_error(&cmd_calibrate, "--ops %s: the same folder as --ops %s; give each once",
+                                       ops[i], ops[j]);
+        st_ops_set os = {0, 0, NULL};
+        size_t routers = 0;
+        if (st_read_ops_csv(p, &os, &err))
+            return cli_fail(&err);
+        for (size_t r = 0; r < os.n; r++)
+            routers += os.items[r].op == ST_KOP_TOPK;
+        st_ops_set_free(&os);
+        if (!routers) {
+            st_error_set(&err, ST_ENOTFOUND, "%s: no topk rows: nothing to fit the router's radix select on", p);
+            return cli_fail(&err);
+        }
+    }
     char nsdir[600], vddir[600], kdir[700];
     if (cli_shared_dir(ns, "neusight", "--neusight", nsdir, sizeof nsdir, &err) ||
         cli_shared_dir(vd, "vidur", "--vidur", vddir, sizeof vddir, &err))
@@ -171,6 +225,12 @@ static int run(int argc, char **argv)
     int rc = st_calib_add_neusight(&d, kdir, &err);
     if (!rc)
         rc = st_calib_add_vidur(&d, vddir, "a100", &err);
+    size_t nrouter[8] = {0};
+    for (int i = 0; i < nops && !rc; i++) {
+        size_t n0 = d.n;
+        rc = st_calib_add_router_fit(&d, ops[i], &err);
+        nrouter[i] = d.n - n0;
+    }
     if (rc) {
         st_calib_data_free(&d);
         cli_out_close(&o, 0, NULL);
@@ -202,15 +262,27 @@ static int run(int argc, char **argv)
             return cli_fail(&err);
         }
     }
+    /* the main fit's samples and devices: the --ops router rows fit one
+     * coefficient and are named on lines of their own */
     char devs[1024] = "";
+    size_t nmain = 0;
     for (size_t i = 0; i < d.n_gpus; i++) {
+        size_t n = 0;
+        for (size_t j = 0; j < d.n; j++)
+            n += d.s[j].gpu == (int)i && d.s[j].k.op != ST_KOP_TOPK;
+        nmain += n;
         size_t l = strlen(devs);
-        snprintf(devs + l, sizeof devs - l, " %s", d.gpus[i].id);
+        if (n)
+            snprintf(devs + l, sizeof devs - l, " %s", d.gpus[i].id);
     }
     char header[4096];
     /* the header names the data by its last two path parts, so the file does
      * not depend on where the checkout lives */
-    snprintf(header, sizeof header, header_fmt, "shared/data/neusight", "shared/data/vidur", d.n, devs);
+    int hl = snprintf(header, sizeof header, header_fmt, "shared/data/neusight", "shared/data/vidur", nmain, devs);
+    for (int i = 0; i < nops && hl > 0 && (size_t)hl < sizeof header; i++)
+        hl += snprintf(header + hl, sizeof header - (size_t)hl,
+                       "# topk_pass_cycles: fitted on the router rows of %s/ops.csv (strata's own sweep; %zu rows).\n",
+                       tail_parts(ops[i], 3), nrouter[i]);
     st_calib_data_free(&d);
     if (!out)
         return st_gpu_coef_write(stdout, &coef, header) ? 1 : 0;
@@ -219,13 +291,17 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_calibrate = {
     "calibrate",
-    "calibrate [--neusight DIR] [--vidur DIR] [--out FILE] [--quiet]\n"
+    "calibrate [--neusight DIR] [--vidur DIR] [--ops DIR]... [--out FILE] [--quiet]\n"
     "                   calibrate --edge FILE [--out FILE] [--quiet]",
     "Fit the GPU kernel coefficients to measured kernels and write them as YAML.",
     "  --neusight DIR   a folder laid out like ../shared/data/neusight (its kernels/ CSVs are\n"
     "                   the training set); default $STRATA_SHARED/neusight\n"
     "  --vidur DIR      a folder laid out like ../shared/data/vidur (its A100 profiles are\n"
     "                   fitted too); default $STRATA_SHARED/vidur\n"
+    "  --ops DIR        a folder of strata's own op sweep (DIR/ops.csv and DIR/harness.csv, as\n"
+    "                   tools/measure-kernels.py --ops and --floors write them): its MoE router\n"
+    "                   rows fit topk_pass_cycles (PyTorch's radix select), nothing else;\n"
+    "                   repeatable (up to 8); tools/calibrate gives data/measured/h100\n"
     "  --out FILE       write there (atomically) instead of stdout; tools/calibrate writes\n"
     "                   calibration/gpu-kernels.yaml\n"
     "  --quiet          no fit report on stderr\n"

@@ -178,6 +178,8 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
         if (m->kind == ST_MODEL_TRANSFORMER)
             printf(", %s attention", cli_attn_words(o->attn));
         printf(", %s%s", co->fused ? "fused (compiled) mode" : "eager mode", co->recompute ? ", full recompute" : "");
+        if (co->torch_ver)
+            printf(", PyTorch %d.%d", co->torch_ver / 100, co->torch_ver % 100);
         cli_print_train_opts(o, stdout);
         printf("\n\n");
     }
@@ -229,6 +231,12 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_string(&j, "attention", st_attn_name(o->attn));
     st_json_bool(&j, "fused", co->fused);
     st_json_bool(&j, "recompute", co->recompute);
+    if (!co->edge) {
+        int tv = st_torch_effective(co->torch_ver);
+        char t[16];
+        snprintf(t, sizeof t, "%d.%d", tv / 100, tv % 100);
+        st_json_string(&j, "torch", t);
+    }
     cli_json_train_opts(&j, o);
     if (co->edge)
         st_json_string(&j, "edge_class", co->edge->cls == ST_EDGE_MOBILE_CPU ? "mobile_cpu" : "mobile_gpu");
@@ -278,15 +286,16 @@ static int run(int argc, char **argv)
         {"recompute", no_argument, NULL, 'R'},   {"coef", required_argument, NULL, 'c'},
         {"edge-coef", required_argument, NULL, 'E'},
         {"kernels", no_argument, NULL, 'K'},
+        {"torch", required_argument, NULL, 'T'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     const char *gpu = "h100-sxm", *coefp = NULL, *edge_coefp = NULL;
     cli_wl wl;
-    int json = 0, fused = 0, recompute = 0, kernels = 0, c;
+    int json = 0, fused = 0, recompute = 0, kernels = 0, torch_ver = 0, c;
     optind = 0;
     cli_wl_init(&wl);
-    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:E:Kjh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:E:KT:jh", opts)) != -1) {
         int t = cli_wl_option(&cmd_eval, c, optarg, &wl);
         if (t < 0)
             return 2;
@@ -299,6 +308,10 @@ static int run(int argc, char **argv)
         case 'c': coefp = optarg; break;
         case 'E': edge_coefp = optarg; break;
         case 'K': kernels = 1; break;
+        case 'T':
+            if (cli_parse_torch(&cmd_eval, optarg, &torch_ver))
+                return 2;
+            break;
         case 'j': json = 1; break;
         case 'h': cli_print_help(&cmd_eval, stdout); return 0;
         default: return 2;
@@ -324,6 +337,8 @@ static int run(int argc, char **argv)
         char bad[48] = "";
         if (fused)
             snprintf(bad, sizeof bad, "--fused");
+        else if (torch_ver)
+            snprintf(bad, sizeof bad, "--torch");
         else if (recompute)
             snprintf(bad, sizeof bad, "--recompute");
         else if (wl.phase && strcmp(wl.phase, "prefill") != 0)
@@ -372,6 +387,7 @@ static int run(int argc, char **argv)
     st_compose_opts_default(&co);
     co.fused = fused;
     co.recompute = recompute;
+    co.torch_ver = torch_ver;
     if (is_edge) {
         co.edge = &edge;
         co.edge_coef = &ecoef;
@@ -409,7 +425,7 @@ const cli_command cmd_eval = {
     "eval WORKLOAD [--gpu PRESET] [--phase prefill|decode|train] [--batch B] [--seq S] [--kv L]\n"
     "                   [--dtype D] [--attn eager|flash|flash3] [--fused] [--recompute] [--no-optimizer]\n"
     "                   [--optimizer fused|foreach] [--accumulate-grads]\n"
-    "                   [--kernels] [--coef FILE] [--edge-coef FILE] [--json]",
+    "                   [--kernels] [--torch VER] [--coef FILE] [--edge-coef FILE] [--json]",
     "Estimate one step of a workload on one GPU: per-layer time, error share, total with 90% band.",
     "  WORKLOAD         a workload id, name or path (YAML or Hugging Face config.json)\n"
     "  --gpu PRESET     default h100-sxm; an edge preset (mobile-cpu, mobile-gpu,\n"
@@ -434,6 +450,8 @@ const cli_command cmd_eval = {
     "                   microbatch of gradient accumulation; a loop that never zeroes them)\n"
     "  --kernels        also list every operator: shape, runs in the step, kernel class, bound,\n"
     "                   tile, time and host cost per run (JSON: operators[])\n"
+    "  --torch VER      the PyTorch release (default 2.1, the calibration data's); from 2.8 the\n"
+    "                   embedding gather copies rows 16 bytes a thread (see strata kernel)\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --edge-coef FILE edge presets: the edge table (default calibration/edge.yaml)\n"
     "  --json           machine-readable; total_s, lo_s, hi_s (correlated band), memory{bytes,\n"

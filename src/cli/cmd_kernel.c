@@ -24,6 +24,8 @@ static const struct option opts[] = {
     {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
     {"cold", no_argument, NULL, 'O'},
     {"channels-last", no_argument, NULL, 'Y'},
+    {"torch", required_argument, NULL, 'T'},
+    {"fused", no_argument, NULL, 'U'},
     {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 };
 
@@ -44,12 +46,12 @@ static const char *attn_kernel_name(const st_gpu *g, const st_kernel *k, int jso
     return json ? "flashattention-2" : "FlashAttention-2";
 }
 
-static const char common_opts[] = "gdxjh";
+static const char common_opts[] = "gdxjhT";
 static const char *const op_takes[ST_KOP_COUNT] = {
     [ST_KOP_GEMM] = "BMNK4O",      [ST_KOP_BMM] = "BMNK4O",   [ST_KOP_GROUPED] = "BMNK4O",
     [ST_KOP_CONV] = "BMNKGRS4OY",   [ST_KOP_FLASH] = "BHVqLDCW3O", [ST_KOP_ELEMENTWISE] = "rcif",
     [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
-    [ST_KOP_TOPK] = "rc",
+    [ST_KOP_TOPK] = "rcKU",
 };
 
 static const char *opt_name(int code)
@@ -74,7 +76,7 @@ static int check_applies(st_kop op, const char *given)
         for (const char *t = takes; *t && n < sizeof list; t++)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s--%s", n ? ", " : "", opt_name(*t));
         return cli_usage_error(&cmd_kernel, "--%s does not apply to %s; %s takes %s (and --gpu, --dtype, "
-                                            "--coef, --json)", opt_name(*g), name, name, list);
+                                            "--torch, --coef, --json)", opt_name(*g), name, name, list);
     }
     return 0;
 }
@@ -86,7 +88,8 @@ static int run(int argc, char **argv)
     long long v[16] = {0};
     enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG, IF, IS };
     double fpe = -1;
-    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, cold = 0, channels_last = 0, c;
+    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, cold = 0, channels_last = 0, torch_ver = 0, fused = 0;
+    int c;
     char given[32] = "";
     size_t ngiven = 0;
     optind = 0;
@@ -126,6 +129,11 @@ static int run(int argc, char **argv)
         case 'j': json = 1; break;
         case 'O': cold = 1; break;
         case 'Y': channels_last = 1; break;
+        case 'U': fused = 1; break;
+        case 'T':
+            if (cli_parse_torch(&cmd_kernel, optarg, &torch_ver))
+                return 2;
+            break;
         case 'h': cli_print_help(&cmd_kernel, stdout); return 0;
         default: return 2;
         }
@@ -165,6 +173,11 @@ static int run(int argc, char **argv)
     k.filter = v[IF], k.stride = v[IS] ? v[IS] : 1;
     k.weight_only_int4 = int4;
     k.channels_last = channels_last;
+    k.torch_ver = torch_ver;
+    k.router_fused = fused;
+    if (k.op == ST_KOP_TOPK && k.k > k.cols && k.cols > 0)
+        return cli_usage_error(&cmd_kernel, "topk --k %lld: a token keeps at most its --cols (%lld) experts", k.k,
+                               k.cols);
     if (int4 && k.dtype != ST_FP16 && k.dtype != ST_BF16)
         return cli_usage_error(&cmd_kernel, "--int4 is weight-only INT4 with 16-bit activations (W4A16): give "
                                             "--dtype fp16 or bf16, not %s", st_dtype_name(k.dtype));
@@ -213,6 +226,21 @@ static int run(int argc, char **argv)
             st_json_string(&j, "pass", k.backward ? "backward" : "forward");
         }
         st_json_string(&j, "class", st_kclass_name(e.cls));
+        {
+            int tv = st_torch_effective(k.torch_ver);
+            char t[16];
+            snprintf(t, sizeof t, "%d.%d", tv / 100, tv % 100);
+            st_json_string(&j, "torch", t);
+        }
+        if (k.op == ST_KOP_TOPK) {
+            st_json_string(&j, "kernel", fused ? "topk_softmax" : "eager");
+            st_json_int(&j, "topk", (long long)st_topk_k(&k));
+            st_json_bool(&j, "multiblock", !fused && st_topk_multiblock((double)k.rows, (double)k.cols));
+        }
+        if (k.op == ST_KOP_EMBEDDING)
+            st_json_string(&j, "kernel", st_embedding_vectorized(&k) ? "vectorized_gather"
+                                         : st_torch_effective(k.torch_ver) >= ST_TORCH_VECTORIZED_GATHER ? "gather"
+                                                                                                    : "index_select");
         if (e.tile.m > 0) {
             char t[32];
             snprintf(t, sizeof t, "%dx%d", e.tile.m, e.tile.n);
@@ -251,6 +279,33 @@ static int run(int argc, char **argv)
     else
         printf("%s %s on %s (%s)\n", st_kop_name(k.op), st_dtype_name(k.dtype), g.name, g.id);
     printf("  class        %s\n", st_kclass_name(e.cls));
+    if (k.op == ST_KOP_TOPK) {
+        if (fused)
+            printf("  kernels      one fused kernel (vLLM's topk_softmax: softmax and selection a warp per token), "
+                   "keeping %.0f\n", st_topk_k(&k));
+        else
+        {
+            double w = st_topk_waves(&g, (double)k.rows, (double)k.cols);
+            printf("  kernels      PyTorch's eager router: %ssoftmax, gatherTopK (radix select, a block per token, "
+                   "%.0f wave%s), bitonic sort of %.0f (--fused: one kernel)\n",
+                   k.dtype == ST_BF16 ? "FP32 cast, " : "", w, w == 1 ? "" : "s", st_topk_k(&k));
+        }
+        if (!fused && st_topk_multiblock((double)k.rows, (double)k.cols))
+            printf("  note         PyTorch takes its multi-block top-k for this shape (should_use_multiblock); "
+                   "strata prices the single-block one, unmeasured here\n");
+    }
+    if (k.op == ST_KOP_EMBEDDING) {
+        int tv = st_torch_effective(k.torch_ver);
+        if (st_embedding_vectorized(&k))
+            printf("  kernel       vectorized_gather_kernel (PyTorch %d.%d: 16-byte copies, one block per token)\n",
+                   tv / 100, tv % 100);
+        else if (tv >= ST_TORCH_VECTORIZED_GATHER)
+            printf("  kernel       gather, one element a thread (PyTorch %d.%d: rows not a multiple of 16 bytes; "
+                   "offsets priced as index_select's)\n", tv / 100, tv % 100);
+        else
+            printf("  kernel       indexSelectLargeIndex (PyTorch %d.%d: offsets worked out per element; --torch "
+                   "2.8 or later copies rows 16 bytes a thread)\n", tv / 100, tv % 100);
+    }
     if (e.tile.m > 0) {
         printf("  tile         %dx%d (rows x cols of the output per CTA)%s\n", e.tile.m, e.tile.n,
                e.split_k > 1 ? ", split along K" : "");
@@ -286,9 +341,9 @@ const cli_command cmd_kernel = {
     "kernel",
     "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --filter R --stride S\n"
     "                   --channels-last --int4]\n"
-    "                   [--rows R --cols C --inputs N --flops-per-elem F]\n"
+    "                   [--rows R --cols C --inputs N --flops-per-elem F] [--k K --fused (topk)]\n"
     "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward --fa3] [--cold] [--coef FILE]\n"
-    "                   [--json]",
+    "                   [--torch VER] [--json]",
     "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
     "  OP               gemm (x W, weights shared over --b), bmm, grouped (MoE experts: --b\n"
     "                   experts of --m tokens), conv (implicit GEMM sizes per group: --m = N P Q,\n"
@@ -315,6 +370,10 @@ const cli_command cmd_kernel = {
     "  --channels-last  conv: NHWC activations (torch.channels_last, or torch.compile's layout\n"
     "                   optimisation): no transposes\n"
     "  --coef FILE      coefficient table (default calibration/gpu-kernels.yaml)\n"
+    "  --torch VER      the PyTorch release that runs the op (default 2.1, the calibration\n"
+    "                   data's); it changes the price where releases launch different kernels:\n"
+    "                   from 2.8 the embedding gather copies rows 16 bytes a thread\n"
+    "                   (vectorized_gather_kernel) instead of working out offsets per element\n"
     "  --cold           gemm, bmm, grouped, conv, flash: operands from DRAM, as in a model step\n"
     "                   (default: warm, a kernel timed in a loop, whose L2 keeps part of its\n"
     "                   working set between calls)\n"
@@ -333,6 +392,11 @@ const cli_command cmd_kernel = {
     "                      over 256, PyTorch's memory-efficient kernel runs instead, with the same\n"
     "                      tiling: priced alike, and named so in the output)\n"
     "  elementwise         --rows --cols --inputs --flops-per-elem\n"
-    "  softmax, norm, embedding, topk  --rows --cols\n",
+    "  softmax, norm, embedding  --rows --cols\n"
+    "  topk                --rows (tokens) --cols (experts) --k (experts kept, default 2); --fused:\n"
+    "                      one fused kernel (vLLM's topk_softmax), else PyTorch's eager path (an FP32\n"
+    "                      cast of BF16 logits (FP16 ones the softmax reads as they are), the FP32\n"
+    "                      softmax, gatherTopK's radix select, a block per token in waves over the\n"
+    "                      SMs, and a bitonic sort of the winners)\n",
     run,
 };

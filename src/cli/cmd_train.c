@@ -14,7 +14,7 @@ typedef struct topts {
     const char *cluster, *dtype, *coef, *trace, *sched, *recompute;
     long long gpus, dp, tp, pp, cp, ep, mbs, zero, gb, seq, lora, chunks, threads, max_tp, max_pp;
     double imbalance;
-    int sp, flash, fa3, fused, json, top;
+    int sp, flash, fa3, fused, json, top, torch_ver;
 } topts;
 
 /* Options that only one of the two commands reads: train evaluates the one
@@ -42,6 +42,7 @@ static const struct {
     {'V', "--chunks", 0, "plan ranks 1F1B schedules only; try interleaving with `strata train`"},
     {'I', "--moe-imbalance", 0, "plan assumes balanced experts; try an imbalance with `strata train`"},
     {'U', "--fused", 0, "plan ranks unfused (eager) kernels; try --fused with `strata train`"},
+    {'W', "--torch", 0, "plan prices the calibration data's PyTorch 2.1; try --torch with `strata train`"},
     {'j', "--threads", 1, "train evaluates one configuration on one thread"},
     {'a', "--max-tp", 1, "give train its TP with --tp"},
     {'b', "--max-pp", 1, "give train its PP with --pp"},
@@ -74,6 +75,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         {"moe-imbalance", required_argument, NULL, 'I'}, {"flash", no_argument, NULL, 'F'},
         {"fa3", no_argument, NULL, '3'},
         {"fused", no_argument, NULL, 'U'},           {"coef", required_argument, NULL, 'x'},
+        {"torch", required_argument, NULL, 'W'},
         {"threads", required_argument, NULL, 'j'},   {"max-tp", required_argument, NULL, 'a'},
         {"max-pp", required_argument, NULL, 'b'},    {"top", required_argument, NULL, 'o'},
         {"json", no_argument, NULL, 'J'},            {"help", no_argument, NULL, 'h'},
@@ -117,6 +119,10 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         case 'F': t->flash = 1; break;
         case '3': t->flash = t->fa3 = 1; break;
         case 'U': t->fused = 1; break;
+        case 'W':
+            if (cli_parse_torch(cmd, optarg, &t->torch_ver))
+                return 2;
+            break;
         case 'x': t->coef = optarg; break;
         case 'j': dst = &t->threads, nm = "--threads", hi = 256; break;
         case 'a': dst = &t->max_tp, nm = "--max-tp", hi = 4096; break;
@@ -288,6 +294,7 @@ static int run_train(int argc, char **argv)
     k.flash = t.flash;
     k.fa3 = t.fa3;
     k.fused = t.fused;
+    k.torch_ver = t.torch_ver;
     if (t.imbalance > 0 && !s.m.tf.experts) {
         st_model_free(&s.m);
         return cli_usage_error(&cmd_train, "--moe-imbalance: %s is dense (no experts to imbalance)", s.m.id);
@@ -531,7 +538,8 @@ const cli_command cmd_train = {
     "train MODEL [--cluster PRESET] [--gpus N] [--dp D --tp T --pp P --sp --cp C --ep E]\n"
     "                   [--microbatches M] [--zero Z] [--recompute none|selective|full] [--global-batch B]\n"
     "                   [--seq S] [--dtype D] [--lora RANK] [--schedule 1f1b|gpipe|interleaved] [--chunks V]\n"
-    "                   [--flash] [--fa3] [--fused] [--moe-imbalance X] [--trace FILE] [--json]",
+    "                   [--flash] [--fa3] [--fused] [--torch VER] [--moe-imbalance X] [--trace FILE]\n"
+    "                   [--json]",
     "Predict one training iteration: time with its band, MFU, tokens/s, memory per GPU, bubble, communication.",
     "  --cluster P      cluster preset, or a node preset as a one-node cluster (default ib-a100)\n"
     "  --gpus N         GPUs (default one node); dp defaults to N / (tp x pp x cp)\n"
@@ -550,6 +558,8 @@ const cli_command cmd_train = {
     "                   tensor rate, where FlashAttention-2's synchronous MMAs reach half;\n"
     "                   FP16/BF16/FP8)\n"
     "  --fused          compiled / fused kernels (the compose layer's fused mode)\n"
+    "  --torch VER      the PyTorch release (default 2.1, the calibration data's); from 2.8 the\n"
+    "                   embedding gather copies rows 16 bytes a thread (see strata kernel)\n"
     "  --moe-imbalance  busiest expert's tokens over the mean (default 1): its GEMMs, its rank's\n"
     "                   expert activations and its all-to-all share grow by it; at most\n"
     "                   experts / top-k (every token on one expert)\n"

@@ -95,9 +95,24 @@ void st_op_to_kernel(const st_op *op, st_kernel *k)
             k->n_in = 2;
         break;
     case ST_OP_MOE_ROUTER:
-        k->op = ST_KOP_TOPK;
         k->rows = op->rows, k->cols = op->cols;
         k->dispatch = ST_DISP_SOFTMAX;
+        if (op->pass != ST_PASS_FWD) {
+            /* the selection has no gradient of its own: torch.topk's
+             * backward zero-fills an FP32 gradient of all the experts and
+             * scatters the kept weights' into it, then the FP32 softmax's
+             * backward reads y and dy and writes dx, and BF16 logits get
+             * dx cast back (read 4, write 2 bytes); priced by those bytes
+             * (the scatter's few are left out) */
+            double el = (double)op->rows * (double)op->cols;
+            k->op = ST_KOP_SOFTMAX;
+            k->dtype = ST_FP32;
+            k->n_in = 2;
+            k->bytes_total = el * (4 + 3 * 4) + (op->dtype == ST_BF16 ? el * (4 + 2) : 0);
+            break;
+        }
+        k->op = ST_KOP_TOPK;
+        k->k = op->k;
         break;
     case ST_OP_LAYERNORM:
     case ST_OP_RMSNORM:
@@ -251,6 +266,8 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
     const st_op *op = &ops->ops[i];
     st_kernel k;
     st_op_to_kernel(op, &k);
+    k.torch_ver = o->torch_ver;
+    k.router_fused = o->fused_router;
     *flops = op->flops;
     *bytes = op->bytes_read + op->bytes_written;
     if (o->edge) {

@@ -147,7 +147,55 @@ typedef struct st_kernel {
      * that keeps Welford statistics (layer norm, group norm); sets the
      * kernel's ALU work when flops_per_elem is 0 (see norm_lane_ops) */
     int rms;
+    /* The PyTorch release that runs the op, as major x 100 + minor (2.11:
+     * 211); 0: the release the coefficient table was fitted on
+     * (ST_TORCH_FITTED, NeuSight's and VIDUR's 2.1). It changes a price only
+     * where releases launch different kernels for one op: see
+     * st_embedding_vectorized. */
+    int torch_ver;
+    /* TOPK (a MoE router over rows = tokens, cols = experts; k = the
+     * experts each token keeps, 0: taken as 2): 1 for one fused kernel
+     * (vLLM's and SGLang's topk_softmax, a warp per token, softmax and
+     * selection in registers), 0 for PyTorch's eager path (Hugging Face's
+     * Mixtral and Qwen-MoE, Megatron-LM's default router): the FP32 cast of
+     * BF16 logits, the softmax, gatherTopK's radix select and a bitonic
+     * sort of the winners (see topk_estimate in kernel.c) */
+    int router_fused;
 } st_kernel;
+
+/* The PyTorch release of the calibration data (NeuSight's sweeps: p2.1.0). */
+#define ST_TORCH_FITTED 201
+/* The first release whose index_select (the embedding's forward) copies
+ * rows with vectorized_gather_kernel: PyTorch PRs 151490 ("faster gather
+ * implementation") and 151715 ("Use gather in index_select") landed in
+ * April-May 2025, before the 2.8 branch cut; the H100 sweeps in
+ * data/measured (2.11) run it. */
+#define ST_TORCH_VECTORIZED_GATHER 208
+/* Parse a PyTorch version: "2.11", "2.11.0", "v2.8" or NeuSight's "p2.1.0",
+ * with a pre-release (a0, rc1, .dev20250601) and a local part (+cu128)
+ * ignored, into major x 100 + minor. ST_EINVAL for anything else. A
+ * nightly counts as its release, though one may predate a change the
+ * release has (st_embedding_vectorized's PRs landed in 2.8's nightlies). */
+int st_torch_parse(const char *s, int *ver);
+/* The release an op is priced for: k->torch_ver, or ST_TORCH_FITTED. */
+int st_torch_effective(int ver);
+/* 1 when the embedding gather runs PyTorch's vectorized_gather_kernel (one
+ * block per index, 16-byte copies: a plain copy at memory speed, with no
+ * per-element offset arithmetic): a release from ST_TORCH_VECTORIZED_GATHER
+ * on and rows whose bytes are a multiple of 16 (the kernel's alignment;
+ * other rows take the per-element path, priced as index_select's). */
+int st_embedding_vectorized(const st_kernel *k);
+/* TOPK: the experts each token keeps (k->k; 0: 2), at most the columns */
+double st_topk_k(const st_kernel *k);
+/* Waves of PyTorch's single-block top-k (sbtopk::gatherTopK) over the SMs:
+ * a block per row of min(cols rounded up to a warp, 1024) threads, as many
+ * at once per SM as its thread and block limits allow. */
+double st_topk_waves(const st_gpu *g, double rows, double cols);
+/* 1 where torch.topk takes its multi-block path instead (PyTorch
+ * TensorTopK.cu should_use_multiblock, the CUB build: e.g. more than 4,000
+ * rows of 400 or more columns); strata prices the single-block path there
+ * too, unmeasured (the `kernel topk` output says so). */
+int st_topk_multiblock(double rows, double cols);
 
 
 /* Framework dispatch classes: the per-op host cost differs between them. */
@@ -213,6 +261,15 @@ typedef struct st_gpu_coef {
      * memory. Fitted by `strata calibrate` (a 1-D grid on the VIDUR A100
      * embedding profiles); 0 (a table without it) turns it off. */
     double index_cycles;
+    /* SM cycles per pass of PyTorch's single-block radix select
+     * (sbtopk::gatherTopK, the eager MoE router's top-k; see
+     * st_kernel.router_fused): a pass scans the block's slice, counts one
+     * 2-bit digit into a shared-memory histogram with warp votes and
+     * atomics, and crosses three barriers, a chain of dependent latencies
+     * rather than throughput. Fitted by `strata calibrate --ops` (a 1-D grid
+     * on the GPU-bound router rows of strata's own sweeps); 0 (a table
+     * without it) prices no selection time. */
+    double topk_pass_cycles;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];

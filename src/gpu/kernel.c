@@ -34,6 +34,75 @@ int st_kop_parse(const char *s, st_kop *out)
     return ST_EINVAL;
 }
 
+int st_torch_parse(const char *s, int *ver)
+{
+    if (!s)
+        return ST_EINVAL;
+    if (*s == 'p' || *s == 'v' || *s == 'V')
+        s++;
+    long major = 0, minor = 0;
+    int digits = 0;
+    for (; *s >= '0' && *s <= '9' && digits < 3; s++, digits++)
+        major = major * 10 + (*s - '0');
+    if (!digits || *s != '.')
+        return ST_EINVAL;
+    s++;
+    digits = 0;
+    const char *m0 = s;
+    for (; *s >= '0' && *s <= '9' && digits < 2; s++, digits++)
+        minor = minor * 10 + (*s - '0');
+    if (!digits || (digits == 2 && *m0 == '0')) /* "2.01" is no release */
+        return ST_EINVAL;
+    if (*s == '.' && s[1] >= '0' && s[1] <= '9') { /* a patch release */
+        s++;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    /* a pre-release (a0, b1, rc2, .dev20250601), then a local part (+cu121) */
+    const char *pre[] = {"a", "b", "rc", ".dev"};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+        size_t n = strlen(pre[i]);
+        if (strncmp(s, pre[i], n) == 0 && s[n] >= '0' && s[n] <= '9') {
+            s += n;
+            while (*s >= '0' && *s <= '9')
+                s++;
+            break;
+        }
+    }
+    if (*s == '+') { /* a local version: letters, digits and dots (cu128, git1a2b3c) */
+        if (!s[1])
+            return ST_EINVAL;
+        for (s++; *s; s++)
+            if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '.'))
+                return ST_EINVAL;
+    }
+    if (*s)
+        return ST_EINVAL;
+    if (major < 1 || major > 99)
+        return ST_EINVAL;
+    *ver = (int)(major * 100 + minor);
+    return 0;
+}
+
+int st_torch_effective(int ver)
+{
+    return ver > 0 ? ver : ST_TORCH_FITTED;
+}
+
+double st_topk_k(const st_kernel *k)
+{
+    double kk = k->k > 0 ? (double)k->k : 2;
+    return k->cols > 0 && kk > (double)k->cols ? (double)k->cols : kk;
+}
+
+int st_embedding_vectorized(const st_kernel *k)
+{
+    if (k->op != ST_KOP_EMBEDDING || st_torch_effective(k->torch_ver) < ST_TORCH_VECTORIZED_GATHER)
+        return 0;
+    double row = (double)k->cols * st_dtype_bytes(k->dtype);
+    return row > 0 && fmod(row, 16.0) == 0;
+}
+
 static const char *const disp_names[ST_DISP_COUNT] = {
     "bmm", "linear", "conv", "elementwise", "norm", "softmax", "other",
 };
@@ -942,6 +1011,97 @@ static double kernel_floor(const st_gpu *g, const st_kernel *k, const st_kernel_
 
 static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k,
                            const st_tile *force_tile, int force_split, st_kernel_est *e,
+                           st_error *err);
+
+/* Radix-select passes over 32-bit keys, 2 bits each (RADIX_BITS in
+ * PyTorch's SortingRadixSelect.cuh), and the gather's two scans of the
+ * slice (the keys above the k-th, then those equal to it) */
+#define TOPK_RADIX_PASSES 16
+#define TOPK_GATHER_PASSES 2
+
+double st_topk_waves(const st_gpu *g, double rows, double cols)
+{
+    double warp = g->warp_size > 0 ? g->warp_size : 32, threads = ceil(cols / warp) * warp;
+    if (threads > 1024)
+        threads = 1024;
+    double sm = g->sm_count > 0 ? g->sm_count : 1;
+    return ceil(rows / (sm * rows_resident(g, threads)));
+}
+
+int st_topk_multiblock(double rows, double cols)
+{
+    return (rows <= 20 && cols >= 20000) || (rows > 20 && rows <= 40 && cols >= 10000) ||
+           (rows > 40 && rows <= 80 && cols >= 8000) || (rows > 80 && rows < 200 && cols >= 5000) ||
+           (rows >= 200 && rows < 800 && cols >= 3000) || (rows >= 800 && rows <= 4000 && cols >= 800) ||
+           (rows > 4000 && cols >= 400);
+}
+
+/* PyTorch's eager router, torch.softmax(logits, dim=-1, dtype=torch.float32)
+ * then torch.topk (aten/src/ATen/native/SoftMax.cpp, cuda/TensorTopK.cu):
+ * BF16 logits are first cast to FP32 (a copy kernel); FP16 ones go straight
+ * to the softmax, which reads them as half and writes FP32 (_softmax's
+ * half_to_float); then the FP32 softmax, sbtopk::gatherTopK and
+ * bitonicSortKVInPlace, one after another. gatherTopK runs a block per row
+ * (st_topk_waves); each block's time is its passes (each thread holding
+ * ceil(cols / threads) keys) at topk_pass_cycles. The sort moves each row's
+ * k values (FP32) and indices (int64) in and out. Shapes that PyTorch sends
+ * to its multi-block kernels instead (st_topk_multiblock) are priced the
+ * same way, unmeasured. The host makes two framework calls. */
+static int topk_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k, st_kernel_est *e,
+                         st_error *err)
+{
+    double rows = (double)k->rows, cols = (double)k->cols, kk = st_topk_k(k);
+    st_kernel part = *k;
+    part.op = ST_KOP_SOFTMAX;
+    part.dtype = ST_FP32;
+    part.n_in = 1, part.n_out = 1;
+    part.flops_per_elem = 0, part.bytes_total = 0;
+    if (k->dtype == ST_FP16) /* half in, float out */
+        part.bytes_total = rows * cols * (st_dtype_bytes(ST_FP16) + 4);
+    int rc = kernel_estimate(g, c, &part, NULL, 0, e, err);
+    if (rc)
+        return rc;
+    double more = 0, bytes = 0;
+    st_kernel_est pe;
+    memset(&part, 0, sizeof part);
+    part.op = ST_KOP_ELEMENTWISE;
+    part.dtype = ST_FP32;
+    part.n_in = 1, part.n_out = 1;
+    if (k->dtype != ST_FP32 && k->dtype != ST_FP16) { /* the cast */
+        part.rows = k->rows, part.cols = k->cols;
+        part.bytes_total = rows * cols * (st_dtype_bytes(k->dtype) + 4);
+        if ((rc = kernel_estimate(g, c, &part, NULL, 0, &pe, err)))
+            return rc;
+        more += pe.gpu_s, bytes += pe.bytes;
+    }
+    /* the sort of the winners */
+    part.rows = k->rows, part.cols = (long long)kk;
+    part.bytes_total = 2 * rows * kk * (4 + 8);
+    if ((rc = kernel_estimate(g, c, &part, NULL, 0, &pe, err)))
+        return rc;
+    more += pe.gpu_s, bytes += pe.bytes;
+    /* the radix select */
+    double warp = g->warp_size > 0 ? g->warp_size : 32, threads = ceil(cols / warp) * warp;
+    if (threads > 1024)
+        threads = 1024;
+    double clk = (g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9) * st_gpu_power_factor(g, c, 0);
+    double sel = st_topk_waves(g, rows, cols) * (TOPK_RADIX_PASSES + TOPK_GATHER_PASSES) * ceil(cols / threads) *
+                 c->topk_pass_cycles / clk;
+    /* gatherTopK reads each key once from DRAM; its passes after the first
+     * hit L1 (the slice is the block's own) */
+    bytes += rows * cols * 4 + rows * kk * (4 + 8);
+    e->compute_s += sel;
+    e->gpu_s += more + sel;
+    e->bytes += bytes;
+    if (sel > e->gpu_s - sel)
+        e->bound = "latency";
+    e->dispatch_s *= 2; /* torch.softmax, torch.topk */
+    set_band(e, e->sigma);
+    return 0;
+}
+
+static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k,
+                           const st_tile *force_tile, int force_split, st_kernel_est *e,
                            st_error *err)
 {
     memset(e, 0, sizeof *e);
@@ -1189,6 +1349,8 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
                          k->cols);
             return ST_EINVAL;
         }
+        if (k->op == ST_KOP_TOPK && !k->router_fused)
+            return topk_estimate(g, c, k, e, err);
         double elems = (double)k->rows * (double)k->cols;
         int nin = k->n_in > 0 ? k->n_in : 1, nout = k->n_out > 0 ? k->n_out : 1;
         double fpe = k->flops_per_elem;
@@ -1244,7 +1406,9 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         if (k->mem_requests > 0 && c->lsu_cycles > 0 && g->vendor == ST_VENDOR_NVIDIA)
             e->lsu_s = c->lsu_cycles / clk * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
                        busy_sms(g, k->lsu_blocks > 0 ? k->lsu_blocks : (double)k->rows);
-        if (k->index_elems > 0 && c->index_cycles > 0) {
+        /* PyTorch 2.8 on copies an embedding's rows 16 bytes a thread
+         * (st_embedding_vectorized): no offset arithmetic to price */
+        if (k->index_elems > 0 && c->index_cycles > 0 && !st_embedding_vectorized(k)) {
             /* indexSelectLargeIndex: min(ceil(elements / 128), 8 x SMs)
              * blocks of 128 threads (Indexing.cu), a grid-stride loop (the
              * cap only matters past one block per SM, where all SMs work).

@@ -733,6 +733,22 @@ void st_vidur_set_free(st_vidur_set *s)
     memset(s, 0, sizeof *s);
 }
 
+/* An optional `torch` column (the PyTorch release the row ran on, as
+ * torch.__version__ or NeuSight's "p2.1.0"): 0 where the file has no such
+ * column or the field is empty; an unreadable version is an error at its
+ * place. ti: the column's index, -1 when absent. */
+static int field_torch(csv *c, int ti, int *ver, st_error *err)
+{
+    *ver = 0;
+    if (ti < 0 || !c->field[ti][0])
+        return 0;
+    if (st_torch_parse(c->field[ti], ver) != 0)
+        return st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'torch': '%.40s' is not a PyTorch version; write it "
+                            "as torch.__version__ gives it (e.g. 2.11.0 or 2.11.0+cu128) or leave it empty",
+                            c->path, c->fline[ti], c->col[ti], c->field[ti]);
+    return 0;
+}
+
 int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n, st_error *err)
 {
     csv c;
@@ -746,6 +762,7 @@ int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n,
                                 "time of each dispatch class's one-element op)", &absent, err)) || absent)
         return rc;
     di = hidx[0], fi = hidx[1];
+    int ti = find_col(header, nh, "torch");
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         rc = 0;
         if (*n >= max) {
@@ -754,8 +771,10 @@ int st_read_harness_csv(const char *path, st_harness_row *rows, int max, int *n,
             break;
         }
         st_harness_row *r = &rows[*n];
-        if ((rc = field_time(&c, fi, "floor_us", "us", 1e6, 1e6, &r->floor_s, err)))
+        if ((rc = field_time(&c, fi, "floor_us", "us", 1e6, 1e6, &r->floor_s, err)) ||
+            (rc = field_torch(&c, ti, &r->torch_ver, err)))
             break;
+        r->torch_col = ti >= 0 ? c.col[ti] : 0;
         snprintf(r->dispatch, sizeof r->dispatch, "%s", c.field[di]);
         r->line = c.fline[di];
         r->col = c.col[di];
@@ -846,6 +865,7 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
     if ((rc = csv_open_optional(&c, path, &header, &nh, cols, O_N_, idx, "an op sweep (op, dtype, int4, b, m, n, "
                                 "k, rows, cols, latency_ms, device)", &absent, err)) || absent)
         return rc;
+    int ti = find_col(header, nh, "torch"), ki = find_col(header, nh, "topk");
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         st_ops_sample s;
         long long *dims[] = {&s.b, &s.m, &s.n, &s.k, &s.rows, &s.cols};
@@ -872,8 +892,10 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
                               c.fline[idx[O_DTYPE]], c.col[idx[O_DTYPE]], c.field[idx[O_DTYPE]]);
             break;
         }
-        if ((rc = field_time(&c, idx[O_LAT], "latency_ms", "ms", 1e3, MAX_MS, &s.latency_s, err)))
+        if ((rc = field_time(&c, idx[O_LAT], "latency_ms", "ms", 1e3, MAX_MS, &s.latency_s, err)) ||
+            (rc = field_torch(&c, ti, &s.torch_ver, err)))
             break;
+        s.torch_col = ti >= 0 ? c.col[ti] : 0;
         const char *i4 = c.field[idx[O_INT4]];
         if (!strcmp(i4, "1"))
             s.int4 = 1;
@@ -906,6 +928,14 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
                 rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column '%s': expected a whole number >= 1", path,
                                   c.fline[ci], c.col[ci], cols[O_B + i]);
             work *= (double)*dims[i];
+        }
+        if (!rc && ki >= 0 && c.field[ki][0]) {
+            if (s.op != ST_KOP_TOPK)
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'topk': only a topk row keeps experts; leave it "
+                                  "empty for %s", path, c.fline[ki], c.col[ki], st_kop_name(s.op));
+            else if (!(rc = field_int(&c, ki, "topk", 1LL << 20, &s.topk, err)) && (s.topk < 1 || s.topk > s.cols))
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'topk': %lld experts kept of %lld; give 1 to cols",
+                                  path, c.fline[ki], c.col[ki], s.topk, s.cols);
         }
         if (!rc && work > MAX_COUNT)
             rc = st_error_set(err, ST_EINVAL, "%s:%d:1: an op of %.3g multiply-adds (or elements): strata counts up "

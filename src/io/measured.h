@@ -95,6 +95,9 @@ typedef struct st_ops_sample {
     st_dtype dtype;
     int int4;
     long long b, m, n, k, rows, cols;
+    int torch_ver;  /* the row's `torch` column (p2.11.0 -> 211; st_torch_parse); 0: none given */
+    int torch_col;  /* where that field is on its line (0: no torch column) */
+    long long topk; /* topk rows: the `topk` column, the experts each token keeps (0: not given) */
     int line;
 } st_ops_sample;
 typedef struct st_ops_set {
@@ -114,6 +117,8 @@ void st_ops_set_free(st_ops_set *s);
 typedef struct st_harness_row {
     char dispatch[32];  /* "bmm", "linear", "elementwise", "elementwise_scalar", ... */
     double floor_s;
+    int torch_ver;      /* the row's `torch` column (st_torch_parse); 0: none given */
+    int torch_col;      /* where that field is on the line (0: no torch column) */
     int line, col;      /* where its dispatch name is, for messages */
 } st_harness_row;
 /* Read DIR/harness.csv; *n = 0 and 0 returned when the file is absent. */

@@ -107,6 +107,7 @@ static double compose_part(st_serve_cost *c, long long rows, int want_head)
         st_compose_opts co;
         st_compose_opts_default(&co);
         co.fused = !c->eager;
+        co.fused_router = 1; /* vLLM's fused_moe routes with its topk_softmax kernel, eager or not */
         st_step step;
         if (part.n && st_compose(&c->gpu, c->coef, &part, &co, &step, &err) == 0)
             t = step.total_s;

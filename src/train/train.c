@@ -390,11 +390,12 @@ typedef struct parts {
 } parts;
 
 static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_oplist *ops, long long blocks,
-                         int fused, parts *p, st_error *err)
+                         const st_train_cfg *k, parts *p, st_error *err)
 {
     st_compose_opts o;
     st_compose_opts_default(&o);
-    o.fused = fused;
+    o.fused = k->fused;
+    o.torch_ver = k->torch_ver;
     memset(p, 0, sizeof *p);
     if (!ops->n)
         return 0;
@@ -980,9 +981,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     if ((rc = build(m, k, mb, &L, err)))
         return rc;
     parts pf, pb, pc;
-    if ((rc = compose_parts(gpu, coef, &L.fwd, L.blocks, k->fused, &pf, err)) ||
-        (rc = compose_parts(gpu, coef, &L.bwd, L.blocks, k->fused, &pb, err)) ||
-        (rc = compose_parts(gpu, coef, &L.core, L.blocks, k->fused, &pc, err))) {
+    if ((rc = compose_parts(gpu, coef, &L.fwd, L.blocks, k, &pf, err)) ||
+        (rc = compose_parts(gpu, coef, &L.bwd, L.blocks, k, &pb, err)) ||
+        (rc = compose_parts(gpu, coef, &L.core, L.blocks, k, &pc, err))) {
         lists_free(&L);
         return rc;
     }
@@ -1202,7 +1203,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             rc = st_oplist_push(&ol, &o, err);
         parts po;
         if (!rc && o.rows > 0)
-            rc = compose_parts(gpu, coef, &ol, 0, k->fused, &po, err);
+            rc = compose_parts(gpu, coef, &ol, 0, k, &po, err);
         if (!rc && o.rows > 0)
             opt_s = po.head, opt_lo = po.lo_rel, opt_hi = po.hi_rel, opt_floor = po.floor_rel;
         st_oplist_free(&ol);

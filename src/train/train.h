@@ -111,6 +111,7 @@ typedef struct st_train_cfg {
     int flash;               /* FlashAttention instead of eager attention */
     int fa3;                 /* with flash: FlashAttention-3 (Hopper) instead of -2 */
     int fused;               /* compiled / fused kernels (compose fused mode) */
+    int torch_ver;           /* the PyTorch release (st_kernel.torch_ver; 0: the table's, 2.1) */
     double bucket_bytes;     /* DP gradient bucket (default 25 MiB) */
 } st_train_cfg;
 
