@@ -42,7 +42,6 @@ static const struct {
     {'V', "--chunks", 0, "plan ranks 1F1B schedules only; try interleaving with `strata train`"},
     {'I', "--moe-imbalance", 0, "plan assumes balanced experts; try an imbalance with `strata train`"},
     {'U', "--fused", 0, "plan ranks unfused (eager) kernels; try --fused with `strata train`"},
-    {'W', "--torch", 0, "plan prices the calibration data's PyTorch 2.1; try --torch with `strata train`"},
     {'j', "--threads", 1, "train evaluates one configuration on one thread"},
     {'a', "--max-tp", 1, "give train its TP with --tp"},
     {'b', "--max-pp", 1, "give train its PP with --pp"},
@@ -430,6 +429,7 @@ static int run_plan(int argc, char **argv)
     o.dtype = s.dtype;
     o.flash = t.flash;
     o.fa3 = t.fa3;
+    o.torch_ver = t.torch_ver;
     st_error e;
     /* the check st_train_check makes of every configuration, once before the
      * search: else every configuration fails on it and the search reports
@@ -577,13 +577,14 @@ const cli_command cmd_train = {
 const cli_command cmd_plan = {
     "plan",
     "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash] [--fa3]\n"
-    "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--json]",
+    "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--torch VER] [--json]",
     "Search parallel configurations: rank by iteration time, memory as the constraint, time-memory Pareto set.",
     "  enumerates DP x TP x PP x CP (x EP for MoE) = N, microbatch sizes 1-16, recompute\n"
     "  none/selective/full, ZeRO 0-3, SP with TP; 1F1B schedule; CP > 1 only with --flash or\n"
     "  --fa3 (ring attention runs fused)\n"
     "  --threads N      evaluate on N threads (default 2; results do not depend on N)\n"
     "  --top K          rows to print (default 10)\n"
+    "  --torch VER      the PyTorch release every configuration is priced for (as train's)\n"
     "  --json           {\"plans\":[...], \"pareto\":[...]} with the train command's keys\n",
     run_plan,
 };

@@ -87,6 +87,7 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
                                 k.flash = o->flash || o->fa3;
                                 k.fa3 = o->fa3;
                                 k.lora_rank = o->lora_rank;
+                                k.torch_ver = o->torch_ver;
                                 if (o->global_batch % ((long long)dp * mbs[b])) {
                                     n_split++;
                                     continue;

@@ -237,6 +237,7 @@ typedef struct st_plan_opts {
     st_dtype dtype;
     int flash, fa3, lora_rank, threads;
     int max_tp, max_pp;     /* 0: no limit */
+    int torch_ver;          /* the PyTorch release every configuration is priced for */
 } st_plan_opts;
 
 /* Enumerate valid (DP, TP, PP, SP, CP, EP, microbatch size, recompute, ZeRO)
