@@ -1019,13 +1019,18 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
 #define TOPK_RADIX_PASSES 16
 #define TOPK_GATHER_PASSES 2
 
-double st_topk_waves(const st_gpu *g, double rows, double cols)
+/* gatherTopK's block: the row's columns rounded up to a warp, at most 1024
+ * threads (TensorTopK.cu's launch) */
+static double topk_threads(const st_gpu *g, double cols)
 {
     double warp = g->warp_size > 0 ? g->warp_size : 32, threads = ceil(cols / warp) * warp;
-    if (threads > 1024)
-        threads = 1024;
+    return threads > 1024 ? 1024 : threads;
+}
+
+double st_topk_waves(const st_gpu *g, double rows, double cols)
+{
     double sm = g->sm_count > 0 ? g->sm_count : 1;
-    return ceil(rows / (sm * rows_resident(g, threads)));
+    return ceil(rows / (sm * rows_resident(g, topk_threads(g, cols))));
 }
 
 int st_topk_multiblock(double rows, double cols)
@@ -1081,12 +1086,9 @@ static int topk_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel 
         return rc;
     more += pe.gpu_s, bytes += pe.bytes;
     /* the radix select */
-    double warp = g->warp_size > 0 ? g->warp_size : 32, threads = ceil(cols / warp) * warp;
-    if (threads > 1024)
-        threads = 1024;
     double clk = (g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9) * st_gpu_power_factor(g, c, 0);
-    double sel = st_topk_waves(g, rows, cols) * (TOPK_RADIX_PASSES + TOPK_GATHER_PASSES) * ceil(cols / threads) *
-                 c->topk_pass_cycles / clk;
+    double sel = st_topk_waves(g, rows, cols) * (TOPK_RADIX_PASSES + TOPK_GATHER_PASSES) *
+                 ceil(cols / topk_threads(g, cols)) * c->topk_pass_cycles / clk;
     /* gatherTopK reads each key once from DRAM; its passes after the first
      * hit L1 (the slice is the block's own) */
     bytes += rows * cols * 4 + rows * kk * (4 + 8);
