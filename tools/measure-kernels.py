@@ -44,7 +44,8 @@ def parse_args():
     ap.add_argument("--budget", type=float, default=300.0, help="seconds of measuring in all")
     ap.add_argument("--floors", action="store_true",
                     help="only the harness floors: each op class's smallest op (one element), "
-                         "200 runs, written to OUT/harness.csv")
+                         "200 runs, written to OUT/harness.csv; with --ops, before the sweep and "
+                         "again after it (OUT/harness-after.csv)")
     ap.add_argument("--attention-backward", action="store_true",
                     help="only FlashAttention-2's forward and backward on 8 shapes: OUT/fa-backward.csv")
     ap.add_argument("--linear-rest", metavar="CSV",
@@ -54,11 +55,24 @@ def parse_args():
                          "conv shapes from KERNELS_DIR/conv__*.csv, ResNet-50's in FP32/TF32/BF16) to "
                          "OUT/conv.csv; MoE grouped GEMMs, weight-only INT4 GEMMs beside BF16, "
                          "embedding gathers and MoE routers to OUT/ops.csv (within --budget)")
+    ap.add_argument("--only", metavar="CLASSES",
+                    help="with --ops: only these classes, a comma list of conv, grouped, int4, "
+                         "embedding, router (the budget is shared among them)")
     a = ap.parse_args()
     if not a.shapes and (a.linear_rest or not (a.floors or a.attention_backward or a.ops)):
         ap.error("--shapes is needed for the sweep and --linear-rest")
+    if a.only is not None:
+        if not a.ops:
+            ap.error("--only goes with --ops")
+        bad = [c for c in a.only.split(",") if c not in OPS_CLASSES]
+        if bad or not a.only:
+            ap.error("--only: unknown class %r (one of %s)" % (",".join(bad), ", ".join(OPS_CLASSES)))
     return a
 
+
+# the --ops sweep's classes and their shares of --budget
+OPS_CLASSES = {"conv": {"conv_ns": 0.30, "conv_rn": 0.25}, "grouped": {"grouped": 0.13},
+               "int4": {"int4": 0.14}, "embedding": {"emb": 0.08}, "router": {"router": 0.10}}
 
 # the options first, so that --help and a bad option answer without a GPU stack
 ARGS = parse_args() if __name__ == "__main__" else None
@@ -343,7 +357,7 @@ def mm_bytes(dtype, b, m, n, k):
     return e * (b * m * n + b * n * k) + 4 * b * m * k
 
 
-def floors(out):
+def floors(out, fname="harness.csv"):
     """Each dispatch class's smallest single-kernel op (conv: cudnn.benchmark
     on, as in the sweep), timed as every row is: the time the harness and the framework add to a kernel (event to
     launch), plus a small kernel. bmm and linear use 16 x 16 operands: with
@@ -374,17 +388,26 @@ def floors(out):
            ("embedding", "F.embedding 1 token x 16 wide fp32", lambda i: make_embedding("fp32", 1, 16, 32000, i)),
            ("router", "softmax fp32 + topk 2 of 8 experts, 1 token", lambda i: make_router(1, 8, 2, i))]
     from torch.profiler import profile, ProfilerActivity
-    with open(os.path.join(out, "harness.csv"), "w", newline="") as f, \
+    with open(os.path.join(out, fname), "w", newline="") as f, \
             sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
         w = csv.writer(f)
         w.writerow(["dispatch", "floor_us", "median_us", "runs", "device", "torch", "op", "kernels"])
-        for name, desc, mk in ops:
-            fn = mk(torch.randn)
-            with torch.no_grad():
-                ts = [t * 1000.0 for t in event_runs(fn, 200, 20)]  # us
-                with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                    fn()
-                    torch.cuda.synchronize()
+        # the ops take turns, one run each per round, so that a drift of the
+        # host (another tenant, a clock change) shifts every floor alike and
+        # the floors compare with one another; each op's 200 times sorted
+        fns = [mk(torch.randn) for _, _, mk in ops]
+        times = [[] for _ in ops]
+        with torch.no_grad():
+            for fn in fns:
+                event_runs(fn, 0, 20)
+            for _ in range(200):
+                for i, fn in enumerate(fns):
+                    times[i].append(event_runs(fn, 1, 0)[0] * 1000.0)  # us
+        for (name, desc, _), fn, ts in zip(ops, fns, times):
+            ts.sort()
+            with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn()
+                torch.cuda.synchronize()
             nk = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
             fl = fastest_fifth(ts)
             w.writerow([name, "%.3f" % fl, "%.3f" % ts[len(ts) // 2], len(ts), DEVICE, TORCH_V, desc, nk])
@@ -550,41 +573,48 @@ def ops_sweep(a):
     the other op classes into OUT/ops.csv (strata kernel's terms)."""
     import glob
     B = a.budget
-    share = {"conv_ns": 0.30, "conv_rn": 0.25, "grouped": 0.13, "int4": 0.14, "emb": 0.08, "router": 0.10}
+    sel = a.only.split(",") if a.only else list(OPS_CLASSES)
+    share = {k: 0.0 for c in OPS_CLASSES.values() for k in c}
+    for c in sel:
+        share.update(OPS_CLASSES[c])
+    tot = sum(share.values())
+    share = {k: v / tot for k, v in share.items()}  # a skipped class: 0, its section is passed over
     conv = Section("conv", CONV_COLS)
     ops = Section("ops", OPS_COLS)
     big = 12e9
     # ---- NeuSight's conv shapes (all 3x3, stride 1), FP32 as NeuSight ran them ----
-    try:
-        seen = set()
-        shapes = []
-        for path in sorted(glob.glob(os.path.join(a.ops, "conv__*.csv"))):
-            with open(path) as f:
-                for r in csv.DictReader(f):
-                    key = tuple(int(r[c]) for c in ("B", "Input_Channel", "Output_Channel", "Kernel_Szie",
-                                                   "Input_Size", "Stride", "Padding"))
-                    if key not in seen:
-                        seen.add(key)
-                        shapes.append(key)
-        shapes.sort()
-        random.Random(20261127).shuffle(shapes)
-        todo = [("fp32",) + s for s in shapes]
-        # every eighth shape again in TF32 and BF16
-        todo[1:1] = [(dt,) + s for s in shapes[::8] for dt in ("tf32", "bf16")]
-        random.Random(11).shuffle(todo)
-        conv_runs(conv, todo, time.time() + share["conv_ns"] * B, big)
-        log("conv (NeuSight shapes):", len(conv.rows), "of", len(todo))
-    except Exception:
-        log(traceback.format_exc())
+    if share["conv_ns"]:
+        try:
+            seen = set()
+            shapes = []
+            for path in sorted(glob.glob(os.path.join(a.ops, "conv__*.csv"))):
+                with open(path) as f:
+                    for r in csv.DictReader(f):
+                        key = tuple(int(r[c]) for c in ("B", "Input_Channel", "Output_Channel", "Kernel_Szie",
+                                                       "Input_Size", "Stride", "Padding"))
+                        if key not in seen:
+                            seen.add(key)
+                            shapes.append(key)
+            shapes.sort()
+            random.Random(20261127).shuffle(shapes)
+            todo = [("fp32",) + s for s in shapes]
+            # every eighth shape again in TF32 and BF16
+            todo[1:1] = [(dt,) + s for s in shapes[::8] for dt in ("tf32", "bf16")]
+            random.Random(11).shuffle(todo)
+            conv_runs(conv, todo, time.time() + share["conv_ns"] * B, big)
+            log("conv (NeuSight shapes):", len(conv.rows), "of", len(todo))
+        except Exception:
+            log(traceback.format_exc())
     # ---- ResNet-50's convolutions: 1x1, strided, 7x7 ----
-    try:
-        n0 = len(conv.rows)
-        todo = [(dt, b) + s for dt in ("fp32", "tf32", "bf16") for b in (1, 8, 32, 128) for s in RESNET50]
-        random.Random(12).shuffle(todo)
-        conv_runs(conv, todo, time.time() + share["conv_rn"] * B, big)
-        log("conv (ResNet-50):", len(conv.rows) - n0, "of", len(todo))
-    except Exception:
-        log(traceback.format_exc())
+    if share["conv_rn"]:
+        try:
+            n0 = len(conv.rows)
+            todo = [(dt, b) + s for dt in ("fp32", "tf32", "bf16") for b in (1, 8, 32, 128) for s in RESNET50]
+            random.Random(12).shuffle(todo)
+            conv_runs(conv, todo, time.time() + share["conv_rn"] * B, big)
+            log("conv (ResNet-50):", len(conv.rows) - n0, "of", len(todo))
+        except Exception:
+            log(traceback.format_exc())
 
     def orow(op, dt, **kw):
         r = {"OPName": op, "Dtype": dt, "op": op, "dtype": dt, "int4": 0, "device": DEVICE, "torch": TORCH_V,
@@ -592,64 +622,68 @@ def ops_sweep(a):
         r.update(kw)
         return r
     # ---- MoE expert GEMMs: one grouped GEMM over e experts ----
-    try:
-        if not hasattr(torch, "_grouped_mm") and not hasattr(F, "grouped_mm"):
-            raise RuntimeError("this PyTorch has no torch._grouped_mm")
-        todo = [(e, m, n, k) for e in (8, 16, 64, 128) for m in (16, 64, 256, 1024)
-                for (n, k) in ((14336, 4096), (4096, 14336), (1408, 2048), (2048, 1408), (2048, 7168),
-                               (7168, 2048))]
-        random.Random(13).shuffle(todo)
-        dl = time.time() + share["grouped"] * B
-        for (e, m, n, k) in todo:
-            if 2 * (e * m * k + e * n * k + e * m * n) > big:
-                continue
-            row = orow("grouped", "bf16", b=e, m=m, n=n, k=k)
-            if not measure(ops, row, lambda init, q=(e, m, n, k): make_grouped("bf16", *q, init=init), dl):
-                break
-        log("grouped:", sum(1 for r in ops.rows if r["op"] == "grouped"), "of", len(todo))
-    except Exception:
-        log(traceback.format_exc())
+    if share["grouped"]:
+        try:
+            if not hasattr(torch, "_grouped_mm") and not hasattr(F, "grouped_mm"):
+                raise RuntimeError("this PyTorch has no torch._grouped_mm")
+            todo = [(e, m, n, k) for e in (8, 16, 64, 128) for m in (16, 64, 256, 1024)
+                    for (n, k) in ((14336, 4096), (4096, 14336), (1408, 2048), (2048, 1408), (2048, 7168),
+                                   (7168, 2048))]
+            random.Random(13).shuffle(todo)
+            dl = time.time() + share["grouped"] * B
+            for (e, m, n, k) in todo:
+                if 2 * (e * m * k + e * n * k + e * m * n) > big:
+                    continue
+                row = orow("grouped", "bf16", b=e, m=m, n=n, k=k)
+                if not measure(ops, row, lambda init, q=(e, m, n, k): make_grouped("bf16", *q, init=init), dl):
+                    break
+            log("grouped:", sum(1 for r in ops.rows if r["op"] == "grouped"), "of", len(todo))
+        except Exception:
+            log(traceback.format_exc())
     # ---- weight-only INT4 beside the same GEMM in BF16 ----
-    try:
-        todo = [(i4, m, n, k) for i4 in (1, 0) for m in (1, 4, 16, 64, 256, 1024, 4096)
-                for (k, n) in ((4096, 4096), (4096, 12288), (4096, 11008), (11008, 4096), (8192, 8192),
-                               (8192, 28672), (28672, 8192), (5120, 5120))]
-        random.Random(14).shuffle(todo)
-        dl = time.time() + share["int4"] * B
-        for (i4, m, n, k) in todo:
-            row = orow("gemm", "bf16", int4=i4, b=1, m=m, n=n, k=k)
-            mk = (lambda init, q=(m, n, k): make_int4(*q, init=init)) if i4 else \
-                 (lambda init, q=(m, n, k): make_gemm16(*q, init=init))
-            if not measure(ops, row, mk, dl):
-                break
-        log("gemm int4/bf16:", sum(1 for r in ops.rows if r["op"] == "gemm"), "of", len(todo))
-    except Exception:
-        log(traceback.format_exc())
+    if share["int4"]:
+        try:
+            todo = [(i4, m, n, k) for i4 in (1, 0) for m in (1, 4, 16, 64, 256, 1024, 4096)
+                    for (k, n) in ((4096, 4096), (4096, 12288), (4096, 11008), (11008, 4096), (8192, 8192),
+                                   (8192, 28672), (28672, 8192), (5120, 5120))]
+            random.Random(14).shuffle(todo)
+            dl = time.time() + share["int4"] * B
+            for (i4, m, n, k) in todo:
+                row = orow("gemm", "bf16", int4=i4, b=1, m=m, n=n, k=k)
+                mk = (lambda init, q=(m, n, k): make_int4(*q, init=init)) if i4 else \
+                     (lambda init, q=(m, n, k): make_gemm16(*q, init=init))
+                if not measure(ops, row, mk, dl):
+                    break
+            log("gemm int4/bf16:", sum(1 for r in ops.rows if r["op"] == "gemm"), "of", len(todo))
+        except Exception:
+            log(traceback.format_exc())
     # ---- embedding gathers ----
-    try:
-        todo = [(dt, r, c, v) for dt in ("bf16", "fp32") for r in (128, 1024, 8192, 32768)
-                for c in (768, 2048, 4096, 8192) for v in (32000, 128256)]
-        random.Random(15).shuffle(todo)
-        dl = time.time() + share["emb"] * B
-        for (dt, r, c, v) in todo:
-            row = orow("embedding", dt, rows=r, cols=c, vocab=v)
-            if not measure(ops, row, lambda init, q=(dt, r, c, v): make_embedding(*q, init=init), dl):
-                break
-        log("embedding:", sum(1 for r in ops.rows if r["op"] == "embedding"), "of", len(todo))
-    except Exception:
-        log(traceback.format_exc())
+    if share["emb"]:
+        try:
+            todo = [(dt, r, c, v) for dt in ("bf16", "fp32") for r in (128, 1024, 8192, 32768)
+                    for c in (768, 2048, 4096, 8192) for v in (32000, 128256)]
+            random.Random(15).shuffle(todo)
+            dl = time.time() + share["emb"] * B
+            for (dt, r, c, v) in todo:
+                row = orow("embedding", dt, rows=r, cols=c, vocab=v)
+                if not measure(ops, row, lambda init, q=(dt, r, c, v): make_embedding(*q, init=init), dl):
+                    break
+            log("embedding:", sum(1 for r in ops.rows if r["op"] == "embedding"), "of", len(todo))
+        except Exception:
+            log(traceback.format_exc())
     # ---- MoE routers: softmax + top-k over the experts ----
-    try:
-        todo = [(r, c, t) for r in (64, 512, 4096, 16384, 65536) for c in (8, 64, 128, 256) for t in (2, 8)]
-        random.Random(16).shuffle(todo)
-        dl = time.time() + share["router"] * B
-        for (r, c, t) in todo:
-            row = orow("topk", "bf16", rows=r, cols=c, topk=t)
-            if not measure(ops, row, lambda init, q=(r, c, t): make_router(*q, init=init), dl):
-                break
-        log("router:", sum(1 for r in ops.rows if r["op"] == "topk"), "of", len(todo))
-    except Exception:
-        log(traceback.format_exc())
+    if share["router"]:
+        try:
+            todo = [(r, c, t) for r in (64, 512, 4096, 16384, 65536) for c in (8, 64, 128, 256) for t in (2, 8)]
+            random.Random(16).shuffle(todo)
+            dl = time.time() + share["router"] * B
+            for (r, c, t) in todo:
+                row = orow("topk", "bf16", rows=r, cols=c, topk=t)
+                if not measure(ops, row, lambda init, q=(r, c, t): make_router(*q, init=init), dl):
+                    break
+            log("router:", sum(1 for r in ops.rows if r["op"] == "topk"), "of", len(todo))
+        except Exception:
+            log(traceback.format_exc())
 
     def fill_ops():
         for r in ops.rows:
@@ -657,15 +691,23 @@ def ops_sweep(a):
             r["runs"] = r.get("Runs")
             r["kernel"] = r.get("Kernel Name", "")
             r["kernels"] = r.get("Kernels", "")
+    if a.floors:
+        # floors on both sides of the timed runs, in their process and before
+        # torch.profiler names the kernels (once it has run, every launch
+        # costs more: an H200's add floor 17.5 -> 23.9 us): the host's
+        # dispatch time drifts (16 -> 37 us between processes a minute
+        # apart), so a folder's floors are its rows' only when the two agree
+        floors(a.out, "harness-after.csv")
     log("timing done; naming kernels")
+    secs = [s for s in (conv, ops) if s.rows or not a.only]  # --only: no empty file
     fill_ops()
-    conv.write(a.out)
-    ops.write(a.out)
+    for s in secs:
+        s.write(a.out)
     name_kernels_tf32(conv, None)
     ops.name_kernels(None)
     fill_ops()
-    conv.write(a.out)
-    ops.write(a.out)
+    for s in secs:
+        s.write(a.out)
 
 
 def main():
