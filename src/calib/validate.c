@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *st_val_op_class(const char *op)
 {
@@ -153,7 +154,15 @@ int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef 
     char kdir[700];
     snprintf(kdir, sizeof kdir, "%s/kernels-test", dir);
     st_calib_data d = {0};
-    int rc = st_calib_add_neusight(&d, kdir, err);
+    char apath[720];
+    snprintf(apath, sizeof apath, "%s/attention.csv", dir);
+    char opath[720];
+    snprintf(opath, sizeof opath, "%s/ops.csv", dir);
+    /* a folder of strata's own op or attention rows alone (data/measured/
+     * h200/floors) has no kernels-test/; one with neither is a wrong --data */
+    int rc = 0;
+    if (access(kdir, F_OK) == 0 || (access(opath, F_OK) != 0 && access(apath, F_OK) != 0))
+        rc = st_calib_add_neusight(&d, kdir, err);
     if (rc) {
         st_calib_data_free(&d);
         return rc;
@@ -168,10 +177,6 @@ int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef 
             d.s[u++] = d.s[i];
     d.n = u;
     /* the attention sweep beside it (strata's own measurements) */
-    char apath[720];
-    snprintf(apath, sizeof apath, "%s/attention.csv", dir);
-    char opath[720];
-    snprintf(opath, sizeof opath, "%s/ops.csv", dir);
     int torch_ver = 0;
     if ((rc = st_calib_harness_torch(dir, &torch_ver, err)) || (rc = st_calib_add_attention(&d, apath, err)) ||
         (rc = st_calib_add_ops(&d, opath, torch_ver, err)) ||
