@@ -630,6 +630,75 @@ static void test_embedding_vectorized(void **state)
     assert_true(vec.gpu_s < old.gpu_s);
 }
 
+/* The forward softmax's kernel by release and row, from PyTorch's
+ * SoftMax.cu (host_softmax): 2.1 sends rows up to 1,024 to the warp kernel
+ * and longer ones to cunn_SoftMaxForward; from 2.7 (PR 144679) the warp
+ * kernel takes up to 2,048 elements and 8 KiB a row, and longer rows go to
+ * cunn_SoftMaxForwardReg while ceil(cols / 1024) < 10 (up to 9,216). The
+ * register kernel's floor, by hand on the H100 SXM (132 SMs, 1.98 GHz) at
+ * 0.9 cycles a slot: 65,536 rows of 6,400 BF16 elements, 7 slots of 1,024
+ * a row, ceil(65536 / 132) = 497 rows on the busiest SM: 497 x 7168 x 0.9
+ * / 1.98e9 s. The warp kernel's at 0.5 cycles an element: 497 x 2048 x
+ * 0.5 / 1.98e9. Neither floor under 2.1's block kernel, a backward (two
+ * inputs), or an AMD GPU (ROCm's kernels unmeasured). */
+static void test_softmax_path(void **state)
+{
+    (void)state;
+    st_kernel k = {0};
+    k.op = ST_KOP_SOFTMAX, k.dtype = ST_FP32, k.rows = 65536, k.n_in = 1, k.n_out = 1;
+    static const struct {
+        int torch;
+        st_dtype dt;
+        long long cols;
+        st_softmax_kernel want;
+    } cases[] = {
+        {0, ST_FP32, 1024, ST_SMX_WARP},    {0, ST_FP32, 1025, ST_SMX_BLOCK},  {206, ST_BF16, 2048, ST_SMX_BLOCK},
+        {207, ST_FP32, 2048, ST_SMX_WARP},  {207, ST_FP32, 2049, ST_SMX_REG},  {211, ST_BF16, 2048, ST_SMX_WARP},
+        {211, ST_BF16, 9216, ST_SMX_REG},   {211, ST_BF16, 9217, ST_SMX_BLOCK}, {211, ST_FP32, 16384, ST_SMX_BLOCK},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        k.torch_ver = cases[i].torch, k.dtype = cases[i].dt, k.cols = cases[i].cols;
+        assert_int_equal(st_softmax_path(&k), cases[i].want);
+    }
+    assert_true(st_softmax_reg_count(2049) == 3 && st_softmax_reg_count(9216) == 9);
+    assert_string_equal(st_softmax_kernel_name(ST_SMX_REG), "cunn_SoftMaxForwardReg");
+
+    st_gpu g;
+    load("h100-sxm", &g);
+    st_gpu_coef c;
+    only(&c, -1, 0);
+    c.cls[ST_KC_SOFTMAX].sigma = 0.1;
+    st_error err;
+    st_kernel_est e0, e1;
+    k.dtype = ST_BF16, k.cols = 6400, k.torch_ver = 211;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e0, &err), 0);
+    c.softmax_reg_cycles = 0.9, c.softmax_warp_cycles = 0.5;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e1, &err), 0);
+    double want = 497.0 * 7168 * 0.9 / 1.98e9;
+    assert_true(e0.gpu_s < want && rel_diff(e1.gpu_s, want) < 1e-12);
+    assert_true(rel_diff(e1.hi_s, want * exp(1.6448536269514722 * 0.1)) < 1e-12); /* the band follows */
+    k.cols = 2048;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e1, &err), 0);
+    assert_true(rel_diff(e1.gpu_s, 497.0 * 2048 * 0.5 / 1.98e9) < 1e-12);
+    /* 2.1: the block kernel, no floor; a backward; an AMD GPU */
+    k.cols = 6400, k.torch_ver = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e1, &err), 0);
+    assert_true(e1.gpu_s < want);
+    k.torch_ver = 211, k.n_in = 2;
+    st_kernel_est b0, b1;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &b1, &err), 0);
+    c.softmax_reg_cycles = 0, c.softmax_warp_cycles = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &b0, &err), 0);
+    assert_true(b0.gpu_s == b1.gpu_s);
+    k.n_in = 1;
+    st_gpu amd;
+    load("mi300x", &amd);
+    assert_int_equal(st_kernel_estimate(&amd, &c, &k, NULL, 0, &e0, &err), 0);
+    c.softmax_reg_cycles = 0.9;
+    assert_int_equal(st_kernel_estimate(&amd, &c, &k, NULL, 0, &e1, &err), 0);
+    assert_true(e0.gpu_s == e1.gpu_s);
+}
+
 /* PyTorch's eager MoE router (torch.softmax in FP32, then torch.topk): the
  * radix select's time, by hand on the H100 SXM (132 SMs, 2048 threads and
  * 32 blocks an SM, 1.98 GHz) at 500 cycles a pass, 16 radix passes and 2
@@ -1755,7 +1824,8 @@ int main(void)
         cmocka_unit_test(test_gemm_latency_rounds), cmocka_unit_test(test_batched_tiles),
         cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
         cmocka_unit_test(test_index_select),       cmocka_unit_test(test_torch_version),
-        cmocka_unit_test(test_embedding_vectorized), cmocka_unit_test(test_router_eager),
+        cmocka_unit_test(test_embedding_vectorized), cmocka_unit_test(test_softmax_path),
+        cmocka_unit_test(test_router_eager),
         cmocka_unit_test(test_conv_peak),
         cmocka_unit_test(test_conv_layout_passes), cmocka_unit_test(test_w4a16_speedup),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
     };

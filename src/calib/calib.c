@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 void st_calib_data_free(st_calib_data *d)
 {
@@ -533,6 +534,27 @@ int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err)
     if (d->n == n0)
         return st_error_set(err, ST_ENOTFOUND, "%s: no topk rows: nothing to fit the router's radix select on",
                             path);
+    /* the forward softmax rows of the folder's kernel sweep, where it has
+     * one, run on the folder's release: softmax_warp_cycles and
+     * softmax_reg_cycles are fitted on them (validation only for the
+     * classes, as the routers) */
+    snprintf(path, sizeof path, "%s/kernels-test/softmax.csv", dir);
+    if (access(path, F_OK) == 0) {
+        st_kernel_set ks = {0};
+        if ((rc = st_read_neusight_csv(path, &ks, err)))
+            return rc;
+        for (size_t i = 0; i < ks.n && !rc; i++) {
+            st_calib_sample s;
+            if (!neusight_sample(&ks.items[i], &s) || s.k.op != ST_KOP_SOFTMAX)
+                continue;
+            s.validate_only = 1;
+            s.k.torch_ver = tv;
+            rc = push_on_device(d, ks.items[i].device, &s, ks.items[i].latency_s, err);
+        }
+        st_kernel_set_free(&ks);
+        if (rc)
+            return rc;
+    }
     return st_calib_apply_harness(dir, d, n0, &tv, err);
 }
 

@@ -70,10 +70,12 @@ int st_calib_apply_harness(const char *dir, st_calib_data *d, size_t from, int *
 /* The release DIR/harness.csv names (its rows checked as
  * st_calib_apply_harness does; 0: no file or no torch column). */
 int st_calib_harness_torch(const char *dir, int *torch_ver, st_error *err);
-/* Append the MoE router rows (op topk) of DIR/ops.csv, with DIR/harness.csv's
- * floors, for `strata calibrate --ops` to fit topk_pass_cycles on (and
- * nothing else: they stay validation-only for every class). No ops.csv, or
- * one without topk rows: an error. */
+/* Append the MoE router rows (op topk) of DIR/ops.csv, and the softmax rows
+ * of DIR/kernels-test/softmax.csv where it exists (run on the folder's
+ * release), with DIR/harness.csv's floors, for `strata calibrate --ops` to
+ * fit topk_pass_cycles and the softmax cycles on (and nothing else: they
+ * stay validation-only for every class). No ops.csv, or one without topk
+ * rows: an error. */
 int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err);
 /* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
  * only that GPU folder, e.g. "a100"; NULL for all). */

@@ -812,6 +812,53 @@ static int fit_topk(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_
     return 0;
 }
 
+/* softmax_warp_cycles and softmax_reg_cycles: a grid each (0.01-cycle
+ * steps from 0.01 to 4) on the forward softmax rows their kernel runs
+ * (st_softmax_path): only those rows' time depends on it, and rows the
+ * memory side bounds take part too, holding the floor under them. Fitted,
+ * not derived: the scalar loads, the two block or warp reductions and the
+ * two exponentials an element overlap in ways the source does not fix. No
+ * rows of a kernel on a release that runs it (--ops with a sweep's
+ * kernels-test/softmax.csv): 0, left off the table. */
+static st_softmax_kernel smx_fit_path;
+static int pick_smx(const st_calib_data *data, const st_calib_sample *s)
+{
+    (void)data;
+    return s->k.op == ST_KOP_SOFTMAX && s->k.n_in <= 1 && s->k.rows > 0 && s->k.cols > 0 &&
+           st_torch_effective(s->k.torch_ver) >= ST_TORCH_SOFTMAX_REG && st_softmax_path(&s->k) == smx_fit_path;
+}
+
+static int smx_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+                         st_error *err)
+{
+    (void)only;
+    return sq_log_error(data, c, pick_smx, obj, n, err);
+}
+
+static int fit_softmax(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
+{
+    static const struct { st_softmax_kernel path; size_t field; const char *what; } k[2] = {
+        {ST_SMX_WARP, offsetof(st_gpu_coef, softmax_warp_cycles), "element"},
+        {ST_SMX_REG, offsetof(st_gpu_coef, softmax_reg_cycles), "register slot"},
+    };
+    for (int i = 0; i < 2; i++) {
+        size_t nbest;
+        smx_fit_path = k[i].path;
+        int rc = fit_cycles(data, c, k[i].field, 0.01, 400, smx_objective, &nbest, err);
+        if (rc)
+            return rc;
+        if (report) {
+            if (nbest)
+                fprintf(report, "  softmax %s: %.2f SM cycles per %s (%zu samples)\n",
+                        st_softmax_kernel_name(k[i].path), *(double *)((char *)c + k[i].field), k[i].what, nbest);
+            else
+                fprintf(report, "  softmax %s: no rows on PyTorch %d.%d or later (--ops), left off\n",
+                        st_softmax_kernel_name(k[i].path), ST_TORCH_SOFTMAX_REG / 100, ST_TORCH_SOFTMAX_REG % 100);
+        }
+    }
+    return 0;
+}
+
 /* Tiles the SIMT GEMM library used per architecture, most used first: one
  * set for plain GEMMs (key: the family) and one for batched GEMMs (key:
  * family + ST_TILES_BATCHED), since the library picks from different
@@ -979,6 +1026,8 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     if ((rc = fit_index(data, &c, report, err)))
         return rc;
     if ((rc = fit_topk(data, &c, report, err)))
+        return rc;
+    if ((rc = fit_softmax(data, &c, report, err)))
         return rc;
     /* how often the heuristic picks the library's tile */
     size_t agree = 0, named = 0;

@@ -177,6 +177,7 @@ int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef 
             d.s[u++] = d.s[i];
     d.n = u;
     /* the attention sweep beside it (strata's own measurements) */
+    size_t n_kt = d.n;
     int torch_ver = 0;
     if ((rc = st_calib_harness_torch(dir, &torch_ver, err)) || (rc = st_calib_add_attention(&d, apath, err)) ||
         (rc = st_calib_add_ops(&d, opath, torch_ver, err)) ||
@@ -184,6 +185,11 @@ int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef 
         st_calib_data_free(&d);
         return rc;
     }
+    /* the kernel sweep ran on the folder's release (its softmax kernels
+     * follow it: st_softmax_path) */
+    for (size_t i = 0; i < n_kt; i++)
+        if (!d.s[i].k.torch_ver)
+            d.s[i].k.torch_ver = torch_ver;
     rc = score(&d, c, 0, samples, out, err);
     if (!rc)
         rc = st_validate_models(dir, models, c, torch_ver, out, err);

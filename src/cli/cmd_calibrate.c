@@ -57,7 +57,10 @@ static const char header_fmt[] =
     "# element per thread per instruction (an L1 hit costs lsu_hit_share of\n"
     "# it). index_cycles is index_select's SM cycles per element (the\n"
     "# embedding's gather). topk_pass_cycles is an SM's time per pass of\n"
-    "# PyTorch's radix select (the MoE router's torch.topk), in cycles.\n";
+    "# PyTorch's radix select (the MoE router's torch.topk), in cycles.\n"
+    "# softmax_warp_cycles and softmax_reg_cycles are an SM's cycles per row\n"
+    "# element of PyTorch's warp softmax and per register slot of its\n"
+    "# cunn_SoftMaxForwardReg (from 2.7), a floor under their time.\n";
 
 /* The written table lands (its temporary renamed over `out`) only when
  * the write succeeded: rc is the writer's. */
@@ -225,11 +228,14 @@ static int run(int argc, char **argv)
     int rc = st_calib_add_neusight(&d, kdir, &err);
     if (!rc)
         rc = st_calib_add_vidur(&d, vddir, "a100", &err);
-    size_t nrouter[8] = {0};
+    size_t nrouter[8] = {0}, nsoftmax[8] = {0}, nbase = d.n;
     for (int i = 0; i < nops && !rc; i++) {
         size_t n0 = d.n;
         rc = st_calib_add_router_fit(&d, ops[i], &err);
-        nrouter[i] = d.n - n0;
+        for (size_t j = n0; j < d.n; j++) {
+            nrouter[i] += d.s[j].k.op == ST_KOP_TOPK;
+            nsoftmax[i] += d.s[j].k.op == ST_KOP_SOFTMAX;
+        }
     }
     if (rc) {
         st_calib_data_free(&d);
@@ -262,14 +268,14 @@ static int run(int argc, char **argv)
             return cli_fail(&err);
         }
     }
-    /* the main fit's samples and devices: the --ops router rows fit one
-     * coefficient and are named on lines of their own */
+    /* the main fit's samples and devices: the --ops rows (appended after
+     * nbase) fit their own coefficients and are named on lines of their own */
     char devs[1024] = "";
     size_t nmain = 0;
     for (size_t i = 0; i < d.n_gpus; i++) {
         size_t n = 0;
-        for (size_t j = 0; j < d.n; j++)
-            n += d.s[j].gpu == (int)i && d.s[j].k.op != ST_KOP_TOPK;
+        for (size_t j = 0; j < nbase; j++)
+            n += d.s[j].gpu == (int)i;
         nmain += n;
         size_t l = strlen(devs);
         if (n)
@@ -279,10 +285,15 @@ static int run(int argc, char **argv)
     /* the header names the data by its last two path parts, so the file does
      * not depend on where the checkout lives */
     int hl = snprintf(header, sizeof header, header_fmt, "shared/data/neusight", "shared/data/vidur", nmain, devs);
-    for (int i = 0; i < nops && hl > 0 && (size_t)hl < sizeof header; i++)
+    for (int i = 0; i < nops && hl > 0 && (size_t)hl < sizeof header; i++) {
         hl += snprintf(header + hl, sizeof header - (size_t)hl,
                        "# topk_pass_cycles: fitted on the router rows of %s/ops.csv (strata's own sweep; %zu rows).\n",
                        tail_parts(ops[i], 3), nrouter[i]);
+        if (nsoftmax[i] && hl > 0 && (size_t)hl < sizeof header)
+            hl += snprintf(header + hl, sizeof header - (size_t)hl,
+                           "# softmax_warp_cycles, softmax_reg_cycles: fitted on the softmax rows of "
+                           "%s/kernels-test/softmax.csv (%zu rows).\n", tail_parts(ops[i], 3), nsoftmax[i]);
+    }
     st_calib_data_free(&d);
     if (!out)
         return st_gpu_coef_write(stdout, &coef, header) ? 1 : 0;
@@ -300,7 +311,9 @@ const cli_command cmd_calibrate = {
     "                   fitted too); default $STRATA_SHARED/vidur\n"
     "  --ops DIR        a folder of strata's own op sweep (DIR/ops.csv and DIR/harness.csv, as\n"
     "                   tools/measure-kernels.py --ops and --floors write them): its MoE router\n"
-    "                   rows fit topk_pass_cycles (PyTorch's radix select), nothing else;\n"
+    "                   rows fit topk_pass_cycles (PyTorch's radix select), and the forward\n"
+    "                   softmax rows of DIR/kernels-test/softmax.csv, where it has one,\n"
+    "                   softmax_warp_cycles and softmax_reg_cycles; nothing else;\n"
     "                   repeatable (up to 8); tools/calibrate gives data/measured/h100\n"
     "  --out FILE       write there (atomically) instead of stdout; tools/calibrate writes\n"
     "                   calibration/gpu-kernels.yaml\n"

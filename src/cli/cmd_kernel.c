@@ -237,6 +237,8 @@ static int run(int argc, char **argv)
             st_json_int(&j, "topk", (long long)st_topk_k(&k));
             st_json_bool(&j, "multiblock", !fused && st_topk_multiblock((double)k.rows, (double)k.cols));
         }
+        if (k.op == ST_KOP_SOFTMAX && k.n_in == 1)
+            st_json_string(&j, "kernel", st_softmax_kernel_name(st_softmax_path(&k)));
         if (k.op == ST_KOP_EMBEDDING)
             st_json_string(&j, "kernel", st_embedding_vectorized(&k) ? "vectorized_gather"
                                          : st_torch_effective(k.torch_ver) >= ST_TORCH_VECTORIZED_GATHER ? "gather"
@@ -306,6 +308,14 @@ static int run(int argc, char **argv)
             printf("  kernel       indexSelectLargeIndex (PyTorch %d.%d: offsets worked out per element; --torch "
                    "2.8 or later copies rows 16 bytes a thread)\n", tv / 100, tv % 100);
     }
+    if (k.op == ST_KOP_SOFTMAX && k.n_in == 1) {
+        int tv = st_torch_effective(k.torch_ver);
+        st_softmax_kernel p = st_softmax_path(&k);
+        printf("  kernel       %s (PyTorch %d.%d: %s)\n", st_softmax_kernel_name(p), tv / 100, tv % 100,
+               p == ST_SMX_WARP ? "a row per warp, in registers"
+               : p == ST_SMX_REG ? "a row per 1024-thread block, in registers"
+                                 : "a row per block, read again for each pass");
+    }
     if (e.tile.m > 0) {
         printf("  tile         %dx%d (rows x cols of the output per CTA)%s\n", e.tile.m, e.tile.n,
                e.split_k > 1 ? ", split along K" : "");
@@ -373,7 +383,9 @@ const cli_command cmd_kernel = {
     "  --torch VER      the PyTorch release that runs the op (default 2.1, the calibration\n"
     "                   data's); it changes the price where releases launch different kernels:\n"
     "                   from 2.8 the embedding gather copies rows 16 bytes a thread\n"
-    "                   (vectorized_gather_kernel) instead of working out offsets per element\n"
+    "                   (vectorized_gather_kernel) instead of working out offsets per element;\n"
+    "                   from 2.7 the softmax keeps rows up to 2048 elements in the warp kernel\n"
+    "                   and rows up to 9216 in registers (cunn_SoftMaxForwardReg), SM-bound\n"
     "  --cold           gemm, bmm, grouped, conv, flash: operands from DRAM, as in a model step\n"
     "                   (default: warm, a kernel timed in a loop, whose L2 keeps part of its\n"
     "                   working set between calls)\n"

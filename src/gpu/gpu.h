@@ -171,6 +171,13 @@ typedef struct st_kernel {
  * April-May 2025, before the 2.8 branch cut; the H100 sweeps in
  * data/measured (2.11) run it. */
 #define ST_TORCH_VECTORIZED_GATHER 208
+/* The first release whose forward softmax (SoftMax.cu's host_softmax) sends
+ * rows of up to 2,048 elements (8 KiB) to the persistent warp kernel (1,024
+ * before) and longer rows that a 1,024-thread block covers in under 10
+ * elements a thread (up to 9,216) to cunn_SoftMaxForwardReg, which holds
+ * the row in registers: PyTorch PR 144679 ("Improve softmax's perf in
+ * cuda", January 2025, before the 2.7 branch cut). */
+#define ST_TORCH_SOFTMAX_REG 207
 /* Parse a PyTorch version: "2.11", "2.11.0", "v2.8" or NeuSight's "p2.1.0",
  * with a pre-release (a0, rc1, .dev20250601) and a local part (+cu128)
  * ignored, into major x 100 + minor. ST_EINVAL for anything else. A
@@ -185,6 +192,17 @@ int st_torch_effective(int ver);
  * on and rows whose bytes are a multiple of 16 (the kernel's alignment;
  * other rows take the per-element path, priced as index_select's). */
 int st_embedding_vectorized(const st_kernel *k);
+/* The kernel PyTorch runs a forward softmax on (k->op SOFTMAX, one input)
+ * for its release (st_torch_effective) and row length: the persistent warp
+ * kernel (a row per warp, in registers), cunn_SoftMaxForwardReg (a row per
+ * 1,024-thread block, in registers; from ST_TORCH_SOFTMAX_REG) or the block
+ * kernels that read the row again for each pass (cunn_SoftMaxForward, or
+ * its shared-memory variant). */
+typedef enum { ST_SMX_WARP, ST_SMX_REG, ST_SMX_BLOCK } st_softmax_kernel;
+st_softmax_kernel st_softmax_path(const st_kernel *k);
+const char *st_softmax_kernel_name(st_softmax_kernel p);
+/* cunn_SoftMaxForwardReg's elements a thread: ceil(cols / 1024) */
+double st_softmax_reg_count(double cols);
 /* TOPK: the experts each token keeps (k->k; 0: 2), at most the columns */
 double st_topk_k(const st_kernel *k);
 /* Waves of PyTorch's single-block top-k (sbtopk::gatherTopK) over the SMs:
@@ -270,6 +288,19 @@ typedef struct st_gpu_coef {
      * on the GPU-bound router rows of strata's own sweeps); 0 (a table
      * without it) prices no selection time. */
     double topk_pass_cycles;
+    /* SM cycles per element of the forward softmax's register-resident
+     * kernels (st_softmax_path), a floor under their memory-side time: the
+     * persistent warp kernel (softmax_warp_cycles, per element of a row)
+     * and cunn_SoftMaxForwardReg (softmax_reg_cycles, per register slot:
+     * 1,024 x st_softmax_reg_count a row). Each issues scalar loads, two
+     * reductions and two exponentials an element, and on Hopper runs at
+     * the same rate per SM cycle whatever the datatype and the HBM (H100
+     * and H200 alike): bound by the SM, not by memory. Fitted by `strata
+     * calibrate --ops` (a 1-D grid each on the softmax rows of strata's own
+     * sweep, DIR/kernels-test/softmax.csv); 0 (a table without them): no
+     * floor. */
+    double softmax_warp_cycles;
+    double softmax_reg_cycles;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];

@@ -103,6 +103,37 @@ int st_embedding_vectorized(const st_kernel *k)
     return row > 0 && fmod(row, 16.0) == 0;
 }
 
+double st_softmax_reg_count(double cols)
+{
+    return ceil(cols / 1024.0);
+}
+
+st_softmax_kernel st_softmax_path(const st_kernel *k)
+{
+    double cols = (double)k->cols, es = st_dtype_bytes(k->dtype);
+    if (st_torch_effective(k->torch_ver) < ST_TORCH_SOFTMAX_REG)
+        return cols <= 1024 ? ST_SMX_WARP : ST_SMX_BLOCK;
+    /* host_softmax: the warp kernel for dim_size <= 2048 and dim_size x
+     * sizeof(scalar_t) <= 8192; above, a block of min(dim_size, 1024)
+     * threads and potential_register_count = ceil(dim_size / block) < 10
+     * take the register kernel */
+    if (cols <= 2048 && cols * es <= 8192)
+        return ST_SMX_WARP;
+    return st_softmax_reg_count(cols) < 10 ? ST_SMX_REG : ST_SMX_BLOCK;
+}
+
+const char *st_softmax_kernel_name(st_softmax_kernel p)
+{
+    switch (p) {
+    case ST_SMX_WARP:
+        return "softmax_warp_forward";
+    case ST_SMX_REG:
+        return "cunn_SoftMaxForwardReg";
+    default:
+        return "cunn_SoftMaxForward";
+    }
+}
+
 static const char *const disp_names[ST_DISP_COUNT] = {
     "bmm", "linear", "conv", "elementwise", "norm", "softmax", "other",
 };
@@ -1386,9 +1417,17 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
          * longer rows to cunn_SoftMaxForward, which reads it for the max, the
          * sum and the write; layer_norm_kernel.cu reads a row for its Welford
          * statistics and again to normalise) */
+        /* the forward softmax's kernel for the release (st_softmax_path);
+         * the backward and the router's softmax keep 2.1's split */
+        int fwd_smx = k->op == ST_KOP_SOFTMAX && nin == 1;
+        st_softmax_kernel smx = ST_SMX_BLOCK;
+        if (fwd_smx)
+            smx = st_softmax_path(k);
+        else if (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK)
+            smx = k->cols <= 1024 ? ST_SMX_WARP : ST_SMX_BLOCK;
         double passes = 0;
         if (k->op == ST_KOP_SOFTMAX)
-            passes = k->cols > 1024 ? 2 : 0;
+            passes = smx == ST_SMX_BLOCK ? 2 : 0;
         else if (k->op == ST_KOP_NORM)
             passes = 1;
         /* The backward of a long row (cunn_SoftMaxBackward) reads y and dy
@@ -1417,13 +1456,32 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
              * At the boost clock: the VIDUR A40 rows, held out, run at it. */
             e->index_s = k->index_elems * c->index_cycles / (busy_sms(g, ceil(k->index_elems / 128.0)) * clk);
         }
-        double bs = row_block_threads(k->op, (double)k->cols, es);
+        int row_op = k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK;
+        double bs = row_op && smx == ST_SMX_WARP ? 128 : row_op && smx == ST_SMX_REG ? 1024
+                  : row_block_threads(k->op, (double)k->cols, es);
         double resident = rows_resident(g, bs);
-        if (k->cols <= 1024 && (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK))
+        if (row_op && smx == ST_SMX_WARP)
             resident *= (k->cols <= 128 ? 8 : 4); /* warp softmax: a row (two up to 128) per warp */
         int rc = vector_estimate(g, c, cls, bytes, elems * (alu_fpe >= 0 ? alu_fpe : fpe), (double)k->rows,
                                  (double)k->cols, reread, row_bytes, resident, e);
         e->flops = elems * fpe;
+        /* the register-resident forward kernels are bound by the SM, not
+         * the memory, when the elements are small or the HBM fast: the
+         * busiest SM's rows, each element (or register slot) at the fitted
+         * cycles of the whole SM. Fitted on Hopper (data/measured); ROCm's
+         * wave64 builds of these kernels are unmeasured and keep none. */
+        double cyc = !fwd_smx ? 0 : smx == ST_SMX_WARP ? c->softmax_warp_cycles
+                   : smx == ST_SMX_REG ? c->softmax_reg_cycles : 0;
+        if (!rc && cyc > 0 && k->bytes_total <= 0 && g->vendor == ST_VENDOR_NVIDIA) {
+            double slots = smx == ST_SMX_REG ? 1024.0 * st_softmax_reg_count((double)k->cols) : (double)k->cols;
+            double sm_s = ceil((double)k->rows / busy_sms(g, (double)k->rows)) * slots * cyc / clk;
+            if (sm_s > e->gpu_s) {
+                e->gpu_s = sm_s;
+                e->compute_s = sm_s;
+                e->bound = "compute";
+                set_band(e, e->sigma);
+            }
+        }
         return rc;
     }
     default:
