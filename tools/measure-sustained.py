@@ -4,7 +4,7 @@ power the GPU ran them at: ground truth for strata's sustained-clock model
 (st_gpu_power_factor), which a kernel sweep cannot check, since each of its
 runs is short and followed by a synchronize (the GPU idles between them).
 
-For each GEMM (BF16 unless named otherwise; FP32 accumulate, cuBLAS through
+For each GEMM (--dtype, BF16 by default; FP32 accumulate, cuBLAS through
 torch.mm):
   isolated   2 warm-ups, 25 runs each between CUDA events with a synchronize
              after it, the mean of the fastest 5 (the kernel sweep's method);
@@ -26,7 +26,7 @@ sm_mhz and power_w over the sustained half, samples), OUT/smi.csv (every
 sample: timestamp, SM clock, memory clock, power, temperature, clock-event
 reasons; data/measured keeps it gzipped) and OUT/meta.txt.
 
-Usage: measure-sustained.py --out DIR [--seconds S]
+Usage: measure-sustained.py --out DIR [--seconds S] [--dtype bf16|fp16|fp32|tf32]
 """
 import argparse
 import os
@@ -55,6 +55,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--seconds", type=float, default=8.0, help="sustained window per GEMM (default 8)")
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32", "tf32"],
+                    help="the GEMMs' datatype (default bf16; fp32 runs on the CUDA cores, TF32 off; "
+                         "tf32 is FP32 tensors with TF32 allowed)")
     args = ap.parse_args()
     if args.seconds < 2:
         raise SystemExit("--seconds must be at least 2 (the second half is measured)")
@@ -96,10 +99,12 @@ def main():
                 "fastest 5; sustained = back to back for %.1f s, blocks of 20 between events, mean over the "
                 "second half; sm_mhz, power_w = nvidia-smi 100 ms samples over that half\n" % args.seconds)
     ops = {}
+    tdt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[args.dtype]
+    torch.backends.cuda.matmul.allow_tf32 = args.dtype == "tf32"
     for name, m, n, k in SHAPES:
-        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        a = torch.randn(m, k, device="cuda", dtype=tdt)
+        b = torch.randn(k, n, device="cuda", dtype=tdt)
+        c = torch.empty(m, n, device="cuda", dtype=tdt)
         ops[name] = (m, n, k, (lambda a=a, b=b, c=c: torch.mm(a, b, out=c)))
 
     def isolated(fns):
@@ -164,8 +169,8 @@ def main():
         f.write("gemm,m,n,k,dtype,isolated_ms,sustained_ms,ratio,isolated_tflops,sustained_tflops,sm_mhz,power_w,"
                 "samples\n")
         for (name, m, n, k, fl, iso, sus, mhz, w, ns) in rows:
-            f.write("%s,%d,%d,%d,bf16,%.4f,%.4f,%.4f,%.1f,%.1f,%.0f,%.1f,%d\n" % (
-                name, m, n, k, iso, sus, iso / sus, fl / iso / 1e9, fl / sus / 1e9, mhz, w, ns))
+            f.write("%s,%d,%d,%d,%s,%.4f,%.4f,%.4f,%.1f,%.1f,%.0f,%.1f,%d\n" % (
+                name, m, n, k, args.dtype, iso, sus, iso / sus, fl / iso / 1e9, fl / sus / 1e9, mhz, w, ns))
 
 
 if __name__ == "__main__":
