@@ -699,6 +699,53 @@ static void test_softmax_path(void **state)
     assert_true(e0.gpu_s == e1.gpu_s);
 }
 
+/* A training step holds the board at its power limit (st_kernel.sustained):
+ * on the H100 SXM (700 W, 1.03 W per dense 16-bit TFLOP/s measured) an
+ * 8192^3 BF16 GEMM takes at least 2 x 8192^3 x 1.03 / 700 x 1e-12 s
+ * (1.618 ms; measured back to back: 1.624); FP8 counts the watts of a
+ * 16-bit FLOP over its peak's ratio to BF16's (half: the same power at
+ * twice the rate, an assumption), and is power-bound too; FP32 on the CUDA
+ * cores and a board with no measured figure (the A100) keep their time
+ * alone; a small GEMM stays under the limit. */
+static void test_sustained_power(void **state)
+{
+    (void)state;
+    st_gpu g, a100;
+    load("h100-sxm", &g);
+    load("a100-80gb-sxm", &a100);
+    assert_true(g.tdp_w == 700 && g.tc_sustained_w_per_tflops == 1.03 && a100.tc_sustained_w_per_tflops == 0);
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_BF16, k.b = 1, k.m = 8192, k.n = 8192, k.k = 8192;
+    st_kernel_est iso, sus;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &iso, &err), 0);
+    k.sustained = 1;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &sus, &err), 0);
+    double want = 2.0 * 8192 * 8192 * 8192 * 1e-12 * 1.03 / 700;
+    assert_true(iso.gpu_s < want && rel_diff(sus.gpu_s, want) < 1e-12);
+    assert_string_equal(sus.bound, "power");
+    assert_true(rel_diff(sus.hi_s / sus.gpu_s, iso.hi_s / iso.gpu_s) < 1e-12); /* the band moves with it */
+    k.dtype = ST_FP8;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &sus, &err), 0);
+    /* the preset's peaks: BF16 989.4, FP8 1978.9 TFLOP/s */
+    assert_true(rel_diff(sus.gpu_s, want * 989.4 / 1978.9) < 1e-12);
+    k.dtype = ST_FP32;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &sus, &err), 0);
+    k.sustained = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &iso, &err), 0);
+    assert_true(sus.gpu_s == iso.gpu_s);
+    k.dtype = ST_BF16;
+    assert_int_equal(st_kernel_estimate(&a100, &c, &k, NULL, 0, &iso, &err), 0);
+    k.sustained = 1;
+    assert_int_equal(st_kernel_estimate(&a100, &c, &k, NULL, 0, &sus, &err), 0);
+    assert_true(sus.gpu_s == iso.gpu_s);
+    k.m = k.n = k.k = 256;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &sus, &err), 0);
+    assert_true(strcmp(sus.bound, "power") != 0);
+}
+
 /* PyTorch's eager MoE router (torch.softmax in FP32, then torch.topk): the
  * radix select's time, by hand on the H100 SXM (132 SMs, 2048 threads and
  * 32 blocks an SM, 1.98 GHz) at 500 cycles a pass, 16 radix passes and 2
@@ -1825,6 +1872,7 @@ int main(void)
         cmocka_unit_test(test_gemm_refetch),       cmocka_unit_test(test_memory_instructions),
         cmocka_unit_test(test_index_select),       cmocka_unit_test(test_torch_version),
         cmocka_unit_test(test_embedding_vectorized), cmocka_unit_test(test_softmax_path),
+        cmocka_unit_test(test_sustained_power),
         cmocka_unit_test(test_router_eager),
         cmocka_unit_test(test_conv_peak),
         cmocka_unit_test(test_conv_layout_passes), cmocka_unit_test(test_w4a16_speedup),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),

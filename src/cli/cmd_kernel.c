@@ -22,7 +22,7 @@ static const struct option opts[] = {
     {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
     {"filter", required_argument, NULL, 'R'},  {"stride", required_argument, NULL, 'S'},
     {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
-    {"cold", no_argument, NULL, 'O'},
+    {"cold", no_argument, NULL, 'O'},          {"sustained", no_argument, NULL, 'Z'},
     {"channels-last", no_argument, NULL, 'Y'},
     {"torch", required_argument, NULL, 'T'},
     {"fused", no_argument, NULL, 'U'},
@@ -48,8 +48,8 @@ static const char *attn_kernel_name(const st_gpu *g, const st_kernel *k, int jso
 
 static const char common_opts[] = "gdxjhT";
 static const char *const op_takes[ST_KOP_COUNT] = {
-    [ST_KOP_GEMM] = "BMNK4O",      [ST_KOP_BMM] = "BMNK4O",   [ST_KOP_GROUPED] = "BMNK4O",
-    [ST_KOP_CONV] = "BMNKGRS4OY",   [ST_KOP_FLASH] = "BHVqLDCW3O", [ST_KOP_ELEMENTWISE] = "rcif",
+    [ST_KOP_GEMM] = "BMNK4OZ",     [ST_KOP_BMM] = "BMNK4OZ",  [ST_KOP_GROUPED] = "BMNK4OZ",
+    [ST_KOP_CONV] = "BMNKGRS4OYZ",  [ST_KOP_FLASH] = "BHVqLDCW3OZ", [ST_KOP_ELEMENTWISE] = "rcif",
     [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
     [ST_KOP_TOPK] = "rcKU",
 };
@@ -88,7 +88,8 @@ static int run(int argc, char **argv)
     long long v[16] = {0};
     enum { IB, IM, IN, IK, IR, IC, II, IH, IV, IQ, IL, ID, IG, IF, IS };
     double fpe = -1;
-    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, cold = 0, channels_last = 0, torch_ver = 0, fused = 0;
+    int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, cold = 0, channels_last = 0, torch_ver = 0, fused = 0,
+        sustained = 0;
     int c;
     char given[32] = "";
     size_t ngiven = 0;
@@ -128,6 +129,7 @@ static int run(int argc, char **argv)
         case 'x': coefp = optarg; break;
         case 'j': json = 1; break;
         case 'O': cold = 1; break;
+        case 'Z': sustained = 1; break;
         case 'Y': channels_last = 1; break;
         case 'U': fused = 1; break;
         case 'T':
@@ -167,6 +169,7 @@ static int run(int argc, char **argv)
     k.heads = v[IH], k.kv_heads = v[IV], k.q_len = v[IQ] ? v[IQ] : 1, k.kv_len = v[IL], k.head_dim = v[ID];
     k.causal = causal;
     k.cold = cold;
+    k.sustained = sustained;
     k.backward = backward;
     k.fa3 = fa3;
     k.groups = v[IG] ? v[IG] : 1;
@@ -259,6 +262,7 @@ static int run(int argc, char **argv)
         if (k.op == ST_KOP_CONV)
             st_json_number(&j, "layout_s", e.layout_s);
         st_json_bool(&j, "cold", cold);
+        st_json_bool(&j, "sustained", sustained);
         st_json_number(&j, "floor_s", e.floor_s);
         st_json_number(&j, "time_s", e.gpu_s);
         st_json_number(&j, "lo_s", e.lo_s);
@@ -323,6 +327,13 @@ static int run(int argc, char **argv)
     }
     printf("  work         %s, %s\n", fl, by);
     printf("  clock        %.0f%% of boost sustained (TDP %.0f W)\n", 100 * e.power_factor, g.tdp_w);
+    if (sustained && g.tc_sustained_w_per_tflops > 0)
+        printf("  power        sustained load: tensor work at most %.0f TFLOP/s (16-bit; %.0f W at %.3g W per "
+               "TFLOP/s, measured)%s\n", g.tdp_w / g.tc_sustained_w_per_tflops, g.tdp_w,
+               g.tc_sustained_w_per_tflops, strcmp(e.bound, "power") ? "" : ": this kernel's limit");
+    else if (sustained)
+        printf("  power        sustained load: %s has no measured tc_sustained_w_per_tflops; priced at boost\n",
+               g.id);
     printf("  bound        %s (compute %.3g us, memory %.3g us)\n", e.bound, e.compute_s * 1e6, e.memory_s * 1e6);
     printf("  time         %.4g us  (90%% band %.4g .. %.4g us)\n", e.gpu_s * 1e6, e.lo_s * 1e6, e.hi_s * 1e6);
     printf("  floor        %.4g us (FLOPs at peak; bytes %s at peak bandwidth)\n", e.floor_s * 1e6,
@@ -353,7 +364,7 @@ const cli_command cmd_kernel = {
     "                   --channels-last --int4]\n"
     "                   [--rows R --cols C --inputs N --flops-per-elem F] [--k K --fused (topk)]\n"
     "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward --fa3] [--cold] [--coef FILE]\n"
-    "                   [--torch VER] [--json]",
+    "                   [--torch VER] [--sustained] [--json]",
     "Estimate one kernel: chosen tile, tiles, waves, bound, time with its 90% band.",
     "  OP               gemm (x W, weights shared over --b), bmm, grouped (MoE experts: --b\n"
     "                   experts of --m tokens), conv (implicit GEMM sizes per group: --m = N P Q,\n"
@@ -386,6 +397,10 @@ const cli_command cmd_kernel = {
     "                   (vectorized_gather_kernel) instead of working out offsets per element;\n"
     "                   from 2.7 the softmax keeps rows up to 2048 elements in the warp kernel\n"
     "                   and rows up to 9216 in registers (cunn_SoftMaxForwardReg), SM-bound\n"
+    "  --sustained      gemm, bmm, grouped, conv, flash: inside a training step that holds the\n"
+    "                   board at its power limit: a tensor-core kernel no faster than the\n"
+    "                   preset's measured tc_sustained_w_per_tflops allows under its TDP\n"
+    "                   (H100 SXM, H200)\n"
     "  --cold           gemm, bmm, grouped, conv, flash: operands from DRAM, as in a model step\n"
     "                   (default: warm, a kernel timed in a loop, whose L2 keeps part of its\n"
     "                   working set between calls)\n"
@@ -395,10 +410,11 @@ const cli_command cmd_kernel = {
     "                   peak bandwidth; the band's low end, lo_s, never goes below it; layout_s\n"
     "                   for a conv: the NCHW transposes' share of time_s)\n"
     "\nEach op takes only the options it reads (others are a usage error):\n"
-    "  gemm, bmm, grouped  --b --m --n --k --int4 --cold\n"
+    "  gemm, bmm, grouped  --b --m --n --k --int4 --cold --sustained\n"
     "  conv                the same, --groups --filter --stride --channels-last\n"
-    "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal --cold; --backward:\n"
-    "                      the backward (S recomputed; dV, dP, dQ, dK); --fa3: FlashAttention-3's\n"
+    "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal --cold\n"
+    "                      --sustained; --backward: the backward (S recomputed; dV, dP, dQ, dK);\n"
+    "                      --fa3: FlashAttention-3's\n"
     "                      kernels (Hopper only: full tensor rate, loads overlapped) instead of\n"
     "                      FlashAttention-2's (on GPUs before Ampere, in FP32 and for head dims\n"
     "                      over 256, PyTorch's memory-efficient kernel runs instead, with the same\n"

@@ -14,7 +14,7 @@ typedef struct topts {
     const char *cluster, *dtype, *coef, *trace, *sched, *recompute;
     long long gpus, dp, tp, pp, cp, ep, mbs, zero, gb, seq, lora, chunks, threads, max_tp, max_pp;
     double imbalance;
-    int sp, flash, fa3, fused, json, top, torch_ver;
+    int sp, flash, fa3, fused, json, top, torch_ver, isolated;
 } topts;
 
 /* Options that only one of the two commands reads: train evaluates the one
@@ -74,7 +74,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         {"moe-imbalance", required_argument, NULL, 'I'}, {"flash", no_argument, NULL, 'F'},
         {"fa3", no_argument, NULL, '3'},
         {"fused", no_argument, NULL, 'U'},           {"coef", required_argument, NULL, 'x'},
-        {"torch", required_argument, NULL, 'W'},
+        {"torch", required_argument, NULL, 'W'},    {"isolated", no_argument, NULL, 'i'},
         {"threads", required_argument, NULL, 'j'},   {"max-tp", required_argument, NULL, 'a'},
         {"max-pp", required_argument, NULL, 'b'},    {"top", required_argument, NULL, 'o'},
         {"json", no_argument, NULL, 'J'},            {"help", no_argument, NULL, 'h'},
@@ -118,6 +118,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         case 'F': t->flash = 1; break;
         case '3': t->flash = t->fa3 = 1; break;
         case 'U': t->fused = 1; break;
+        case 'i': t->isolated = 1; break;
         case 'W':
             if (cli_parse_torch(cmd, optarg, &t->torch_ver))
                 return 2;
@@ -192,6 +193,7 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
 static void json_result(st_json *j, const st_train_cfg *k, const st_train_result *r)
 {
     st_json_number(j, "iteration_s", r->iteration_s);
+    st_json_bool(j, "sustained", !k->isolated);
     st_json_number(j, "lo_s", r->lo_s);
     st_json_number(j, "hi_s", r->hi_s);
     st_json_number(j, "mfu", r->mfu);
@@ -294,6 +296,7 @@ static int run_train(int argc, char **argv)
     k.fa3 = t.fa3;
     k.fused = t.fused;
     k.torch_ver = t.torch_ver;
+    k.isolated = t.isolated;
     if (t.imbalance > 0 && !s.m.tf.experts) {
         st_model_free(&s.m);
         return cli_usage_error(&cmd_train, "--moe-imbalance: %s is dense (no experts to imbalance)", s.m.id);
@@ -358,6 +361,10 @@ static int run_train(int argc, char **argv)
         cli_secs(b, sizeof b, r.lo_s);
         cli_secs(c2, sizeof c2, r.hi_s);
         printf("\n  iteration    %s  (90%% band %s .. %s)\n", a, b, c2);
+        const st_gpu *gg = &s.cl.node.gpu;
+        if (gg->tc_sustained_w_per_tflops > 0 && gg->tdp_w > 0)
+            printf("  clock        %s\n", k.isolated ? "tensor cores at boost, as kernels timed alone (--isolated)"
+                                                   : "tensor cores at the sustained power limit (--isolated: at boost)");
         printf("  throughput   %.0f tokens/s   MFU %.1f%%\n", r.tokens_per_s, 100 * r.mfu);
         printf("  TFLOP/s/GPU  %.1f model", r.tflops_per_gpu);
         if (r.hw_flops > r.model_flops) {
@@ -430,6 +437,7 @@ static int run_plan(int argc, char **argv)
     o.flash = t.flash;
     o.fa3 = t.fa3;
     o.torch_ver = t.torch_ver;
+    o.isolated = t.isolated;
     st_error e;
     /* the check st_train_check makes of every configuration, once before the
      * search: else every configuration fails on it and the search reports
@@ -538,7 +546,7 @@ const cli_command cmd_train = {
     "train MODEL [--cluster PRESET] [--gpus N] [--dp D --tp T --pp P --sp --cp C --ep E]\n"
     "                   [--microbatches M] [--zero Z] [--recompute none|selective|full] [--global-batch B]\n"
     "                   [--seq S] [--dtype D] [--lora RANK] [--schedule 1f1b|gpipe|interleaved] [--chunks V]\n"
-    "                   [--flash] [--fa3] [--fused] [--torch VER] [--moe-imbalance X] [--trace FILE]\n"
+    "                   [--flash] [--fa3] [--fused] [--torch VER] [--isolated] [--moe-imbalance X] [--trace FILE]\n"
     "                   [--json]",
     "Predict one training iteration: time with its band, MFU, tokens/s, memory per GPU, bubble, communication.",
     "  --cluster P      cluster preset, or a node preset as a one-node cluster (default ib-a100)\n"
@@ -560,12 +568,15 @@ const cli_command cmd_train = {
     "  --fused          compiled / fused kernels (the compose layer's fused mode)\n"
     "  --torch VER      the PyTorch release (default 2.1, the calibration data's); from 2.8 the\n"
     "                   embedding gather copies rows 16 bytes a thread (see strata kernel)\n"
+    "  --isolated       tensor-core kernels at boost, as a benchmark times each alone (default:\n"
+    "                   at the board's sustained power limit where the preset has a measured\n"
+    "                   tc_sustained_w_per_tflops: H100 SXM, H200)\n"
     "  --moe-imbalance  busiest expert's tokens over the mean (default 1): its GEMMs, its rank's\n"
     "                   expert activations and its all-to-all share grow by it; at most\n"
     "                   experts / top-k (every token on one expert)\n"
     "  --trace FILE     write a Chrome/Perfetto trace of the iteration (each pipeline stage's first\n"
     "                   200,000 / PP forward and backward tasks)\n"
-    "  --json           iteration_s, lo_s, hi_s, mfu and tflops_per_gpu (model FLOPs: causal\n"
+    "  --json           iteration_s, sustained, lo_s, hi_s, mfu and tflops_per_gpu (model FLOPs: causal\n"
     "                   attention's unmasked pairs whichever kernel runs), hw_tflops_per_gpu\n"
     "                   (executed: eager attention's extra work and recompute counted),\n"
     "                   tokens_per_s, memory_per_gpu_bytes, bubble_fraction, comm_s, oom,\n"
@@ -577,7 +588,7 @@ const cli_command cmd_train = {
 const cli_command cmd_plan = {
     "plan",
     "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash] [--fa3]\n"
-    "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--torch VER] [--json]",
+    "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--torch VER] [--isolated] [--json]",
     "Search parallel configurations: rank by iteration time, memory as the constraint, time-memory Pareto set.",
     "  enumerates DP x TP x PP x CP (x EP for MoE) = N, microbatch sizes 1-16, recompute\n"
     "  none/selective/full, ZeRO 0-3, SP with TP; 1F1B schedule; CP > 1 only with --flash or\n"
@@ -585,6 +596,7 @@ const cli_command cmd_plan = {
     "  --threads N      evaluate on N threads (default 2; results do not depend on N)\n"
     "  --top K          rows to print (default 10)\n"
     "  --torch VER      the PyTorch release every configuration is priced for (as train's)\n"
+    "  --isolated       tensor-core kernels at boost (as train's)\n"
     "  --json           {\"plans\":[...], \"pareto\":[...]} with the train command's keys\n",
     run_plan,
 };

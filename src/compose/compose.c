@@ -267,6 +267,7 @@ static int cost_op(const st_gpu *g, const st_gpu_coef *c, const st_oplist *ops, 
     st_kernel k;
     st_op_to_kernel(op, &k);
     k.torch_ver = o->torch_ver;
+    k.sustained = o->sustained;
     k.router_fused = o->fused_router;
     *flops = op->flops;
     *bytes = op->bytes_read + op->bytes_written;

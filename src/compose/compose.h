@@ -37,6 +37,7 @@ typedef struct st_compose_opts {
     int recompute;      /* train: full activation recomputation */
     double dispatch_scale; /* multiplies the coefficient table's dispatch (default 1) */
     int torch_ver;      /* the PyTorch release (st_kernel.torch_ver; 0: the table's, 2.1) */
+    int sustained;      /* a training step at the power limit (st_kernel.sustained) */
     int fused_router;   /* MoE routers as one fused kernel (st_kernel.router_fused: vLLM's
                          * topk_softmax); 0: PyTorch's eager softmax + torch.topk */
     /* An edge device (NULL: the GPU): operators priced by gpu/edge.h with

@@ -153,6 +153,12 @@ typedef struct st_kernel {
      * where releases launch different kernels for one op: see
      * st_embedding_vectorized. */
     int torch_ver;
+    /* 1: priced as part of a step that keeps the GPU busy for seconds (a
+     * training iteration), where the board sits at its power limit: a
+     * tensor-core kernel's work at most tdp_w / tc_sustained_w_per_tflops
+     * (st_kernel_est.bound "power"). 0: as benchmarks time a kernel alone,
+     * at boost. */
+    int sustained;
     /* TOPK (a MoE router over rows = tokens, cols = experts; k = the
      * experts each token keeps, 0: taken as 2): 1 for one fused kernel
      * (vLLM's and SGLang's topk_softmax, a warp per token, softmax and

@@ -1498,6 +1498,22 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
     int rc = kernel_estimate(g, c, k, force_tile, force_split, e, err);
     if (rc)
         return rc;
+    /* a step at the power limit (k->sustained): a tensor-core kernel's
+     * work, counted at the 16-bit rate (a datatype's peak draws the power
+     * the 16-bit peak does), no faster than the board's measured watts per
+     * TFLOP/s allow under its TDP; the time alone stays its floor */
+    if (k->sustained && e->cls == ST_KC_GEMM_TC && g->tc_sustained_w_per_tflops > 0 && g->tdp_w > 0 &&
+        e->flops > 0) {
+        double p16 = g->matrix[ST_BF16].dense > 0 ? g->matrix[ST_BF16].dense : g->matrix[ST_FP16].dense;
+        double pk = g->matrix[k->dtype].dense;
+        double work = pk > 0 && p16 > 0 ? e->flops * p16 / pk : e->flops;
+        double t = work * 1e-12 * g->tc_sustained_w_per_tflops / g->tdp_w;
+        if (t > e->gpu_s) {
+            e->gpu_s = t;
+            e->bound = "power";
+            set_band(e, e->sigma);
+        }
+    }
     e->floor_s = kernel_floor(g, k, e);
     /* the estimate itself stays the model's (the committed table prices no
      * kernel below its floor: every validation figure is unchanged by it) */

@@ -58,6 +58,12 @@ typedef struct st_gpu {
     double launch_overhead_s;
     double tdp_w;
     double process_nm; /* foundry node as named (12 for TSMC 12FFN); 0 when not given */
+    /* Board watts per dense 16-bit tensor TFLOP/s delivered at the power
+     * limit under sustained load (measured: tools/measure-sustained.py,
+     * board power over the throughput of a GEMM issued back to back). A
+     * training step's tensor-core kernels (st_kernel.sustained) run no
+     * faster than tdp_w / this; 0: not measured for this board, no limit. */
+    double tc_sustained_w_per_tflops;
     /* SM partitions (warp schedulers), warp instructions each dispatches
      * per clock, and FP32 lanes per SM: together they say how many issue
      * slots an FP32 FMA leaves free (st_gpu_fma_issue_cycles); 0 when not

@@ -28,6 +28,7 @@ static const fkey gpu_keys[] = {
     {"launch_overhead_us", 1, "microseconds"},
     {"tdp_w", 1, "watts"},
     {"process_nm", 0, "foundry node in nm, e.g. 4 for TSMC 4N"},
+    {"tc_sustained_w_per_tflops", 0, "board W per dense 16-bit tensor TFLOP/s at the power limit, measured"},
     {"sm_partitions", 0, "warp schedulers per SM (4 since Maxwell; 2 on GP100)"},
     {"dispatch_per_partition", 0, "warp instructions per scheduler per clock"},
     {"fp32_lanes_per_sm", 0, "FP32 FMA results per clock per SM"},
@@ -174,6 +175,8 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(c, root, "launch_overhead_us", 0, 1e6, US, "us", &g->launch_overhead_s)) ||
         (rc = f_number(c, root, "tdp_w", 1, 1e6, 1, "W", &g->tdp_w)) ||
         (rc = f_number(c, root, "process_nm", 1, 100, 1, "nm", &g->process_nm)) ||
+        (rc = f_number(c, root, "tc_sustained_w_per_tflops", 0.01, 100, 1, "W per TFLOP/s",
+                       &g->tc_sustained_w_per_tflops)) ||
         (rc = f_int32(c, root, "sm_partitions", 1, 64, &g->sm_partitions)) ||
         (rc = f_int32(c, root, "dispatch_per_partition", 1, 8, &g->dispatch_per_partition)) ||
         (rc = f_int32(c, root, "fp32_lanes_per_sm", 1, 4096, &g->fp32_lanes_per_sm)) ||

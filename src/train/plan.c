@@ -88,6 +88,7 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
                                 k.fa3 = o->fa3;
                                 k.lora_rank = o->lora_rank;
                                 k.torch_ver = o->torch_ver;
+                                k.isolated = o->isolated;
                                 if (o->global_batch % ((long long)dp * mbs[b])) {
                                     n_split++;
                                     continue;

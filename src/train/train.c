@@ -396,6 +396,7 @@ static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_opli
     st_compose_opts_default(&o);
     o.fused = k->fused;
     o.torch_ver = k->torch_ver;
+    o.sustained = !k->isolated;
     memset(p, 0, sizeof *p);
     if (!ops->n)
         return 0;

@@ -112,6 +112,8 @@ typedef struct st_train_cfg {
     int fa3;                 /* with flash: FlashAttention-3 (Hopper) instead of -2 */
     int fused;               /* compiled / fused kernels (compose fused mode) */
     int torch_ver;           /* the PyTorch release (st_kernel.torch_ver; 0: the table's, 2.1) */
+    int isolated;            /* 1: tensor-core kernels at boost, as timed alone; 0 (default): at
+                              * the board's sustained power limit (st_kernel.sustained) */
     double bucket_bytes;     /* DP gradient bucket (default 25 MiB) */
 } st_train_cfg;
 
@@ -238,6 +240,7 @@ typedef struct st_plan_opts {
     int flash, fa3, lora_rank, threads;
     int max_tp, max_pp;     /* 0: no limit */
     int torch_ver;          /* the PyTorch release every configuration is priced for */
+    int isolated;           /* st_train_cfg.isolated for every configuration */
 } st_plan_opts;
 
 /* Enumerate valid (DP, TP, PP, SP, CP, EP, microbatch size, recompute, ZeRO)
