@@ -644,6 +644,9 @@ static void test_embedding_vectorized(void **state)
 static void test_softmax_path(void **state)
 {
     (void)state;
+    st_gpu g, amd;
+    load("h100-sxm", &g);
+    load("mi300x", &amd);
     st_kernel k = {0};
     k.op = ST_KOP_SOFTMAX, k.dtype = ST_FP32, k.rows = 65536, k.n_in = 1, k.n_out = 1;
     static const struct {
@@ -658,13 +661,16 @@ static void test_softmax_path(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         k.torch_ver = cases[i].torch, k.dtype = cases[i].dt, k.cols = cases[i].cols;
-        assert_int_equal(st_softmax_path(&k), cases[i].want);
+        assert_int_equal(st_softmax_path(&g, &k), cases[i].want);
     }
+    /* ROCm builds: no register kernel, their fast block softmax past 2,048 */
+    k.torch_ver = 211, k.dtype = ST_BF16, k.cols = 4096;
+    assert_int_equal(st_softmax_path(&amd, &k), ST_SMX_BLOCK);
+    k.cols = 2048;
+    assert_int_equal(st_softmax_path(&amd, &k), ST_SMX_WARP);
     assert_true(st_softmax_reg_count(2049) == 3 && st_softmax_reg_count(9216) == 9);
     assert_string_equal(st_softmax_kernel_name(ST_SMX_REG), "cunn_SoftMaxForwardReg");
 
-    st_gpu g;
-    load("h100-sxm", &g);
     st_gpu_coef c;
     only(&c, -1, 0);
     c.cls[ST_KC_SOFTMAX].sigma = 0.1;
@@ -677,9 +683,21 @@ static void test_softmax_path(void **state)
     double want = 497.0 * 7168 * 0.9 / 1.98e9;
     assert_true(e0.gpu_s < want && rel_diff(e1.gpu_s, want) < 1e-12);
     assert_true(rel_diff(e1.hi_s, want * exp(1.6448536269514722 * 0.1)) < 1e-12); /* the band follows */
+    /* the warp kernel: four rows a 128-thread block, 16,384 blocks, 125 on
+     * the busiest SM: 500 rows */
     k.cols = 2048;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e1, &err), 0);
-    assert_true(rel_diff(e1.gpu_s, 497.0 * 2048 * 0.5 / 1.98e9) < 1e-12);
+    assert_true(rel_diff(e1.gpu_s, 500.0 * 2048 * 0.5 / 1.98e9) < 1e-12);
+    /* few rows: 264 in 66 blocks, one an SM: 4 rows, not 2 */
+    k.rows = 264;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e1, &err), 0);
+    assert_true(e1.gpu_s >= 4.0 * 2048 * 0.5 / 1.98e9 * (1 - 1e-12));
+    /* 2.1 runs the same warp kernel up to 1,024 elements (4 KiB): floored too */
+    k.rows = 65536, k.cols = 1024, k.torch_ver = 0;
+    assert_int_equal(st_softmax_path(&g, &k), ST_SMX_WARP);
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e1, &err), 0);
+    assert_true(rel_diff(e1.gpu_s, 500.0 * 1024 * 0.5 / 1.98e9) < 1e-12);
+    k.torch_ver = 211;
     /* 2.1: the block kernel, no floor; a backward; an AMD GPU */
     k.cols = 6400, k.torch_ver = 0;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e1, &err), 0);
@@ -691,8 +709,6 @@ static void test_softmax_path(void **state)
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &b0, &err), 0);
     assert_true(b0.gpu_s == b1.gpu_s);
     k.n_in = 1;
-    st_gpu amd;
-    load("mi300x", &amd);
     assert_int_equal(st_kernel_estimate(&amd, &c, &k, NULL, 0, &e0, &err), 0);
     c.softmax_reg_cycles = 0.9;
     assert_int_equal(st_kernel_estimate(&amd, &c, &k, NULL, 0, &e1, &err), 0);

@@ -59,6 +59,8 @@ def parse_args():
                     help="with --ops: only these classes, a comma list of conv, grouped, int4, "
                          "embedding, router (the budget is shared among them)")
     a = ap.parse_args()
+    if a.only is not None and not a.ops:
+        ap.error("--only goes with --ops")
     if not a.shapes and (a.linear_rest or not (a.floors or a.attention_backward or a.ops)):
         ap.error("--shapes is needed for the sweep and --linear-rest")
     if a.only is not None:
@@ -357,7 +359,7 @@ def mm_bytes(dtype, b, m, n, k):
     return e * (b * m * n + b * n * k) + 4 * b * m * k
 
 
-def floors(out, fname="harness.csv"):
+def floors(out, fname="harness.csv", count=True):
     """Each dispatch class's smallest single-kernel op (conv: cudnn.benchmark
     on, as in the sweep), timed as every row is: the time the harness and the framework add to a kernel (event to
     launch), plus a small kernel. bmm and linear use 16 x 16 operands: with
@@ -403,15 +405,20 @@ def floors(out, fname="harness.csv"):
             for _ in range(200):
                 for i, fn in enumerate(fns):
                     times[i].append(event_runs(fn, 1, 0)[0] * 1000.0)  # us
+        # count=False (before an op sweep's timed rows): no kernel count, for
+        # once torch.profiler has run in a process every later launch costs
+        # more (an H200's add floor 17.5 -> 23.9 us)
         for (name, desc, _), fn, ts in zip(ops, fns, times):
             ts.sort()
-            with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
-                fn()
-                torch.cuda.synchronize()
-            nk = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
+            nk = ""
+            if count:
+                with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    fn()
+                    torch.cuda.synchronize()
+                nk = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
             fl = fastest_fifth(ts)
             w.writerow([name, "%.3f" % fl, "%.3f" % ts[len(ts) // 2], len(ts), DEVICE, TORCH_V, desc, nk])
-            log("floor", name, "%.2f us (median %.2f), %d kernel(s)" % (fl, ts[len(ts) // 2], nk))
+            log("floor", name, "%.2f us (median %.2f), %s kernel(s)" % (fl, ts[len(ts) // 2], nk or "?"))
 
 
 def attention_backward(out):
@@ -692,11 +699,11 @@ def ops_sweep(a):
             r["kernel"] = r.get("Kernel Name", "")
             r["kernels"] = r.get("Kernels", "")
     if a.floors:
-        # floors on both sides of the timed runs, in their process and before
-        # torch.profiler names the kernels (once it has run, every launch
-        # costs more: an H200's add floor 17.5 -> 23.9 us): the host's
-        # dispatch time drifts (16 -> 37 us between processes a minute
-        # apart), so a folder's floors are its rows' only when the two agree
+        # floors on both sides of the timed runs, in their process, and no
+        # torch.profiler before the last of them (once it has run, every
+        # launch costs more): the host's dispatch time drifts (16 -> 37 us
+        # between processes a minute apart), so a folder's floors are its
+        # rows' only when the two agree
         floors(a.out, "harness-after.csv")
     log("timing done; naming kernels")
     secs = [s for s in (conv, ops) if s.rows or not a.only]  # --only: no empty file
@@ -724,8 +731,8 @@ def main():
     SMS = props.multi_processor_count
     torch.backends.cudnn.benchmark = True
     set_tf32(False)
-    mode = ("floors" if a.floors else "attention-backward" if a.attention_backward
-            else "linear-rest" if a.linear_rest else "ops" if a.ops else "")
+    mode = ("ops" if a.ops else "floors" if a.floors else "attention-backward" if a.attention_backward
+            else "linear-rest" if a.linear_rest else "")
     with open(os.path.join(a.out, "meta-%s.txt" % mode if mode else "meta.txt"), "w") as f:
         f.write("device: %s\nsms: %d\nmemory_bytes: %d\ntorch: %s\ncuda: %s\ncudnn: %s\n" %
                 (DEVICE, SMS, props.total_memory, torch.__version__, torch.version.cuda, CUDNN_V))
@@ -744,7 +751,7 @@ def main():
                 f.write("nvidia-smi failed: %s\n" % e)
     log("device", DEVICE, "SMs", SMS, "torch", torch.__version__)
     if a.floors:
-        floors(a.out)
+        floors(a.out, count=not a.ops)  # before an op sweep: no profiler yet
     if a.attention_backward:
         attention_backward(a.out)
     if a.linear_rest:

@@ -77,6 +77,10 @@ int st_calib_harness_torch(const char *dir, int *torch_ver, st_error *err);
  * stay validation-only for every class). No ops.csv, or one without topk
  * rows: an error. */
 int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err);
+/* The softmax kernel (st_softmax_kernel: warp or register) whose cycles
+ * sample s fits, or -1: forward softmax rows on a release from
+ * ST_TORCH_SOFTMAX_REG that run one of the two register kernels. */
+int st_calib_softmax_fit_path(const st_calib_data *data, const st_calib_sample *s);
 /* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
  * only that GPU folder, e.g. "a100"; NULL for all). */
 int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,

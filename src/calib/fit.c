@@ -820,12 +820,20 @@ static int fit_topk(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_
  * two exponentials an element overlap in ways the source does not fix. No
  * rows of a kernel on a release that runs it (--ops with a sweep's
  * kernels-test/softmax.csv): 0, left off the table. */
+int st_calib_softmax_fit_path(const st_calib_data *data, const st_calib_sample *s)
+{
+    if (s->k.op != ST_KOP_SOFTMAX || s->k.n_in > 1 || s->k.rows <= 0 || s->k.cols <= 0 ||
+        st_torch_effective(s->k.torch_ver) < ST_TORCH_SOFTMAX_REG)
+        return -1;
+    st_softmax_kernel p = st_softmax_path(&data->gpus[s->gpu], &s->k);
+    return p == ST_SMX_WARP || p == ST_SMX_REG ? (int)p : -1;
+}
+
+/* the kernel being fitted (the grid runs on one thread, in order) */
 static st_softmax_kernel smx_fit_path;
 static int pick_smx(const st_calib_data *data, const st_calib_sample *s)
 {
-    (void)data;
-    return s->k.op == ST_KOP_SOFTMAX && s->k.n_in <= 1 && s->k.rows > 0 && s->k.cols > 0 &&
-           st_torch_effective(s->k.torch_ver) >= ST_TORCH_SOFTMAX_REG && st_softmax_path(&s->k) == smx_fit_path;
+    return st_calib_softmax_fit_path(data, s) == (int)smx_fit_path;
 }
 
 static int smx_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
@@ -1025,9 +1033,10 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
         return rc;
     if ((rc = fit_index(data, &c, report, err)))
         return rc;
-    if ((rc = fit_topk(data, &c, report, err)))
-        return rc;
+    /* the softmax cycles first: the eager router's own softmax takes them */
     if ((rc = fit_softmax(data, &c, report, err)))
+        return rc;
+    if ((rc = fit_topk(data, &c, report, err)))
         return rc;
     /* how often the heuristic picks the library's tile */
     size_t agree = 0, named = 0;

@@ -234,7 +234,7 @@ static int run(int argc, char **argv)
         rc = st_calib_add_router_fit(&d, ops[i], &err);
         for (size_t j = n0; j < d.n; j++) {
             nrouter[i] += d.s[j].k.op == ST_KOP_TOPK;
-            nsoftmax[i] += d.s[j].k.op == ST_KOP_SOFTMAX;
+            nsoftmax[i] += st_calib_softmax_fit_path(&d, &d.s[j]) >= 0;
         }
     }
     if (rc) {

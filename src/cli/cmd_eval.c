@@ -231,6 +231,7 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_string(&j, "attention", st_attn_name(o->attn));
     st_json_bool(&j, "fused", co->fused);
     st_json_bool(&j, "recompute", co->recompute);
+    st_json_bool(&j, "sustained", co->sustained && g->tc_sustained_w_per_tflops > 0);
     if (!co->edge) {
         int tv = st_torch_effective(co->torch_ver);
         char t[16];
@@ -287,15 +288,16 @@ static int run(int argc, char **argv)
         {"edge-coef", required_argument, NULL, 'E'},
         {"kernels", no_argument, NULL, 'K'},
         {"torch", required_argument, NULL, 'T'},
+        {"isolated", no_argument, NULL, 'I'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     const char *gpu = "h100-sxm", *coefp = NULL, *edge_coefp = NULL;
     cli_wl wl;
-    int json = 0, fused = 0, recompute = 0, kernels = 0, torch_ver = 0, c;
+    int json = 0, fused = 0, recompute = 0, kernels = 0, torch_ver = 0, isolated = 0, c;
     optind = 0;
     cli_wl_init(&wl);
-    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:E:KT:jh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_eval, argc, argv, CLI_WL_SHORTOPTS "g:FRc:E:KT:Ijh", opts)) != -1) {
         int t = cli_wl_option(&cmd_eval, c, optarg, &wl);
         if (t < 0)
             return 2;
@@ -308,6 +310,7 @@ static int run(int argc, char **argv)
         case 'c': coefp = optarg; break;
         case 'E': edge_coefp = optarg; break;
         case 'K': kernels = 1; break;
+        case 'I': isolated = 1; break;
         case 'T':
             if (cli_parse_torch(&cmd_eval, optarg, &torch_ver))
                 return 2;
@@ -367,6 +370,9 @@ static int run(int argc, char **argv)
     int rc = cli_wl_applies(&cmd_eval, &wl, &m, &o);
     if (rc == 0 && recompute && o.phase != ST_PHASE_TRAIN)
         rc = cli_usage_error(&cmd_eval, "--recompute applies to --phase train");
+    if (rc == 0 && isolated && o.phase != ST_PHASE_TRAIN)
+        rc = cli_usage_error(&cmd_eval, "--isolated applies to --phase train (an inference step is priced at "
+                                        "boost already)");
     if (rc) {
         st_model_free(&m);
         return rc;
@@ -388,6 +394,9 @@ static int run(int argc, char **argv)
     co.fused = fused;
     co.recompute = recompute;
     co.torch_ver = torch_ver;
+    /* a training step holds the board at its power limit, as `train`
+     * prices it (st_kernel.sustained) */
+    co.sustained = o.phase == ST_PHASE_TRAIN && !isolated;
     if (is_edge) {
         co.edge = &edge;
         co.edge_coef = &ecoef;
@@ -425,7 +434,7 @@ const cli_command cmd_eval = {
     "eval WORKLOAD [--gpu PRESET] [--phase prefill|decode|train] [--batch B] [--seq S] [--kv L]\n"
     "                   [--dtype D] [--attn eager|flash|flash3] [--fused] [--recompute] [--no-optimizer]\n"
     "                   [--optimizer fused|foreach] [--accumulate-grads]\n"
-    "                   [--kernels] [--torch VER] [--coef FILE] [--edge-coef FILE] [--json]",
+    "                   [--kernels] [--torch VER] [--isolated] [--coef FILE] [--edge-coef FILE] [--json]",
     "Estimate one step of a workload on one GPU: per-layer time, error share, total with 90% band.",
     "  WORKLOAD         a workload id, name or path (YAML or Hugging Face config.json)\n"
     "  --gpu PRESET     default h100-sxm; an edge preset (mobile-cpu, mobile-gpu,\n"
@@ -446,6 +455,9 @@ const cli_command cmd_eval = {
     "  --optimizer O    train: fused (default: one AdamW pass with clip-by-norm's read, as\n"
     "                   Megatron-LM, DeepSpeed and fused=True run it) or foreach (torch.optim.AdamW's\n"
     "                   default: eight passes over FP32 state, 80 bytes a parameter)\n"
+    "  --isolated       train: tensor-core kernels at boost, as timed alone (default: at the\n"
+    "                   board's sustained power limit where the preset has a measured\n"
+    "                   tc_sustained_w_per_tflops, as strata train prices a step)\n"
     "  --accumulate-grads  train: each gradient is added into an existing .grad (a later\n"
     "                   microbatch of gradient accumulation; a loop that never zeroes them)\n"
     "  --kernels        also list every operator: shape, runs in the step, kernel class, bound,\n"

@@ -241,7 +241,7 @@ static int run(int argc, char **argv)
             st_json_bool(&j, "multiblock", !fused && st_topk_multiblock((double)k.rows, (double)k.cols));
         }
         if (k.op == ST_KOP_SOFTMAX && k.n_in == 1)
-            st_json_string(&j, "kernel", st_softmax_kernel_name(st_softmax_path(&k)));
+            st_json_string(&j, "kernel", st_softmax_kernel_name(st_softmax_path(&g, &k)));
         if (k.op == ST_KOP_EMBEDDING)
             st_json_string(&j, "kernel", st_embedding_vectorized(&k) ? "vectorized_gather"
                                          : st_torch_effective(k.torch_ver) >= ST_TORCH_VECTORIZED_GATHER ? "gather"
@@ -262,7 +262,7 @@ static int run(int argc, char **argv)
         if (k.op == ST_KOP_CONV)
             st_json_number(&j, "layout_s", e.layout_s);
         st_json_bool(&j, "cold", cold);
-        st_json_bool(&j, "sustained", sustained);
+        st_json_bool(&j, "sustained", sustained && g.tc_sustained_w_per_tflops > 0);
         st_json_number(&j, "floor_s", e.floor_s);
         st_json_number(&j, "time_s", e.gpu_s);
         st_json_number(&j, "lo_s", e.lo_s);
@@ -314,7 +314,7 @@ static int run(int argc, char **argv)
     }
     if (k.op == ST_KOP_SOFTMAX && k.n_in == 1) {
         int tv = st_torch_effective(k.torch_ver);
-        st_softmax_kernel p = st_softmax_path(&k);
+        st_softmax_kernel p = st_softmax_path(&g, &k);
         printf("  kernel       %s (PyTorch %d.%d: %s)\n", st_softmax_kernel_name(p), tv / 100, tv % 100,
                p == ST_SMX_WARP ? "a row per warp, in registers"
                : p == ST_SMX_REG ? "a row per 1024-thread block, in registers"

@@ -193,7 +193,7 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
 static void json_result(st_json *j, const st_train_cfg *k, const st_train_result *r)
 {
     st_json_number(j, "iteration_s", r->iteration_s);
-    st_json_bool(j, "sustained", !k->isolated);
+    st_json_bool(j, "sustained", r->sustained);
     st_json_number(j, "lo_s", r->lo_s);
     st_json_number(j, "hi_s", r->hi_s);
     st_json_number(j, "mfu", r->mfu);
@@ -363,8 +363,8 @@ static int run_train(int argc, char **argv)
         printf("\n  iteration    %s  (90%% band %s .. %s)\n", a, b, c2);
         const st_gpu *gg = &s.cl.node.gpu;
         if (gg->tc_sustained_w_per_tflops > 0 && gg->tdp_w > 0)
-            printf("  clock        %s\n", k.isolated ? "tensor cores at boost, as kernels timed alone (--isolated)"
-                                                   : "tensor cores at the sustained power limit (--isolated: at boost)");
+            printf("  clock        %s\n", r.sustained ? "tensor cores at the sustained power limit (--isolated: at boost)"
+                                                   : "tensor cores at boost, as kernels timed alone (--isolated)");
         printf("  throughput   %.0f tokens/s   MFU %.1f%%\n", r.tokens_per_s, 100 * r.mfu);
         printf("  TFLOP/s/GPU  %.1f model", r.tflops_per_gpu);
         if (r.hw_flops > r.model_flops) {

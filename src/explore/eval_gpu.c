@@ -99,6 +99,7 @@ int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *
     st_compose_opts co;
     st_compose_opts_default(&co);
     co.fused = v[ST_P_FUSED] ? (int)v[ST_P_FUSED]->num : 0;
+    co.sustained = o.phase == ST_PHASE_TRAIN; /* as eval and train price a training step */
     if (edge) {
         co.edge = &e;
         co.edge_coef = &s->edge_coef;

@@ -199,13 +199,14 @@ int st_torch_effective(int ver);
  * other rows take the per-element path, priced as index_select's). */
 int st_embedding_vectorized(const st_kernel *k);
 /* The kernel PyTorch runs a forward softmax on (k->op SOFTMAX, one input)
- * for its release (st_torch_effective) and row length: the persistent warp
- * kernel (a row per warp, in registers), cunn_SoftMaxForwardReg (a row per
- * 1,024-thread block, in registers; from ST_TORCH_SOFTMAX_REG) or the block
- * kernels that read the row again for each pass (cunn_SoftMaxForward, or
- * its shared-memory variant). */
+ * for its release (st_torch_effective), the GPU's vendor and the row
+ * length: the persistent warp kernel (a row per warp, in registers),
+ * cunn_SoftMaxForwardReg (a row per 1,024-thread block, in registers; from
+ * ST_TORCH_SOFTMAX_REG, CUDA builds only: ROCm's take their fast block
+ * softmax instead) or the block kernels that read the row again for each
+ * pass (cunn_SoftMaxForward, or its variants). */
 typedef enum { ST_SMX_WARP, ST_SMX_REG, ST_SMX_BLOCK } st_softmax_kernel;
-st_softmax_kernel st_softmax_path(const st_kernel *k);
+st_softmax_kernel st_softmax_path(const st_gpu *g, const st_kernel *k);
 const char *st_softmax_kernel_name(st_softmax_kernel p);
 /* cunn_SoftMaxForwardReg's elements a thread: ceil(cols / 1024) */
 double st_softmax_reg_count(double cols);

@@ -108,17 +108,21 @@ double st_softmax_reg_count(double cols)
     return ceil(cols / 1024.0);
 }
 
-st_softmax_kernel st_softmax_path(const st_kernel *k)
+st_softmax_kernel st_softmax_path(const st_gpu *g, const st_kernel *k)
 {
     double cols = (double)k->cols, es = st_dtype_bytes(k->dtype);
+    /* host_softmax before 2.7: the warp kernel for dim_size <= 1024 and
+     * dim_size x sizeof(scalar_t) <= 4096 */
     if (st_torch_effective(k->torch_ver) < ST_TORCH_SOFTMAX_REG)
-        return cols <= 1024 ? ST_SMX_WARP : ST_SMX_BLOCK;
-    /* host_softmax: the warp kernel for dim_size <= 2048 and dim_size x
-     * sizeof(scalar_t) <= 8192; above, a block of min(dim_size, 1024)
-     * threads and potential_register_count = ceil(dim_size / block) < 10
-     * take the register kernel */
+        return cols <= 1024 && cols * es <= 4096 ? ST_SMX_WARP : ST_SMX_BLOCK;
+    /* from 2.7: the warp kernel to 2048 and 8192 bytes; above, on CUDA, a
+     * block of min(dim_size, 1024) threads and potential_register_count =
+     * ceil(dim_size / block) < 10 take the register kernel (ROCm builds use
+     * their fast block softmax there) */
     if (cols <= 2048 && cols * es <= 8192)
         return ST_SMX_WARP;
+    if (g->vendor != ST_VENDOR_NVIDIA)
+        return ST_SMX_BLOCK;
     return st_softmax_reg_count(cols) < 10 ? ST_SMX_REG : ST_SMX_BLOCK;
 }
 
@@ -1422,7 +1426,7 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         int fwd_smx = k->op == ST_KOP_SOFTMAX && nin == 1;
         st_softmax_kernel smx = ST_SMX_BLOCK;
         if (fwd_smx)
-            smx = st_softmax_path(k);
+            smx = st_softmax_path(g, k);
         else if (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK)
             smx = k->cols <= 1024 ? ST_SMX_WARP : ST_SMX_BLOCK;
         double passes = 0;
@@ -1474,7 +1478,12 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
                    : smx == ST_SMX_REG ? c->softmax_reg_cycles : 0;
         if (!rc && cyc > 0 && k->bytes_total <= 0 && g->vendor == ST_VENDOR_NVIDIA) {
             double slots = smx == ST_SMX_REG ? 1024.0 * st_softmax_reg_count((double)k->cols) : (double)k->cols;
-            double sm_s = ceil((double)k->rows / busy_sms(g, (double)k->rows)) * slots * cyc / clk;
+            /* rows a block runs: the warp kernel's 128-thread blocks hold a
+             * row per warp (two up to 128 elements), the register kernel's a
+             * row each; the busiest SM's blocks, all their rows */
+            double rpb = smx == ST_SMX_WARP ? (k->cols <= 128 ? 8 : 4) : 1;
+            double blocks = ceil((double)k->rows / rpb);
+            double sm_s = ceil(blocks / busy_sms(g, blocks)) * rpb * slots * cyc / clk;
             if (sm_s > e->gpu_s) {
                 e->gpu_s = sm_s;
                 e->compute_s = sm_s;
@@ -1510,6 +1519,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
         double t = work * 1e-12 * g->tc_sustained_w_per_tflops / g->tdp_w;
         if (t > e->gpu_s) {
             e->gpu_s = t;
+            e->compute_s = t;
             e->bound = "power";
             set_band(e, e->sigma);
         }

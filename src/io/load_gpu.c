@@ -175,7 +175,7 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(c, root, "launch_overhead_us", 0, 1e6, US, "us", &g->launch_overhead_s)) ||
         (rc = f_number(c, root, "tdp_w", 1, 1e6, 1, "W", &g->tdp_w)) ||
         (rc = f_number(c, root, "process_nm", 1, 100, 1, "nm", &g->process_nm)) ||
-        (rc = f_number(c, root, "tc_sustained_w_per_tflops", 0.01, 100, 1, "W per TFLOP/s",
+        (rc = f_number(c, root, "tc_sustained_w_per_tflops", 0, 100, 1, "W per TFLOP/s",
                        &g->tc_sustained_w_per_tflops)) ||
         (rc = f_int32(c, root, "sm_partitions", 1, 64, &g->sm_partitions)) ||
         (rc = f_int32(c, root, "dispatch_per_partition", 1, 8, &g->dispatch_per_partition)) ||

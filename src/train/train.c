@@ -389,21 +389,16 @@ typedef struct parts {
     double flops;
 } parts;
 
-static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_oplist *ops, long long blocks,
-                         const st_train_cfg *k, parts *p, st_error *err)
+static int compose_once(const st_gpu *g, const st_gpu_coef *coef, const st_oplist *ops, long long blocks,
+                        const st_compose_opts *o, parts *p, st_error *err)
 {
-    st_compose_opts o;
-    st_compose_opts_default(&o);
-    o.fused = k->fused;
-    o.torch_ver = k->torch_ver;
-    o.sustained = !k->isolated;
     memset(p, 0, sizeof *p);
     if (!ops->n)
         return 0;
     st_step *s = malloc(sizeof *s);
     if (!s)
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    int rc = st_compose(g, coef, ops, &o, s, err);
+    int rc = st_compose(g, coef, ops, o, s, err);
     if (!rc) {
         double b = 0;
         for (size_t i = 0; i < s->n_layers; i++) {
@@ -427,6 +422,32 @@ static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_opli
     }
     free(s);
     return rc;
+}
+
+static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_oplist *ops, long long blocks,
+                         const st_train_cfg *k, parts *p, st_error *err)
+{
+    st_compose_opts o;
+    st_compose_opts_default(&o);
+    o.fused = k->fused;
+    o.torch_ver = k->torch_ver;
+    o.sustained = !k->isolated && g->tc_sustained_w_per_tflops > 0;
+    int rc = compose_once(g, coef, ops, blocks, &o, p, err);
+    if (rc || !o.sustained)
+        return rc;
+    /* the power limit only slows kernels, but where the host sets the pace
+     * a slower kernel moves time between the timeline's layers (a later
+     * GPU start shifts the next layer's wait into this one): no part may
+     * come out faster than with every kernel at boost */
+    parts iso;
+    o.sustained = 0;
+    if ((rc = compose_once(g, coef, ops, blocks, &o, &iso, err)))
+        return rc;
+    p->blk = fmax(p->blk, iso.blk);
+    p->embed = fmax(p->embed, iso.embed);
+    p->head = fmax(p->head, iso.head);
+    p->total = fmax(p->total, iso.total);
+    return 0;
 }
 
 /* Recompute: every block of the backward p reruns the block work of r
@@ -1355,6 +1376,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         if (!(peak > 0))
             peak = gpu->vector[ST_FP32];
         r->mfu = r->iteration_s > 0 && peak > 0 ? r->model_flops / (r->iteration_s * r->gpus * peak) : 0;
+        r->sustained = !k->isolated && gpu->tc_sustained_w_per_tflops > 0;
         r->tflops_per_gpu = r->iteration_s > 0 ? r->model_flops / (r->iteration_s * r->gpus) / 1e12 : 0;
         r->hw_tflops_per_gpu = r->iteration_s > 0 ? r->hw_flops / (r->iteration_s * r->gpus) / 1e12 : 0;
         r->stage_layers_min = L_all / V;

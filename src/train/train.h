@@ -181,6 +181,7 @@ typedef struct st_train_result {
     long long micro_batch;        /* sequences per microbatch */
     st_train_mem mem;
     int gpus;
+    int sustained;                /* tensor-core kernels at the board's measured power limit */
     /* --trace: forward/backward tasks written and in the schedule (each
      * stage keeps its first ST_TRAIN_TRACE_MAX_TASKS / PP); 0 without one */
     long long trace_tasks, trace_tasks_total;
