@@ -394,17 +394,15 @@ def floors(out, fname="harness.csv", count=True):
             sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
         w = csv.writer(f)
         w.writerow(["dispatch", "floor_us", "median_us", "runs", "device", "torch", "op", "kernels"])
-        # the ops take turns, one run each per round, so that a drift of the
-        # host (another tenant, a clock change) shifts every floor alike and
-        # the floors compare with one another; each op's 200 times sorted
+        # each op's 200 runs back to back, as the sweep times its rows: the
+        # ops taking turns (tried on 2026-11-27) read about 20% above that,
+        # the host path cold for each call (an H200's router floor 52.1 us
+        # against 42 us for a 64-token router of the sweep)
         fns = [mk(torch.randn) for _, _, mk in ops]
-        times = [[] for _ in ops]
+        times = []
         with torch.no_grad():
             for fn in fns:
-                event_runs(fn, 0, 20)
-            for _ in range(200):
-                for i, fn in enumerate(fns):
-                    times[i].append(event_runs(fn, 1, 0)[0] * 1000.0)  # us
+                times.append([t * 1000.0 for t in event_runs(fn, 200, 20)])  # us
         # count=False (before an op sweep's timed rows): no kernel count, for
         # once torch.profiler has run in a process every later launch costs
         # more (an H200's add floor 17.5 -> 23.9 us)
