@@ -728,6 +728,15 @@ done
 check "kernel: the H200's 8192^3 GEMM priced alone (no --sustained) misses its sustained 1.653 ms by over 10%" \
     jq -e '.sustained == false and (.time_s * 1000 / 1.6532 < 0.9)' "$tmp/sg0.json"
 
+# the limit in the kernel's own datatype: FP8 at 700 / 1.03 x 1978.9 /
+# 989.4 = 1359 TFLOP/s on the H100 (the same watts at twice the rate)
+"$S" kernel gemm --gpu h100-sxm --m 8192 --n 8192 --k 8192 --dtype fp8 --sustained > "$tmp/sg8.txt" 2> "$tmp/err"
+check "kernel --sustained: the power line states FP8's limit in FP8 (1359 TFLOP/s)" \
+    grep -q "fp8 tensor work at most 1359 TFLOP/s" "$tmp/sg8.txt"
+"$S" kernel gemm --gpu mi300x --m 8192 --n 8192 --k 8192 --sustained > "$tmp/sgm.txt" 2> "$tmp/err"
+check "kernel --sustained on a board with no measured figure says so" \
+    grep -q "mi300x has no measured tc_sustained_w_per_tflops" "$tmp/sgm.txt"
+
 # FP32 on the CUDA cores is not power-capped: the H200's five FP32 GEMMs
 # (data/measured/h200/sustained-fp32, TF32 off) held 1964-1980 MHz at
 # 640-695 W back to back for 10 s, sustained within 0.5% of isolated.
@@ -861,6 +870,12 @@ check "validate neusight on data/measured: softmax <= 10%, softmax-bf16 <= 15% o
       def m($j; $op): [$j.kernels[] | select(.op == $op) | .mape][0];
       m($a[0]; "softmax") <= 10 and m($b[0]; "softmax") <= 10 and
       m($a[0]; "softmax-bf16") <= 15 and m($b[0]; "softmax-bf16") <= 15'
+# ROCm builds from 2.7: the warp kernel to 2,048 elements and no
+# per-row block reduction there (one more column cost 5x when it was)
+"$S" kernel softmax --gpu mi300x --rows 65536 --cols 1024 --torch 2.7 --json > "$tmp/am0.json" 2> "$tmp/err"
+"$S" kernel softmax --gpu mi300x --rows 65536 --cols 1025 --torch 2.7 --json > "$tmp/am1.json" 2> "$tmp/err"
+check "kernel softmax on MI300X under 2.7: 1,025 elements run the warp kernel, priced as it (within 10% of 1,024's)" \
+    jq -e --slurpfile a "$tmp/am0.json" '.kernel == "softmax_warp_forward" and .time_s < 1.1 * $a[0].time_s' "$tmp/am1.json"
 for tv in 2.1:cunn_SoftMaxForward 2.11:cunn_SoftMaxForwardReg; do
     "$S" kernel softmax --rows 4096 --cols 4096 --torch "${tv%%:*}" --json > "$tmp/smx.json" 2> "$tmp/err"
     check "kernel softmax: a 4096-element row runs ${tv#*:} on PyTorch ${tv%%:*} (SoftMax.cu's dispatch)" \

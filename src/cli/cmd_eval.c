@@ -207,6 +207,10 @@ static void print_step(const st_model *m, const st_gpu *g, const st_gen_opts *o,
         printf("  by pass            forward %.4f ms, backward %.4f ms%s, optimizer %.4f ms (idle before a "
                "kernel counted with it)\n", s->pass_s[ST_PASS_FWD] * 1e3, s->pass_s[ST_PASS_BWD] * 1e3,
                co->recompute ? " (the forward replay included)" : "", s->pass_s[ST_PASS_OPT] * 1e3);
+    if (o->phase == ST_PHASE_TRAIN && !co->edge && g->tc_sustained_w_per_tflops > 0)
+        printf("  clock              %s\n", co->sustained ? "tensor cores at the sustained power limit (--isolated: "
+                                                          "at boost)"
+                                                        : "tensor cores at boost, as kernels timed alone (--isolated)");
     double peak = st_gpu_peak(g, o->dtype, 0);
     if (s->flops > 0)
         printf("  achieved           %.4g TFLOP/s%s", s->flops / s->total_s * 1e-12, peak > 0 ? "" : "\n");

@@ -326,14 +326,23 @@ static int run(int argc, char **argv)
         printf("  tiles        %.0f x split %d over %d SMs = %.0f waves\n", e.tiles, e.split_k, g.sm_count, e.waves);
     }
     printf("  work         %s, %s\n", fl, by);
-    printf("  clock        %.0f%% of boost sustained (TDP %.0f W)\n", 100 * e.power_factor, g.tdp_w);
-    if (sustained && g.tc_sustained_w_per_tflops > 0)
-        printf("  power        sustained load: tensor work at most %.0f TFLOP/s (16-bit; %.0f W at %.3g W per "
-               "TFLOP/s, measured)%s\n", g.tdp_w / g.tc_sustained_w_per_tflops, g.tdp_w,
-               g.tc_sustained_w_per_tflops, strcmp(e.bound, "power") ? "" : ": this kernel's limit");
-    else if (sustained)
-        printf("  power        sustained load: %s has no measured tc_sustained_w_per_tflops; priced at boost\n",
-               g.id);
+    printf("  clock        %.0f%% of boost (the fitted energy per FLOP under the %.0f W TDP)\n",
+           100 * e.power_factor, g.tdp_w);
+    if (sustained) {
+        double p16 = g.matrix[ST_BF16].dense > 0 ? g.matrix[ST_BF16].dense : g.matrix[ST_FP16].dense;
+        double pk = g.matrix[k.dtype].dense;
+        if (e.cls != ST_KC_GEMM_TC)
+            printf("  power        sustained load: no limit off the tensor cores (FP32 on the CUDA cores held its "
+                   "clock back to back: data/measured/h200/sustained-fp32)\n");
+        else if (g.tc_sustained_w_per_tflops > 0 && g.tdp_w > 0 && p16 > 0 && pk > 0)
+            printf("  power        sustained load: %s tensor work at most %.0f TFLOP/s (%.0f W at %.3g W per "
+                   "16-bit TFLOP/s, measured)%s\n", st_dtype_name(k.dtype),
+                   g.tdp_w / g.tc_sustained_w_per_tflops * pk / p16, g.tdp_w, g.tc_sustained_w_per_tflops,
+                   strcmp(e.bound, "power") ? "" : ": this kernel's limit");
+        else
+            printf("  power        sustained load: %s has no measured tc_sustained_w_per_tflops; no limit beyond "
+                   "the clock above\n", g.id);
+    }
     printf("  bound        %s (compute %.3g us, memory %.3g us)\n", e.bound, e.compute_s * 1e6, e.memory_s * 1e6);
     printf("  time         %.4g us  (90%% band %.4g .. %.4g us)\n", e.gpu_s * 1e6, e.lo_s * 1e6, e.hi_s * 1e6);
     printf("  floor        %.4g us (FLOPs at peak; bytes %s at peak bandwidth)\n", e.floor_s * 1e6,

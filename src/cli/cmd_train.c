@@ -489,6 +489,9 @@ static int run_plan(int argc, char **argv)
                s.m.name, o.gpus, s.cl.node.gpu.name, s.cl.id, n);
         if (!o.flash && o.gpus > 1)
             printf("(CP 1 only: context parallelism runs fused attention; add --flash to search it)\n");
+        if (s.cl.node.gpu.tc_sustained_w_per_tflops > 0)
+            printf("(%s)\n", o.isolated ? "tensor cores at boost, as kernels timed alone: --isolated"
+                                         : "tensor cores at the sustained power limit; --isolated: at boost");
         printf("\n");
         printf("  %3s %3s %3s %3s %3s %4s %4s %-9s %4s %11s %7s %9s %6s %s\n", "DP", "TP", "PP", "CP", "EP", "MB", "ZeRO",
                "RECOMP", "SP", "ITERATION", "MFU%", "MEM GiB", "BUBBLE", "");

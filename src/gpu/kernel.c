@@ -916,10 +916,12 @@ static double norm_lane_ops(const st_gpu *g, const st_kernel *k, double es)
     return 9.0 + (1.0 + (half ? 5.0 : 0.0)) * slow;
 }
 
-/* Vector kernels: bytes and ALU work; norms and softmax also a per-row term. */
+/* Vector kernels: bytes and ALU work; norms and softmax also a per-row term.
+ * block_rows: each row is reduced block-wide (a norm, a softmax kernel other
+ * than the warp-wide one), which ROCm builds pay per row. */
 static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, double bytes, double alu_flops,
                            double rows, double cols, double reread, double row_bytes, double resident,
-                           st_kernel_est *e)
+                           int block_rows, st_kernel_est *e)
 {
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
     double l2 = g->l2_bytes + g->llc_bytes;
@@ -970,8 +972,9 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
         if (g->vendor == ST_VENDOR_AMD) {
             e->x[RF_ROCM] = bytes / bw;
             /* a block-wide reduction per row: every layer norm row, and the
-             * softmax rows past the wave-wide kernel's 1024 elements */
-            if (cls == ST_KC_NORM || cols > 1024)
+             * softmax rows past the wave-wide kernel (1024 elements before
+             * PyTorch 2.7, 2048 from it: st_softmax_path) */
+            if (block_rows)
                 e->x[RF_ROCM_ROWS] = ceil(rows / sm) * 1000.0 / clk; /* whole rows per CU */
         }
         e->nx = RF_N;
@@ -1466,8 +1469,9 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         double resident = rows_resident(g, bs);
         if (row_op && smx == ST_SMX_WARP)
             resident *= (k->cols <= 128 ? 8 : 4); /* warp softmax: a row (two up to 128) per warp */
+        int block_rows = k->op == ST_KOP_NORM || (row_op && smx != ST_SMX_WARP);
         int rc = vector_estimate(g, c, cls, bytes, elems * (alu_fpe >= 0 ? alu_fpe : fpe), (double)k->rows,
-                                 (double)k->cols, reread, row_bytes, resident, e);
+                                 (double)k->cols, reread, row_bytes, resident, block_rows, e);
         e->flops = elems * fpe;
         /* the register-resident forward kernels are bound by the SM, not
          * the memory, when the elements are small or the HBM fast: the

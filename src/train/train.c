@@ -446,7 +446,13 @@ static int compose_parts(const st_gpu *g, const st_gpu_coef *coef, const st_opli
     p->blk = fmax(p->blk, iso.blk);
     p->embed = fmax(p->embed, iso.embed);
     p->head = fmax(p->head, iso.head);
-    p->total = fmax(p->total, iso.total);
+    double t = fmax(p->total, iso.total);
+    /* nor the band's ends (relative to the total) */
+    if (t > 0) {
+        p->lo_rel = fmax(p->lo_rel * p->total, iso.lo_rel * iso.total) / t;
+        p->hi_rel = fmax(p->hi_rel * p->total, iso.hi_rel * iso.total) / t;
+    }
+    p->total = t;
     return 0;
 }
 
