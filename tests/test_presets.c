@@ -287,6 +287,12 @@ static void test_nodes_and_clusters(void **state)
     assert_string_equal(n.gpu.id, "h100-sxm");
     /* NVLink 4: 18 links x 25 GB/s per direction = 450 GB/s (H100 whitepaper) */
     assert_true(rel_diff(n.intra.bw, 450e9) < 0.01);
+    /* DGX H200: the same NVLink4 fabric around eight 141 GB H200s (datasheet) */
+    assert_int_equal(st_load_node("dgx-h200", &n, &err), 0);
+    assert_int_equal(n.gpus, 8);
+    assert_string_equal(n.gpu.id, "h200");
+    assert_true(rel_diff(n.intra.bw, 450e9) < 0.01);
+    assert_true(n.gpu.mem_bytes > 130e9 && n.gpu.tc_sustained_w_per_tflops > 0);
     assert_int_equal(st_load_cluster("ib-h100", &c, &err), 0);
     assert_true(c.nodes >= 2 && c.n_dims >= 1);
     assert_string_equal(c.node.gpu.id, "h100-sxm");
