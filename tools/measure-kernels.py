@@ -64,8 +64,6 @@ def parse_args():
     if not a.shapes and (a.linear_rest or not (a.floors or a.attention_backward or a.ops)):
         ap.error("--shapes is needed for the sweep and --linear-rest")
     if a.only is not None:
-        if not a.ops:
-            ap.error("--only goes with --ops")
         bad = [c for c in a.only.split(",") if c not in OPS_CLASSES]
         if bad or not a.only:
             ap.error("--only: unknown class %r (one of %s)" % (",".join(bad), ", ".join(OPS_CLASSES)))

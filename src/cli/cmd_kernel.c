@@ -329,15 +329,13 @@ static int run(int argc, char **argv)
     printf("  clock        %.0f%% of boost (the fitted energy per FLOP under the %.0f W TDP)\n",
            100 * e.power_factor, g.tdp_w);
     if (sustained) {
-        double p16 = g.matrix[ST_BF16].dense > 0 ? g.matrix[ST_BF16].dense : g.matrix[ST_FP16].dense;
-        double pk = g.matrix[k.dtype].dense;
+        double cap = st_gpu_sustained_tflops(&g, k.dtype);
         if (e.cls != ST_KC_GEMM_TC)
             printf("  power        sustained load: no limit off the tensor cores (FP32 on the CUDA cores held its "
                    "clock back to back: data/measured/h200/sustained-fp32)\n");
-        else if (g.tc_sustained_w_per_tflops > 0 && g.tdp_w > 0 && p16 > 0 && pk > 0)
+        else if (cap > 0)
             printf("  power        sustained load: %s tensor work at most %.0f TFLOP/s (%.0f W at %.3g W per "
-                   "16-bit TFLOP/s, measured)%s\n", st_dtype_name(k.dtype),
-                   g.tdp_w / g.tc_sustained_w_per_tflops * pk / p16, g.tdp_w, g.tc_sustained_w_per_tflops,
+                   "16-bit TFLOP/s, measured)%s\n", st_dtype_name(k.dtype), cap, g.tdp_w, g.tc_sustained_w_per_tflops,
                    strcmp(e.bound, "power") ? "" : ": this kernel's limit");
         else
             printf("  power        sustained load: %s has no measured tc_sustained_w_per_tflops; no limit beyond "

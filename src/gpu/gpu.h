@@ -208,6 +208,11 @@ int st_embedding_vectorized(const st_kernel *k);
 typedef enum { ST_SMX_WARP, ST_SMX_REG, ST_SMX_BLOCK } st_softmax_kernel;
 st_softmax_kernel st_softmax_path(const st_gpu *g, const st_kernel *k);
 const char *st_softmax_kernel_name(st_softmax_kernel p);
+/* A tensor-core kernel's most TFLOP/s in datatype t under sustained load
+ * (st_kernel.sustained): tdp_w / tc_sustained_w_per_tflops at the 16-bit
+ * rate, scaled by t's peak over the 16-bit peak (a datatype's peak draws
+ * the power the 16-bit one does); 0 where the board has no measured figure */
+double st_gpu_sustained_tflops(const st_gpu *g, st_dtype t);
 /* cunn_SoftMaxForwardReg's elements a thread: ceil(cols / 1024) */
 double st_softmax_reg_count(double cols);
 /* TOPK: the experts each token keeps (k->k; 0: 2), at most the columns */

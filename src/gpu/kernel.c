@@ -103,18 +103,34 @@ int st_embedding_vectorized(const st_kernel *k)
     return row > 0 && fmod(row, 16.0) == 0;
 }
 
+double st_gpu_sustained_tflops(const st_gpu *g, st_dtype t)
+{
+    if (!(g->tc_sustained_w_per_tflops > 0 && g->tdp_w > 0))
+        return 0;
+    double cap16 = g->tdp_w / g->tc_sustained_w_per_tflops;
+    double p16 = g->matrix[ST_BF16].dense > 0 ? g->matrix[ST_BF16].dense : g->matrix[ST_FP16].dense;
+    double pk = t >= 0 && t < ST_DTYPE_COUNT ? g->matrix[t].dense : 0;
+    return pk > 0 && p16 > 0 ? cap16 * pk / p16 : cap16;
+}
+
 double st_softmax_reg_count(double cols)
 {
     return ceil(cols / 1024.0);
 }
 
+/* host_softmax before 2.7 (and its backward in every release strata
+ * prices): the warp kernel for dim_size <= 1024 and dim_size x
+ * sizeof(scalar_t) <= 4096, else a block kernel */
+static st_softmax_kernel softmax_path_21(double cols, double es)
+{
+    return cols <= 1024 && cols * es <= 4096 ? ST_SMX_WARP : ST_SMX_BLOCK;
+}
+
 st_softmax_kernel st_softmax_path(const st_gpu *g, const st_kernel *k)
 {
     double cols = (double)k->cols, es = st_dtype_bytes(k->dtype);
-    /* host_softmax before 2.7: the warp kernel for dim_size <= 1024 and
-     * dim_size x sizeof(scalar_t) <= 4096 */
     if (st_torch_effective(k->torch_ver) < ST_TORCH_SOFTMAX_REG)
-        return cols <= 1024 && cols * es <= 4096 ? ST_SMX_WARP : ST_SMX_BLOCK;
+        return softmax_path_21(cols, es);
     /* from 2.7: the warp kernel to 2048 and 8192 bytes; above, on CUDA, a
      * block of min(dim_size, 1024) threads and potential_register_count =
      * ceil(dim_size / block) < 10 take the register kernel (ROCm builds use
@@ -1431,7 +1447,7 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         if (fwd_smx)
             smx = st_softmax_path(g, k);
         else if (k->op == ST_KOP_SOFTMAX || k->op == ST_KOP_TOPK)
-            smx = k->cols <= 1024 ? ST_SMX_WARP : ST_SMX_BLOCK;
+            smx = softmax_path_21((double)k->cols, es);
         double passes = 0;
         if (k->op == ST_KOP_SOFTMAX)
             passes = smx == ST_SMX_BLOCK ? 2 : 0;
@@ -1515,12 +1531,9 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
      * work, counted at the 16-bit rate (a datatype's peak draws the power
      * the 16-bit peak does), no faster than the board's measured watts per
      * TFLOP/s allow under its TDP; the time alone stays its floor */
-    if (k->sustained && e->cls == ST_KC_GEMM_TC && g->tc_sustained_w_per_tflops > 0 && g->tdp_w > 0 &&
-        e->flops > 0) {
-        double p16 = g->matrix[ST_BF16].dense > 0 ? g->matrix[ST_BF16].dense : g->matrix[ST_FP16].dense;
-        double pk = g->matrix[k->dtype].dense;
-        double work = pk > 0 && p16 > 0 ? e->flops * p16 / pk : e->flops;
-        double t = work * 1e-12 * g->tc_sustained_w_per_tflops / g->tdp_w;
+    double cap = e->cls == ST_KC_GEMM_TC ? st_gpu_sustained_tflops(g, k->dtype) : 0;
+    if (k->sustained && cap > 0 && e->flops > 0) {
+        double t = e->flops * 1e-12 / cap;
         if (t > e->gpu_s) {
             e->gpu_s = t;
             e->compute_s = t;
