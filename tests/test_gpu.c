@@ -1291,6 +1291,69 @@ static void test_w4a16_speedup(void **state)
         fail_msg("a40: W4A16 at 4096 tokens %.2fx FP16 (Marlin: about 0.9x)", f.gpu_s / q.gpu_s);
 }
 
+/* tinygemm (PyTorch's _weight_int4pack_mm): a block of 8 warps per 16x8
+ * output tile, each warp 8 k-tiles an iteration, four A loads a k-tile
+ * touching one L1 line per valid row, plus 4 lines of weights and 1 of
+ * scales an iteration. By hand on the H100 SXM (132 SMs, 1.98 GHz) at 1.1
+ * cycles a wavefront: 4096 x 12288 x 4096 has 256 x 1536 = 393,216 blocks
+ * of 256 / 8 = 32 iterations of 8 x 32 + 5 = 261 wavefronts; the busiest SM
+ * runs ceil(393216 / 132) = 2,979 blocks: 2979 x 32 x 261 x 1.1 / 1.98e9 s
+ * = 13.82 ms, the 29.8 TFLOP/s the H100 measures (29.0, data/measured). One
+ * token: the loads of rows 8-15 are predicated off (one issue each) and
+ * rows 0-7 hold one row, 8 x 4 + 5 = 37 wavefronts an iteration
+ * (ceil(1536 / 132) x 32 x 37 x 1.1 cycles = 7.9 us); the weights' stream
+ * (25 MB, 7.7 us at the HBM peak) takes longer and bounds it. Its errors:
+ * BMM, FP16 activations, AMD. */
+static void test_tinygemm(void **state)
+{
+    (void)state;
+    st_gpu g;
+    load("h100-sxm", &g);
+    st_gpu_coef c;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    c.tinygemm_wavefront_cycles = 1.1;
+    st_kernel k = {0};
+    k.op = ST_KOP_GEMM, k.dtype = ST_BF16, k.b = 1, k.m = 4096, k.n = 12288, k.k = 4096;
+    k.weight_only_int4 = 1, k.int4_kernel = ST_INT4_TINYGEMM;
+    st_kernel_est e, m;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    double want = 2979.0 * 32 * 261 * 1.1 / 1.98e9;
+    if (fabs(e.gpu_s / want - 1) > 1e-9 || e.tile.m != 16 || e.tile.n != 8 || strcmp(e.bound, "compute"))
+        fail_msg("tinygemm 4096x12288x4096: %.6g s, tile %dx%d, %s (by hand %.6g s, 16x8)", e.gpu_s, e.tile.m,
+                 e.tile.n, e.bound, want);
+    /* the same GEMM under Marlin runs over 10x faster */
+    k.int4_kernel = ST_INT4_MARLIN;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &m, &err), 0);
+    assert_true(m.gpu_s * 10 < e.gpu_s);
+    /* one token: the floor does not bind, the weights' bytes do */
+    k.int4_kernel = ST_INT4_TINYGEMM, k.m = 1, k.cold = 1;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    double floor1 = ceil(1536.0 / 132) * 32 * 37 * 1.1 / 1.98e9;
+    double weights = 12288.0 * 4096 * (0.5 + 2.0 / 128) / (g.mem_bw > 0 ? g.mem_bw : 1);
+    if (!(e.gpu_s > floor1 && e.gpu_s >= weights && !strcmp(e.bound, "memory")))
+        fail_msg("tinygemm, one token: %.3g s against a load floor of %.3g s and %.3g s of weights", e.gpu_s,
+                 floor1, weights);
+    /* a table without the coefficient: no floor, far under the measurement */
+    c.tinygemm_wavefront_cycles = 0;
+    k.m = 4096, k.cold = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_true(e.gpu_s < want / 5);
+    static const struct { st_kop op; st_dtype t; const char *gpu, *needle; } bad[] = {
+        {ST_KOP_BMM, ST_BF16, "h100-sxm", "op gemm"},
+        {ST_KOP_GEMM, ST_FP16, "h100-sxm", "BF16"},
+        {ST_KOP_GEMM, ST_BF16, "mi300x", "ROCm"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        st_gpu b;
+        load(bad[i].gpu, &b);
+        k.op = bad[i].op, k.dtype = bad[i].t;
+        assert_int_equal(st_kernel_estimate(&b, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+        if (!strstr(err.msg, bad[i].needle) || !strstr(err.msg, "tinygemm"))
+            fail_msg("tinygemm on %s: '%s' (want '%s')", bad[i].gpu, err.msg, bad[i].needle);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -1891,7 +1954,7 @@ int main(void)
         cmocka_unit_test(test_sustained_power),
         cmocka_unit_test(test_router_eager),
         cmocka_unit_test(test_conv_peak),
-        cmocka_unit_test(test_conv_layout_passes), cmocka_unit_test(test_w4a16_speedup),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
+        cmocka_unit_test(test_conv_layout_passes), cmocka_unit_test(test_w4a16_speedup), cmocka_unit_test(test_tinygemm),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

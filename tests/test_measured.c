@@ -346,6 +346,7 @@ static void test_ops(void **state)
     assert_int_equal(o.items[0].k, 7168);
     assert_true(o.items[0].latency_s == 0.25e-3);
     assert_int_equal(o.items[1].int4, 1);
+    assert_int_equal(o.items[1].int4_kernel, ST_INT4_MARLIN); /* its kernel column names no tinygemm */
     assert_int_equal(o.items[2].op, ST_KOP_EMBEDDING);
     assert_int_equal(o.items[2].dtype, ST_FP32);
     assert_int_equal(o.items[2].rows, 8192);
@@ -372,6 +373,20 @@ static void test_ops(void **state)
     assert_int_equal(d.s[3].k.k, 2);
     assert_int_equal(d.s[2].k.torch_ver, 211);
     st_calib_data_free(&d);
+    /* the INT4 kernel: from the kernel column where int4 is 1, or named */
+    assert_int_equal(st_read_ops_csv(testdata("measured/ops-int4.csv"), &o, &err), 0);
+    assert_int_equal(o.n, 4);
+    static const st_int4_kernel want[4] = {ST_INT4_TINYGEMM, ST_INT4_MARLIN, ST_INT4_TINYGEMM, ST_INT4_MARLIN};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(o.items[i].int4, 1);
+        assert_int_equal(o.items[i].int4_kernel, want[i]);
+    }
+    st_ops_set_free(&o);
+    assert_int_equal(st_calib_add_ops(&d, testdata("measured/ops-int4.csv"), 0, &err), 0);
+    assert_int_equal(d.n, 4);
+    assert_int_equal(d.s[0].k.int4_kernel, ST_INT4_TINYGEMM);
+    assert_true(st_calib_tinygemm_fit(&d.s[0]) && !st_calib_tinygemm_fit(&d.s[1]));
+    st_calib_data_free(&d);
     assert_int_equal(st_read_ops_csv(testdata("measured/no-such-ops.csv"), &o, &err), 0);
     assert_int_equal(o.n, 0);
     static const struct {
@@ -379,6 +394,7 @@ static void test_ops(void **state)
     } bad[] = {
         {"measured/ops-bad-op.csv", ":2:1:", "'flash' is not an op this file holds"},
         {"measured/ops-bad-int4.csv", ":2:11:", "weight-only INT4 is a GEMM with fp16 or bf16 activations, not topk"},
+        {"measured/ops-bad-int4-kernel.csv", ":2:11:", "expected 0, 1, marlin or tinygemm (or empty), found 'cutlass'"},
         {"measured/ops-extra-size.csv", ":2:28:", "gemm takes b, m, n and k; leave 'rows' empty"},
         {"measured/ops-missing-size.csv", ":2:18:", "column 'm': expected a whole number"},
         {"measured/ops-bad-dtype.csv", ":2:6:", "unknown datatype 'int4'"},

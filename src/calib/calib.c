@@ -389,6 +389,7 @@ int st_calib_add_ops(st_calib_data *d, const char *path, int torch_default, st_e
         k->op = o->op;
         k->dtype = o->dtype;
         k->weight_only_int4 = o->int4;
+        k->int4_kernel = o->int4_kernel;
         k->b = o->b, k->m = o->m, k->n = o->n, k->k = o->k;
         k->rows = o->rows, k->cols = o->cols;
         k->n_in = 1, k->n_out = 1;
@@ -525,10 +526,12 @@ int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err)
     if (d->n == n0)
         return st_error_set(err, ST_ENOTFOUND, "%s: no op sweep there (ops.csv, as tools/measure-kernels.py --ops "
                             "writes it, on a GPU strata has a preset for)", dir);
-    /* the routers alone: no other fitted term prices the other ops */
+    /* the routers, and tinygemm's weight-only INT4 GEMMs (validation only
+     * for the classes, as every op-sweep row: tinygemm_wavefront_cycles is
+     * fitted on them); no other fitted term prices the other ops */
     size_t u = n0;
     for (size_t i = n0; i < d->n; i++)
-        if (d->s[i].k.op == ST_KOP_TOPK)
+        if (d->s[i].k.op == ST_KOP_TOPK || st_calib_tinygemm_fit(&d->s[i]))
             d->s[u++] = d->s[i];
     d->n = u;
     if (d->n == n0)
@@ -556,6 +559,11 @@ int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err)
             return rc;
     }
     return st_calib_apply_harness(dir, d, n0, &tv, err);
+}
+
+int st_calib_tinygemm_fit(const st_calib_sample *s)
+{
+    return s->k.weight_only_int4 && s->k.int4_kernel == ST_INT4_TINYGEMM;
 }
 
 int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,

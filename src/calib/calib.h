@@ -70,17 +70,21 @@ int st_calib_apply_harness(const char *dir, st_calib_data *d, size_t from, int *
 /* The release DIR/harness.csv names (its rows checked as
  * st_calib_apply_harness does; 0: no file or no torch column). */
 int st_calib_harness_torch(const char *dir, int *torch_ver, st_error *err);
-/* Append the MoE router rows (op topk) of DIR/ops.csv, and the softmax rows
- * of DIR/kernels-test/softmax.csv where it exists (run on the folder's
- * release), with DIR/harness.csv's floors, for `strata calibrate --ops` to
- * fit topk_pass_cycles and the softmax cycles on (and nothing else: they
- * stay validation-only for every class). No ops.csv, or one without topk
- * rows: an error. */
+/* Append the MoE router rows (op topk) and tinygemm's weight-only INT4 rows
+ * of DIR/ops.csv, and the softmax rows of DIR/kernels-test/softmax.csv
+ * where it exists (run on the folder's release), with DIR/harness.csv's
+ * floors, for `strata calibrate --ops` to fit topk_pass_cycles,
+ * tinygemm_wavefront_cycles and the softmax cycles on (and nothing else:
+ * they stay validation-only for every class). No ops.csv, or one without
+ * topk rows: an error. */
 int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err);
 /* The softmax kernel (st_softmax_kernel: warp or register) whose cycles
  * sample s fits, or -1: forward softmax rows on a release from
  * ST_TORCH_SOFTMAX_REG that run one of the two register kernels. */
 int st_calib_softmax_fit_path(const st_calib_data *data, const st_calib_sample *s);
+/* 1 where sample s fits tinygemm_wavefront_cycles: a weight-only INT4 GEMM
+ * that tinygemm ran (st_int4_kernel). */
+int st_calib_tinygemm_fit(const st_calib_sample *s);
 /* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
  * only that GPU folder, e.g. "a100"; NULL for all). */
 int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,

@@ -867,6 +867,43 @@ static int fit_softmax(const st_calib_data *data, st_gpu_coef *c, FILE *report, 
     return 0;
 }
 
+/* tinygemm_wavefront_cycles: a grid (0.01-cycle steps from 0.01 to 4) on
+ * the weight-only INT4 rows tinygemm ran (st_calib_tinygemm_fit); only
+ * their time depends on it, and rows the memory side or the harness bounds
+ * (a token or a few) take part too, holding the floor under them. Fitted,
+ * not derived: how many wavefronts an SM's L1 retires a cycle, with 64
+ * warps' loads, dequantisation and MMAs in flight, the source does not
+ * fix. No such rows (--ops without them): 0, left off the table. */
+static int pick_tinygemm(const st_calib_data *data, const st_calib_sample *s)
+{
+    (void)data;
+    return st_calib_tinygemm_fit(s);
+}
+
+static int tinygemm_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+                              st_error *err)
+{
+    (void)only;
+    return sq_log_error(data, c, pick_tinygemm, obj, n, err);
+}
+
+static int fit_tinygemm(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
+{
+    size_t nbest;
+    int rc = fit_cycles(data, c, offsetof(st_gpu_coef, tinygemm_wavefront_cycles), 0.01, 400, tinygemm_objective,
+                        &nbest, err);
+    if (rc)
+        return rc;
+    if (report) {
+        if (nbest)
+            fprintf(report, "  tinygemm (weight-only INT4): %.2f SM cycles per L1 wavefront (%zu samples)\n",
+                    c->tinygemm_wavefront_cycles, nbest);
+        else
+            fprintf(report, "  tinygemm (weight-only INT4): no such rows (--ops), left off\n");
+    }
+    return 0;
+}
+
 /* Tiles the SIMT GEMM library used per architecture, most used first: one
  * set for plain GEMMs (key: the family) and one for batched GEMMs (key:
  * family + ST_TILES_BATCHED), since the library picks from different
@@ -1037,6 +1074,8 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     if ((rc = fit_softmax(data, &c, report, err)))
         return rc;
     if ((rc = fit_topk(data, &c, report, err)))
+        return rc;
+    if ((rc = fit_tinygemm(data, &c, report, err)))
         return rc;
     /* how often the heuristic picks the library's tile */
     size_t agree = 0, named = 0;

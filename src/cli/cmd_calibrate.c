@@ -60,7 +60,9 @@ static const char header_fmt[] =
     "# PyTorch's radix select (the MoE router's torch.topk), in cycles.\n"
     "# softmax_warp_cycles and softmax_reg_cycles are an SM's cycles per row\n"
     "# element of PyTorch's warp softmax and per register slot of its\n"
-    "# cunn_SoftMaxForwardReg (from 2.7), a floor under their time.\n";
+    "# cunn_SoftMaxForwardReg (from 2.7), a floor under their time.\n"
+    "# tinygemm_wavefront_cycles is an SM's cycles per L1 wavefront of the\n"
+    "# loads of PyTorch's weight-only INT4 GEMM (tinygemm), a floor under it.\n";
 
 /* The written table lands (its temporary renamed over `out`) only when
  * the write succeeded: rc is the writer's. */
@@ -228,13 +230,14 @@ static int run(int argc, char **argv)
     int rc = st_calib_add_neusight(&d, kdir, &err);
     if (!rc)
         rc = st_calib_add_vidur(&d, vddir, "a100", &err);
-    size_t nrouter[8] = {0}, nsoftmax[8] = {0}, nbase = d.n;
+    size_t nrouter[8] = {0}, nsoftmax[8] = {0}, ntiny[8] = {0}, nbase = d.n;
     for (int i = 0; i < nops && !rc; i++) {
         size_t n0 = d.n;
         rc = st_calib_add_router_fit(&d, ops[i], &err);
         for (size_t j = n0; j < d.n; j++) {
             nrouter[i] += d.s[j].k.op == ST_KOP_TOPK;
             nsoftmax[i] += st_calib_softmax_fit_path(&d, &d.s[j]) >= 0;
+            ntiny[i] += st_calib_tinygemm_fit(&d.s[j]);
         }
     }
     if (rc) {
@@ -293,6 +296,10 @@ static int run(int argc, char **argv)
             hl += snprintf(header + hl, sizeof header - (size_t)hl,
                            "# softmax_warp_cycles, softmax_reg_cycles: fitted on the softmax rows of "
                            "%s/kernels-test/softmax.csv (%zu rows).\n", tail_parts(ops[i], 3), nsoftmax[i]);
+        if (ntiny[i] && hl > 0 && (size_t)hl < sizeof header)
+            hl += snprintf(header + hl, sizeof header - (size_t)hl,
+                           "# tinygemm_wavefront_cycles: fitted on the weight-only INT4 rows of %s/ops.csv "
+                           "(tinygemm; %zu rows).\n", tail_parts(ops[i], 3), ntiny[i]);
     }
     st_calib_data_free(&d);
     if (!out)
@@ -313,7 +320,8 @@ const cli_command cmd_calibrate = {
     "                   tools/measure-kernels.py --ops and --floors write them): its MoE router\n"
     "                   rows fit topk_pass_cycles (PyTorch's radix select), and the forward\n"
     "                   softmax rows of DIR/kernels-test/softmax.csv, where it has one,\n"
-    "                   softmax_warp_cycles and softmax_reg_cycles; nothing else;\n"
+    "                   softmax_warp_cycles and softmax_reg_cycles, and its weight-only INT4\n"
+    "                   rows that tinygemm ran tinygemm_wavefront_cycles; nothing else;\n"
     "                   repeatable (up to 8); tools/calibrate gives data/measured/h100\n"
     "  --out FILE       write there (atomically) instead of stdout; tools/calibrate writes\n"
     "                   calibration/gpu-kernels.yaml\n"

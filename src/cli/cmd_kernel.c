@@ -20,6 +20,7 @@ static const struct option opts[] = {
     {"backward", no_argument, NULL, 'W'},
     {"fa3", no_argument, NULL, '3'},
     {"groups", required_argument, NULL, 'G'},  {"int4", no_argument, NULL, '4'},
+    {"int4-kernel", required_argument, NULL, 'k'},
     {"filter", required_argument, NULL, 'R'},  {"stride", required_argument, NULL, 'S'},
     {"coef", required_argument, NULL, 'x'},    {"json", no_argument, NULL, 'j'},
     {"cold", no_argument, NULL, 'O'},          {"sustained", no_argument, NULL, 'Z'},
@@ -48,8 +49,8 @@ static const char *attn_kernel_name(const st_gpu *g, const st_kernel *k, int jso
 
 static const char common_opts[] = "gdxjhT";
 static const char *const op_takes[ST_KOP_COUNT] = {
-    [ST_KOP_GEMM] = "BMNK4OZ",     [ST_KOP_BMM] = "BMNK4OZ",  [ST_KOP_GROUPED] = "BMNK4OZ",
-    [ST_KOP_CONV] = "BMNKGRS4OYZ",  [ST_KOP_FLASH] = "BHVqLDCW3OZ", [ST_KOP_ELEMENTWISE] = "rcif",
+    [ST_KOP_GEMM] = "BMNK4kOZ",    [ST_KOP_BMM] = "BMNK4kOZ", [ST_KOP_GROUPED] = "BMNK4kOZ",
+    [ST_KOP_CONV] = "BMNKGRS4kOYZ",  [ST_KOP_FLASH] = "BHVqLDCW3OZ", [ST_KOP_ELEMENTWISE] = "rcif",
     [ST_KOP_SOFTMAX] = "rc",       [ST_KOP_NORM] = "rc",      [ST_KOP_EMBEDDING] = "rc",
     [ST_KOP_TOPK] = "rcKU",
 };
@@ -90,6 +91,7 @@ static int run(int argc, char **argv)
     double fpe = -1;
     int json = 0, causal = 0, backward = 0, fa3 = 0, int4 = 0, cold = 0, channels_last = 0, torch_ver = 0, fused = 0,
         sustained = 0;
+    st_int4_kernel int4_kernel = ST_INT4_MARLIN;
     int c;
     char given[32] = "";
     size_t ngiven = 0;
@@ -126,6 +128,11 @@ static int run(int argc, char **argv)
         case 'W': backward = 1; break;
         case '3': fa3 = 1; break;
         case '4': int4 = 1; break;
+        case 'k':
+            if (st_int4_kernel_parse(optarg, &int4_kernel))
+                return cli_usage_error(&cmd_kernel, "--int4-kernel: expected marlin or tinygemm, got '%s'", optarg);
+            int4 = 1;
+            break;
         case 'x': coefp = optarg; break;
         case 'j': json = 1; break;
         case 'O': cold = 1; break;
@@ -175,6 +182,7 @@ static int run(int argc, char **argv)
     k.groups = v[IG] ? v[IG] : 1;
     k.filter = v[IF], k.stride = v[IS] ? v[IS] : 1;
     k.weight_only_int4 = int4;
+    k.int4_kernel = int4_kernel;
     k.channels_last = channels_last;
     k.torch_ver = torch_ver;
     k.router_fused = fused;
@@ -242,6 +250,8 @@ static int run(int argc, char **argv)
         }
         if (k.op == ST_KOP_SOFTMAX && k.n_in == 1)
             st_json_string(&j, "kernel", st_softmax_kernel_name(st_softmax_path(&g, &k)));
+        if (int4)
+            st_json_string(&j, "kernel", st_int4_kernel_name(k.int4_kernel));
         if (k.op == ST_KOP_EMBEDDING)
             st_json_string(&j, "kernel", st_embedding_vectorized(&k) ? "vectorized_gather"
                                          : st_torch_effective(k.torch_ver) >= ST_TORCH_VECTORIZED_GATHER ? "gather"
@@ -320,6 +330,11 @@ static int run(int argc, char **argv)
                : p == ST_SMX_REG ? "a row per 1024-thread block, in registers"
                                  : "a row per block, read again for each pass");
     }
+    if (int4)
+        printf("  kernel       %s\n", k.int4_kernel == ST_INT4_TINYGEMM
+               ? "tinygemm (PyTorch's _weight_int4pack_mm: a block per 16x8 output tile, loads straight from "
+                 "global memory)"
+               : "Marlin (W4A16: weights staged through shared memory ahead of the MMAs)");
     if (e.tile.m > 0) {
         printf("  tile         %dx%d (rows x cols of the output per CTA)%s\n", e.tile.m, e.tile.n,
                e.split_k > 1 ? ", split along K" : "");
@@ -368,7 +383,7 @@ static int run(int argc, char **argv)
 const cli_command cmd_kernel = {
     "kernel",
     "kernel OP [--gpu PRESET] [--dtype D] [--b B --m M --n N --k K --groups G --filter R --stride S\n"
-    "                   --channels-last --int4]\n"
+    "                   --channels-last --int4 --int4-kernel K]\n"
     "                   [--rows R --cols C --inputs N --flops-per-elem F] [--k K --fused (topk)]\n"
     "                   [--heads H --kv-heads H --q-len Q --kv-len L --head-dim D --causal --backward --fa3] [--cold] [--coef FILE]\n"
     "                   [--torch VER] [--sustained] [--json]",
@@ -386,6 +401,11 @@ const cli_command cmd_kernel = {
     "                   time is never below them at the dtype's vector peak\n"
     "  --int4           weight-only INT4 (W4A16) as Marlin runs it: weights read at 4 bits and\n"
     "                   dequantised\n"
+    "  --int4-kernel K  weight-only INT4 by kernel K (implies --int4): marlin (the default;\n"
+    "                   vLLM's GPTQ and AWQ path) or tinygemm (PyTorch's _weight_int4pack_mm,\n"
+    "                   as torchao and gpt-fast run it: BF16 activations, op gemm, NVIDIA\n"
+    "                   Ampere and later; a block per 16x8 output tile, bound by its loads\n"
+    "                   from 64 rows up)\n"
     "  --filter R       conv: the R x R filter (K = input channels x R x R); with --stride 1\n"
     "                   (the default) and one group, a 3x3 conv is the shape cuDNN runs by\n"
     "                   Winograd or FFT before Hopper (the conv class, fitted on such convs,\n"
@@ -417,7 +437,7 @@ const cli_command cmd_kernel = {
     "                   peak bandwidth; the band's low end, lo_s, never goes below it; layout_s\n"
     "                   for a conv: the NCHW transposes' share of time_s)\n"
     "\nEach op takes only the options it reads (others are a usage error):\n"
-    "  gemm, bmm, grouped  --b --m --n --k --int4 --cold --sustained\n"
+    "  gemm, bmm, grouped  --b --m --n --k --int4 --int4-kernel --cold --sustained\n"
     "  conv                the same, --groups --filter --stride --channels-last\n"
     "  flash               --b --heads --kv-heads --q-len --kv-len --head-dim --causal --cold\n"
     "                      --sustained; --backward: the backward (S recomputed; dV, dP, dQ, dK);\n"

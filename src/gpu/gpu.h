@@ -86,10 +86,21 @@ typedef enum st_kop {
 const char *st_kop_name(st_kop k);
 int st_kop_parse(const char *s, st_kop *out);
 
+/* Which kernel runs a weight-only INT4 GEMM (W4A16). Marlin (vLLM's GPTQ
+ * and AWQ path) stages the weights through shared memory several stages
+ * ahead of its MMAs; PyTorch's tinygemm (torch._weight_int4pack_mm, the
+ * int4 layout of torchao and gpt-fast) gives each 16x8 output tile its own
+ * thread block, which loads its A rows and weights straight from global
+ * memory (aten/src/ATen/native/cuda/int4mm.cu). */
+typedef enum st_int4_kernel { ST_INT4_MARLIN = 0, ST_INT4_TINYGEMM } st_int4_kernel;
+const char *st_int4_kernel_name(st_int4_kernel k);
+int st_int4_kernel_parse(const char *s, st_int4_kernel *out);
+
 typedef struct st_kernel {
     st_kop op;
     st_dtype dtype;
     int weight_only_int4; /* W4A16: weights INT4, dequantised to dtype in the main loop */
+    st_int4_kernel int4_kernel; /* W4A16: the kernel that runs it (default Marlin) */
     /* GEMM, BMM, GROUPED, CONV */
     long long b, m, n, k;
     long long groups;     /* CONV: groups (multiplies the independent GEMMs) */
@@ -313,6 +324,14 @@ typedef struct st_gpu_coef {
      * floor. */
     double softmax_warp_cycles;
     double softmax_reg_cycles;
+    /* SM cycles per L1 wavefront of tinygemm's loads (st_int4_kernel), a
+     * floor under its time: every warp loads its A fragment with four
+     * 32-bit loads per k-tile, each spanning 8 rows K elements apart, so a
+     * load instruction costs the L1 one wavefront per row it touches, and
+     * its 16-row tiles re-read A once per 8 output columns. Fitted by
+     * `strata calibrate --ops` (a 1-D grid on the tinygemm rows of strata's
+     * own sweep, DIR/ops.csv); 0 (a table without it): no floor. */
+    double tinygemm_wavefront_cycles;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];

@@ -142,6 +142,22 @@ st_softmax_kernel st_softmax_path(const st_gpu *g, const st_kernel *k)
     return st_softmax_reg_count(cols) < 10 ? ST_SMX_REG : ST_SMX_BLOCK;
 }
 
+const char *st_int4_kernel_name(st_int4_kernel k)
+{
+    return k == ST_INT4_TINYGEMM ? "tinygemm" : "marlin";
+}
+
+int st_int4_kernel_parse(const char *s, st_int4_kernel *out)
+{
+    if (!strcasecmp(s, "marlin"))
+        *out = ST_INT4_MARLIN;
+    else if (!strcasecmp(s, "tinygemm"))
+        *out = ST_INT4_TINYGEMM;
+    else
+        return -1;
+    return 0;
+}
+
 const char *st_softmax_kernel_name(st_softmax_kernel p)
 {
     switch (p) {
@@ -802,6 +818,43 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
     return 0;
 }
 
+/* tinygemm (PyTorch's _weight_int4pack_mm, int4mm.cu): one thread block of
+ * 8 warps per 16x8 output tile; each warp takes 8 k-tiles (16 deep) per
+ * iteration, every 8th such slice of K, and for each k-tile loads its A
+ * fragment with four 32-bit loads, two over rows 0-7 of the tile and two
+ * over rows 8-15, each lane 4 bytes of one row: a load instruction touches
+ * one L1 line per row, so it costs the L1 as many wavefronts as valid rows
+ * (rows past M are predicated off; such a load still takes one issue).
+ * The weights come as one 16-byte load per lane (512 bytes, 4 lines) and
+ * the scales and zeros as one line per iteration. The busiest SM's
+ * wavefronts at the fitted cycles each (st_gpu_coef) bound the kernel from
+ * below: measured on an H100, its time per output FLOP stays flat from 64
+ * rows to 4,096 (about 29 TFLOP/s, 3% of the BF16 peak), as a cost per
+ * 16-row tile and not per weight byte would make it. */
+#define TINYGEMM_WARP_KTILES 8.0
+static double tinygemm_wavefronts(double rows)
+{
+    double lo = rows < 8 ? rows : 8, hi = rows > 8 ? (rows < 16 ? rows - 8 : 8) : 0;
+    double a = 2 * (lo > 0 ? lo : 1) + 2 * (hi > 0 ? hi : 1); /* the 4 loads of a k-tile */
+    return TINYGEMM_WARP_KTILES * a + 4 + 1;
+}
+
+static double tinygemm_floor_s(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k)
+{
+    if (c->tinygemm_wavefront_cycles <= 0)
+        return 0;
+    double sm = g->sm_count > 0 ? g->sm_count : 1;
+    double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+    double rows = (double)k->b * (double)k->m;
+    double mt = ceil(rows / 16), nt = ceil((double)k->n / 8);
+    double iters = ceil(ceil((double)k->k / 16) / TINYGEMM_WARP_KTILES); /* warp iterations per block */
+    double last = rows - 16 * (mt - 1);
+    double wf = nt * iters * ((mt - 1) * tinygemm_wavefronts(16) + tinygemm_wavefronts(last));
+    double blocks = mt * nt;
+    /* the busiest SM's share: its blocks of the whole grid */
+    return wf * ceil(blocks / sm) / blocks * c->tinygemm_wavefront_cycles / clk;
+}
+
 /* One SM's time to dequantise one INT4 weight to FP16 and scale it, at the
  * boost clock. Marlin's code (IST-DASLab/marlin, marlin_cuda_kernel.cu:
  * dequant() and scale()) turns each 32-bit word of 8 weights into FP16 with
@@ -1225,6 +1278,34 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         /* Marlin's schedule (its tiles, striping, overlap) is a tensor-core
          * kernel's; elsewhere INT4 keeps the library GEMM's */
         s.pipelined = k->weight_only_int4 && tensor;
+        int tiny = k->weight_only_int4 && k->int4_kernel == ST_INT4_TINYGEMM;
+        st_tile tiny_tile = {16, 8};
+        if (tiny) {
+            const char *why = k->op != ST_KOP_GEMM ? "it multiplies one 2-D activation by one weight (op gemm)"
+                              : k->dtype != ST_BF16 ? "its activations are BF16 (--dtype bf16)"
+                              : g->vendor != ST_VENDOR_NVIDIA ? "its ROCm build (16x16 tiles, wave64) is not modelled"
+                              : !tensor ? "it needs BF16 tensor cores (Ampere and later)"
+                              : NULL;
+            if (!why && force_tile && force_tile->m > 0 && (force_tile->m != 16 || force_tile->n != 8))
+                why = "it runs 16x8 output tiles only";
+            if (why) {
+                st_error_set(err, ST_EINVAL, "tinygemm (weight-only INT4 as PyTorch's _weight_int4pack_mm runs "
+                             "it) on %s %s: %s", g->id, st_kop_name(k->op), why);
+                return ST_EINVAL;
+            }
+            /* no staging: a warp loads, dequantises and multiplies in turn,
+             * and its block dequantises its weights once per 16-row tile;
+             * but an SM's 64 resident warps (8 blocks of 8) overlap one
+             * another's loads and MMAs, so the memory and compute sides
+             * overlap as in the asynchronous kernels (added, the one- to
+             * four-token rows on the H100 came out 8-46% slow, overlapped
+             * -20 to +25%) */
+            s.pipelined = 0;
+            s.async_mma = 1;
+            s.dequant_s = s.k * s.n * ceil(s.b * s.m / 16.0) * dequant_s_per_weight(g, k->dtype);
+            force_tile = &tiny_tile;
+            force_split = 1;
+        }
         s.kstep = tensor ? KSTEP_TC : KSTEP_SIMT;
         s.es = es;
         /* the epilogue term is the CUDA-core kernels' (below) */
@@ -1233,6 +1314,14 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         s.sharp = c->gemm_reuse_sharpness;
         s.sigma_floor = fp32_matrix_sigma(g, c, k, tensor);
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
+        if (!r && tiny) {
+            double f = tinygemm_floor_s(g, c, k);
+            if (f > e->gpu_s) {
+                e->gpu_s = e->compute_s = f;
+                e->bound = "compute";
+                set_band(e, e->sigma);
+            }
+        }
         if (!r)
             stream_floor(g, c, k->cold, e);
         if (!r && k->op == ST_KOP_CONV && tensor)

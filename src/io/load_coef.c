@@ -181,6 +181,7 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"topk_pass_cycles", 0, "SM cycles per pass of PyTorch's single-block radix select (the router's top-k)"},
         {"softmax_warp_cycles", 0, "SM cycles per element of PyTorch's persistent warp softmax"},
         {"softmax_reg_cycles", 0, "SM cycles per register slot of PyTorch's cunn_SoftMaxForwardReg"},
+        {"tinygemm_wavefront_cycles", 0, "SM cycles per L1 wavefront of tinygemm's loads (weight-only INT4)"},
         {"dispatch_us", 1, "framework per-op host cost by class"},
         {"harness_us", 0, "per-op overhead of the calibration data's timing harness by class"},
         {"classes", 1, "coefficients per kernel class"},
@@ -222,7 +223,9 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         f_number(&c, doc.root, "index_cycles", 0.01, 100, 1, "cycles", &out->index_cycles) ||
         f_number(&c, doc.root, "topk_pass_cycles", 1, 1e6, 1, "cycles", &out->topk_pass_cycles) ||
         f_number(&c, doc.root, "softmax_warp_cycles", 0.001, 1000, 1, "cycles", &out->softmax_warp_cycles) ||
-        f_number(&c, doc.root, "softmax_reg_cycles", 0.001, 1000, 1, "cycles", &out->softmax_reg_cycles))
+        f_number(&c, doc.root, "softmax_reg_cycles", 0.001, 1000, 1, "cycles", &out->softmax_reg_cycles) ||
+        f_number(&c, doc.root, "tinygemm_wavefront_cycles", 0.001, 1000, 1, "cycles",
+                 &out->tinygemm_wavefront_cycles))
         goto done;
     if (read_disp(&c, f_get(doc.root, "dispatch_us"), "dispatch_us", out->dispatch_s) ||
         read_disp(&c, f_get(doc.root, "harness_us"), "harness_us", out->harness_s))
@@ -264,6 +267,8 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
         fprintf(f, "softmax_warp_cycles: %.17g\n", c->softmax_warp_cycles);
     if (c->softmax_reg_cycles > 0)
         fprintf(f, "softmax_reg_cycles: %.17g\n", c->softmax_reg_cycles);
+    if (c->tinygemm_wavefront_cycles > 0)
+        fprintf(f, "tinygemm_wavefront_cycles: %.17g\n", c->tinygemm_wavefront_cycles);
     fprintf(f, "dispatch_us:\n");
     for (int i = 0; i < ST_DISP_COUNT; i++)
         fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->dispatch_s[i] * 1e6);

@@ -865,7 +865,7 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
     if ((rc = csv_open_optional(&c, path, &header, &nh, cols, O_N_, idx, "an op sweep (op, dtype, int4, b, m, n, "
                                 "k, rows, cols, latency_ms, device)", &absent, err)) || absent)
         return rc;
-    int ti = find_col(header, nh, "torch"), ki = find_col(header, nh, "topk");
+    int ti = find_col(header, nh, "torch"), ki = find_col(header, nh, "topk"), kn = find_col(header, nh, "kernel");
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         st_ops_sample s;
         long long *dims[] = {&s.b, &s.m, &s.n, &s.k, &s.rows, &s.cols};
@@ -897,11 +897,16 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
             break;
         s.torch_col = ti >= 0 ? c.col[ti] : 0;
         const char *i4 = c.field[idx[O_INT4]];
-        if (!strcmp(i4, "1"))
+        if (!strcmp(i4, "1")) {
+            /* the kernel the row names, where it names one: PyTorch's
+             * _weight_int4pack_mm launches tinygemm_m16n8k16_chunk_kernel */
+            s.int4 = 1;
+            s.int4_kernel = kn >= 0 && strstr(c.field[kn], "tinygemm") ? ST_INT4_TINYGEMM : ST_INT4_MARLIN;
+        } else if (st_int4_kernel_parse(i4, &s.int4_kernel) == 0)
             s.int4 = 1;
         else if (i4[0] && strcmp(i4, "0")) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'int4': expected 0 or 1 (or empty), found '%.40s'",
-                              path, c.fline[idx[O_INT4]], c.col[idx[O_INT4]], i4);
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'int4': expected 0, 1, marlin or tinygemm (or empty), "
+                              "found '%.40s'", path, c.fline[idx[O_INT4]], c.col[idx[O_INT4]], i4);
             break;
         }
         int gemm = s.op == ST_KOP_GEMM || s.op == ST_KOP_BMM || s.op == ST_KOP_GROUPED;

@@ -82,10 +82,13 @@ void st_attn_set_free(st_attn_set *s);
 
 /* Single ops in `strata kernel`'s own terms (strata's sweeps: DIR/ops.csv,
  * tools/measure-kernels.py --ops): op (gemm, bmm, grouped; elementwise,
- * softmax, norm, embedding, topk), dtype, int4 (0/1: weight-only INT4),
- * b, m, n, k (GEMM-like ops: b x (m x k).(k x n); empty for vector ops),
- * rows, cols (vector ops; empty for GEMM-like ones), latency_ms, device.
- * Other columns (vocab, topk, kernel names) are read by nobody. Fused
+ * softmax, norm, embedding, topk), dtype, int4 (0 or empty: none; 1,
+ * marlin or tinygemm: weight-only INT4, by the kernel that ran it, where 1
+ * takes it from the row's `kernel` column: a name with tinygemm in it is
+ * tinygemm, any other Marlin), b, m, n, k (GEMM-like ops: b x (m x k).(k x
+ * n); empty for vector ops), rows, cols (vector ops; empty for GEMM-like
+ * ones), latency_ms, device. Other columns (vocab, kernels) are read by
+ * nobody. Fused
  * attention and convolutions have files of their own (attention.csv,
  * kernels-test/conv.csv). */
 typedef struct st_ops_sample {
@@ -94,6 +97,7 @@ typedef struct st_ops_sample {
     st_kop op;
     st_dtype dtype;
     int int4;
+    st_int4_kernel int4_kernel; /* int4 rows: the kernel that ran it */
     long long b, m, n, k, rows, cols;
     int torch_ver;  /* the row's `torch` column (p2.11.0 -> 211; st_torch_parse); 0: none given */
     int torch_col;  /* where that field is on its line (0: no torch column) */
