@@ -1303,7 +1303,8 @@ static void test_w4a16_speedup(void **state)
  * rows 0-7 hold one row, 8 x 4 + 5 = 37 wavefronts an iteration
  * (ceil(1536 / 132) x 32 x 37 x 1.1 cycles = 7.9 us); the weights' stream
  * (25 MB, 7.7 us at the HBM peak) takes longer and bounds it. Its errors:
- * BMM, FP16 activations, AMD. */
+ * BMM, FP16 activations, AMD, pre-Ampere, misaligned N or K, and a table
+ * without its coefficient. */
 static void test_tinygemm(void **state)
 {
     (void)state;
@@ -1334,20 +1335,30 @@ static void test_tinygemm(void **state)
     if (!(e.gpu_s > floor1 && e.gpu_s >= weights && !strcmp(e.bound, "memory")))
         fail_msg("tinygemm, one token: %.3g s against a load floor of %.3g s and %.3g s of weights", e.gpu_s,
                  floor1, weights);
-    /* a table without the coefficient: no floor, far under the measurement */
-    c.tinygemm_wavefront_cycles = 0;
+    /* the same GEMM folded over --b prices the same (b x m rows of one mm) */
     k.m = 4096, k.cold = 0;
     assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
-    assert_true(e.gpu_s < want / 5);
-    static const struct { st_kop op; st_dtype t; const char *gpu, *needle; } bad[] = {
-        {ST_KOP_BMM, ST_BF16, "h100-sxm", "op gemm"},
-        {ST_KOP_GEMM, ST_FP16, "h100-sxm", "BF16"},
-        {ST_KOP_GEMM, ST_BF16, "mi300x", "ROCm"},
+    k.b = 64, k.m = 64;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &m, &err), 0);
+    assert_true(m.gpu_s == e.gpu_s);
+    k.b = 1, k.m = 4096;
+    /* a table without the coefficient would price it 6x fast: an error */
+    c.tinygemm_wavefront_cycles = 0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "tinygemm_wavefront_cycles"));
+    c.tinygemm_wavefront_cycles = 1.1;
+    static const struct { st_kop op; st_dtype t; long long n, kk; const char *gpu, *needle; } bad[] = {
+        {ST_KOP_BMM, ST_BF16, 4096, 4096, "h100-sxm", "op gemm"},
+        {ST_KOP_GEMM, ST_FP16, 4096, 4096, "h100-sxm", "BF16"},
+        {ST_KOP_GEMM, ST_BF16, 4096, 4096, "mi300x", "ROCm"},
+        {ST_KOP_GEMM, ST_FP16, 4096, 4096, "v100-sxm2-32gb", "Ampere"},
+        {ST_KOP_GEMM, ST_BF16, 4100, 4096, "h100-sxm", "multiple of 8"},
+        {ST_KOP_GEMM, ST_BF16, 4096, 4000, "h100-sxm", "multiple of 128"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         st_gpu b;
         load(bad[i].gpu, &b);
-        k.op = bad[i].op, k.dtype = bad[i].t;
+        k.op = bad[i].op, k.dtype = bad[i].t, k.n = bad[i].n, k.k = bad[i].kk;
         assert_int_equal(st_kernel_estimate(&b, &c, &k, NULL, 0, &e, &err), ST_EINVAL);
         if (!strstr(err.msg, bad[i].needle) || !strstr(err.msg, "tinygemm"))
             fail_msg("tinygemm on %s: '%s' (want '%s')", bad[i].gpu, err.msg, bad[i].needle);

@@ -346,7 +346,7 @@ static void test_ops(void **state)
     assert_int_equal(o.items[0].k, 7168);
     assert_true(o.items[0].latency_s == 0.25e-3);
     assert_int_equal(o.items[1].int4, 1);
-    assert_int_equal(o.items[1].int4_kernel, ST_INT4_MARLIN); /* its kernel column names no tinygemm */
+    assert_int_equal(o.items[1].int4_kernel, ST_INT4_MARLIN); /* its kernel column names Marlin */
     assert_int_equal(o.items[2].op, ST_KOP_EMBEDDING);
     assert_int_equal(o.items[2].dtype, ST_FP32);
     assert_int_equal(o.items[2].rows, 8192);
@@ -386,6 +386,12 @@ static void test_ops(void **state)
     assert_int_equal(d.n, 4);
     assert_int_equal(d.s[0].k.int4_kernel, ST_INT4_TINYGEMM);
     assert_true(st_calib_tinygemm_fit(&d.s[0]) && !st_calib_tinygemm_fit(&d.s[1]));
+    assert_string_equal(d.s[0].op, "gemm-int4-tinygemm"); /* its own class, apart from Marlin's */
+    assert_string_equal(d.s[1].op, "gemm-int4");
+    st_calib_data_free(&d);
+    /* a tinygemm row the kernel cannot run: an error at its int4 field */
+    assert_int_equal(st_calib_add_ops(&d, testdata("measured/ops-bad-tinygemm.csv"), 0, &err), ST_EINVAL);
+    assert_error_at(err.msg, "measured/ops-bad-tinygemm.csv", ":2:11:", "tinygemm on h100-sxm gemm: its activations are BF16");
     st_calib_data_free(&d);
     assert_int_equal(st_read_ops_csv(testdata("measured/no-such-ops.csv"), &o, &err), 0);
     assert_int_equal(o.n, 0);
@@ -395,6 +401,8 @@ static void test_ops(void **state)
         {"measured/ops-bad-op.csv", ":2:1:", "'flash' is not an op this file holds"},
         {"measured/ops-bad-int4.csv", ":2:11:", "weight-only INT4 is a GEMM with fp16 or bf16 activations, not topk"},
         {"measured/ops-bad-int4-kernel.csv", ":2:11:", "expected 0, 1, marlin or tinygemm (or empty), found 'cutlass'"},
+        {"measured/ops-int4-no-kernel.csv", ":2:11:", "1 takes the kernel from the row's kernel column, which names "
+                                                      "neither tinygemm nor Marlin; write the int4 field as tinygemm or marlin"},
         {"measured/ops-extra-size.csv", ":2:28:", "gemm takes b, m, n and k; leave 'rows' empty"},
         {"measured/ops-missing-size.csv", ":2:18:", "column 'm': expected a whole number"},
         {"measured/ops-bad-dtype.csv", ":2:6:", "unknown datatype 'int4'"},

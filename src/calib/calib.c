@@ -421,8 +421,16 @@ int st_calib_add_ops(st_calib_data *d, const char *path, int torch_default, st_e
         }
         s.has_dispatch = 1;
         s.validate_only = 1;
-        snprintf(s.op, sizeof s.op, "%s%s", st_kop_name(o->op), o->int4 ? "-int4" : "");
+        snprintf(s.op, sizeof s.op, "%s%s", st_kop_name(o->op),
+                 !o->int4 ? "" : o->int4_kernel == ST_INT4_TINYGEMM ? "-int4-tinygemm" : "-int4");
+        size_t n0 = d->n;
         rc = push_on_device(d, o->device, &s, o->latency_s, err);
+        const char *why = !rc && d->n > n0 && o->int4 && o->int4_kernel == ST_INT4_TINYGEMM
+                              ? st_tinygemm_unsupported(&d->gpus[d->s[n0].gpu], k) : NULL;
+        if (why)
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: tinygemm on %s %s: %s; fix the row's int4 (marlin), "
+                              "op or dtype", path, o->line, o->int4_col, d->gpus[d->s[n0].gpu].id,
+                              st_kop_name(o->op), why);
     }
     st_ops_set_free(&os);
     return rc;

@@ -718,8 +718,8 @@ static int topk_objective(const st_calib_data *data, st_gpu_coef *c, unsigned on
 /* One cycles coefficient (a field of st_gpu_coef) on a grid of `count`
  * steps of `step` from `step` up; *nbest: the rows it was fitted on (0:
  * none, the coefficient left at 0) */
-static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, size_t field, double step, int count,
-                      grid_objective f, size_t *nbest, st_error *err)
+static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, const char *name, size_t field, double step,
+                      int count, grid_objective f, size_t *nbest, st_error *err)
 {
     double cyc[1000];
     if (count > (int)(sizeof cyc / sizeof cyc[0]))
@@ -730,6 +730,12 @@ static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, size_t field, d
     if (rc)
         return rc;
     double *v = (double *)((char *)c + field);
+    /* a best value on the grid's first or last step is no fit: the data
+     * want a value outside the range (wrong latencies, or wrong rows) */
+    if (*nbest && (*v <= cyc[0] || *v >= cyc[count - 1]))
+        return st_error_set(err, ST_EINVAL, "%s fits to %g, the end of its range (%g to %g cycles) over %zu rows: "
+                            "their latencies are not this kernel's (check the sweep's units and rows); nothing "
+                            "written", name, *v, cyc[0], cyc[count - 1], *nbest);
     *v = *nbest ? round6(*v) : 0;
     return 0;
 }
@@ -771,7 +777,8 @@ static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_e
 static int fit_index(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     size_t nbest;
-    int rc = fit_cycles(data, c, offsetof(st_gpu_coef, index_cycles), 0.05, 160, index_objective, &nbest, err);
+    int rc = fit_cycles(data, c, "index_cycles", offsetof(st_gpu_coef, index_cycles), 0.05, 160, index_objective,
+                        &nbest, err);
     if (rc)
         return rc;
     if (report) {
@@ -792,7 +799,8 @@ static int fit_index(const st_calib_data *data, st_gpu_coef *c, FILE *report, st
 static int fit_topk(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     size_t nbest;
-    int rc = fit_cycles(data, c, offsetof(st_gpu_coef, topk_pass_cycles), 10, 800, topk_objective, &nbest, err);
+    int rc = fit_cycles(data, c, "topk_pass_cycles", offsetof(st_gpu_coef, topk_pass_cycles), 10, 800,
+                        topk_objective, &nbest, err);
     if (rc)
         return rc;
     size_t routers = 0;
@@ -845,14 +853,14 @@ static int smx_objective(const st_calib_data *data, st_gpu_coef *c, unsigned onl
 
 static int fit_softmax(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
-    static const struct { st_softmax_kernel path; size_t field; const char *what; } k[2] = {
-        {ST_SMX_WARP, offsetof(st_gpu_coef, softmax_warp_cycles), "element"},
-        {ST_SMX_REG, offsetof(st_gpu_coef, softmax_reg_cycles), "register slot"},
+    static const struct { st_softmax_kernel path; size_t field; const char *what, *name; } k[2] = {
+        {ST_SMX_WARP, offsetof(st_gpu_coef, softmax_warp_cycles), "element", "softmax_warp_cycles"},
+        {ST_SMX_REG, offsetof(st_gpu_coef, softmax_reg_cycles), "register slot", "softmax_reg_cycles"},
     };
     for (int i = 0; i < 2; i++) {
         size_t nbest;
         smx_fit_path = k[i].path;
-        int rc = fit_cycles(data, c, k[i].field, 0.01, 400, smx_objective, &nbest, err);
+        int rc = fit_cycles(data, c, k[i].name, k[i].field, 0.01, 400, smx_objective, &nbest, err);
         if (rc)
             return rc;
         if (report) {
@@ -890,8 +898,8 @@ static int tinygemm_objective(const st_calib_data *data, st_gpu_coef *c, unsigne
 static int fit_tinygemm(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     size_t nbest;
-    int rc = fit_cycles(data, c, offsetof(st_gpu_coef, tinygemm_wavefront_cycles), 0.01, 400, tinygemm_objective,
-                        &nbest, err);
+    int rc = fit_cycles(data, c, "tinygemm_wavefront_cycles", offsetof(st_gpu_coef, tinygemm_wavefront_cycles),
+                        0.01, 400, tinygemm_objective, &nbest, err);
     if (rc)
         return rc;
     if (report) {

@@ -161,8 +161,12 @@ int st_validate_neusight(const char *dir, const char *models, const st_gpu_coef 
     /* a folder of strata's own op or attention rows alone (data/measured/
      * h200/floors) has no kernels-test/; one with neither is a wrong --data */
     int rc = 0;
-    if (access(kdir, F_OK) == 0 || (access(opath, F_OK) != 0 && access(apath, F_OK) != 0))
+    if (access(kdir, F_OK) == 0)
         rc = st_calib_add_neusight(&d, kdir, err);
+    else if (access(opath, F_OK) != 0 && access(apath, F_OK) != 0)
+        rc = st_error_set(err, ST_ENOTFOUND, "%s: no kernels-test/, ops.csv or attention.csv there; give a folder "
+                          "laid out like ../shared/data/neusight, or one of strata's own sweeps "
+                          "(data/measured/h100, data/measured/h200)", dir);
     if (rc) {
         st_calib_data_free(&d);
         return rc;

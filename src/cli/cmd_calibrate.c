@@ -284,7 +284,7 @@ static int run(int argc, char **argv)
         if (n)
             snprintf(devs + l, sizeof devs - l, " %s", d.gpus[i].id);
     }
-    char header[4096];
+    char header[16384];
     /* the header names the data by its last two path parts, so the file does
      * not depend on where the checkout lives */
     int hl = snprintf(header, sizeof header, header_fmt, "shared/data/neusight", "shared/data/vidur", nmain, devs);
@@ -302,6 +302,13 @@ static int run(int argc, char **argv)
                            "(tinygemm; %zu rows).\n", tail_parts(ops[i], 3), ntiny[i]);
     }
     st_calib_data_free(&d);
+    if (hl < 0 || (size_t)hl >= sizeof header) {
+        /* a cut header would run into the table's first key: write nothing */
+        cli_out_close(&o, 0, NULL);
+        st_error_set(&err, ST_EINVAL, "the table's header (the data it was fitted on, %d bytes) does not fit in "
+                     "%zu; give fewer or shorter --ops folders; nothing written", hl, sizeof header);
+        return cli_fail(&err);
+    }
     if (!out)
         return st_gpu_coef_write(stdout, &coef, header) ? 1 : 0;
     return land(&o, out, st_gpu_coef_write(o.f, &coef, header), rep);

@@ -91,6 +91,10 @@ static int run(int argc, char **argv)
     if (st_algo_parse(algo_s, &algo))
         return cli_usage_error(&cmd_coll, "--algo: expected auto, ring, tree, direct, halving_doubling or "
                                "hierarchical, got '%s'", algo_s);
+    if (sim && algo == ST_ALGO_TREE)
+        return cli_usage_error(&cmd_coll, "--sim --algo tree: the tree algorithm has no chunk-level simulation; "
+                               "leave out --sim for its analytic time, or simulate ring, direct, halving_doubling "
+                               "or hierarchical");
     st_proto proto;
     if (st_proto_parse(proto_s, &proto))
         return cli_usage_error(&cmd_coll, "--proto: expected auto, ll, ll128 or simple, got '%s'", proto_s);
@@ -278,7 +282,9 @@ const cli_command cmd_coll = {
     "  --proto P        auto (as NCCL: each algorithm on the fastest protocol the node allows),\n"
     "                   ll, ll128 (NVLink fabrics only) or simple; send/recv and all-to-all are\n"
     "                   Simple (NCCL's point-to-point path)\n"
-    "  --sim            also run the chunk-level discrete-event simulation\n"
+    "  --sim            also run the chunk-level discrete-event simulation (ring, direct,\n"
+    "                   halving-doubling, hierarchical; --algo tree has none and is an error,\n"
+    "                   while auto simulates the ring where it would pick the tree)\n"
     "  --concurrent K   simulate K copies at once on the same GPUs (link contention); the\n"
     "                   simulation's time_s is the first copy's finish, all_done_s the last's\n"
     "  --chunk SIZE     simulation chunk size (default 1MiB); a step's block is cut into\n"

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "gpu/gpu.h"
 
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,11 +41,49 @@ static const char *attn_kernel_name(const st_gpu *g, const st_kernel *k, int jso
 {
     if (k->fa3)
         return json ? "flashattention-3" : "FlashAttention-3";
-    const char *a = st_gpu_family(g);
-    int pre_ampere = !strcasecmp(a, "pascal") || !strcasecmp(a, "volta") || !strcasecmp(a, "turing");
-    if (pre_ampere || k->dtype == ST_FP32 || k->head_dim > 256)
+    if (!st_gpu_fa2(g) || k->dtype == ST_FP32 || k->head_dim > 256)
         return json ? "memory-efficient" : "memory-efficient attention";
     return json ? "flashattention-2" : "FlashAttention-2";
+}
+
+/* The W4A16 kernel priced: tinygemm when asked; Marlin where it runs
+ * (NVIDIA Ampere and later: its cp.async and ldmatrix code is sm80's; one
+ * activation by one weight, or vLLM's MoE experts); elsewhere a W4A16 GEMM
+ * of the same design (tc: on tensor cores) or the library GEMM dequantising
+ * in its main loop, as st_kernel_estimate prices them. */
+static const char *int4_kernel_label(const st_gpu *g, const st_kernel *k, int tc, int json)
+{
+    if (k->int4_kernel == ST_INT4_TINYGEMM)
+        return json ? "tinygemm"
+                    : "tinygemm (PyTorch's _weight_int4pack_mm: a block per 16x8 output tile, loads straight from "
+                      "global memory)";
+    if (g->vendor == ST_VENDOR_NVIDIA && g->matrix[ST_BF16].dense > 0 &&
+        (k->op == ST_KOP_GEMM || k->op == ST_KOP_GROUPED))
+        return json ? "marlin" : "Marlin (W4A16: weights staged through shared memory ahead of the MMAs)";
+    if (tc)
+        return json ? "w4a16" : "a W4A16 GEMM of Marlin's design (Marlin itself runs on NVIDIA Ampere and later, "
+                                "gemm and grouped)";
+    return json ? "w4a16" : "the library GEMM, dequantising the INT4 weights in its main loop (no tensor cores "
+                            "for this datatype here)";
+}
+
+/* A time in the unit that keeps it between 1 and 1000 (ns to s), to
+ * `digits` significant digits; under a picosecond, 0. */
+static const char *fmt_time(char *b, size_t n, double s, int digits)
+{
+    static const char *const unit[] = {"s", "ms", "us", "ns", "ps"};
+    int i = 0;
+    double v = s;
+    if (fabs(v) < 1e-12) {
+        snprintf(b, n, "0 us");
+        return b;
+    }
+    while (fabs(v) < 1 && i < 4) {
+        v *= 1e3;
+        i++;
+    }
+    snprintf(b, n, "%.*g %s", digits, v, unit[i]);
+    return b;
 }
 
 static const char common_opts[] = "gdxjhT";
@@ -147,7 +186,10 @@ static int run(int argc, char **argv)
         default: return 2;
         }
         /* a filter side or a stride past 1024 is no convolution a library runs */
-        if (idx >= 0 && cli_parse_ll(&cmd_kernel, nm, optarg, 1, idx == IF || idx == IS ? 1024 : 1LL << 40, &v[idx]))
+        /* --inputs counts full-size tensors an elementwise kernel reads (1
+         * unary, 2 binary, a few for fused chains): 64 is far past any */
+        if (idx >= 0 && cli_parse_ll(&cmd_kernel, nm, optarg, 1,
+                                     idx == IF || idx == IS ? 1024 : idx == II ? 64 : 1LL << 40, &v[idx]))
             return 2;
         if (!strchr(common_opts, c) && !strchr(given, c) && ngiven + 1 < sizeof given)
             given[ngiven++] = (char)c;
@@ -192,6 +234,15 @@ static int run(int argc, char **argv)
     if (int4 && k.dtype != ST_FP16 && k.dtype != ST_BF16)
         return cli_usage_error(&cmd_kernel, "--int4 is weight-only INT4 with 16-bit activations (W4A16): give "
                                             "--dtype fp16 or bf16, not %s", st_dtype_name(k.dtype));
+    if (int4 && !st_gpu_supports(&g, ST_FP16) && !st_gpu_supports(&g, ST_BF16))
+        return cli_usage_error(&cmd_kernel, "--int4 is weight-only INT4 with 16-bit activations (W4A16), and %s "
+                                            "has no fp16 or bf16 rate in its preset; pick another --gpu", g.id);
+    if (int4 && k.int4_kernel == ST_INT4_TINYGEMM) {
+        const char *why = st_tinygemm_unsupported(&g, &k);
+        if (why)
+            return cli_usage_error(&cmd_kernel, "--int4-kernel tinygemm on %s %s: %s", g.id,
+                                   st_kop_name(k.op), why);
+    }
     /* elementwise: --flops-per-elem (default 1); the other vector ops count
      * their own (softmax and topk 5, norm 8) from 0, as the compose layer
      * leaves it */
@@ -251,7 +302,7 @@ static int run(int argc, char **argv)
         if (k.op == ST_KOP_SOFTMAX && k.n_in == 1)
             st_json_string(&j, "kernel", st_softmax_kernel_name(st_softmax_path(&g, &k)));
         if (int4)
-            st_json_string(&j, "kernel", st_int4_kernel_name(k.int4_kernel));
+            st_json_string(&j, "kernel", int4_kernel_label(&g, &k, e.cls == ST_KC_GEMM_TC, 1));
         if (k.op == ST_KOP_EMBEDDING)
             st_json_string(&j, "kernel", st_embedding_vectorized(&k) ? "vectorized_gather"
                                          : st_torch_effective(k.torch_ver) >= ST_TORCH_VECTORIZED_GATHER ? "gather"
@@ -331,10 +382,7 @@ static int run(int argc, char **argv)
                                  : "a row per block, read again for each pass");
     }
     if (int4)
-        printf("  kernel       %s\n", k.int4_kernel == ST_INT4_TINYGEMM
-               ? "tinygemm (PyTorch's _weight_int4pack_mm: a block per 16x8 output tile, loads straight from "
-                 "global memory)"
-               : "Marlin (W4A16: weights staged through shared memory ahead of the MMAs)");
+        printf("  kernel       %s\n", int4_kernel_label(&g, &k, e.cls == ST_KC_GEMM_TC, 0));
     if (e.tile.m > 0) {
         printf("  tile         %dx%d (rows x cols of the output per CTA)%s\n", e.tile.m, e.tile.n,
                e.split_k > 1 ? ", split along K" : "");
@@ -356,9 +404,12 @@ static int run(int argc, char **argv)
             printf("  power        sustained load: %s has no measured tc_sustained_w_per_tflops; no limit beyond "
                    "the clock above\n", g.id);
     }
-    printf("  bound        %s (compute %.3g us, memory %.3g us)\n", e.bound, e.compute_s * 1e6, e.memory_s * 1e6);
-    printf("  time         %.4g us  (90%% band %.4g .. %.4g us)\n", e.gpu_s * 1e6, e.lo_s * 1e6, e.hi_s * 1e6);
-    printf("  floor        %.4g us (FLOPs at peak; bytes %s at peak bandwidth)\n", e.floor_s * 1e6,
+    char t1[32], t2[32], t3[32];
+    printf("  bound        %s (compute %s, memory %s)\n", e.bound, fmt_time(t1, sizeof t1, e.compute_s, 3),
+           fmt_time(t2, sizeof t2, e.memory_s, 3));
+    printf("  time         %s  (90%% band %s .. %s)\n", fmt_time(t1, sizeof t1, e.gpu_s, 4),
+           fmt_time(t2, sizeof t2, e.lo_s, 4), fmt_time(t3, sizeof t3, e.hi_s, 4));
+    printf("  floor        %s (FLOPs at peak; bytes %s at peak bandwidth)\n", fmt_time(t1, sizeof t1, e.floor_s, 4),
            cold ? "from DRAM" : "beyond L2");
     printf("  caches       %s\n", cold ? "cold: every operand byte from DRAM, as in a model step"
                                        : "warm: called in a loop, as benchmarks time it; L2 keeps what it can "
@@ -400,7 +451,9 @@ const cli_command cmd_kernel = {
     "  --flops-per-elem elementwise: ALU FLOPs per element (default 1; an FMA counts 2): the\n"
     "                   time is never below them at the dtype's vector peak\n"
     "  --int4           weight-only INT4 (W4A16) as Marlin runs it: weights read at 4 bits and\n"
-    "                   dequantised\n"
+    "                   dequantised (Marlin on NVIDIA Ampere and later, gemm and grouped;\n"
+    "                   elsewhere a kernel of its design, or without tensor cores the library\n"
+    "                   GEMM dequantising in its main loop; JSON kernel: marlin or w4a16)\n"
     "  --int4-kernel K  weight-only INT4 by kernel K (implies --int4): marlin (the default;\n"
     "                   vLLM's GPTQ and AWQ path) or tinygemm (PyTorch's _weight_int4pack_mm,\n"
     "                   as torchao and gpt-fast run it: BF16 activations, op gemm, NVIDIA\n"

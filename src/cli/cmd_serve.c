@@ -72,7 +72,8 @@ const cli_command cmd_serve = {
     "  --eager               price steps without CUDA graphs (vLLM --enforce-eager)\n"
     "  --attn A              auto (default: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere,\n"
     "                        as vLLM picks), flash (FlashAttention-2) or flash3 (FlashAttention-3,\n"
-    "                        Hopper only)\n"
+    "                        Hopper only); before Ampere vLLM runs the memory-efficient kernel\n"
+    "                        (xFormers), priced alike (JSON attention: memory-efficient)\n"
     "  --seed N              random seed (default 42): arrivals, lengths, acceptance\n"
     "  --per-request FILE    per-request CSV\n"
     "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000)\n"
@@ -207,7 +208,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_int(j, "max_batched_tokens", c->max_batched_tokens);
     st_json_int(j, "block_size", c->block_size);
     st_json_string(j, "quant", st_quant_name(c->quant));
-    st_json_string(j, "attention", st_serve_fa3(c) ? "flash3" : "flash");
+    st_json_string(j, "attention", st_serve_fa3(c) ? "flash3" : st_gpu_fa2(c->gpu) ? "flash" : "memory-efficient");
     st_json_int(j, "requests", (long long)r->n_requests);
     dist_json(j, "ttft_s", &r->ttft);
     dist_json(j, "tpot_s", &r->tpot);
@@ -268,7 +269,9 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
             c->max_num_seqs, c->sched == ST_SCHED_SARATHI ? "chunk (token budget)" : "max_batched_tokens",
             c->sched == ST_SCHED_SARATHI ? c->chunk : c->max_batched_tokens, c->block_size,
             c->quant ? st_quant_name(c->quant) : st_dtype_name(st_serve_dtype(c)),
-            st_serve_fa3(c) ? ", FlashAttention-3" : ", FlashAttention-2");
+            st_serve_fa3(c) ? ", FlashAttention-3"
+            : st_gpu_fa2(c->gpu) ? ", FlashAttention-2"
+                                 : ", memory-efficient attention (FlashAttention-2 needs Ampere or later)");
     cli_bytes(a, sizeof a, r->weights_bytes_per_gpu);
     cli_bytes(b, sizeof b, r->activation_reserve_bytes);
     fprintf(o, "  KV cache   %lld blocks (%lld tokens) per replica; weights %s per GPU, activations %s\n",

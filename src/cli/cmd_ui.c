@@ -33,8 +33,12 @@ static int run(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error(&cmd_ui, "unexpected argument '%s' (a sweep file goes after --sweep)", argv[optind]);
-    if (!isatty(0) || !isatty(1))
-        return cli_usage_error(&cmd_ui, "the explorer needs a terminal; for scripts use strata sweep FILE.yaml");
+    if (!isatty(0) || !isatty(1)) {
+        /* no terminal is the environment, not the command line: exit 1 */
+        fprintf(stderr, "strata ui: the explorer needs a terminal (stdin and stdout); for scripts use strata "
+                        "sweep FILE.yaml\n");
+        return 1;
+    }
     return ui_run(&o);
 }
 

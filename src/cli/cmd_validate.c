@@ -172,7 +172,7 @@ static int run_neusight(const char *dir, const char *models, int json, const st_
                             train ? r->measured_fwd_ms : r->measured_ms);
             json_ms_or_null(&j, "measured_bwd_ms", train ? r->has_split : 0, r->measured_bwd_ms);
             st_json_number(&j, "predicted_fwd_ms", r->predicted_fwd_ms);
-            st_json_number(&j, "predicted_bwd_ms", r->predicted_bwd_ms);
+            json_ms_or_null(&j, "predicted_bwd_ms", train, r->predicted_bwd_ms);
             json_ms_or_null(&j, "profiled_fwd_ms", r->has_profile, r->profiled_fwd_ms);
             json_ms_or_null(&j, "profiled_bwd_ms", r->has_profile && train, r->profiled_bwd_ms);
             if (r->has_profile)

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -32,7 +33,10 @@ static int num(const cli_command *cmd, const char *opt, const char *text, double
 {
     char *e;
     double v = strtod(text, &e);
-    if (e == text || *e || !isfinite(v) || v < lo || v > hi) {
+    /* decimal only, as every other number strata reads: strtod would also
+     * take hex (0x10), leading blanks and a '+' */
+    int dec = (isdigit((unsigned char)text[0]) || text[0] == '.' || text[0] == '-') && !strpbrk(text, "xXpP");
+    if (!dec || e == text || *e || !isfinite(v) || v < lo || v > hi) {
         cli_usage_error(cmd, "%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, text);
         return 2;
     }

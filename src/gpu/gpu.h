@@ -95,6 +95,12 @@ int st_kop_parse(const char *s, st_kop *out);
 typedef enum st_int4_kernel { ST_INT4_MARLIN = 0, ST_INT4_TINYGEMM } st_int4_kernel;
 const char *st_int4_kernel_name(st_int4_kernel k);
 int st_int4_kernel_parse(const char *s, st_int4_kernel *out);
+struct st_kernel;
+/* Why tinygemm cannot run kernel k on g, in a phrase ("its activations are
+ * BF16"); NULL where it can: op gemm, NVIDIA with BF16 tensor cores
+ * (Ampere and later), BF16 activations, N a multiple of its 8-column tiles
+ * and K of 128 (8 packed k-tiles of 16, and the quantisation group). */
+const char *st_tinygemm_unsupported(const st_gpu *g, const struct st_kernel *k);
 
 typedef struct st_kernel {
     st_kop op;

@@ -158,6 +158,23 @@ int st_int4_kernel_parse(const char *s, st_int4_kernel *out)
     return 0;
 }
 
+const char *st_tinygemm_unsupported(const st_gpu *g, const st_kernel *k)
+{
+    if (k->op != ST_KOP_GEMM)
+        return "it multiplies one 2-D activation by one weight (op gemm)";
+    if (g->vendor != ST_VENDOR_NVIDIA)
+        return "its ROCm build (16x16 tiles, wave64) is not modelled";
+    if (!(g->matrix[ST_BF16].dense > 0))
+        return "it needs BF16 tensor cores (NVIDIA Ampere or later)";
+    if (k->dtype != ST_BF16)
+        return "its activations are BF16";
+    if (k->n % 8)
+        return "N must be a multiple of 8 (its output tiles are 8 columns wide)";
+    if (k->k % 128)
+        return "K must be a multiple of 128 (8 packed k-tiles of 16, and its quantisation groups)";
+    return NULL;
+}
+
 const char *st_softmax_kernel_name(st_softmax_kernel p)
 {
     switch (p) {
@@ -379,8 +396,8 @@ int st_fa3_check(const st_gpu *g, st_dtype dt, int backward, st_error *err)
     if (!st_gpu_fa3(g))
         return st_error_set(err, ST_EINVAL,
                             "FlashAttention-3 runs on Hopper only (its kernels are built for sm_90a: warpgroup "
-                            "MMAs and TMA); %s is %s: use FlashAttention-2 (--attn flash; --flash in train and "
-                            "plan)", g->id, st_gpu_family(g));
+                            "MMAs and TMA); %s is %s: use FlashAttention-2 (kernel: leave out --fa3; eval and "
+                            "serve: --attn flash; train and plan: --flash)", g->id, st_gpu_family(g));
     if (dt != ST_FP16 && dt != ST_BF16 && dt != ST_FP8)
         return st_error_set(err, ST_EINVAL, "FlashAttention-3 takes FP16, BF16 or FP8 (E4M3) inputs, not %s",
                             st_dtype_name(dt));
@@ -1215,8 +1232,10 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
 {
     memset(e, 0, sizeof *e);
     if (!st_gpu_supports(g, k->dtype)) {
-        st_error_set(err, ST_EINVAL, "%s has no %s throughput in its preset; pick another --dtype",
-                     g->id, st_dtype_name(k->dtype));
+        st_error_set(err, ST_EINVAL, "%s has no %s throughput in its preset; pick another --dtype%s",
+                     g->id, st_dtype_name(k->dtype),
+                     k->dtype == ST_INT4 ? " (int4 is INT4 arithmetic, W4A4; weight-only INT4 with 16-bit "
+                                           "activations is serve --quant w4a16, or kernel --int4)" : "");
         return ST_EINVAL;
     }
     double es = st_dtype_bytes(k->dtype);
@@ -1263,6 +1282,13 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         double grp = (k->op == ST_KOP_CONV && k->groups > 1) ? (double)k->groups : 1.0;
         s.b = (double)k->b * grp;
         s.m = (double)k->m;
+        /* x W with the weights shared over b: the library folds the batch
+         * into the rows (torch.matmul of a [b, m, k] by a [k, n] is one mm
+         * of b x m rows), so the tiles cover b x m rows, not b sets of m */
+        if (k->op == ST_KOP_GEMM) {
+            s.m *= s.b;
+            s.b = 1;
+        }
         s.n = (double)k->n;
         s.k = (double)k->k;
         /* W4A16: 4-bit weights plus a 16-bit scale per group of 128 (GPTQ's
@@ -1281,13 +1307,12 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         int tiny = k->weight_only_int4 && k->int4_kernel == ST_INT4_TINYGEMM;
         st_tile tiny_tile = {16, 8};
         if (tiny) {
-            const char *why = k->op != ST_KOP_GEMM ? "it multiplies one 2-D activation by one weight (op gemm)"
-                              : k->dtype != ST_BF16 ? "its activations are BF16 (--dtype bf16)"
-                              : g->vendor != ST_VENDOR_NVIDIA ? "its ROCm build (16x16 tiles, wave64) is not modelled"
-                              : !tensor ? "it needs BF16 tensor cores (Ampere and later)"
-                              : NULL;
+            const char *why = st_tinygemm_unsupported(g, k);
             if (!why && force_tile && force_tile->m > 0 && (force_tile->m != 16 || force_tile->n != 8))
                 why = "it runs 16x8 output tiles only";
+            if (!why && !(c->tinygemm_wavefront_cycles > 0))
+                why = "the coefficient table has no tinygemm_wavefront_cycles, which bounds it (strata calibrate "
+                      "--ops DIR fits it on a sweep with tinygemm rows; the shipped table has it)";
             if (why) {
                 st_error_set(err, ST_EINVAL, "tinygemm (weight-only INT4 as PyTorch's _weight_int4pack_mm runs "
                              "it) on %s %s: %s", g->id, st_kop_name(k->op), why);

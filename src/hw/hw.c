@@ -32,6 +32,12 @@ int st_gpu_winograd_conv(const st_gpu *g)
     return !st_gpu_async_mma(g);
 }
 
+int st_gpu_fa2(const st_gpu *g)
+{
+    return !(g->vendor == ST_VENDOR_NVIDIA && (!strcmp(g->arch, "pascal") || !strcmp(g->arch, "volta") ||
+                                               !strcmp(g->arch, "turing")));
+}
+
 int st_gpu_fa3(const st_gpu *g)
 {
     return g->vendor == ST_VENDOR_NVIDIA && strcmp(g->arch, "hopper") == 0;

@@ -96,6 +96,10 @@ double st_gpu_fma_issue_cycles(const st_gpu *g);
 int st_gpu_async_mma(const st_gpu *g);
 /* FlashAttention-3 runs on it: Hopper (its kernels are sm_90a only) */
 int st_gpu_fa3(const st_gpu *g);
+/* FlashAttention-2 runs on it: not NVIDIA Pascal, Volta or Turing (its
+ * kernels need sm80's instructions), where PyTorch's SDPA and vLLM take the
+ * memory-efficient kernel (xFormers' in vLLM), which strata prices alike */
+int st_gpu_fa2(const st_gpu *g);
 /* 1 where cuDNN runs a dense 3x3 stride-1 FP32 convolution by Winograd or
  * FFT, doing fewer multiplies than the direct count: every NVIDIA GPU in
  * NeuSight's conv sweeps (Pascal to Ampere, cuDNN 8.9: scudnn_winograd and

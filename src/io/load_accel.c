@@ -119,9 +119,15 @@ static int read_level(const fctx *lc, const st_ynode *it, st_mem_level *l)
     static const char *const bw_keys[2] = {"read_bw_words", "write_bw_words"};
     for (int b = 0; b < 2; b++) {
         const st_ynode *v = f_get(it, bw_keys[b]);
-        if (v && (b ? l->write_bw_words : l->read_bw_words) <= 0)
+        double bw = b ? l->write_bw_words : l->read_bw_words;
+        if (v && bw <= 0)
             return f_error(lc, v, "key '%s': 0 words a cycle would stall every access; give the bandwidth, or "
                                   "leave the key out for no limit", bw_keys[b]);
+        /* under a word per 1000 cycles no mapping of a layer finishes in
+         * any sensible time (and the search crawls through it) */
+        if (v && bw < 1e-3)
+            return f_error(lc, v, "key '%s': %g words a cycle is under one word per 1000 cycles; give the level's "
+                                  "bandwidth in words per cycle (1e-3 to 1e9)", bw_keys[b], bw);
     }
     if ((rc = read_constraints(lc, it, l)))
         return rc;

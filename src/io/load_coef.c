@@ -139,6 +139,17 @@ static int read_disp(fctx *c, const st_ynode *d, const char *key, double *v)
             return ST_EINVAL;
         v[k] = us * 1e-6;
     }
+    /* every class priced: a class left out would cost nothing on the host
+     * (or in the harness) without a word; 0 is written out where meant */
+    for (int j = 0; j < ST_DISP_COUNT; j++) {
+        int have = 0;
+        for (size_t i = 0; i < d->n && !have; i++)
+            have = strcmp(d->keys[i]->scalar, st_dispatch_name((st_dispatch)j)) == 0;
+        if (!have)
+            return f_error(c, d, "'%s' has no '%s' class; give every class (bmm, linear, conv, elementwise, "
+                                 "norm, softmax, other), 0 where it costs nothing", key,
+                           st_dispatch_name((st_dispatch)j));
+    }
     return 0;
 }
 

@@ -52,7 +52,7 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l
     if ((rc = f_check_map(c, v, link_keys, 7)) ||
         (rc = f_string(c, v, "name", l->name, sizeof l->name)) ||
         (rc = f_enum(c, v, "topology", topo_names, ST_TOPO_COUNT, &topo)) ||
-        (rc = f_number(c, v, "bw_gbs", 1e-6, 1e7, GBS, "GB/s", &l->bw)) ||
+        (rc = f_number(c, v, "bw_gbs", 1e-3, 1e7, GBS, "GB/s", &l->bw)) ||
         (rc = f_number(c, v, "latency_us", 0, 1e6, US, "us", &l->latency_s)) ||
         (rc = f_number(c, v, "oversubscription", 1, 1e3, 1, "", &l->oversubscription)) ||
         (rc = f_number(c, v, "efficiency", 0.01, 1, 1, "", &l->efficiency)) ||
@@ -88,6 +88,9 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
         return f_error(c, f_get(root, "nic_bw_gbs"), "key 'nic_bw_gbs': %d NICs at 0 GB/s cannot carry the scale-out "
                        "traffic; give each NIC's GB/s per direction, or nics: 0 for a node without a network",
                        n->nics);
+    if (n->nics > 0 && n->nic_bw < 1e-3 * GBS)
+        return f_error(c, f_get(root, "nic_bw_gbs"), "key 'nic_bw_gbs': %g GB/s is under 1 MB/s, no NIC a "
+                       "cluster runs on; give each NIC's GB/s per direction (0.001 to 1e6)", n->nic_bw / GBS);
     n->coll_base_s = 8.4e-6; /* NCCL src/graph/tuning.cc baseLat, Ring/Simple */
     if ((rc = f_number(c, root, "coll_latency_us", 0, 1e6, US, "us", &n->coll_base_s)) ||
         (rc = f_bool(c, root, "reference_only", &n->reference_only)))

@@ -293,6 +293,19 @@ static int csv_open(csv *c, const char *path, char ***header, int *nheader, st_e
         }
     }
     *nheader = c->n;
+    /* a column named twice: which one a reader takes would be a guess */
+    for (int i = 0; i < c->n; i++)
+        for (int j = 0; j < i; j++)
+            if ((*header)[i][0] && strcmp((*header)[i], (*header)[j]) == 0) {
+                rc = st_error_set(err, ST_EINVAL, "%s:1:%d: column '%.60s' appears twice (also column %d); keep "
+                                  "one", path, c->col[i], (*header)[i], c->col[j]);
+                for (int k = 0; k < c->n; k++)
+                    free((*header)[k]);
+                free(*header);
+                free(c->buf);
+                free(c->scratch);
+                return rc;
+            }
     return 0;
 }
 
@@ -853,6 +866,16 @@ void st_attn_set_free(st_attn_set *s)
     memset(s, 0, sizeof *s);
 }
 
+/* 1 where `needle` (lower case) occurs in `hay`, ignoring case */
+static int has_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
 int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
 {
     static const char *const cols[] = {"op", "dtype", "int4", "b", "m", "n", "k", "rows", "cols", "latency_ms",
@@ -897,11 +920,23 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
             break;
         s.torch_col = ti >= 0 ? c.col[ti] : 0;
         const char *i4 = c.field[idx[O_INT4]];
+        s.int4_col = c.col[idx[O_INT4]];
         if (!strcmp(i4, "1")) {
-            /* the kernel the row names, where it names one: PyTorch's
-             * _weight_int4pack_mm launches tinygemm_m16n8k16_chunk_kernel */
+            /* the kernel the row's kernel column names: PyTorch's
+             * _weight_int4pack_mm launches tinygemm_m16n8k16_chunk_kernel,
+             * vLLM's GPTQ and AWQ path Marlin<...> */
+            const char *kf = kn >= 0 ? c.field[kn] : "";
+            int tg = has_ci(kf, "tinygemm"), ml = has_ci(kf, "marlin");
+            if (tg == ml) {
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'int4': 1 takes the kernel from the row's kernel "
+                                  "column, which %s; write the int4 field as tinygemm or marlin", path,
+                                  c.fline[idx[O_INT4]], c.col[idx[O_INT4]],
+                                  kn < 0 ? "this file does not have" : tg ? "names both tinygemm and Marlin"
+                                                                          : "names neither tinygemm nor Marlin");
+                break;
+            }
             s.int4 = 1;
-            s.int4_kernel = kn >= 0 && strstr(c.field[kn], "tinygemm") ? ST_INT4_TINYGEMM : ST_INT4_MARLIN;
+            s.int4_kernel = tg ? ST_INT4_TINYGEMM : ST_INT4_MARLIN;
         } else if (st_int4_kernel_parse(i4, &s.int4_kernel) == 0)
             s.int4 = 1;
         else if (i4[0] && strcmp(i4, "0")) {
@@ -939,8 +974,8 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
                 rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'topk': only a topk row keeps experts; leave it "
                                   "empty for %s", path, c.fline[ki], c.col[ki], st_kop_name(s.op));
             else if (!(rc = field_int(&c, ki, "topk", 1LL << 20, &s.topk, err)) && (s.topk < 1 || s.topk > s.cols))
-                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'topk': %lld experts kept of %lld; give 1 to cols",
-                                  path, c.fline[ki], c.col[ki], s.topk, s.cols);
+                rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'topk': %lld experts kept of %lld; give 1 to "
+                                  "%lld (the row's cols)", path, c.fline[ki], c.col[ki], s.topk, s.cols, s.cols);
         }
         if (!rc && work > MAX_COUNT)
             rc = st_error_set(err, ST_EINVAL, "%s:%d:1: an op of %.3g multiply-adds (or elements): strata counts up "

@@ -98,6 +98,7 @@ typedef struct st_ops_sample {
     st_dtype dtype;
     int int4;
     st_int4_kernel int4_kernel; /* int4 rows: the kernel that ran it */
+    int int4_col;               /* where the int4 field is on its line */
     long long b, m, n, k, rows, cols;
     int torch_ver;  /* the row's `torch` column (p2.11.0 -> 211; st_torch_parse); 0: none given */
     int torch_col;  /* where that field is on its line (0: no torch column) */
