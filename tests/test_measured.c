@@ -317,6 +317,7 @@ static void test_attention(void **state)
         {"measured/attention-bad-kvh.csv", ":2:43:", "5 KV heads do not divide 16 query heads"},
         {"measured/attention-bad-causal-q.csv", ":2:46:", "a causal row with 4096 queries over 2048 keys"},
         {"measured/attention-bad-dtype.csv", ":2:64:", "'int8' is no fused-attention datatype"},
+        {"measured/attention-bad-op.csv", ":2:1:", "'sdpa_math' is not a row this file holds"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(st_read_attention_csv(testdata(bad[i].file), &a, &err), ST_EINVAL);

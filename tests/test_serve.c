@@ -453,6 +453,8 @@ static void test_traces(void **state)
         {"[{\"input_toks\": 10, \"output_toks\": 3, \"arrival_time\": 1}]\n", ":1:1", "JSON array"},
         {"arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,100,2.5\n", ":2:9", "whole number"},
         {"arrived_at,num_prefill_tokens,num_decode_tokens\n,100,2\n", ":2:1", "time"},
+        {"arrived_at,num_prefill_tokens,num_decode_tokens\n0x1,100,2\n", ":2:1", "time"},
+        {"arrived_at,num_prefill_tokens,num_decode_tokens\n0,0x64,2\n", ":2:3", "token count"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_file(p, bad[i].text);

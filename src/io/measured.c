@@ -811,8 +811,17 @@ int st_read_attention_csv(const char *path, st_attn_set *out, st_error *err)
     if ((rc = csv_open_optional(&c, path, &header, &nh, cols, A_N, idx, "an attention sweep (Latency, Device, "
                                 "Batch, Heads, KV Heads, Q, KV, D, Causal, Dtype)", &absent, err)) || absent)
         return rc;
+    int oi = find_col(header, nh, "OPName");
     while ((rc = next_data_row(&c, nh, err)) == 1) {
         st_attn_sample s;
+        /* the rows are FlashAttention's forward through SDPA: a row the
+         * sweep names as another kernel (math, memory-efficient, a
+         * backward) would be scored as that forward */
+        if (oi >= 0 && c.field[oi][0] && strcmp(c.field[oi], "sdpa_flash") != 0) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'OPName': '%.40s' is not a row this file holds; "
+                              "attention.csv holds SDPA's fused forward (OPName sdpa_flash, or empty)", path, c.fline[oi], c.col[oi], c.field[oi]);
+            break;
+        }
         long long *dims[] = {&s.batch, &s.heads, &s.kv_heads, &s.q, &s.kv, &s.d};
         rc = 0;
         memset(&s, 0, sizeof s);

@@ -268,6 +268,13 @@ static int sort_by_arrival(st_reqset *s, st_error *err)
 
 /* A token count: a whole number from 1 to 1e8 (a fraction is a typo or a
  * mean, not a request). */
+/* a plain decimal number: a digit, '.' or '-' first, and no hex digits'
+ * markers (strtod alone takes 0x1 and leading blanks) */
+static int decimal_text(const char *t)
+{
+    return (isdigit((unsigned char)t[0]) || t[0] == '.' || t[0] == '-') && !strpbrk(t, "xXpP");
+}
+
 static int tok_ok(double v) { return v >= 1 && v <= 1e8 && v == floor(v); }
 
 static int csv_col(char **cells, int n, const char *name)
@@ -389,9 +396,12 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
             char *e1, *e2, *e3 = NULL;
             double in = strtod(cells[c_in], &e1), outt = strtod(cells[c_out], &e2);
             double arr = c_arr >= 0 ? strtod(cells[c_arr], &e3) : 0;
+            /* decimal only: strtod would also take hex (0x1) and blanks */
+            int dec_in = decimal_text(cells[c_in]), dec_out = decimal_text(cells[c_out]);
+            int dec_arr = c_arr < 0 || decimal_text(cells[c_arr]);
             if (*e1 || *e2 || (c_arr >= 0 && (*e3 || e3 == cells[c_arr])) || !tok_ok(in) || !tok_ok(outt) || !isfinite(arr) ||
-                arr < 0) {
-                int bad = *e1 || !tok_ok(in) ? c_in : (*e2 || !tok_ok(outt)) ? c_out : c_arr;
+                arr < 0 || !dec_in || !dec_out || !dec_arr) {
+                int bad = *e1 || !tok_ok(in) || !dec_in ? c_in : (*e2 || !tok_ok(outt) || !dec_out) ? c_out : c_arr;
                 st_error_set(err, ST_EINVAL, "%s:%zu:%d: '%s' is not a valid %s", path, lineno,
                              (int)(cells[bad] - p) + 1, cells[bad],
                              bad == c_arr ? "time (seconds, 0 or more)" : "token count (a whole number from 1 to 1e8)");
