@@ -730,12 +730,16 @@ static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, const char *nam
     if (rc)
         return rc;
     double *v = (double *)((char *)c + field);
-    /* a best value on the grid's first or last step is no fit: the data
-     * want a value outside the range (wrong latencies, or wrong rows) */
-    if (*nbest && (*v <= cyc[0] || *v >= cyc[count - 1]))
-        return st_error_set(err, ST_EINVAL, "%s fits to %g, the end of its range (%g to %g cycles) over %zu rows: "
+    /* the grid's last step is no fit: the data want more cycles than any
+     * such kernel takes (wrong latencies, or wrong rows); its first step
+     * means the rows want no floor at all (none is bound by it, or all run
+     * faster): left off, as with no rows */
+    if (*nbest && *v >= cyc[count - 1])
+        return st_error_set(err, ST_EINVAL, "%s fits to %g, the top of its range (%g to %g cycles) over %zu rows: "
                             "their latencies are not this kernel's (check the sweep's units and rows); nothing "
                             "written", name, *v, cyc[0], cyc[count - 1], *nbest);
+    if (*nbest && *v <= cyc[0])
+        *nbest = 0;
     *v = *nbest ? round6(*v) : 0;
     return 0;
 }
@@ -786,7 +790,7 @@ static int fit_index(const st_calib_data *data, st_gpu_coef *c, FILE *report, st
             fprintf(report, "  index_select: %.2f SM cycles per element (%zu samples)\n", c->index_cycles,
                     nbest);
         else
-            fprintf(report, "  index_select: no samples carry index arithmetic, index_cycles left off\n");
+            fprintf(report, "  index_select: no samples bound by index arithmetic, index_cycles left off\n");
     }
     return 0;
 }
@@ -868,7 +872,7 @@ static int fit_softmax(const st_calib_data *data, st_gpu_coef *c, FILE *report, 
                 fprintf(report, "  softmax %s: %.2f SM cycles per %s (%zu samples)\n",
                         st_softmax_kernel_name(k[i].path), *(double *)((char *)c + k[i].field), k[i].what, nbest);
             else
-                fprintf(report, "  softmax %s: no rows on PyTorch %d.%d or later (--ops), left off\n",
+                fprintf(report, "  softmax %s: no rows on PyTorch %d.%d or later bound by it (--ops), left off\n",
                         st_softmax_kernel_name(k[i].path), ST_TORCH_SOFTMAX_REG / 100, ST_TORCH_SOFTMAX_REG % 100);
         }
     }
@@ -907,7 +911,7 @@ static int fit_tinygemm(const st_calib_data *data, st_gpu_coef *c, FILE *report,
             fprintf(report, "  tinygemm (weight-only INT4): %.2f SM cycles per L1 wavefront (%zu samples)\n",
                     c->tinygemm_wavefront_cycles, nbest);
         else
-            fprintf(report, "  tinygemm (weight-only INT4): no such rows (--ops), left off\n");
+            fprintf(report, "  tinygemm (weight-only INT4): no rows bound by it (--ops), left off\n");
     }
     return 0;
 }

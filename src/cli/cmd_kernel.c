@@ -4,6 +4,7 @@
 #include "gpu/gpu.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,6 +84,9 @@ static const char *fmt_time(char *b, size_t n, double s, int digits)
         i++;
     }
     snprintf(b, n, "%.*g %s", digits, v, unit[i]);
+    /* 999.7 us to 3 digits would read 1e+03 us: one unit up */
+    if (i > 0 && fabs(strtod(b, NULL)) >= 1000)
+        snprintf(b, n, "%.*g %s", digits, v / 1e3, unit[i - 1]);
     return b;
 }
 

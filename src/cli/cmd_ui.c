@@ -35,7 +35,7 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_ui, "unexpected argument '%s' (a sweep file goes after --sweep)", argv[optind]);
     if (!isatty(0) || !isatty(1)) {
         /* no terminal is the environment, not the command line: exit 1 */
-        fprintf(stderr, "strata ui: the explorer needs a terminal (stdin and stdout); for scripts use strata "
+        fprintf(stderr, "strata: the explorer needs a terminal (stdin and stdout); for scripts use strata "
                         "sweep FILE.yaml\n");
         return 1;
     }

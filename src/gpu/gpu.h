@@ -336,7 +336,8 @@ typedef struct st_gpu_coef {
      * load instruction costs the L1 one wavefront per row it touches, and
      * its 16-row tiles re-read A once per 8 output columns. Fitted by
      * `strata calibrate --ops` (a 1-D grid on the tinygemm rows of strata's
-     * own sweep, DIR/ops.csv); 0 (a table without it): no floor. */
+     * own sweep, DIR/ops.csv); 0 (a table without it): pricing tinygemm
+     * is an error (without its floor it would come out several times fast). */
     double tinygemm_wavefront_cycles;
     struct {
         int n;                 /* features in use (must match the code) */

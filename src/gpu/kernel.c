@@ -866,10 +866,11 @@ static double tinygemm_floor_s(const st_gpu *g, const st_gpu_coef *c, const st_k
     double mt = ceil(rows / 16), nt = ceil((double)k->n / 8);
     double iters = ceil(ceil((double)k->k / 16) / TINYGEMM_WARP_KTILES); /* warp iterations per block */
     double last = rows - 16 * (mt - 1);
-    double wf = nt * iters * ((mt - 1) * tinygemm_wavefronts(16) + tinygemm_wavefronts(last));
     double blocks = mt * nt;
-    /* the busiest SM's share: its blocks of the whole grid */
-    return wf * ceil(blocks / sm) / blocks * c->tinygemm_wavefront_cycles / clk;
+    /* the busiest SM's blocks: whole 16-row tiles where there are any (a
+     * partial last tile's blocks are the fewer), else the one partial row */
+    double wf_block = iters * tinygemm_wavefronts(mt > 1 ? 16 : last);
+    return ceil(blocks / sm) * wf_block * c->tinygemm_wavefront_cycles / clk;
 }
 
 /* One SM's time to dequantise one INT4 weight to FP16 and scale it, at the

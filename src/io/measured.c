@@ -297,7 +297,7 @@ static int csv_open(csv *c, const char *path, char ***header, int *nheader, st_e
     for (int i = 0; i < c->n; i++)
         for (int j = 0; j < i; j++)
             if ((*header)[i][0] && strcmp((*header)[i], (*header)[j]) == 0) {
-                rc = st_error_set(err, ST_EINVAL, "%s:1:%d: column '%.60s' appears twice (also column %d); keep "
+                rc = st_error_set(err, ST_EINVAL, "%s:1:%d: column '%.60s' appears twice (also at 1:%d); keep "
                                   "one", path, c->col[i], (*header)[i], c->col[j]);
                 for (int k = 0; k < c->n; k++)
                     free((*header)[k]);
@@ -920,7 +920,7 @@ int st_read_ops_csv(const char *path, st_ops_set *out, st_error *err)
         }
         if (st_dtype_parse(c.field[idx[O_DTYPE]], &s.dtype) != 0 || s.dtype == ST_INT4) {
             rc = st_error_set(err, ST_EINVAL, "%s:%d:%d: column 'dtype': unknown datatype '%.40s'; use fp32, tf32, "
-                              "fp16, bf16, fp8 or int8 (weight-only INT4 is int4 = 1 on a fp16 or bf16 row)", path,
+                              "fp16, bf16, fp8 or int8 (weight-only INT4 is int4 = tinygemm or marlin on a fp16 or bf16 row)", path,
                               c.fline[idx[O_DTYPE]], c.col[idx[O_DTYPE]], c.field[idx[O_DTYPE]]);
             break;
         }

@@ -84,8 +84,8 @@ void st_attn_set_free(st_attn_set *s);
  * tools/measure-kernels.py --ops): op (gemm, bmm, grouped; elementwise,
  * softmax, norm, embedding, topk), dtype, int4 (0 or empty: none; 1,
  * marlin or tinygemm: weight-only INT4, by the kernel that ran it, where 1
- * takes it from the row's `kernel` column: a name with tinygemm in it is
- * tinygemm, any other Marlin), b, m, n, k (GEMM-like ops: b x (m x k).(k x
+ * takes it from the row's `kernel` column, which must name one of the two,
+ * case aside, or the row is an error), b, m, n, k (GEMM-like ops: b x (m x k).(k x
  * n); empty for vector ops), rows, cols (vector ops; empty for GEMM-like
  * ones), latency_ms, device. Other columns (vocab, kernels) are read by
  * nobody. Fused

@@ -266,8 +266,6 @@ static int sort_by_arrival(st_reqset *s, st_error *err)
     return 0;
 }
 
-/* A token count: a whole number from 1 to 1e8 (a fraction is a typo or a
- * mean, not a request). */
 /* a plain decimal number: a digit, '.' or '-' first, and no hex digits'
  * markers (strtod alone takes 0x1 and leading blanks) */
 static int decimal_text(const char *t)
@@ -275,6 +273,8 @@ static int decimal_text(const char *t)
     return (isdigit((unsigned char)t[0]) || t[0] == '.' || t[0] == '-') && !strpbrk(t, "xXpP");
 }
 
+/* A token count: a whole number from 1 to 1e8 (a fraction is a typo or a
+ * mean, not a request). */
 static int tok_ok(double v) { return v >= 1 && v <= 1e8 && v == floor(v); }
 
 static int csv_col(char **cells, int n, const char *name)
