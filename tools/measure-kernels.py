@@ -624,69 +624,56 @@ def ops_sweep(a):
              "Kernel Name": "", "Kernels": ""}
         r.update(kw)
         return r
-    # ---- MoE expert GEMMs: one grouped GEMM over e experts ----
-    if share["grouped"]:
+    def sweep_class(key, label, op, make_todo, seed, row_of, maker, skip=None):
+        """One class of the op sweep: its shapes in a seeded random order,
+        each timed until the class's share of the budget runs out; a class
+        that fails is logged and the sweep goes on."""
+        if not share[key]:
+            return
         try:
-            if not hasattr(torch, "_grouped_mm") and not hasattr(F, "grouped_mm"):
-                raise RuntimeError("this PyTorch has no torch._grouped_mm")
-            todo = [(e, m, n, k) for e in (8, 16, 64, 128) for m in (16, 64, 256, 1024)
-                    for (n, k) in ((14336, 4096), (4096, 14336), (1408, 2048), (2048, 1408), (2048, 7168),
-                                   (7168, 2048))]
-            random.Random(13).shuffle(todo)
-            dl = time.time() + share["grouped"] * B
-            for (e, m, n, k) in todo:
-                if 2 * (e * m * k + e * n * k + e * m * n) > big:
+            todo = make_todo()
+            random.Random(seed).shuffle(todo)
+            dl = time.time() + share[key] * B
+            for q in todo:
+                if skip and skip(q):
                     continue
-                row = orow("grouped", "bf16", b=e, m=m, n=n, k=k)
-                if not measure(ops, row, lambda init, q=(e, m, n, k): make_grouped("bf16", *q, init=init), dl):
+                if not measure(ops, row_of(q), lambda init, q=q: maker(q, init), dl):
                     break
-            log("grouped:", sum(1 for r in ops.rows if r["op"] == "grouped"), "of", len(todo))
+            log(label + ":", sum(1 for r in ops.rows if r["op"] == op), "of", len(todo))
         except Exception:
             log(traceback.format_exc())
+
+    # ---- MoE expert GEMMs: one grouped GEMM over e experts ----
+    def grouped_todo():
+        if not hasattr(torch, "_grouped_mm") and not hasattr(F, "grouped_mm"):
+            raise RuntimeError("this PyTorch has no torch._grouped_mm")
+        return [(e, m, n, k) for e in (8, 16, 64, 128) for m in (16, 64, 256, 1024)
+                for (n, k) in ((14336, 4096), (4096, 14336), (1408, 2048), (2048, 1408), (2048, 7168),
+                               (7168, 2048))]
+    sweep_class("grouped", "grouped", "grouped", grouped_todo, 13,
+                lambda q: orow("grouped", "bf16", b=q[0], m=q[1], n=q[2], k=q[3]),
+                lambda q, init: make_grouped("bf16", *q, init=init),
+                skip=lambda q: 2 * (q[0] * q[1] * q[3] + q[0] * q[2] * q[3] + q[0] * q[1] * q[2]) > big)
     # ---- weight-only INT4 beside the same GEMM in BF16 ----
-    if share["int4"]:
-        try:
-            todo = [(i4, m, n, k) for i4 in (1, 0) for m in (1, 4, 16, 64, 256, 1024, 4096)
-                    for (k, n) in ((4096, 4096), (4096, 12288), (4096, 11008), (11008, 4096), (8192, 8192),
-                                   (8192, 28672), (28672, 8192), (5120, 5120))]
-            random.Random(14).shuffle(todo)
-            dl = time.time() + share["int4"] * B
-            for (i4, m, n, k) in todo:
-                row = orow("gemm", "bf16", int4="tinygemm" if i4 else 0, b=1, m=m, n=n, k=k)  # names its kernel: no profile needed
-                mk = (lambda init, q=(m, n, k): make_int4(*q, init=init)) if i4 else \
-                     (lambda init, q=(m, n, k): make_gemm16(*q, init=init))
-                if not measure(ops, row, mk, dl):
-                    break
-            log("gemm int4/bf16:", sum(1 for r in ops.rows if r["op"] == "gemm"), "of", len(todo))
-        except Exception:
-            log(traceback.format_exc())
+    # (the int4 field names the kernel it runs, so no profile is needed)
+    sweep_class("int4", "gemm int4/bf16", "gemm",
+                lambda: [(i4, m, n, k) for i4 in (1, 0) for m in (1, 4, 16, 64, 256, 1024, 4096)
+                         for (k, n) in ((4096, 4096), (4096, 12288), (4096, 11008), (11008, 4096), (8192, 8192),
+                                        (8192, 28672), (28672, 8192), (5120, 5120))], 14,
+                lambda q: orow("gemm", "bf16", int4="tinygemm" if q[0] else 0, b=1, m=q[1], n=q[2], k=q[3]),
+                lambda q, init: (make_int4 if q[0] else make_gemm16)(*q[1:], init=init))
     # ---- embedding gathers ----
-    if share["emb"]:
-        try:
-            todo = [(dt, r, c, v) for dt in ("bf16", "fp32") for r in (128, 1024, 8192, 32768)
-                    for c in (768, 2048, 4096, 8192) for v in (32000, 128256)]
-            random.Random(15).shuffle(todo)
-            dl = time.time() + share["emb"] * B
-            for (dt, r, c, v) in todo:
-                row = orow("embedding", dt, rows=r, cols=c, vocab=v)
-                if not measure(ops, row, lambda init, q=(dt, r, c, v): make_embedding(*q, init=init), dl):
-                    break
-            log("embedding:", sum(1 for r in ops.rows if r["op"] == "embedding"), "of", len(todo))
-        except Exception:
-            log(traceback.format_exc())
+    sweep_class("emb", "embedding", "embedding",
+                lambda: [(dt, r, c, v) for dt in ("bf16", "fp32") for r in (128, 1024, 8192, 32768)
+                         for c in (768, 2048, 4096, 8192) for v in (32000, 128256)], 15,
+                lambda q: orow("embedding", q[0], rows=q[1], cols=q[2], vocab=q[3]),
+                lambda q, init: make_embedding(*q, init=init))
     # ---- MoE routers: softmax + top-k over the experts ----
-    if share["router"]:
-        try:
-            todo = [(r, c, t) for r in (64, 512, 4096, 16384, 65536) for c in (8, 64, 128, 256) for t in (2, 8)]
-            random.Random(16).shuffle(todo)
-            dl = time.time() + share["router"] * B
-            for (r, c, t) in todo:
-                row = orow("topk", "bf16", rows=r, cols=c, topk=t)
-                if not measure(ops, row, lambda init, q=(r, c, t): make_router(*q, init=init), dl):
-                    break
-            log("router:", sum(1 for r in ops.rows if r["op"] == "topk"), "of", len(todo))
-        except Exception:
-            log(traceback.format_exc())
+    sweep_class("router", "router", "topk",
+                lambda: [(r, c, t) for r in (64, 512, 4096, 16384, 65536) for c in (8, 64, 128, 256)
+                         for t in (2, 8)], 16,
+                lambda q: orow("topk", "bf16", rows=q[0], cols=q[1], topk=q[2]),
+                lambda q, init: make_router(*q, init=init))
 
     def fill_ops():
         for r in ops.rows:

@@ -715,11 +715,13 @@ static int topk_objective(const st_calib_data *data, st_gpu_coef *c, unsigned on
     return sq_log_error(data, c, pick_topk, obj, n, err);
 }
 
-/* One cycles coefficient (a field of st_gpu_coef) on a grid of `count`
- * steps of `step` from `step` up; *nbest: the rows it was fitted on (0:
- * none, the coefficient left at 0) */
+/* One cycles coefficient (a field of st_gpu_coef, `name` in the table) on a
+ * grid of `count` steps of `step` from `step` up, reported as `label`'s SM
+ * cycles per `per`; *nbest: the rows it was fitted on (0: none, the
+ * coefficient left at 0) */
 static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, const char *name, size_t field, double step,
-                      int count, grid_objective f, size_t *nbest, st_error *err)
+                      int count, grid_objective f, const char *label, const char *per, FILE *report, size_t *nbest,
+                      st_error *err)
 {
     double cyc[1000];
     if (count > (int)(sizeof cyc / sizeof cyc[0]))
@@ -741,6 +743,13 @@ static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, const char *nam
     if (*nbest && *v <= cyc[0])
         *nbest = 0;
     *v = *nbest ? round6(*v) : 0;
+    if (report) {
+        if (*nbest)
+            fprintf(report, "  %s: %.*f SM cycles per %s (%zu samples)\n", label, step >= 1 ? 0 : 2, *v, per,
+                    *nbest);
+        else
+            fprintf(report, "  %s: no rows bound by it (--ops), %s left off\n", label, name);
+    }
     return 0;
 }
 
@@ -781,18 +790,8 @@ static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_e
 static int fit_index(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     size_t nbest;
-    int rc = fit_cycles(data, c, "index_cycles", offsetof(st_gpu_coef, index_cycles), 0.05, 160, index_objective,
-                        &nbest, err);
-    if (rc)
-        return rc;
-    if (report) {
-        if (nbest)
-            fprintf(report, "  index_select: %.2f SM cycles per element (%zu samples)\n", c->index_cycles,
-                    nbest);
-        else
-            fprintf(report, "  index_select: no samples bound by index arithmetic, index_cycles left off\n");
-    }
-    return 0;
+    return fit_cycles(data, c, "index_cycles", offsetof(st_gpu_coef, index_cycles), 0.05, 160, index_objective,
+                      "index_select", "element", report, &nbest, err);
 }
 
 /* topk_pass_cycles: a grid (10-cycle steps from 10 to 8000) on the router
@@ -804,7 +803,7 @@ static int fit_topk(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_
 {
     size_t nbest;
     int rc = fit_cycles(data, c, "topk_pass_cycles", offsetof(st_gpu_coef, topk_pass_cycles), 10, 800,
-                        topk_objective, &nbest, err);
+                        topk_objective, "router top-k", "radix-select pass", report, &nbest, err);
     if (rc)
         return rc;
     size_t routers = 0;
@@ -814,13 +813,6 @@ static int fit_topk(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_
         return st_error_set(err, ST_EINVAL, "--ops: none of the %zu router rows runs %d waves of gatherTopK blocks "
                             "or more, so none is bound by the radix select; add routers of more tokens (tens of "
                             "thousands) or leave --ops out", routers, TOPK_FIT_MIN_WAVES);
-    if (report) {
-        if (nbest)
-            fprintf(report, "  router top-k: %.0f SM cycles per radix-select pass (%zu samples)\n",
-                    c->topk_pass_cycles, nbest);
-        else
-            fprintf(report, "  router top-k: no router rows (--ops), topk_pass_cycles left off\n");
-    }
     return 0;
 }
 
@@ -864,17 +856,12 @@ static int fit_softmax(const st_calib_data *data, st_gpu_coef *c, FILE *report, 
     for (int i = 0; i < 2; i++) {
         size_t nbest;
         smx_fit_path = k[i].path;
-        int rc = fit_cycles(data, c, k[i].name, k[i].field, 0.01, 400, smx_objective, &nbest, err);
+        char label[64];
+        snprintf(label, sizeof label, "softmax %s", st_softmax_kernel_name(k[i].path));
+        int rc = fit_cycles(data, c, k[i].name, k[i].field, 0.01, 400, smx_objective, label, k[i].what, report,
+                            &nbest, err);
         if (rc)
             return rc;
-        if (report) {
-            if (nbest)
-                fprintf(report, "  softmax %s: %.2f SM cycles per %s (%zu samples)\n",
-                        st_softmax_kernel_name(k[i].path), *(double *)((char *)c + k[i].field), k[i].what, nbest);
-            else
-                fprintf(report, "  softmax %s: no rows on PyTorch %d.%d or later bound by it (--ops), left off\n",
-                        st_softmax_kernel_name(k[i].path), ST_TORCH_SOFTMAX_REG / 100, ST_TORCH_SOFTMAX_REG % 100);
-        }
     }
     return 0;
 }
@@ -902,18 +889,8 @@ static int tinygemm_objective(const st_calib_data *data, st_gpu_coef *c, unsigne
 static int fit_tinygemm(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     size_t nbest;
-    int rc = fit_cycles(data, c, "tinygemm_wavefront_cycles", offsetof(st_gpu_coef, tinygemm_wavefront_cycles),
-                        0.01, 400, tinygemm_objective, &nbest, err);
-    if (rc)
-        return rc;
-    if (report) {
-        if (nbest)
-            fprintf(report, "  tinygemm (weight-only INT4): %.2f SM cycles per L1 wavefront (%zu samples)\n",
-                    c->tinygemm_wavefront_cycles, nbest);
-        else
-            fprintf(report, "  tinygemm (weight-only INT4): no rows bound by it (--ops), left off\n");
-    }
-    return 0;
+    return fit_cycles(data, c, "tinygemm_wavefront_cycles", offsetof(st_gpu_coef, tinygemm_wavefront_cycles), 0.01,
+                      400, tinygemm_objective, "tinygemm (weight-only INT4)", "L1 wavefront", report, &nbest, err);
 }
 
 /* Tiles the SIMT GEMM library used per architecture, most used first: one

@@ -729,6 +729,18 @@ static void set_band(st_kernel_est *e, double sigma)
     e->hi_s = e->gpu_s * exp(z90 * sigma);
 }
 
+/* A floor on the SM side (a kernel's cycle count, the board's power): the
+ * estimate rises to it where it is longer, bound by it, with the band kept */
+static void raise_to(st_kernel_est *e, double t, const char *bound)
+{
+    if (t > e->gpu_s) {
+        e->gpu_s = t;
+        e->compute_s = t;
+        e->bound = bound;
+        set_band(e, e->sigma);
+    }
+}
+
 static void finish_overlap(const st_gpu_coef *c, st_kernel_est *e, int sum)
 {
     double fixed;
@@ -860,7 +872,6 @@ static double tinygemm_floor_s(const st_gpu *g, const st_gpu_coef *c, const st_k
 {
     if (c->tinygemm_wavefront_cycles <= 0)
         return 0;
-    double sm = g->sm_count > 0 ? g->sm_count : 1;
     double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
     double rows = (double)k->b * (double)k->m;
     double mt = ceil(rows / 16), nt = ceil((double)k->n / 8);
@@ -870,7 +881,7 @@ static double tinygemm_floor_s(const st_gpu *g, const st_gpu_coef *c, const st_k
     /* the busiest SM's blocks: whole 16-row tiles where there are any (a
      * partial last tile's blocks are the fewer), else the one partial row */
     double wf_block = iters * tinygemm_wavefronts(mt > 1 ? 16 : last);
-    return ceil(blocks / sm) * wf_block * c->tinygemm_wavefront_cycles / clk;
+    return ceil(blocks / busy_sms(g, blocks)) * wf_block * c->tinygemm_wavefront_cycles / clk;
 }
 
 /* One SM's time to dequantise one INT4 weight to FP16 and scale it, at the
@@ -1340,14 +1351,8 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         s.sharp = c->gemm_reuse_sharpness;
         s.sigma_floor = fp32_matrix_sigma(g, c, k, tensor);
         int r = gemm_estimate(g, c, cls, peak, tensor, &s, force_tile, force_split, e);
-        if (!r && tiny) {
-            double f = tinygemm_floor_s(g, c, k);
-            if (f > e->gpu_s) {
-                e->gpu_s = e->compute_s = f;
-                e->bound = "compute";
-                set_band(e, e->sigma);
-            }
-        }
+        if (!r && tiny)
+            raise_to(e, tinygemm_floor_s(g, c, k), "compute");
         if (!r)
             stream_floor(g, c, k->cold, e);
         if (!r && k->op == ST_KOP_CONV && tensor)
@@ -1618,13 +1623,7 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
              * row each; the busiest SM's blocks, all their rows */
             double rpb = smx == ST_SMX_WARP ? (k->cols <= 128 ? 8 : 4) : 1;
             double blocks = ceil((double)k->rows / rpb);
-            double sm_s = ceil(blocks / busy_sms(g, blocks)) * rpb * slots * cyc / clk;
-            if (sm_s > e->gpu_s) {
-                e->gpu_s = sm_s;
-                e->compute_s = sm_s;
-                e->bound = "compute";
-                set_band(e, e->sigma);
-            }
+            raise_to(e, ceil(blocks / busy_sms(g, blocks)) * rpb * slots * cyc / clk, "compute");
         }
         return rc;
     }
@@ -1648,13 +1647,7 @@ int st_kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel *k
      * TFLOP/s allow under its TDP; the time alone stays its floor */
     double cap = e->cls == ST_KC_GEMM_TC ? st_gpu_sustained_tflops(g, k->dtype) : 0;
     if (k->sustained && cap > 0 && e->flops > 0) {
-        double t = e->flops * 1e-12 / cap;
-        if (t > e->gpu_s) {
-            e->gpu_s = t;
-            e->compute_s = t;
-            e->bound = "power";
-            set_band(e, e->sigma);
-        }
+        raise_to(e, e->flops * 1e-12 / cap, "power");
     }
     e->floor_s = kernel_floor(g, k, e);
     /* the estimate itself stays the model's (the committed table prices no
