@@ -860,12 +860,12 @@ check "validate neusight on data/measured/h100: a class per datatype (linear-bf1
     jq -e '[.kernels[] | select(.op | test("^(linear|bmm)-(bf16|fp16|fp8|int8|tf32)$|^rmsnorm"))] as $k | ($k | length) >= 10 and ([$k[] | .mape <= 30] | all)' "$tmp/mh100.json"
 # strata's own whole-model runs (NeuSight's harness on an H100, transformers
 # 5.17; labels/ beside the sweeps, model configs from the shared data): 18
-# configurations (14 eager, 4 under torch.compile), all under-predicted at
-# this commit (6.7% MAPE; the compiled ones 6.3-10.1%); a guard at 10%, and
-# the band must still hold them all
+# configurations (14 eager, 4 under torch.compile), 5.0% MAPE at this
+# commit (6.7 before Hopper's GEMM epilogue rate; the compiled ones -3.8 to
+# -7.6%): issue 3's 6% model bar, and the band must still hold them all
 if [ -d "$SH/neusight/models" ]; then
-    check "validate neusight on data/measured/h100 labels: 18 whole models (4 compiled), MAPE <= 10% (regression guard), band holds all" \
-        jq -e '[.models[] | select(.device == "NVIDIA_H100_80GB_HBM3")] as $m | ($m | length) == 18 and ([$m[] | select(.fusion)] | length) == 4 and (([$m[] | ((.predicted_ms - .measured_ms) / .measured_ms | fabs)] | add) / 18 <= 0.10) and ([$m[] | .measured_ms >= .lo_ms and .measured_ms <= .hi_ms] | all)' "$tmp/mh100.json"
+    check "validate neusight on data/measured/h100 labels: 18 whole models (4 compiled), MAPE <= 6% (issue 3's bar), band holds all" \
+        jq -e '[.models[] | select(.device == "NVIDIA_H100_80GB_HBM3")] as $m | ($m | length) == 18 and ([$m[] | select(.fusion)] | length) == 4 and (([$m[] | ((.predicted_ms - .measured_ms) / .measured_ms | fabs)] | add) / 18 <= 0.06) and ([$m[] | .measured_ms >= .lo_ms and .measured_ms <= .hi_ms] | all)' "$tmp/mh100.json"
 else
     skip_test "validate neusight on data/measured/h100 labels" "../shared/data is absent (NeuSight's model configs)"
 fi
@@ -878,6 +878,19 @@ else
 fi
 check "validate neusight on data/measured/h200: FP32 bmm, linear, elementwise <= 10%, ln <= 15%, softmax <= 25% (regression guard)" \
     jq -e '[.kernels[] | select(.device == "NVIDIA H200")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise") | .mape <= 10] | length == 3 and all) and ([$k[] | select(.op == "ln") | .mape <= 15] | length == 1 and all) and ([$k[] | select(.op == "softmax") | .mape <= 25] | length == 1 and all)' "$tmp/mh200.json"
+# Hopper's GEMM epilogue rate (gemm_epilogue_cycles, fitted on the H100's
+# FP32 bmm and linear rows; the H200 held out): FP32 bmm 5.9 / 5.0% on the
+# H100 / H200 at this commit, 8.8 / 9.3 priced at the DRAM share alone;
+# the shipped table names it, and a table without it prices the H200's
+# bmm class back above 8%
+check "validate neusight on data/measured: FP32 bmm <= 7% on the H100 and the held-out H200 (Hopper's epilogue rate)" \
+    jq -e -n --slurpfile a "$tmp/mh100.json" --slurpfile b "$tmp/mh200.json" '
+      def m($j; $op): [$j.kernels[] | select(.op == $op) | .mape][0];
+      m($a[0]; "bmm") <= 7 and m($b[0]; "bmm") <= 7'
+grep -v '^gemm_epilogue_cycles:\|^  hopper: ' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/noepi.yaml"
+"$S" validate neusight --data "$srcdir/data/measured/h200" --coef "$tmp/noepi.yaml" --json > "$tmp/noepi.json" 2> "$tmp/err"
+check "validate: the shipped table carries Hopper's epilogue rate; without it the H200's FP32 bmm class is over 8%" \
+    sh -c "grep -q '^gemm_epilogue_cycles:' '$srcdir/calibration/gpu-kernels.yaml' && jq -e '[.kernels[] | select(.op == \"bmm\") | .mape][0] > 8' '$tmp/noepi.json'"
 # PyTorch 2.11's softmax kernels (from 2.7: the warp kernel to 2,048
 # elements, cunn_SoftMaxForwardReg to 9,216), SM-bound at the cycles fitted
 # on the H100's rows and held out on the H200: FP32 12.3 / 20.3% and BF16

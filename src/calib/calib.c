@@ -547,18 +547,26 @@ int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err)
                             path);
     /* the forward softmax rows of the folder's kernel sweep, where it has
      * one, run on the folder's release: softmax_warp_cycles and
-     * softmax_reg_cycles are fitted on them (validation only for the
-     * classes, as the routers) */
-    snprintf(path, sizeof path, "%s/kernels-test/softmax.csv", dir);
-    if (access(path, F_OK) == 0) {
+     * softmax_reg_cycles are fitted on them; and its FP32 GEMMs (bmm.csv,
+     * linear.csv), the epilogue cycles of their GPU's family (validation
+     * only for the classes, as the routers) */
+    static const char *const sweeps[] = {"softmax", "bmm", "linear"};
+    for (size_t f = 0; f < sizeof sweeps / sizeof sweeps[0]; f++) {
+        snprintf(path, sizeof path, "%s/kernels-test/%s.csv", dir, sweeps[f]);
+        if (access(path, F_OK) != 0)
+            continue;
         st_kernel_set ks = {0};
         if ((rc = st_read_neusight_csv(path, &ks, err)))
             return rc;
         for (size_t i = 0; i < ks.n && !rc; i++) {
             st_calib_sample s;
-            if (!neusight_sample(&ks.items[i], &s) || s.k.op != ST_KOP_SOFTMAX)
+            if (!neusight_sample(&ks.items[i], &s))
+                continue;
+            if (f == 0 ? s.k.op != ST_KOP_SOFTMAX
+                       : (s.k.op != ST_KOP_BMM && s.k.op != ST_KOP_GEMM) || s.k.dtype != ST_FP32)
                 continue;
             s.validate_only = 1;
+            s.epilogue_fit = f > 0;
             s.k.torch_ver = tv;
             rc = push_on_device(d, ks.items[i].device, &s, ks.items[i].latency_s, err);
         }
@@ -572,6 +580,11 @@ int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err)
 int st_calib_tinygemm_fit(const st_calib_sample *s)
 {
     return s->k.weight_only_int4 && s->k.int4_kernel == ST_INT4_TINYGEMM;
+}
+
+int st_calib_epilogue_fit(const st_calib_data *data, const st_calib_sample *s)
+{
+    return s->epilogue_fit && st_kernel_class(&data->gpus[s->gpu], &s->k) == ST_KC_GEMM_SIMT;
 }
 
 int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,

@@ -35,6 +35,8 @@ typedef struct st_calib_sample {
                              op took this long; replaces the table's dispatch and harness */
     int own_floor_router; /* that floor is the harness's router (softmax + topk of one token
                              over 8 experts, four kernels), not a one-launch op */
+    int epilogue_fit;     /* an FP32 GEMM of an --ops folder's sweep: fits its family's
+                             gemm_epilogue_cycles (st_calib_epilogue_fit) */
 } st_calib_sample;
 
 typedef struct st_calib_data {
@@ -72,10 +74,12 @@ int st_calib_apply_harness(const char *dir, st_calib_data *d, size_t from, int *
 int st_calib_harness_torch(const char *dir, int *torch_ver, st_error *err);
 /* Append the MoE router rows (op topk) and tinygemm's weight-only INT4 rows
  * of DIR/ops.csv, and the softmax rows of DIR/kernels-test/softmax.csv
- * where it exists (run on the folder's release), with DIR/harness.csv's
- * floors, for `strata calibrate --ops` to fit topk_pass_cycles,
- * tinygemm_wavefront_cycles and the softmax cycles on (and nothing else:
- * they stay validation-only for every class). No ops.csv, or one without
+ * and the FP32 GEMM rows of DIR/kernels-test/{bmm,linear}.csv where they
+ * exist (run on the folder's release), with DIR/harness.csv's floors, for
+ * `strata calibrate --ops` to fit topk_pass_cycles,
+ * tinygemm_wavefront_cycles, the softmax cycles and the GEMM epilogue
+ * cycles on (and nothing else: they stay validation-only for every
+ * class). No ops.csv, or one without
  * topk rows: an error. */
 int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err);
 /* The softmax kernel (st_softmax_kernel: warp or register) whose cycles
@@ -85,6 +89,9 @@ int st_calib_softmax_fit_path(const st_calib_data *data, const st_calib_sample *
 /* 1 where sample s fits tinygemm_wavefront_cycles: a weight-only INT4 GEMM
  * that tinygemm ran (st_int4_kernel). */
 int st_calib_tinygemm_fit(const st_calib_sample *s);
+/* 1 where sample s fits its GPU family's gemm_epilogue_cycles: an FP32
+ * GEMM of an --ops folder's sweep that the CUDA cores run. */
+int st_calib_epilogue_fit(const st_calib_data *data, const st_calib_sample *s);
 /* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
  * only that GPU folder, e.g. "a100"; NULL for all). */
 int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,

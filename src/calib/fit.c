@@ -893,6 +893,63 @@ static int fit_tinygemm(const st_calib_data *data, st_gpu_coef *c, FILE *report,
                       400, tinygemm_objective, "tinygemm (weight-only INT4)", "L1 wavefront", report, &nbest, err);
 }
 
+/* gemm_epilogue_cycles: per architecture family with FP32 GEMM rows in an
+ * --ops sweep (st_calib_epilogue_fit), a grid (quarter-cycle steps from
+ * 0.25 to 100 SM cycles per 128-byte line) on those rows; only the
+ * family's CUDA-core GEMMs depend on it, and rows whose main loop or DRAM
+ * term dominates take part too, holding the floor under them. Fitted, not
+ * derived: how fast an SM's four-warp tiles drain through shared memory
+ * and the L1 to L2 the source does not fix. A family whose rows want no
+ * floor (the grid's first step) gets no entry. */
+static const char *epi_fit_family; /* the family being fitted (the grid runs on one thread) */
+static int pick_epilogue(const st_calib_data *data, const st_calib_sample *s)
+{
+    return st_calib_epilogue_fit(data, s) && strcasecmp(st_gpu_family(&data->gpus[s->gpu]), epi_fit_family) == 0;
+}
+
+static int epilogue_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+                              st_error *err)
+{
+    (void)only;
+    return sq_log_error(data, c, pick_epilogue, obj, n, err);
+}
+
+static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
+{
+    const int cap = (int)(sizeof c->epilogue / sizeof c->epilogue[0]);
+    c->n_epilogue = 0;
+    for (size_t i = 0; i < data->n; i++) {
+        if (!st_calib_epilogue_fit(data, &data->s[i]))
+            continue;
+        const char *fam = st_gpu_family(&data->gpus[data->s[i].gpu]);
+        int seen = 0;
+        for (int j = 0; j < c->n_epilogue && !seen; j++)
+            seen = strcasecmp(c->epilogue[j].arch, fam) == 0;
+        if (seen)
+            continue;
+        if (c->n_epilogue == cap)
+            return st_error_set(err, ST_EINVAL, "--ops: FP32 GEMM rows of more than %d architecture families; "
+                                "the table holds %d epilogue rates", cap, cap);
+        int k = c->n_epilogue++;
+        snprintf(c->epilogue[k].arch, sizeof c->epilogue[k].arch, "%s", fam);
+        c->epilogue[k].cycles = 0;
+        epi_fit_family = c->epilogue[k].arch;
+        char name[64], label[64];
+        snprintf(name, sizeof name, "gemm_epilogue_cycles.%s", fam);
+        snprintf(label, sizeof label, "GEMM epilogue (%s, FP32)", fam);
+        size_t nbest;
+        int rc = fit_cycles(data, c, name,
+                            offsetof(st_gpu_coef, epilogue) + (size_t)k * sizeof c->epilogue[0] +
+                                offsetof(st_epilogue_rate, cycles),
+                            0.25, 400, epilogue_objective, label, "128-byte output line", report, &nbest, err);
+        if (rc)
+            return rc;
+        if (!nbest)
+            c->n_epilogue--; /* no floor wanted: no entry */
+    }
+    return 0;
+}
+
 /* Tiles the SIMT GEMM library used per architecture, most used first: one
  * set for plain GEMMs (key: the family) and one for batched GEMMs (key:
  * family + ST_TILES_BATCHED), since the library picks from different
@@ -916,7 +973,9 @@ static void learn_tiles(const st_calib_data *data, st_gpu_coef *c, FILE *report)
             size_t total = 0;
             for (size_t i = 0; i < data->n; i++) {
                 const st_calib_sample *s = &data->s[i];
-                if (strcasecmp(st_gpu_family(&data->gpus[s->gpu]), fam) != 0 || s->named.m <= 0 ||
+                /* the training launches' tiles: not an --ops sweep's
+                 * GEMMs, which fit their epilogue rate alone */
+                if (s->epilogue_fit || strcasecmp(st_gpu_family(&data->gpus[s->gpu]), fam) != 0 || s->named.m <= 0 ||
                     s->k.op == ST_KOP_CONV || s->k.dtype != ST_FP32 || (s->k.op == ST_KOP_BMM) != batched)
                     continue;
                 total++;
@@ -1065,6 +1124,8 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     if ((rc = fit_topk(data, &c, report, err)))
         return rc;
     if ((rc = fit_tinygemm(data, &c, report, err)))
+        return rc;
+    if ((rc = fit_epilogue(data, &c, report, err)))
         return rc;
     /* how often the heuristic picks the library's tile */
     size_t agree = 0, named = 0;

@@ -62,7 +62,10 @@ static const char header_fmt[] =
     "# element of PyTorch's warp softmax and per register slot of its\n"
     "# cunn_SoftMaxForwardReg (from 2.7), a floor under their time.\n"
     "# tinygemm_wavefront_cycles is an SM's cycles per L1 wavefront of the\n"
-    "# loads of PyTorch's weight-only INT4 GEMM (tinygemm), a floor under it.\n";
+    "# loads of PyTorch's weight-only INT4 GEMM (tinygemm), a floor under it.\n"
+    "# gemm_epilogue_cycles is an SM's cycles per 128-byte line of output a\n"
+    "# CUDA-core GEMM stores, per architecture family, a floor under its\n"
+    "# epilogue (a family without one: the DRAM term alone).\n";
 
 /* The written table lands (its temporary renamed over `out`) only when
  * the write succeeded: rc is the writer's. */
@@ -230,7 +233,7 @@ static int run(int argc, char **argv)
     int rc = st_calib_add_neusight(&d, kdir, &err);
     if (!rc)
         rc = st_calib_add_vidur(&d, vddir, "a100", &err);
-    size_t nrouter[8] = {0}, nsoftmax[8] = {0}, ntiny[8] = {0}, nbase = d.n;
+    size_t nrouter[8] = {0}, nsoftmax[8] = {0}, ntiny[8] = {0}, nepi[8] = {0}, nbase = d.n;
     for (int i = 0; i < nops && !rc; i++) {
         size_t n0 = d.n;
         rc = st_calib_add_router_fit(&d, ops[i], &err);
@@ -238,6 +241,7 @@ static int run(int argc, char **argv)
             nrouter[i] += d.s[j].k.op == ST_KOP_TOPK;
             nsoftmax[i] += st_calib_softmax_fit_path(&d, &d.s[j]) >= 0;
             ntiny[i] += st_calib_tinygemm_fit(&d.s[j]);
+            nepi[i] += st_calib_epilogue_fit(&d, &d.s[j]);
         }
     }
     if (rc) {
@@ -300,6 +304,10 @@ static int run(int argc, char **argv)
             hl += snprintf(header + hl, sizeof header - (size_t)hl,
                            "# tinygemm_wavefront_cycles: fitted on the weight-only INT4 rows of %s/ops.csv "
                            "(tinygemm; %zu rows).\n", tail_parts(ops[i], 3), ntiny[i]);
+        if (nepi[i] && hl > 0 && (size_t)hl < sizeof header)
+            hl += snprintf(header + hl, sizeof header - (size_t)hl,
+                           "# gemm_epilogue_cycles: fitted on the FP32 GEMM rows of %s/kernels-test/bmm.csv "
+                           "and linear.csv (%zu rows).\n", tail_parts(ops[i], 3), nepi[i]);
     }
     st_calib_data_free(&d);
     if (hl < 0 || (size_t)hl >= sizeof header) {
@@ -328,7 +336,9 @@ const cli_command cmd_calibrate = {
     "                   rows fit topk_pass_cycles (PyTorch's radix select), and the forward\n"
     "                   softmax rows of DIR/kernels-test/softmax.csv, where it has one,\n"
     "                   softmax_warp_cycles and softmax_reg_cycles, and its weight-only INT4\n"
-    "                   rows that tinygemm ran tinygemm_wavefront_cycles; nothing else;\n"
+    "                   rows that tinygemm ran tinygemm_wavefront_cycles, and the FP32 rows\n"
+    "                   of DIR/kernels-test/bmm.csv and linear.csv gemm_epilogue_cycles for\n"
+    "                   their GPU's architecture family; nothing else;\n"
     "                   repeatable (up to 8); tools/calibrate gives data/measured/h100\n"
     "  --out FILE       write there (atomically) instead of stdout; tools/calibrate writes\n"
     "                   calibration/gpu-kernels.yaml\n"

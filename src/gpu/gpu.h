@@ -266,6 +266,12 @@ typedef struct st_tile {
     int m, n;
 } st_tile;
 
+/* one architecture family's GEMM epilogue rate (st_gpu_coef.epilogue) */
+typedef struct st_epilogue_rate {
+    char arch[24];  /* family, as st_gpu_family names it */
+    double cycles;  /* SM cycles per ST_EPILOGUE_LINE bytes of output */
+} st_epilogue_rate;
+
 typedef struct st_gpu_coef {
     double e_ref_w_per_tflop;  /* sustained-clock reference (see above) */
     double tc_energy_ratio;    /* tensor FLOP energy / FP32 SIMT FLOP energy */
@@ -339,6 +345,23 @@ typedef struct st_gpu_coef {
      * own sweep, DIR/ops.csv); 0 (a table without it): pricing tinygemm
      * is an error (without its floor it would come out several times fast). */
     double tinygemm_wavefront_cycles;
+    /* SM cycles per 128-byte line of output a CUDA-core GEMM's epilogue
+     * stores, per architecture family (key "hopper"), a floor under the
+     * epilogue term: the SM drains its output tiles at this rate however
+     * fast the memory is. On the calibration GPUs (Pascal to Ampere) the
+     * stores are DRAM-bound: a batched GEMM's time at K = 0 (the fixed
+     * part, extrapolated over K = 64-256) is about half the output's DRAM
+     * write time on the A100 40GB and 80GB alike, and scales with their
+     * bandwidth. On Hopper it does not: 1.5x that write time on the H100
+     * and 1.9x on the H200, the same time per byte within 14% where the
+     * H200's HBM is 43% faster, so the SM, not the memory, sets it
+     * (cuBLAS runs Ampere's sm80 SIMT kernels there, four warps to a
+     * 128x128 tile). Fitted by `strata calibrate --ops` per family present
+     * in a sweep's DIR/kernels-test/{bmm,linear}.csv FP32 rows (a 1-D grid
+     * each); a family without an entry keeps the DRAM term alone. A line
+     * is ST_EPILOGUE_LINE bytes (a warp's 4-byte stores). */
+    st_epilogue_rate epilogue[8];
+    int n_epilogue;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];
@@ -437,6 +460,9 @@ int st_fa3_check(const st_gpu *g, st_dtype dt, int backward, st_error *err);
 /* The elementwise class's time coefficient for streaming non-HBM DRAM
  * (GDDR, LPDDR, Pascal's HBM2): bytes / bandwidth x this. */
 double st_gpu_coef_dram_other(const st_gpu_coef *c);
+#define ST_EPILOGUE_LINE 128.0
+/* The table's epilogue cycles per output line for g's family (0: none). */
+double st_gpu_coef_epilogue_cycles(const st_gpu_coef *c, const st_gpu *g);
 /* Sustained / boost clock factor for a math pipe (tensor: 1, else 0). */
 double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor);
 

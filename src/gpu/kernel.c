@@ -386,6 +386,15 @@ static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
     return g->vector[t]; /* e.g. FP16 on a GPU without matrix units: vector path */
 }
 
+double st_gpu_coef_epilogue_cycles(const st_gpu_coef *c, const st_gpu *g)
+{
+    const char *fam = st_gpu_family(g);
+    for (int i = 0; i < c->n_epilogue; i++)
+        if (strcasecmp(c->epilogue[i].arch, fam) == 0)
+            return c->epilogue[i].cycles;
+    return 0;
+}
+
 double st_gpu_coef_dram_other(const st_gpu_coef *c)
 {
     return c->cls[ST_KC_ELEMENTWISE].beta[VF_DRAM_OTHER];
@@ -641,7 +650,7 @@ static double operand_issue_scale(const st_gpu *g)
     return cyc > 0 ? ST_FMA_ISSUE_REF / cyc : 1.0;
 }
 
-static void gemm_features_for(const st_gpu *g, double peak, double pf, double op_scale,
+static void gemm_features_for(const st_gpu *g, double peak, double pf, double op_scale, double epi_sm,
                               const gemm_shape *s, st_tile t, int split, double *x,
                               double *sm_work, double *waves, double *tiles_out)
 {
@@ -715,6 +724,12 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, double op
      * such trend, and fitted with the term its TP-8 attention projection
      * went from 8.0% to 10.4%. */
     x[GF_EPILOGUE] = g->mem_bw > 0 ? w * t.m * t.n * s->es_out / (g->mem_bw / sm) : 0;
+    /* where the SM drains its tiles slower than its DRAM share takes them
+     * (Hopper: st_gpu_coef.epilogue), that rate sets the term: epi_sm is
+     * the SM's seconds per output byte over the class's epilogue
+     * coefficient, so that the term prices at the SM's rate */
+    if (epi_sm > 0 && w * t.m * t.n * s->es_out * epi_sm > x[GF_EPILOGUE])
+        x[GF_EPILOGUE] = w * t.m * t.n * s->es_out * epi_sm;
     *sm_work = w;
     *waves = ceil(units / sm);
     *tiles_out = tiles;
@@ -795,6 +810,13 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
      * the weight bytes' ratio); other kernels keep their class's overlap */
     int sum = c->cls[cls].sum && !s->pipelined && !s->async_mma;
     double sm = g->sm_count > 0 ? g->sm_count : 1;
+    /* the SM-side epilogue rate, as seconds per output byte over the
+     * class's epilogue coefficient (none where that coefficient is 0: the
+     * table prices no epilogue) */
+    double epi_sm = 0, epi_cyc = st_gpu_coef_epilogue_cycles(c, g);
+    if (epi_cyc > 0 && s->es_out > 0 && beta[GF_EPILOGUE] > 0)
+        epi_sm = epi_cyc / ST_EPILOGUE_LINE / (g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9) /
+                 beta[GF_EPILOGUE];
     double best = INFINITY;
     for (int i = 0; i < nc; i++) {
         st_tile t = cand[i];
@@ -817,7 +839,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
         }
         for (int j = 0; j < ns; j++) {
             double x[GF_N], w, waves, tl;
-            gemm_features_for(g, peak, pf, op_scale, s, t, splits[j], x, &w, &waves, &tl);
+            gemm_features_for(g, peak, pf, op_scale, epi_sm, s, t, splits[j], x, &w, &waves, &tl);
             /* the compute side takes at least the MMA ceiling's time: where
              * the class's own efficiency would run faster than that ceiling,
              * the ceiling binds */

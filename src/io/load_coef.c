@@ -78,6 +78,27 @@ static int read_classes(const fctx *c, const st_ynode *map, st_gpu_coef *out)
     return 0;
 }
 
+/* Key i of an architecture map (`table`) into dst (size n): a family name
+ * that fits, not given before in any case (keys are looked up without
+ * regard to case) */
+static int arch_key(const fctx *c, const st_ynode *map, size_t i, const char *table, const char *example,
+                    char *dst, size_t n)
+{
+    const char *key = map->keys[i]->scalar;
+    if (strlen(key) >= n)
+        return f_error(c, map->keys[i],
+                       "architecture key '%s' is longer than %zu characters; use the family name, like %s", key,
+                       n - 1, example);
+    for (size_t j = 0; j < i; j++)
+        if (strcasecmp(map->keys[j]->scalar, key) == 0)
+            return f_error(c, map->keys[i],
+                           "architecture '%s' appears twice in '%s' (as '%s' before; case does not matter); "
+                           "keep one",
+                           key, table, map->keys[j]->scalar);
+    snprintf(dst, n, "%s", key);
+    return 0;
+}
+
 static int read_tiles(const fctx *c, const st_ynode *map, st_gpu_coef *out)
 {
     if (map->kind != ST_Y_MAP)
@@ -90,19 +111,9 @@ static int read_tiles(const fctx *c, const st_ynode *map, st_gpu_coef *out)
         if (seq->kind != ST_Y_SEQ || seq->n == 0 || seq->n > ST_GPU_MAX_TILES)
             return f_error(c, seq, "tiles of '%s' must be a list of 1 to %d tiles like 128x64",
                            map->keys[i]->scalar, ST_GPU_MAX_TILES);
-        const char *key = map->keys[i]->scalar;
-        if (strlen(key) >= sizeof out->tiles[i].arch)
-            return f_error(c, map->keys[i],
-                           "architecture key '%s' is longer than %zu characters; use the family "
-                           "name, like 'ampere' or 'ampere.bmm'",
-                           key, sizeof out->tiles[i].arch - 1);
-        for (size_t j = 0; j < i; j++) /* looked up without regard to case */
-            if (strcasecmp(map->keys[j]->scalar, key) == 0)
-                return f_error(c, map->keys[i],
-                               "architecture '%s' appears twice in 'tiles' (as '%s' before; case "
-                               "does not matter); keep one",
-                               key, map->keys[j]->scalar);
-        snprintf(out->tiles[i].arch, sizeof out->tiles[i].arch, "%s", key);
+        if (arch_key(c, map, i, "tiles", "'ampere' or 'ampere.bmm'", out->tiles[i].arch,
+                     sizeof out->tiles[i].arch))
+            return ST_EINVAL;
         for (size_t k = 0; k < seq->n; k++) {
             const st_ynode *t = seq->items[k];
             int m = 0, n = 0;
@@ -116,6 +127,25 @@ static int read_tiles(const fctx *c, const st_ynode *map, st_gpu_coef *out)
         out->tiles[i].n = (int)seq->n;
     }
     out->n_tile_sets = (int)map->n;
+    return 0;
+}
+
+/* gemm_epilogue_cycles: architecture family -> SM cycles per output line */
+static int read_epilogue(const fctx *c, const st_ynode *map, st_gpu_coef *out)
+{
+    const size_t cap = sizeof out->epilogue / sizeof out->epilogue[0];
+    if (map->kind != ST_Y_MAP || map->n == 0)
+        return f_error(c, map, "'gemm_epilogue_cycles' must map an architecture family to SM cycles, like "
+                       "{hopper: 11.5}");
+    if (map->n > cap)
+        return f_error(c, map, "at most %zu architectures in 'gemm_epilogue_cycles'", cap);
+    for (size_t i = 0; i < map->n; i++) {
+        if (arch_key(c, map, i, "gemm_epilogue_cycles", "'hopper'", out->epilogue[i].arch,
+                     sizeof out->epilogue[i].arch) ||
+            f_number(c, map, map->keys[i]->scalar, 0.001, 1e4, 1, "cycles", &out->epilogue[i].cycles))
+            return ST_EINVAL;
+    }
+    out->n_epilogue = (int)map->n;
     return 0;
 }
 
@@ -193,6 +223,7 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"softmax_warp_cycles", 0, "SM cycles per element of PyTorch's persistent warp softmax"},
         {"softmax_reg_cycles", 0, "SM cycles per register slot of PyTorch's cunn_SoftMaxForwardReg"},
         {"tinygemm_wavefront_cycles", 0, "SM cycles per L1 wavefront of tinygemm's loads (weight-only INT4)"},
+        {"gemm_epilogue_cycles", 0, "SM cycles per 128-byte output line of a CUDA-core GEMM, per architecture"},
         {"dispatch_us", 1, "framework per-op host cost by class"},
         {"harness_us", 0, "per-op overhead of the calibration data's timing harness by class"},
         {"classes", 1, "coefficients per kernel class"},
@@ -246,6 +277,9 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
     const st_ynode *t = f_get(doc.root, "tiles");
     if (t && read_tiles(&c, t, out))
         goto done;
+    const st_ynode *ep = f_get(doc.root, "gemm_epilogue_cycles");
+    if (ep && read_epilogue(&c, ep, out))
+        goto done;
     snprintf(out->source, sizeof out->source, "%s", doc.path);
     rc = 0;
 done:
@@ -280,6 +314,11 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
         fprintf(f, "softmax_reg_cycles: %.17g\n", c->softmax_reg_cycles);
     if (c->tinygemm_wavefront_cycles > 0)
         fprintf(f, "tinygemm_wavefront_cycles: %.17g\n", c->tinygemm_wavefront_cycles);
+    if (c->n_epilogue > 0) {
+        fprintf(f, "gemm_epilogue_cycles:\n");
+        for (int i = 0; i < c->n_epilogue; i++)
+            fprintf(f, "  %s: %.17g\n", c->epilogue[i].arch, c->epilogue[i].cycles);
+    }
     fprintf(f, "dispatch_us:\n");
     for (int i = 0; i < ST_DISP_COUNT; i++)
         fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->dispatch_s[i] * 1e6);
