@@ -917,19 +917,23 @@ static int epilogue_objective(const st_calib_data *data, st_gpu_coef *c, unsigne
 static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     const int cap = (int)(sizeof c->epilogue / sizeof c->epilogue[0]);
+    const char *tried[sizeof c->epilogue / sizeof c->epilogue[0]];
+    int ntried = 0;
     c->n_epilogue = 0;
     for (size_t i = 0; i < data->n; i++) {
         if (!st_calib_epilogue_fit(data, &data->s[i]))
             continue;
+        /* each family once, whether or not its fit kept an entry */
         const char *fam = st_gpu_family(&data->gpus[data->s[i].gpu]);
         int seen = 0;
-        for (int j = 0; j < c->n_epilogue && !seen; j++)
-            seen = strcasecmp(c->epilogue[j].arch, fam) == 0;
+        for (int j = 0; j < ntried && !seen; j++)
+            seen = strcasecmp(tried[j], fam) == 0;
         if (seen)
             continue;
-        if (c->n_epilogue == cap)
+        if (ntried == cap)
             return st_error_set(err, ST_EINVAL, "--ops: FP32 GEMM rows of more than %d architecture families; "
                                 "the table holds %d epilogue rates", cap, cap);
+        tried[ntried++] = fam;
         int k = c->n_epilogue++;
         snprintf(c->epilogue[k].arch, sizeof c->epilogue[k].arch, "%s", fam);
         c->epilogue[k].cycles = 0;
@@ -1131,7 +1135,8 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     size_t agree = 0, named = 0;
     for (size_t i = 0; i < data->n; i++) {
         const st_calib_sample *s = &data->s[i];
-        if (s->named.m <= 0 || s->k.op == ST_KOP_CONV)
+        /* the training launches (an --ops sweep's GEMMs fit their epilogue rate alone) */
+        if (s->named.m <= 0 || s->k.op == ST_KOP_CONV || s->epilogue_fit)
             continue;
         st_kernel_est e;
         if (st_kernel_estimate(&data->gpus[s->gpu], &c, &s->k, NULL, 0, &e, err))

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,15 +234,15 @@ static int run(int argc, char **argv)
     int rc = st_calib_add_neusight(&d, kdir, &err);
     if (!rc)
         rc = st_calib_add_vidur(&d, vddir, "a100", &err);
-    size_t nrouter[8] = {0}, nsoftmax[8] = {0}, ntiny[8] = {0}, nepi[8] = {0}, nbase = d.n;
+    size_t nrouter[8] = {0}, nsoftmax[8] = {0}, ntiny[8] = {0}, nepi[8] = {0}, ops_end[8] = {0}, nbase = d.n;
     for (int i = 0; i < nops && !rc; i++) {
         size_t n0 = d.n;
         rc = st_calib_add_router_fit(&d, ops[i], &err);
+        ops_end[i] = d.n;
         for (size_t j = n0; j < d.n; j++) {
             nrouter[i] += d.s[j].k.op == ST_KOP_TOPK;
             nsoftmax[i] += st_calib_softmax_fit_path(&d, &d.s[j]) >= 0;
             ntiny[i] += st_calib_tinygemm_fit(&d.s[j]);
-            nepi[i] += st_calib_epilogue_fit(&d, &d.s[j]);
         }
     }
     if (rc) {
@@ -275,6 +276,20 @@ static int run(int argc, char **argv)
             return cli_fail(&err);
         }
     }
+    /* an --ops folder's GEMM rows count where their family kept a rate,
+     * and the header names those families */
+    char epifam[8][64] = {""};
+    for (int i = 0; i < nops; i++)
+        for (int e = 0; e < coef.n_epilogue; e++) {
+            size_t n = 0;
+            for (size_t j = i ? ops_end[i - 1] : nbase; j < ops_end[i]; j++)
+                n += st_calib_epilogue_fit(&d, &d.s[j]) &&
+                     strcasecmp(st_gpu_family(&d.gpus[d.s[j].gpu]), coef.epilogue[e].arch) == 0;
+            size_t el = strlen(epifam[i]);
+            if (n)
+                snprintf(epifam[i] + el, sizeof epifam[i] - el, "%s%s", el ? ", " : "", coef.epilogue[e].arch);
+            nepi[i] += n;
+        }
     /* the main fit's samples and devices: the --ops rows (appended after
      * nbase) fit their own coefficients and are named on lines of their own */
     char devs[1024] = "";
@@ -307,7 +322,7 @@ static int run(int argc, char **argv)
         if (nepi[i] && hl > 0 && (size_t)hl < sizeof header)
             hl += snprintf(header + hl, sizeof header - (size_t)hl,
                            "# gemm_epilogue_cycles: fitted on the FP32 GEMM rows of %s/kernels-test/bmm.csv "
-                           "and linear.csv (%zu rows).\n", tail_parts(ops[i], 3), nepi[i]);
+                           "and linear.csv (%s; %zu rows).\n", tail_parts(ops[i], 3), epifam[i], nepi[i]);
     }
     st_calib_data_free(&d);
     if (hl < 0 || (size_t)hl >= sizeof header) {

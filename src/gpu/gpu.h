@@ -345,10 +345,13 @@ typedef struct st_gpu_coef {
      * own sweep, DIR/ops.csv); 0 (a table without it): pricing tinygemm
      * is an error (without its floor it would come out several times fast). */
     double tinygemm_wavefront_cycles;
-    /* SM cycles per 128-byte line of output a CUDA-core GEMM's epilogue
-     * stores, per architecture family (key "hopper"), a floor under the
-     * epilogue term: the SM drains its output tiles at this rate however
-     * fast the memory is. On the calibration GPUs (Pascal to Ampere) the
+    /* SM cycles per 128-byte line of output a CUDA-core library GEMM's
+     * epilogue stores (gemm, bmm, grouped, conv; not fused attention, which
+     * no rate was measured on), per architecture family (key "hopper", any
+     * family a preset's arch names), a floor under the epilogue term: the
+     * SM drains its output tiles at this rate however fast the memory is.
+     * It prices through the class's epilogue coefficient, so a table with
+     * a rate needs that coefficient above 0. On the calibration GPUs (Pascal to Ampere) the
      * stores are DRAM-bound: a batched GEMM's time at K = 0 (the fixed
      * part, extrapolated over K = 64-256) is about half the output's DRAM
      * write time on the A100 40GB and 80GB alike, and scales with their

@@ -606,6 +606,9 @@ typedef struct gemm_shape {
     double kstep;       /* K per main-loop iteration */
     double es;          /* operand element bytes (0: no panel re-fetch model) */
     double es_out;      /* output element bytes (0: no epilogue term, tensor cores) */
+    int sm_epilogue;    /* a library GEMM (cuBLAS/CUTLASS/cuDNN kernels: gemm, bmm, grouped,
+                           conv): its family's SM-side epilogue rate applies (st_gpu_coef.epilogue);
+                           not fused attention, whose kernels no rate was measured on */
     double span, sharp; /* st_gpu_coef.gemm_reuse_span / _sharpness */
     int batched;        /* a batched GEMM launch (the library's batched tile set) */
     int async_mma;      /* operand loads overlap the MMAs (see the GEMM case of st_kernel_estimate) */
@@ -814,7 +817,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
      * class's epilogue coefficient (none where that coefficient is 0: the
      * table prices no epilogue) */
     double epi_sm = 0, epi_cyc = st_gpu_coef_epilogue_cycles(c, g);
-    if (epi_cyc > 0 && s->es_out > 0 && beta[GF_EPILOGUE] > 0)
+    if (epi_cyc > 0 && s->es_out > 0 && s->sm_epilogue && beta[GF_EPILOGUE] > 0)
         epi_sm = epi_cyc / ST_EPILOGUE_LINE / (g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9) /
                  beta[GF_EPILOGUE];
     double best = INFINITY;
@@ -1369,6 +1372,7 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         s.es = es;
         /* the epilogue term is the CUDA-core kernels' (below) */
         s.es_out = tensor ? 0 : es;
+        s.sm_epilogue = 1;
         s.span = c->gemm_reuse_span;
         s.sharp = c->gemm_reuse_sharpness;
         s.sigma_floor = fp32_matrix_sigma(g, c, k, tensor);

@@ -3,6 +3,7 @@
 #include "gpu/gpu.h"
 #include "io/fields.h"
 #include "io/io.h"
+#include "io/loaders.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -85,6 +86,30 @@ static int arch_key(const fctx *c, const st_ynode *map, size_t i, const char *ta
                     char *dst, size_t n)
 {
     const char *key = map->keys[i]->scalar;
+    /* a family a preset can name (a set of batched tiles adds ".bmm"):
+     * any other key would be kept and never looked up */
+    size_t na, fl = strlen(key);
+    const char *const *archs = st_gpu_archs(&na);
+    if (strcmp(table, "tiles") == 0 && fl > strlen(ST_TILES_BATCHED) &&
+        strcasecmp(key + fl - strlen(ST_TILES_BATCHED), ST_TILES_BATCHED) == 0)
+        fl -= strlen(ST_TILES_BATCHED);
+    int known = 0;
+    for (size_t a = 0; a < na && !known; a++)
+        known = strlen(archs[a]) == fl && strncasecmp(archs[a], key, fl) == 0;
+    if (!known) {
+        char choices[256] = "";
+        for (size_t a = 0; a < na; a++) {
+            size_t u = strlen(choices);
+            snprintf(choices + u, sizeof choices - u, "%s%s", a ? ", " : "", archs[a]);
+        }
+        const char *s = st_suggest(key, archs, na);
+        char hint[64] = "";
+        if (s)
+            snprintf(hint, sizeof hint, "did you mean '%s'? ", s);
+        return f_error(c, map->keys[i], "'%s' in '%s' is not an architecture family; %sone of: %s%s", key, table,
+                       hint, choices,
+                       strcmp(table, "tiles") == 0 ? " (a set of batched tiles adds .bmm, like 'ampere.bmm')" : "");
+    }
     if (strlen(key) >= n)
         return f_error(c, map->keys[i],
                        "architecture key '%s' is longer than %zu characters; use the family name, like %s", key,
@@ -280,6 +305,14 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
     const st_ynode *ep = f_get(doc.root, "gemm_epilogue_cycles");
     if (ep && read_epilogue(&c, ep, out))
         goto done;
+    /* the rate prices through the CUDA-core class's epilogue coefficient
+     * (st_gpu_coef.epilogue): with that at 0 it would price nothing */
+    int fe = st_kclass_feature(ST_KC_GEMM_SIMT, "epilogue");
+    if (ep && (fe < 0 || !(out->cls[ST_KC_GEMM_SIMT].beta[fe] > 0))) {
+        f_error(&c, ep, "gemm_epilogue_cycles needs class gemm_simt's 'epilogue' coefficient above 0 (the rate "
+                "prices through it); regenerate the table with tools/calibrate");
+        goto done;
+    }
     snprintf(out->source, sizeof out->source, "%s", doc.path);
     rc = 0;
 done:

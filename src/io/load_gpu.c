@@ -45,6 +45,12 @@ static const char *const vendors[] = {"nvidia", "amd"};
 static const char *const archs[] = {"pascal", "volta",         "turing", "ampere", "ada",  "hopper",
                                     "blackwell", "blackwell-rtx", "cdna1",  "cdna2",  "cdna3"};
 static const int arch_vendor[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1};
+
+const char *const *st_gpu_archs(size_t *n)
+{
+    *n = sizeof archs / sizeof archs[0];
+    return archs;
+}
 static const char *const form_factors[] = {"sxm", "pcie", "oam"};
 
 /* throughput: {fp32: {dense: X, sparse: Y}, ...}; fp32 required. */

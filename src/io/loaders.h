@@ -16,6 +16,8 @@
 #define PJ 1e-12
 
 int st_read_throughput(const fctx *c, const st_ynode *map, const char *key, st_peak *peak);
+/* The architecture families a GPU preset's arch may name (*n of them). */
+const char *const *st_gpu_archs(size_t *n);
 int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g);
 int st_read_edge(const fctx *c, const st_ynode *root, st_edge *e);
 int st_read_accel(const fctx *c, const st_ynode *root, st_accel *a);
