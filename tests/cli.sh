@@ -955,6 +955,13 @@ check "validate neusight on data/measured: op sweep classes (grouped-bf16, gemm-
 check "validate --samples: H100 gathers of 32,768 tokens and routers of 16,384+ tokens, MAPE <= 15% each" \
     awk -F, 'NR > 1 && $3 ~ /^embedding/ && $9 >= 32768 { e += $16; ne++ } NR > 1 && $3 ~ /^topk/ && $9 >= 16384 { t += $16; nt++ }
              END { exit !(ne >= 16 && nt >= 16 && e / ne <= 15 && t / nt <= 15) }' "$tmp/ms.csv"
+# cuBLAS 12's xmma kernels name their tile rows first (tilesize128x32: the
+# H100's 768 x 3072 x 4096 FP32 linear ran on a 6 x 96 grid, 768 / 128 by
+# 3072 / 32); every FP32 GEMM launch of the sweep names a tile strata reads
+check "validate --samples: the library tile of cuBLAS 12's xmma launches (768 x 3072 x 4096 on 128x32), none unread" \
+    awk -F, 'NR > 1 && $3 == "linear" && $6 == 768 && $7 == 3072 && $8 == 4096 && $18 == "fp32" { hit = ($17 == "128x32") }
+             NR > 1 && ($3 == "linear" || $3 == "bmm") && $18 == "fp32" { n++; if ($17 == "0x0") z++ }
+             END { exit !(hit && n >= 2900 && z == 0) }' "$tmp/ms.csv"
 check "validate --samples: dtype and attention shape columns (a BF16 decode row: q_len 1 over its KV length)" \
     awk -F, 'NR == 1 { ok = ($(NF-6) == "dtype" && $(NF-2) == "kv_len") } NR > 1 && $3 == "attention-decode" && $(NF-6) == "bf16" && $(NF-3) == 1 && $(NF-2) > 1 { n++ } END { exit !(ok && n >= 20) }' "$tmp/ms.csv"
 # the harness table decides small kernels: without it (NeuSight's 2023

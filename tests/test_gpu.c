@@ -292,6 +292,19 @@ static void test_tile_names(void **state)
     assert_int_equal(t.n, 32);
     assert_false(st_parse_kernel_tile("void at::native::vectorized_elementwise_kernel<4>", &t));
     assert_false(st_parse_kernel_tile("gemm_x64", &t));
+    /* cuBLAS 12's xmma kernels: the first extent tiles our rows (an H100
+     * sweep's 768 x 3072 FP32 linear ran this one on a 6 x 96 grid:
+     * 768 / 128 and 3072 / 32) */
+    assert_true(st_parse_kernel_tile("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x32x8_stage3_warpsize2x2x1_"
+                                     "ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+                                     &t));
+    assert_int_equal(t.m, 128);
+    assert_int_equal(t.n, 32);
+    /* CUTLASS's own names keep the library convention */
+    assert_true(st_parse_kernel_tile("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>", &t));
+    assert_int_equal(t.m, 128);
+    assert_int_equal(t.n, 256);
+    assert_false(st_parse_kernel_tile("sm80_xmma_gemm_f32f32_tilesizex32x8", &t));
 }
 
 /* 8192^3 BF16 on H100 with a forced 128x128 tile: 64 x 64 = 4096 tiles over

