@@ -279,32 +279,31 @@ static void test_overlap(void **state)
 static void test_tile_names(void **state)
 {
     (void)state;
-    st_tile t;
-    /* column-major libraries: the first extent tiles our columns */
-    assert_true(st_parse_kernel_tile("volta_sgemm_128x64_nn", &t));
-    assert_int_equal(t.m, 64);
-    assert_int_equal(t.n, 128);
-    assert_true(st_parse_kernel_tile("sgemm_128x128x8_NT_vec", &t));
-    assert_int_equal(t.m, 128);
-    assert_int_equal(t.n, 128);
-    assert_true(st_parse_kernel_tile("ampere_sgemm_32x128_tn", &t));
-    assert_int_equal(t.m, 128);
-    assert_int_equal(t.n, 32);
-    assert_false(st_parse_kernel_tile("void at::native::vectorized_elementwise_kernel<4>", &t));
-    assert_false(st_parse_kernel_tile("gemm_x64", &t));
-    /* cuBLAS 12's xmma kernels: the first extent tiles our rows (an H100
-     * sweep's 768 x 3072 FP32 linear ran this one on a 6 x 96 grid:
-     * 768 / 128 and 3072 / 32) */
-    assert_true(st_parse_kernel_tile("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x32x8_stage3_warpsize2x2x1_"
-                                     "ffma_aligna4_alignc4_execute_kernel__5x_cublas",
-                                     &t));
-    assert_int_equal(t.m, 128);
-    assert_int_equal(t.n, 32);
-    /* CUTLASS's own names keep the library convention */
-    assert_true(st_parse_kernel_tile("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>", &t));
-    assert_int_equal(t.m, 128);
-    assert_int_equal(t.n, 256);
-    assert_false(st_parse_kernel_tile("sm80_xmma_gemm_f32f32_tilesizex32x8", &t));
+    static const struct { const char *name; int m, n; } cases[] = {
+        /* column-major libraries: the first extent tiles our columns */
+        {"volta_sgemm_128x64_nn", 64, 128},
+        {"sgemm_128x128x8_NT_vec", 128, 128},
+        {"ampere_sgemm_32x128_tn", 128, 32},
+        /* CUTLASS's own names keep the library convention */
+        {"void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>", 128, 256},
+        /* cuBLAS 12's xmma kernels: the first extent tiles our rows (an H100
+         * sweep's 768 x 3072 FP32 linear ran this one on a 6 x 96 grid:
+         * 768 / 128 and 3072 / 32) */
+        {"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x32x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_"
+         "execute_kernel__5x_cublas",
+         128, 32},
+        /* no tile named (m 0) */
+        {"void at::native::vectorized_elementwise_kernel<4>", 0, 0},
+        {"gemm_x64", 0, 0},
+        {"sm80_xmma_gemm_f32f32_tilesizex32x8", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        st_tile t = {0, 0};
+        int ok = st_parse_kernel_tile(cases[i].name, &t);
+        if (ok != (cases[i].m > 0) || (ok && (t.m != cases[i].m || t.n != cases[i].n)))
+            fail_msg("%s: %s %dx%d, want %dx%d", cases[i].name, ok ? "read" : "no tile", t.m, t.n, cases[i].m,
+                     cases[i].n);
+    }
 }
 
 /* 8192^3 BF16 on H100 with a forced 128x128 tile: 64 x 64 = 4096 tiles over
