@@ -468,8 +468,10 @@ int st_parse_kernel_tile(const char *name, st_tile *out)
      * columns (n), the second our rows (m). cuBLAS 12's xmma kernels
      * (sm80_xmma_gemm_f32f32_..._tilesize<A>x<B>x<K>_...) name theirs the
      * other way round: in strata's own H100 and H200 sweeps the launch
-     * grid's x is ceil(rows / A) on 2,000 of their 2,300 FP32 launches
-     * (tilesize128x32 over 768 x 3072: a 6 x 96 grid). The pattern is
+     * grid's x is ceil(rows / A) on 2,966 of their 3,100 FP32 launches
+     * (2,193 of them where rows and columns give different counts; the
+     * columns' count on 6), e.g. tilesize128x32 over 768 x 3072 on a 6 x
+     * 96 grid. The pattern is
      * compiled once; matching is thread-safe (st_regex_groups). */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, compile_tile_re);
