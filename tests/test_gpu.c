@@ -102,6 +102,14 @@ static void test_vector_fp16(void **state)
  * gemm features compute=3, dram=5, launch=2 with unit coefficients give
  * 2 + max(3, 5) = 7 and 2 + 3 + 5 = 10. Row kernels: launch geometry, L2
  * hits of their re-reads, and the elementwise pricing of their traffic. */
+/* A preset and the shipped coefficient table */
+static void load_with_table(const char *id, st_gpu *g, st_gpu_coef *c)
+{
+    st_error err;
+    load(id, g);
+    assert_int_equal(st_gpu_coef_load(NULL, c, &err), 0);
+}
+
 static void test_overlap(void **state)
 {
     (void)state;
@@ -1034,10 +1042,9 @@ static void test_gemm_dram_floor(void **state)
 {
     (void)state;
     st_gpu h;
-    load("h100-sxm", &h);
     st_gpu_coef c;
     st_error err;
-    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    load_with_table("h100-sxm", &h, &c);
     st_kernel k = {0};
     k.op = ST_KOP_GEMM, k.dtype = ST_BF16, k.b = 1, k.m = 1, k.n = k.k = 16384;
     st_kernel_est e;
@@ -1070,10 +1077,9 @@ static void test_band_floor(void **state)
 {
     (void)state;
     st_gpu h;
-    load("h100-sxm", &h);
     st_gpu_coef c;
     st_error err;
-    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    load_with_table("h100-sxm", &h, &c);
     st_kernel k = {0};
     k.op = ST_KOP_GEMM, k.dtype = ST_FP32, k.b = 1, k.m = k.n = k.k = 8192;
     st_kernel_est e;
@@ -1383,10 +1389,9 @@ static void test_tinygemm(void **state)
 {
     (void)state;
     st_gpu g;
-    load("h100-sxm", &g);
     st_gpu_coef c;
     st_error err;
-    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    load_with_table("h100-sxm", &g, &c);
     c.tinygemm_wavefront_cycles = 1.1;
     st_kernel k = {0};
     k.op = ST_KOP_GEMM, k.dtype = ST_BF16, k.b = 1, k.m = 4096, k.n = 12288, k.k = 4096;
@@ -1880,10 +1885,8 @@ static void test_flash3_published(void **state)
 {
     (void)state;
     st_gpu g;
-    load("h100-sxm", &g);
     st_gpu_coef c;
-    st_error err;
-    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    load_with_table("h100-sxm", &g, &c);
     static const long long seqs[] = {512, 1024, 2048, 4096, 8192, 16384};
     static const double fwd128[] = {467, 565, 625, 638, 646, 648}, bwd64[] = {272, 363, 422, 453, 472, 474};
     for (int i = 0; i < 6; i++) {

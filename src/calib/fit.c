@@ -694,25 +694,14 @@ static int sq_log_error(const st_calib_data *data, const st_gpu_coef *c, row_pic
     return 0;
 }
 
-static int lsu_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
-                         st_error *err)
-{
-    (void)only; /* no class is refitted */
-    return sq_log_error(data, c, pick_lsu, obj, n, err);
-}
-
-static int index_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
-                           st_error *err)
-{
-    (void)only; /* no class is refitted */
-    return sq_log_error(data, c, pick_index, obj, n, err);
-}
-
-static int topk_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+/* The rows a one-term grid fits (grid_rows) and its objective: their
+ * squared log error (the grid runs on one thread, in order) */
+static row_pick grid_rows;
+static int rows_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
                           st_error *err)
 {
     (void)only; /* no class is refitted */
-    return sq_log_error(data, c, pick_topk, obj, n, err);
+    return sq_log_error(data, c, grid_rows, obj, n, err);
 }
 
 /* One cycles coefficient (a field of st_gpu_coef, `name` in the table) on a
@@ -720,7 +709,7 @@ static int topk_objective(const st_calib_data *data, st_gpu_coef *c, unsigned on
  * cycles per `per`; *nbest: the rows it was fitted on (0: none, the
  * coefficient left at 0) */
 static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, const char *name, size_t field, double step,
-                      int count, grid_objective f, const char *label, const char *per, FILE *report, size_t *nbest,
+                      int count, row_pick rows, const char *label, const char *per, FILE *report, size_t *nbest,
                       st_error *err)
 {
     double cyc[1000];
@@ -728,7 +717,8 @@ static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, const char *nam
         count = (int)(sizeof cyc / sizeof cyc[0]);
     for (int i = 0; i < count; i++)
         cyc[i] = step * (i + 1);
-    int rc = grid2(data, c, field, cyc, (size_t)count, 0, NULL, 0, f, 0, nbest, err);
+    grid_rows = rows;
+    int rc = grid2(data, c, field, cyc, (size_t)count, 0, NULL, 0, rows_objective, 0, nbest, err);
     if (rc)
         return rc;
     double *v = (double *)((char *)c + field);
@@ -766,8 +756,9 @@ static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_e
     for (int j = 0; j < 11; j++)
         share[j] = 0.1 * j;
     size_t n;
+    grid_rows = pick_lsu;
     int rc = grid2(data, c, offsetof(st_gpu_coef, lsu_cycles), cyc, 45, offsetof(st_gpu_coef, lsu_hit_share), share,
-                   11, lsu_objective, 0, &n, err);
+                   11, rows_objective, 0, &n, err);
     if (rc)
         return rc;
     c->lsu_cycles = n ? c->lsu_cycles : 0;
@@ -790,7 +781,7 @@ static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_e
 static int fit_index(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     size_t nbest;
-    return fit_cycles(data, c, "index_cycles", offsetof(st_gpu_coef, index_cycles), 0.05, 160, index_objective,
+    return fit_cycles(data, c, "index_cycles", offsetof(st_gpu_coef, index_cycles), 0.05, 160, pick_index,
                       "index_select", "element", report, &nbest, err);
 }
 
@@ -803,7 +794,7 @@ static int fit_topk(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_
 {
     size_t nbest;
     int rc = fit_cycles(data, c, "topk_pass_cycles", offsetof(st_gpu_coef, topk_pass_cycles), 10, 800,
-                        topk_objective, "router top-k", "radix-select pass", report, &nbest, err);
+                        pick_topk, "router top-k", "radix-select pass", report, &nbest, err);
     if (rc)
         return rc;
     size_t routers = 0;
@@ -840,13 +831,6 @@ static int pick_smx(const st_calib_data *data, const st_calib_sample *s)
     return st_calib_softmax_fit_path(data, s) == (int)smx_fit_path;
 }
 
-static int smx_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
-                         st_error *err)
-{
-    (void)only;
-    return sq_log_error(data, c, pick_smx, obj, n, err);
-}
-
 static int fit_softmax(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     static const struct { st_softmax_kernel path; size_t field; const char *what, *name; } k[2] = {
@@ -858,7 +842,7 @@ static int fit_softmax(const st_calib_data *data, st_gpu_coef *c, FILE *report, 
         smx_fit_path = k[i].path;
         char label[64];
         snprintf(label, sizeof label, "softmax %s", st_softmax_kernel_name(k[i].path));
-        int rc = fit_cycles(data, c, k[i].name, k[i].field, 0.01, 400, smx_objective, label, k[i].what, report,
+        int rc = fit_cycles(data, c, k[i].name, k[i].field, 0.01, 400, pick_smx, label, k[i].what, report,
                             &nbest, err);
         if (rc)
             return rc;
@@ -879,18 +863,11 @@ static int pick_tinygemm(const st_calib_data *data, const st_calib_sample *s)
     return st_calib_tinygemm_fit(s);
 }
 
-static int tinygemm_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
-                              st_error *err)
-{
-    (void)only;
-    return sq_log_error(data, c, pick_tinygemm, obj, n, err);
-}
-
 static int fit_tinygemm(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     size_t nbest;
     return fit_cycles(data, c, "tinygemm_wavefront_cycles", offsetof(st_gpu_coef, tinygemm_wavefront_cycles), 0.01,
-                      400, tinygemm_objective, "tinygemm (weight-only INT4)", "L1 wavefront", report, &nbest, err);
+                      400, pick_tinygemm, "tinygemm (weight-only INT4)", "L1 wavefront", report, &nbest, err);
 }
 
 /* gemm_epilogue_cycles: per architecture family with FP32 GEMM rows in an
@@ -905,13 +882,6 @@ static const char *epi_fit_family; /* the family being fitted (the grid runs on 
 static int pick_epilogue(const st_calib_data *data, const st_calib_sample *s)
 {
     return st_calib_epilogue_fit(data, s) && strcasecmp(st_gpu_family(&data->gpus[s->gpu]), epi_fit_family) == 0;
-}
-
-static int epilogue_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
-                              st_error *err)
-{
-    (void)only;
-    return sq_log_error(data, c, pick_epilogue, obj, n, err);
 }
 
 static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
@@ -945,7 +915,7 @@ static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report,
         int rc = fit_cycles(data, c, name,
                             offsetof(st_gpu_coef, epilogue) + (size_t)k * sizeof c->epilogue[0] +
                                 offsetof(st_epilogue_rate, cycles),
-                            0.25, 400, epilogue_objective, label, "128-byte output line", report, &nbest, err);
+                            0.25, 400, pick_epilogue, label, "128-byte output line", report, &nbest, err);
         if (rc)
             return rc;
         if (!nbest)

@@ -386,6 +386,13 @@ static double gemm_peak(const st_gpu *g, st_dtype t, int *tensor)
     return g->vector[t]; /* e.g. FP16 on a GPU without matrix units: vector path */
 }
 
+/* The SM clock the cycle counts are priced at: the preset's boost clock
+ * (1 GHz for a preset without one) */
+static double boost_hz(const st_gpu *g)
+{
+    return g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+}
+
 double st_gpu_coef_epilogue_cycles(const st_gpu_coef *c, const st_gpu *g)
 {
     const char *fam = st_gpu_family(g);
@@ -471,8 +478,8 @@ int st_parse_kernel_tile(const char *name, st_tile *out)
      * grid's x is ceil(rows / A) on 2,966 of their 3,100 FP32 launches
      * (2,193 of them where rows and columns give different counts; the
      * columns' count on 6), e.g. tilesize128x32 over 768 x 3072 on a 6 x
-     * 96 grid. The pattern is
-     * compiled once; matching is thread-safe (st_regex_groups). */
+     * 96 grid. The pattern is compiled once; matching is thread-safe
+     * (st_regex_groups). */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, compile_tile_re);
     if (!tile_re)
@@ -668,7 +675,7 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, double op
                               double *sm_work, double *waves, double *tiles_out)
 {
     double sm = g->sm_count > 0 ? g->sm_count : 1;
-    double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+    double clk = boost_hz(g);
     double p_sm = peak * pf / sm;
     double mtile = s->b * ceil(s->m / t.m), ntile = ceil(s->n / t.n);
     double tiles = mtile * ntile, resident = gemm_resident_tiles(g, t);
@@ -741,8 +748,9 @@ static void gemm_features_for(const st_gpu *g, double peak, double pf, double op
      * (Hopper: st_gpu_coef.epilogue), that rate sets the term: epi_sm is
      * the SM's seconds per output byte over the class's epilogue
      * coefficient, so that the term prices at the SM's rate */
-    if (epi_sm > 0 && w * t.m * t.n * s->es_out * epi_sm > x[GF_EPILOGUE])
-        x[GF_EPILOGUE] = w * t.m * t.n * s->es_out * epi_sm;
+    double epi_at_sm = w * t.m * t.n * s->es_out * epi_sm;
+    if (epi_at_sm > x[GF_EPILOGUE])
+        x[GF_EPILOGUE] = epi_at_sm;
     *sm_work = w;
     *waves = ceil(units / sm);
     *tiles_out = tiles;
@@ -828,7 +836,7 @@ static int gemm_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls, d
      * table prices no epilogue) */
     double epi_sm = 0, epi_cyc = st_gpu_coef_epilogue_cycles(c, g);
     if (epi_cyc > 0 && s->es_out > 0 && s->sm_epilogue && beta[GF_EPILOGUE] > 0)
-        epi_sm = epi_cyc / ST_EPILOGUE_LINE / (g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9) /
+        epi_sm = epi_cyc / ST_EPILOGUE_LINE / boost_hz(g) /
                  beta[GF_EPILOGUE];
     double best = INFINITY;
     for (int i = 0; i < nc; i++) {
@@ -907,7 +915,7 @@ static double tinygemm_floor_s(const st_gpu *g, const st_gpu_coef *c, const st_k
 {
     if (c->tinygemm_wavefront_cycles <= 0)
         return 0;
-    double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+    double clk = boost_hz(g);
     double rows = (double)k->b * (double)k->m;
     double mt = ceil(rows / 16), nt = ceil((double)k->n / 8);
     double iters = ceil(ceil((double)k->k / 16) / TINYGEMM_WARP_KTILES); /* warp iterations per block */
@@ -934,7 +942,7 @@ static double tinygemm_floor_s(const st_gpu *g, const st_gpu_coef *c, const st_k
 static double dequant_s_per_weight(const st_gpu *g, st_dtype t)
 {
     double sm = g->sm_count > 0 ? g->sm_count : 1;
-    double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+    double clk = boost_hz(g);
     double fp32 = simt_peak(g) / sm; /* FLOP/s per SM */
     double int_rate = g->vendor == ST_VENDOR_NVIDIA ? ST_INT32_LANES_PER_SM * clk : fp32 / 2;
     /* the activations' 16-bit type: BF16 runs at its own vector rate (A100:
@@ -1059,7 +1067,7 @@ static int vector_estimate(const st_gpu *g, const st_gpu_coef *c, st_kclass cls,
     double bw = g->mem_bw > 0 ? g->mem_bw : 1e12;
     double l2 = g->l2_bytes + g->llc_bytes;
     double sm = g->sm_count > 0 ? g->sm_count : 1;
-    double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+    double clk = boost_hz(g);
     double pf = st_gpu_power_factor(g, c, 0);
     double vec = simt_peak(g) * pf;
     /* a tensor well inside L2 mostly stays there between the repetitions
@@ -1257,7 +1265,7 @@ static int topk_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kernel 
         return rc;
     more += pe.gpu_s, bytes += pe.bytes;
     /* the radix select */
-    double clk = (g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9) * st_gpu_power_factor(g, c, 0);
+    double clk = boost_hz(g) * st_gpu_power_factor(g, c, 0);
     double sel = st_topk_waves(g, rows, cols) * (TOPK_RADIX_PASSES + TOPK_GATHER_PASSES) *
                  ceil(cols / topk_threads(g, cols)) * c->topk_pass_cycles / clk;
     /* gatherTopK reads each key once from DRAM; its passes after the first
@@ -1622,7 +1630,7 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
          * that get a block (a fluid share: counting whole blocks on the
          * busiest SM fits the A100 rows worse, norm 14-17% and rope 8-14%
          * against 10-16 and 6-13) */
-        double clk = g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
+        double clk = boost_hz(g);
         if (k->mem_requests > 0 && c->lsu_cycles > 0 && g->vendor == ST_VENDOR_NVIDIA)
             e->lsu_s = c->lsu_cycles / clk * (k->mem_requests + c->lsu_hit_share * k->mem_hits) /
                        busy_sms(g, k->lsu_blocks > 0 ? k->lsu_blocks : (double)k->rows);

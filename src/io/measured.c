@@ -258,6 +258,15 @@ static int field_time(const csv *c, int idx, const char *name, const char *unit,
     return 0;
 }
 
+static void csv_close(csv *c, char **header, int nheader)
+{
+    for (int i = 0; i < nheader; i++)
+        free(header[i]);
+    free(header);
+    free(c->buf);
+    free(c->scratch);
+}
+
 static int csv_open(csv *c, const char *path, char ***header, int *nheader, st_error *err)
 {
     int rc;
@@ -299,23 +308,10 @@ static int csv_open(csv *c, const char *path, char ***header, int *nheader, st_e
             if ((*header)[i][0] && strcmp((*header)[i], (*header)[j]) == 0) {
                 rc = st_error_set(err, ST_EINVAL, "%s:1:%d: column '%.60s' appears twice (also at 1:%d); keep "
                                   "one", path, c->col[i], (*header)[i], c->col[j]);
-                for (int k = 0; k < c->n; k++)
-                    free((*header)[k]);
-                free(*header);
-                free(c->buf);
-                free(c->scratch);
+                csv_close(c, *header, c->n);
                 return rc;
             }
     return 0;
-}
-
-static void csv_close(csv *c, char **header, int nheader)
-{
-    for (int i = 0; i < nheader; i++)
-        free(header[i]);
-    free(header);
-    free(c->buf);
-    free(c->scratch);
 }
 
 /* Find the n columns a reader needs; the first missing one is an error at
