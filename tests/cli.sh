@@ -876,8 +876,8 @@ if [ -d "$SH/neusight/models" ]; then
 else
     skip_test "validate neusight on data/measured/h200 labels" "../shared/data is absent (NeuSight's model configs)"
 fi
-check "validate neusight on data/measured/h200: FP32 bmm, linear, elementwise <= 10%, ln <= 15%, softmax <= 25% (regression guard)" \
-    jq -e '[.kernels[] | select(.device == "NVIDIA H200")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise") | .mape <= 10] | length == 3 and all) and ([$k[] | select(.op == "ln") | .mape <= 15] | length == 1 and all) and ([$k[] | select(.op == "softmax") | .mape <= 25] | length == 1 and all)' "$tmp/mh200.json"
+check "validate neusight on data/measured/h200: FP32 bmm, linear, elementwise, ln <= 10%, softmax <= 25% (regression guard)" \
+    jq -e '[.kernels[] | select(.device == "NVIDIA H200")] as $k | ([$k[] | select(.op == "bmm" or .op == "linear" or .op == "elementwise") | .mape <= 10] | length == 3 and all) and ([$k[] | select(.op == "ln") | .mape <= 10] | length == 1 and all) and ([$k[] | select(.op == "softmax") | .mape <= 25] | length == 1 and all)' "$tmp/mh200.json"
 # Hopper's GEMM epilogue rate (gemm_epilogue_cycles, fitted on the H100's
 # FP32 bmm and linear rows; the H200 held out): FP32 bmm 5.9 / 5.0% on the
 # H100 / H200 at this commit, 8.8 / 9.3 priced at the DRAM share alone;
@@ -887,10 +887,34 @@ check "validate neusight on data/measured: FP32 bmm <= 7% on the H100 and the he
     jq -e -n --slurpfile a "$tmp/mh100.json" --slurpfile b "$tmp/mh200.json" '
       def m($j; $op): [$j.kernels[] | select(.op == $op) | .mape][0];
       m($a[0]; "bmm") <= 7 and m($b[0]; "bmm") <= 7'
-grep -v '^gemm_epilogue_cycles:\|^  hopper: ' "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/noepi.yaml"
+awk '/^gemm_epilogue_cycles:/ { skip = 1; next } skip && /^  / { next } { skip = 0; print }' \
+    "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/noepi.yaml"
 "$S" validate neusight --data "$srcdir/data/measured/h200" --coef "$tmp/noepi.yaml" --json > "$tmp/noepi.json" 2> "$tmp/err"
 check "validate: the shipped table carries Hopper's epilogue rate; without it the H200's FP32 bmm class is over 8%" \
     sh -c "grep -q '^gemm_epilogue_cycles:' '$srcdir/calibration/gpu-kernels.yaml' && jq -e '[.kernels[] | select(.op == \"bmm\") | .mape][0] > 8' '$tmp/noepi.json'"
+# The layer norm's SM cycles (norm_row_cycles, norm_iter_cycles; fitted on
+# the H100's ln rows, the H200 held out): rows of up to 1,600 FP32 columns
+# are SM-bound on both GPUs, so the H200's faster HBM gains them nothing.
+# FP32 ln 6.06 / 13.68% and BF16 15.69 / 9.90% (H100 / H200) priced by the
+# memory side alone; 5.75 / 5.98 and 13.87 / 7.37 at this commit
+check "validate neusight on data/measured: the held-out H200's ln <= 8% and ln-bf16 <= 10%, the H100's ln <= 8%" \
+    jq -e -n --slurpfile a "$tmp/mh100.json" --slurpfile b "$tmp/mh200.json" '
+      def m($j; $op): [$j.kernels[] | select(.op == $op) | .mape][0];
+      m($a[0]; "ln") <= 8 and m($b[0]; "ln") <= 8 and m($b[0]; "ln-bf16") <= 10'
+awk '/^norm_(row|iter)_cycles:/ { skip = 1; next } skip && /^  / { next } { skip = 0; print }' \
+    "$srcdir/calibration/gpu-kernels.yaml" > "$tmp/nonorm.yaml"
+"$S" validate neusight --data "$srcdir/data/measured/h200" --coef "$tmp/nonorm.yaml" --json > "$tmp/nonorm.json" 2> "$tmp/err"
+check "validate: the shipped table carries Hopper's layer-norm cycles; without them the H200's FP32 ln class is over 12%" \
+    sh -c "grep -q '^norm_row_cycles:' '$srcdir/calibration/gpu-kernels.yaml' && grep -q '^norm_iter_cycles:' '$srcdir/calibration/gpu-kernels.yaml' && jq -e '[.kernels[] | select(.op == \"ln\") | .mape][0] > 12' '$tmp/nonorm.json'"
+# the kernel command prices a TP-4 rank's GPT-2 Large norm at batch 4
+# (4,096 x 1,280 FP32) on the H200 at the busiest SM's 32 rows of three
+# iterations each: the table's cycles, by hand; on an A100 (no entry) it
+# stays with the memory side
+"$S" kernel norm --gpu h200 --rows 4096 --cols 1280 --dtype fp32 --json > "$tmp/ln200.json" 2> "$tmp/err"
+nr=$(awk '/^norm_row_cycles:/ { f = 1; next } f && /^  hopper:/ { print $2; exit }' "$srcdir/calibration/gpu-kernels.yaml")
+ni=$(awk '/^norm_iter_cycles:/ { f = 1; next } f && /^  hopper:/ { print $2; exit }' "$srcdir/calibration/gpu-kernels.yaml")
+check "kernel norm on the H200, 4096 x 1280 FP32: 32 x (row + 3 x iteration) cycles at 1.98 GHz" \
+    jq -e --arg nr "${nr:-0}" --arg ni "${ni:-0}" '($nr | tonumber) > 0 and (.time_s - 32 * (($nr | tonumber) + 3 * ($ni | tonumber)) / 1.98e9 | fabs) < 1e-9' "$tmp/ln200.json"
 # PyTorch 2.11's softmax kernels (from 2.7: the warp kernel to 2,048
 # elements, cunn_SoftMaxForwardReg to 9,216), SM-bound at the cycles fitted
 # on the H100's rows and held out on the H200: FP32 12.3 / 20.3% and BF16

@@ -1321,6 +1321,68 @@ static void test_w4a16_speedup(void **state)
  * (data/measured/h100/kernels-test/bmm.csv, which adds the harness's few
  * us; 266 us, 23% under, without the rate). Other families, tensor-core
  * GEMMs and fused attention do not move. */
+/* The layer norm's vectorized forward kernel on Hopper: where the table
+ * gives the family row and iteration cycles, the time is at least the
+ * busiest SM's rows at them. By hand on the H200 (132 SMs, 1.98 GHz) for
+ * 4,096 rows of 1,280 FP32 columns (a TP-4 rank's GPT-2 Large norm at
+ * batch 4): ceil(1280 / 512) = 3 iterations, ceil(4096 / 132) = 32 rows on
+ * the busiest SM, 32 x (200 + 3 x 300) cycles = 17.78 us, over its
+ * memory-side price; BF16 iterations cost half (32 x 650 cycles). The
+ * RMSNorm, a row length PyTorch does not vectorize (not a multiple of 4),
+ * the backward (priced by its bytes) and the A100 (no entry) keep their
+ * price. With the shipped table, the H200's 65,536 x 1,600 FP32 row
+ * (data/measured/h200/kernels-test/ln.csv, 348.3 us; the table is fitted
+ * on the H100's rows) prices within 5%. */
+static void test_layer_norm_rows(void **state)
+{
+    (void)state;
+    st_gpu g, a;
+    load("h200", &g);
+    load("a100-80gb-sxm", &a);
+    st_gpu_coef c, none;
+    st_error err;
+    assert_int_equal(st_gpu_coef_load(NULL, &c, &err), 0);
+    assert_true(c.n_norm_row > 0 && c.n_norm_iter > 0); /* the shipped table: Hopper's */
+    st_kernel k = {0};
+    k.op = ST_KOP_NORM, k.dtype = ST_FP32, k.rows = 65536, k.cols = 1600;
+    st_kernel_est e, e0;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    if (fabs(e.gpu_s / 348.3e-6 - 1) > 0.05)
+        fail_msg("H200 layer norm 65536 x 1600: %.1f us, measured 348.3", e.gpu_s * 1e6);
+    snprintf(c.norm_row[0].arch, sizeof c.norm_row[0].arch, "Hopper"); /* any case */
+    snprintf(c.norm_iter[0].arch, sizeof c.norm_iter[0].arch, "hopper");
+    c.norm_row[0].cycles = 200, c.norm_iter[0].cycles = 300;
+    c.n_norm_row = c.n_norm_iter = 1;
+    none = c;
+    none.n_norm_row = none.n_norm_iter = 0;
+    assert_true(st_layer_norm_row_cycles(&c, &a, 1280, 4) == 0);
+    k.rows = 4096, k.cols = 1280;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_int_equal(st_kernel_estimate(&g, &none, &k, NULL, 0, &e0, &err), 0);
+    double hand = 32.0 * (200 + 3 * 300) / 1.98e9;
+    if (e0.gpu_s >= hand || fabs(e.gpu_s - hand) > 1e-12)
+        fail_msg("H200 layer norm 4096 x 1280: %.4g s, by hand %.4g (memory side %.4g)", e.gpu_s, hand, e0.gpu_s);
+    assert_string_equal(e.bound, "compute");
+    k.dtype = ST_BF16;
+    assert_int_equal(st_kernel_estimate(&g, &c, &k, NULL, 0, &e, &err), 0);
+    assert_int_equal(st_kernel_estimate(&g, &none, &k, NULL, 0, &e0, &err), 0);
+    hand = 32.0 * (200 + 3 * 300 * 0.5) / 1.98e9;
+    assert_true(e.gpu_s >= hand - 1e-15 && (e.gpu_s == e0.gpu_s || fabs(e.gpu_s - hand) < 1e-12));
+    k.dtype = ST_FP32;
+    /* these keep their price */
+    static const struct { int rms; long long cols; long long bytes; int a100; } same[] = {
+        {1, 1280, 0, 0}, {0, 1282, 0, 0}, {0, 1280, 4096LL * 1280 * 4 * 3, 0}, {0, 1280, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        k.rms = same[i].rms, k.cols = same[i].cols, k.bytes_total = (double)same[i].bytes;
+        const st_gpu *gg = same[i].a100 ? &a : &g;
+        assert_int_equal(st_kernel_estimate(gg, &c, &k, NULL, 0, &e, &err), 0);
+        assert_int_equal(st_kernel_estimate(gg, &none, &k, NULL, 0, &e0, &err), 0);
+        if (e.gpu_s != e0.gpu_s)
+            fail_msg("layer norm case %zu: %.4g s with the row cycles, %.4g without", i, e.gpu_s, e0.gpu_s);
+    }
+}
+
 static void test_gemm_epilogue_rate(void **state)
 {
     (void)state;
@@ -1999,6 +2061,18 @@ static void test_table_roundtrip(void **state)
         assert_string_equal(a.epilogue[i].arch, b.epilogue[i].arch);
         assert_true(a.epilogue[i].cycles == b.epilogue[i].cycles);
     }
+    /* the layer norm's cycles (the shipped table: Hopper's) */
+    assert_true(a.n_norm_row > 0 && a.n_norm_iter > 0);
+    assert_int_equal(a.n_norm_row, b.n_norm_row);
+    assert_int_equal(a.n_norm_iter, b.n_norm_iter);
+    for (int i = 0; i < a.n_norm_row; i++) {
+        assert_string_equal(a.norm_row[i].arch, b.norm_row[i].arch);
+        assert_true(a.norm_row[i].cycles == b.norm_row[i].cycles);
+    }
+    for (int i = 0; i < a.n_norm_iter; i++) {
+        assert_string_equal(a.norm_iter[i].arch, b.norm_iter[i].arch);
+        assert_true(a.norm_iter[i].cycles == b.norm_iter[i].cycles);
+    }
     assert_int_equal(a.n_tile_sets, b.n_tile_sets);
     for (int i = 0; i < a.n_tile_sets; i++) {
         assert_string_equal(a.tiles[i].arch, b.tiles[i].arch);
@@ -2055,8 +2129,12 @@ static void test_bad_table(void **state)
     /* gemm_epilogue_cycles: a map of families to cycles, each once, in range */
     st_gpu_coef d;
     assert_int_equal(st_gpu_coef_load(NULL, &d, &err), 0);
-    d.n_epilogue = 0;
+    d.n_epilogue = d.n_norm_row = d.n_norm_iter = 0;
     static const struct { const char *tail, *where, *needle; } bad[] = {
+        /* the layer norm's maps are read the same way */
+        {"norm_row_cycles: 300\n", ":1:", "'norm_row_cycles' must map an architecture family"},
+        {"norm_iter_cycles:\n  hoper: 250\n", ":2:3: ", "did you mean 'hopper'"},
+        {"norm_iter_cycles:\n  hopper: -5\n", ":2:", "hopper"},
         {"gemm_epilogue_cycles: 13\n", ":1:", "must map an architecture family"},
         {"gemm_epilogue_cycles:\n  hopper: 13\n  Hopper: 12\n", ":3:3: ", "appears twice"},
         {"gemm_epilogue_cycles:\n  hopper: 0\n", ":2:", "hopper"},
@@ -2110,7 +2188,7 @@ int main(void)
         cmocka_unit_test(test_sustained_power),
         cmocka_unit_test(test_router_eager),
         cmocka_unit_test(test_conv_peak),
-        cmocka_unit_test(test_conv_layout_passes), cmocka_unit_test(test_w4a16_speedup), cmocka_unit_test(test_tinygemm), cmocka_unit_test(test_gemm_epilogue_rate),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
+        cmocka_unit_test(test_conv_layout_passes), cmocka_unit_test(test_w4a16_speedup), cmocka_unit_test(test_tinygemm), cmocka_unit_test(test_gemm_epilogue_rate), cmocka_unit_test(test_layer_norm_rows),       cmocka_unit_test(test_fma_issue), cmocka_unit_test(test_gemm_dram_floor), cmocka_unit_test(test_band_floor),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

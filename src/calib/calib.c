@@ -548,9 +548,10 @@ int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err)
     /* the forward softmax rows of the folder's kernel sweep, where it has
      * one, run on the folder's release: softmax_warp_cycles and
      * softmax_reg_cycles are fitted on them; and its FP32 GEMMs (bmm.csv,
-     * linear.csv), the epilogue cycles of their GPU's family (validation
-     * only for the classes, as the routers) */
-    static const char *const sweeps[] = {"softmax", "bmm", "linear"};
+     * linear.csv), the epilogue cycles of their GPU's family, and its
+     * layer norms (ln.csv, not the RMSNorm rows), the layer norm's cycles
+     * of their family (validation only for the classes, as the routers) */
+    static const char *const sweeps[] = {"softmax", "bmm", "linear", "ln"};
     for (size_t f = 0; f < sizeof sweeps / sizeof sweeps[0]; f++) {
         snprintf(path, sizeof path, "%s/kernels-test/%s.csv", dir, sweeps[f]);
         if (access(path, F_OK) != 0)
@@ -562,11 +563,13 @@ int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err)
             st_calib_sample s;
             if (!neusight_sample(&ks.items[i], &s))
                 continue;
-            if (f == 0 ? s.k.op != ST_KOP_SOFTMAX
-                       : (s.k.op != ST_KOP_BMM && s.k.op != ST_KOP_GEMM) || s.k.dtype != ST_FP32)
+            if (f == 0   ? s.k.op != ST_KOP_SOFTMAX
+                : f == 3 ? s.k.op != ST_KOP_NORM || s.k.rms
+                         : (s.k.op != ST_KOP_BMM && s.k.op != ST_KOP_GEMM) || s.k.dtype != ST_FP32)
                 continue;
             s.validate_only = 1;
-            s.epilogue_fit = f > 0;
+            s.epilogue_fit = f == 1 || f == 2;
+            s.norm_fit = f == 3;
             s.k.torch_ver = tv;
             rc = push_on_device(d, ks.items[i].device, &s, ks.items[i].latency_s, err);
         }

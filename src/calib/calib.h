@@ -37,6 +37,8 @@ typedef struct st_calib_sample {
                              over 8 experts, four kernels), not a one-launch op */
     int epilogue_fit;     /* an FP32 GEMM of an --ops folder's sweep: fits its family's
                              gemm_epilogue_cycles (st_calib_epilogue_fit) */
+    int norm_fit;         /* a layer-norm forward row of an --ops folder's sweep: fits its
+                             family's norm_row_cycles and norm_iter_cycles */
 } st_calib_sample;
 
 typedef struct st_calib_data {

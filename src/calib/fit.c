@@ -878,50 +878,163 @@ static int fit_tinygemm(const st_calib_data *data, st_gpu_coef *c, FILE *report,
  * derived: how fast an SM's four-warp tiles drain through shared memory
  * and the L1 to L2 the source does not fix. A family whose rows want no
  * floor (the grid's first step) gets no entry. */
-static const char *epi_fit_family; /* the family being fitted (the grid runs on one thread) */
+static const char *fit_family; /* the family being fitted (the grids run on one thread) */
 static int pick_epilogue(const st_calib_data *data, const st_calib_sample *s)
 {
-    return st_calib_epilogue_fit(data, s) && strcasecmp(st_gpu_family(&data->gpus[s->gpu]), epi_fit_family) == 0;
+    return st_calib_epilogue_fit(data, s) && strcasecmp(st_gpu_family(&data->gpus[s->gpu]), fit_family) == 0;
+}
+
+/* The next architecture family among the rows `pick` takes that is not in
+ * tried[] (then added to it), or NULL when none is left; more than cap
+ * families: an error naming `what` */
+static int next_family(const st_calib_data *data, row_pick pick, const char **tried, int *ntried, int cap,
+                       const char *what, const char **fam, st_error *err)
+{
+    *fam = NULL;
+    for (size_t i = 0; i < data->n; i++) {
+        if (!pick(data, &data->s[i]))
+            continue;
+        const char *f = st_gpu_family(&data->gpus[data->s[i].gpu]);
+        int seen = 0;
+        for (int j = 0; j < *ntried && !seen; j++)
+            seen = strcasecmp(tried[j], f) == 0;
+        if (seen)
+            continue;
+        if (*ntried == cap)
+            return st_error_set(err, ST_EINVAL, "--ops: %s rows of more than %d architecture families; the table "
+                                "holds %d", what, cap, cap);
+        tried[(*ntried)++] = f;
+        *fam = f;
+        return 0;
+    }
+    return 0;
+}
+
+static int any_epilogue(const st_calib_data *data, const st_calib_sample *s)
+{
+    return st_calib_epilogue_fit(data, s);
 }
 
 static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
-    const int cap = (int)(sizeof c->epilogue / sizeof c->epilogue[0]);
-    const char *tried[sizeof c->epilogue / sizeof c->epilogue[0]];
-    int ntried = 0;
+    const char *tried[ST_ARCH_CYCLES_MAX], *fam;
+    int ntried = 0, rc;
     c->n_epilogue = 0;
-    for (size_t i = 0; i < data->n; i++) {
-        if (!st_calib_epilogue_fit(data, &data->s[i]))
-            continue;
-        /* each family once, whether or not its fit kept an entry */
-        const char *fam = st_gpu_family(&data->gpus[data->s[i].gpu]);
-        int seen = 0;
-        for (int j = 0; j < ntried && !seen; j++)
-            seen = strcasecmp(tried[j], fam) == 0;
-        if (seen)
-            continue;
-        if (ntried == cap)
-            return st_error_set(err, ST_EINVAL, "--ops: FP32 GEMM rows of more than %d architecture families; "
-                                "the table holds %d epilogue rates", cap, cap);
-        tried[ntried++] = fam;
+    /* each family once, whether or not its fit kept an entry */
+    while (!(rc = next_family(data, any_epilogue, tried, &ntried, ST_ARCH_CYCLES_MAX, "FP32 GEMM", &fam, err)) &&
+           fam) {
         int k = c->n_epilogue++;
         snprintf(c->epilogue[k].arch, sizeof c->epilogue[k].arch, "%s", fam);
         c->epilogue[k].cycles = 0;
-        epi_fit_family = c->epilogue[k].arch;
+        fit_family = c->epilogue[k].arch;
         char name[64], label[64];
         snprintf(name, sizeof name, "gemm_epilogue_cycles.%s", fam);
         snprintf(label, sizeof label, "GEMM epilogue (%s, FP32)", fam);
         size_t nbest;
-        int rc = fit_cycles(data, c, name,
-                            offsetof(st_gpu_coef, epilogue) + (size_t)k * sizeof c->epilogue[0] +
-                                offsetof(st_epilogue_rate, cycles),
-                            0.25, 400, pick_epilogue, label, "128-byte output line", report, &nbest, err);
+        rc = fit_cycles(data, c, name,
+                        offsetof(st_gpu_coef, epilogue) + (size_t)k * sizeof c->epilogue[0] +
+                            offsetof(st_arch_cycles, cycles),
+                        0.25, 400, pick_epilogue, label, "128-byte output line", report, &nbest, err);
         if (rc)
             return rc;
         if (!nbest)
             c->n_epilogue--; /* no floor wanted: no entry */
     }
-    return 0;
+    return rc;
+}
+
+/* norm_iter_cycles and norm_row_cycles: per architecture family with
+ * layer-norm rows in an --ops sweep (st_calib_sample.norm_fit), a 2-D grid
+ * on those rows, coarse then fine (iterations: 25-cycle steps from 25 to
+ * 1,500; rows: 0 and 25-cycle steps to 3,000; then 1-cycle steps 25 either
+ * side of the best pair); only their time depends on it, and rows the
+ * memory side bounds take part too, holding the floor under them. Fitted,
+ * not derived: a row's loads, Welford updates, block reduction and second
+ * pass form a chain of latencies the source does not fix. A family whose
+ * rows want no floor (the grid's first iteration step and no row cycles)
+ * gets no entry. */
+#define NORM_ITER_STEPS 60
+#define NORM_ROW_STEPS 121
+#define NORM_STEP 25.0
+static int pick_norm_family(const st_calib_data *data, const st_calib_sample *s)
+{
+    return s->norm_fit && strcasecmp(st_gpu_family(&data->gpus[s->gpu]), fit_family) == 0;
+}
+
+static int any_norm(const st_calib_data *data, const st_calib_sample *s)
+{
+    (void)data;
+    return s->norm_fit;
+}
+
+/* one pass of the norm grid over family k's entries */
+static int norm_grid(const st_calib_data *data, st_gpu_coef *c, int k, const double *iter, size_t ni,
+                     const double *row, size_t nr, size_t *n, st_error *err)
+{
+    return grid2(data, c,
+                 offsetof(st_gpu_coef, norm_iter) + (size_t)k * sizeof c->norm_iter[0] + offsetof(st_arch_cycles, cycles),
+                 iter, ni,
+                 offsetof(st_gpu_coef, norm_row) + (size_t)k * sizeof c->norm_row[0] + offsetof(st_arch_cycles, cycles),
+                 row, nr, rows_objective, 0, n, err);
+}
+
+static int fit_norm(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
+{
+    double iter[NORM_ITER_STEPS], row[NORM_ROW_STEPS];
+    for (int i = 0; i < NORM_ITER_STEPS; i++)
+        iter[i] = NORM_STEP * (i + 1);
+    for (int j = 0; j < NORM_ROW_STEPS; j++)
+        row[j] = NORM_STEP * j;
+    const char *tried[ST_ARCH_CYCLES_MAX], *fam;
+    int ntried = 0, rc;
+    c->n_norm_row = c->n_norm_iter = 0;
+    while (!(rc = next_family(data, any_norm, tried, &ntried, ST_ARCH_CYCLES_MAX, "layer-norm", &fam, err)) &&
+           fam) {
+        int k = c->n_norm_iter++;
+        c->n_norm_row++;
+        snprintf(c->norm_iter[k].arch, sizeof c->norm_iter[k].arch, "%s", fam);
+        snprintf(c->norm_row[k].arch, sizeof c->norm_row[k].arch, "%s", fam);
+        c->norm_iter[k].cycles = c->norm_row[k].cycles = 0;
+        fit_family = c->norm_iter[k].arch;
+        grid_rows = pick_norm_family;
+        size_t n;
+        if ((rc = norm_grid(data, c, k, iter, NORM_ITER_STEPS, row, NORM_ROW_STEPS, &n, err)))
+            return rc;
+        double *vi = &c->norm_iter[k].cycles, *vr = &c->norm_row[k].cycles;
+        if (n && (*vi >= iter[NORM_ITER_STEPS - 1] || *vr >= row[NORM_ROW_STEPS - 1]))
+            return st_error_set(err, ST_EINVAL, "norm cycles (%s) fit to %g per iteration and %g per row, the top "
+                                "of their range (%g, %g) over %zu rows: their latencies are not this kernel's "
+                                "(check the sweep's units and rows); nothing written", fam, *vi, *vr,
+                                iter[NORM_ITER_STEPS - 1], row[NORM_ROW_STEPS - 1], n);
+        int keep = n && !(*vi <= iter[0] && *vr <= 0);
+        if (keep) {
+            /* the fine pass, a step either side of the coarse pair */
+            double fi[2 * (int)NORM_STEP + 1], fr[2 * (int)NORM_STEP + 1];
+            size_t nfi = 0, nfr = 0;
+            for (int d = -(int)NORM_STEP; d <= (int)NORM_STEP; d++) {
+                if (*vi + d > 0)
+                    fi[nfi++] = *vi + d;
+                if (*vr + d >= 0)
+                    fr[nfr++] = *vr + d;
+            }
+            if ((rc = norm_grid(data, c, k, fi, nfi, fr, nfr, &n, err)))
+                return rc;
+            *vi = round6(*vi);
+            *vr = round6(*vr);
+        }
+        if (report) {
+            if (keep)
+                fprintf(report, "  layer norm (%s): %.0f SM cycles per row and %.0f per FP32 loop iteration "
+                        "(%zu samples)\n", fam, *vr, *vi, n);
+            else
+                fprintf(report, "  layer norm (%s): no rows bound by the SM (--ops), no entry\n", fam);
+        }
+        if (!keep) {
+            c->n_norm_iter--;
+            c->n_norm_row--;
+        }
+    }
+    return rc;
 }
 
 /* Tiles the SIMT GEMM library used per architecture, most used first: one
@@ -1100,6 +1213,8 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     if ((rc = fit_tinygemm(data, &c, report, err)))
         return rc;
     if ((rc = fit_epilogue(data, &c, report, err)))
+        return rc;
+    if ((rc = fit_norm(data, &c, report, err)))
         return rc;
     /* how often the heuristic picks the library's tile */
     size_t agree = 0, named = 0;

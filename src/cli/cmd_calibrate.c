@@ -66,7 +66,40 @@ static const char header_fmt[] =
     "# loads of PyTorch's weight-only INT4 GEMM (tinygemm), a floor under it.\n"
     "# gemm_epilogue_cycles is an SM's cycles per 128-byte line of output a\n"
     "# CUDA-core GEMM stores, per architecture family, a floor under its\n"
-    "# epilogue (a family without one: the DRAM term alone).\n";
+    "# epilogue (a family without one: the DRAM term alone).\n"
+    "# norm_row_cycles and norm_iter_cycles are an SM's cycles per row and per\n"
+    "# FP32 loop iteration (ceil(cols / 512) of them; 16-bit: half the cycles)\n"
+    "# of PyTorch's vectorized layer norm forward, per architecture family, a\n"
+    "# floor under its time (a family without them: the memory side alone).\n";
+
+/* Rows from..to of d that `pick` takes and whose family has an entry in
+ * t[0..n); the families with any such rows go to fams (comma-separated) */
+static size_t family_rows(const st_calib_data *d, size_t from, size_t to, const st_arch_cycles *t, int n,
+                          int (*pick)(const st_calib_data *, const st_calib_sample *), char *fams, size_t fsz)
+{
+    size_t total = 0;
+    for (int e = 0; e < n; e++) {
+        size_t k = 0;
+        for (size_t j = from; j < to; j++)
+            k += pick(d, &d->s[j]) && strcasecmp(st_gpu_family(&d->gpus[d->s[j].gpu]), t[e].arch) == 0;
+        size_t el = strlen(fams);
+        if (k)
+            snprintf(fams + el, fsz - el, "%s%s", el ? ", " : "", t[e].arch);
+        total += k;
+    }
+    return total;
+}
+
+static int epilogue_row(const st_calib_data *d, const st_calib_sample *s)
+{
+    return st_calib_epilogue_fit(d, s);
+}
+
+static int norm_row(const st_calib_data *d, const st_calib_sample *s)
+{
+    (void)d;
+    return s->norm_fit;
+}
 
 /* The written table lands (its temporary renamed over `out`) only when
  * the write succeeded: rc is the writer's. */
@@ -276,20 +309,17 @@ static int run(int argc, char **argv)
             return cli_fail(&err);
         }
     }
-    /* an --ops folder's GEMM rows count where their family kept a rate,
-     * and the header names those families */
-    char epifam[8][64] = {""};
-    for (int i = 0; i < nops; i++)
-        for (int e = 0; e < coef.n_epilogue; e++) {
-            size_t n = 0;
-            for (size_t j = i ? ops_end[i - 1] : nbase; j < ops_end[i]; j++)
-                n += st_calib_epilogue_fit(&d, &d.s[j]) &&
-                     strcasecmp(st_gpu_family(&d.gpus[d.s[j].gpu]), coef.epilogue[e].arch) == 0;
-            size_t el = strlen(epifam[i]);
-            if (n)
-                snprintf(epifam[i] + el, sizeof epifam[i] - el, "%s%s", el ? ", " : "", coef.epilogue[e].arch);
-            nepi[i] += n;
-        }
+    /* an --ops folder's GEMM and layer-norm rows count where their family
+     * kept an entry, and the header names those families */
+    char epifam[8][64] = {""}, normfam[8][64] = {""};
+    size_t nnorm[8] = {0};
+    for (int i = 0; i < nops; i++) {
+        size_t from = i ? ops_end[i - 1] : nbase;
+        nepi[i] = family_rows(&d, from, ops_end[i], coef.epilogue, coef.n_epilogue, epilogue_row, epifam[i],
+                              sizeof epifam[i]);
+        nnorm[i] = family_rows(&d, from, ops_end[i], coef.norm_iter, coef.n_norm_iter, norm_row, normfam[i],
+                               sizeof normfam[i]);
+    }
     /* the main fit's samples and devices: the --ops rows (appended after
      * nbase) fit their own coefficients and are named on lines of their own */
     char devs[1024] = "";
@@ -323,6 +353,10 @@ static int run(int argc, char **argv)
             hl += snprintf(header + hl, sizeof header - (size_t)hl,
                            "# gemm_epilogue_cycles: fitted on the FP32 GEMM rows of %s/kernels-test/bmm.csv "
                            "and linear.csv (%s; %zu rows).\n", tail_parts(ops[i], 3), epifam[i], nepi[i]);
+        if (nnorm[i] && hl > 0 && (size_t)hl < sizeof header)
+            hl += snprintf(header + hl, sizeof header - (size_t)hl,
+                           "# norm_row_cycles, norm_iter_cycles: fitted on the layer-norm rows of "
+                           "%s/kernels-test/ln.csv (%s; %zu rows).\n", tail_parts(ops[i], 3), normfam[i], nnorm[i]);
     }
     st_calib_data_free(&d);
     if (hl < 0 || (size_t)hl >= sizeof header) {
@@ -353,7 +387,9 @@ const cli_command cmd_calibrate = {
     "                   softmax_warp_cycles and softmax_reg_cycles, and its weight-only INT4\n"
     "                   rows that tinygemm ran tinygemm_wavefront_cycles, and the FP32 rows\n"
     "                   of DIR/kernels-test/bmm.csv and linear.csv gemm_epilogue_cycles for\n"
-    "                   their GPU's architecture family; nothing else;\n"
+    "                   their GPU's architecture family, and the layer-norm rows of\n"
+    "                   DIR/kernels-test/ln.csv norm_row_cycles and norm_iter_cycles for\n"
+    "                   theirs; nothing else;\n"
     "                   repeatable (up to 8); tools/calibrate gives data/measured/h100\n"
     "  --out FILE       write there (atomically) instead of stdout; tools/calibrate writes\n"
     "                   calibration/gpu-kernels.yaml\n"

@@ -266,11 +266,13 @@ typedef struct st_tile {
     int m, n;
 } st_tile;
 
-/* one architecture family's GEMM epilogue rate (st_gpu_coef.epilogue) */
-typedef struct st_epilogue_rate {
+/* one architecture family's SM-side cost (st_gpu_coef.epilogue,
+ * .norm_row, .norm_iter) */
+typedef struct st_arch_cycles {
     char arch[24];  /* family, as st_gpu_family names it */
-    double cycles;  /* SM cycles per ST_EPILOGUE_LINE bytes of output */
-} st_epilogue_rate;
+    double cycles;  /* SM cycles per unit of the table's work */
+} st_arch_cycles;
+#define ST_ARCH_CYCLES_MAX 8
 
 typedef struct st_gpu_coef {
     double e_ref_w_per_tflop;  /* sustained-clock reference (see above) */
@@ -363,8 +365,30 @@ typedef struct st_gpu_coef {
      * in a sweep's DIR/kernels-test/{bmm,linear}.csv FP32 rows (a 1-D grid
      * each); a family without an entry keeps the DRAM term alone. A line
      * is ST_EPILOGUE_LINE bytes (a warp's 4-byte stores). */
-    st_epilogue_rate epilogue[8];
+    st_arch_cycles epilogue[ST_ARCH_CYCLES_MAX];
     int n_epilogue;
+    /* SM cycles of PyTorch's vectorized_layer_norm_kernel forward (the
+     * layer norm's one-kernel path: one 128-thread block per row, 4-element
+     * vectors, so ceil(cols / 512) iterations of its loops whatever the
+     * datatype), a floor under its memory-side time, per architecture
+     * family: norm_row_cycles per row plus norm_iter_cycles per iteration
+     * per 4 bytes of element (an FP32 iteration; a 16-bit one costs half),
+     * the busiest SM's rows. A row costs by its iterations, not its bytes:
+     * 768 and 1,024 FP32 columns (two iterations each) take the same time.
+     * On Hopper the cost per SM cycle is the same on the H100 and the H200
+     * whatever the HBM: rows of up to 1,600 FP32 columns are bound by the
+     * SM on both (the H200's 43% faster HBM gains them nothing), which a
+     * memory-side price misses by 22-35% on the H200. On the A100 the same
+     * cycles would over-price the layer norm (it runs at a lower clock,
+     * and the chain's latencies are nanoseconds), so it is per family.
+     * Not the RMSNorm (no Welford update; its rows run faster) nor the
+     * backward. Fitted by `strata calibrate --ops` per family present in a
+     * sweep's DIR/kernels-test/ln.csv (a 2-D grid on its layer-norm rows);
+     * a family without an entry keeps the memory-side price. */
+    st_arch_cycles norm_row[ST_ARCH_CYCLES_MAX];
+    int n_norm_row;
+    st_arch_cycles norm_iter[ST_ARCH_CYCLES_MAX];
+    int n_norm_iter;
     struct {
         int n;                 /* features in use (must match the code) */
         double beta[ST_GPU_MAX_FEATURES];
@@ -466,6 +490,15 @@ double st_gpu_coef_dram_other(const st_gpu_coef *c);
 #define ST_EPILOGUE_LINE 128.0
 /* The table's epilogue cycles per output line for g's family (0: none). */
 double st_gpu_coef_epilogue_cycles(const st_gpu_coef *c, const st_gpu *g);
+/* A per-family table's entry for g's family (0: none). */
+double st_arch_cycles_for(const st_arch_cycles *t, int n, const st_gpu *g);
+/* PyTorch's vectorized layer norm forward: ST_LN_THREADS threads a row,
+ * ST_LN_VEC-element vectors (layer_norm_kernel.cu, any datatype) */
+#define ST_LN_THREADS 128
+#define ST_LN_VEC 4
+/* The SM cycles one row of `cols` elements of es bytes costs that kernel
+ * on g's family (st_gpu_coef.norm_row; 0: the table has none for it). */
+double st_layer_norm_row_cycles(const st_gpu_coef *c, const st_gpu *g, double cols, double es);
 /* Sustained / boost clock factor for a math pipe (tensor: 1, else 0). */
 double st_gpu_power_factor(const st_gpu *g, const st_gpu_coef *c, int tensor);
 

@@ -393,13 +393,27 @@ static double boost_hz(const st_gpu *g)
     return g->boost_clock_hz > 0 ? g->boost_clock_hz : 1e9;
 }
 
-double st_gpu_coef_epilogue_cycles(const st_gpu_coef *c, const st_gpu *g)
+double st_arch_cycles_for(const st_arch_cycles *t, int n, const st_gpu *g)
 {
     const char *fam = st_gpu_family(g);
-    for (int i = 0; i < c->n_epilogue; i++)
-        if (strcasecmp(c->epilogue[i].arch, fam) == 0)
-            return c->epilogue[i].cycles;
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(t[i].arch, fam) == 0)
+            return t[i].cycles;
     return 0;
+}
+
+double st_gpu_coef_epilogue_cycles(const st_gpu_coef *c, const st_gpu *g)
+{
+    return st_arch_cycles_for(c->epilogue, c->n_epilogue, g);
+}
+
+double st_layer_norm_row_cycles(const st_gpu_coef *c, const st_gpu *g, double cols, double es)
+{
+    double r = st_arch_cycles_for(c->norm_row, c->n_norm_row, g);
+    double it = st_arch_cycles_for(c->norm_iter, c->n_norm_iter, g);
+    if (!(r > 0) && !(it > 0))
+        return 0;
+    return r + it * ceil(cols / (ST_LN_VEC * ST_LN_THREADS)) * es / 4.0;
 }
 
 double st_gpu_coef_dram_other(const st_gpu_coef *c)
@@ -1668,6 +1682,17 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
             double rpb = smx == ST_SMX_WARP ? (k->cols <= 128 ? 8 : 4) : 1;
             double blocks = ceil((double)k->rows / rpb);
             raise_to(e, ceil(blocks / busy_sms(g, blocks)) * rpb * slots * cyc / clk, "compute");
+        }
+        /* the layer norm's vectorized forward kernel (N % 4 == 0; otherwise
+         * PyTorch runs its two-kernel path): its family's SM cycles per row
+         * and per loop iteration, the busiest SM's rows (st_gpu_coef.norm_row) */
+        if (!rc && k->op == ST_KOP_NORM && !k->rms && k->bytes_total <= 0 && k->cols % ST_LN_VEC == 0 &&
+            g->vendor == ST_VENDOR_NVIDIA) {
+            double per_row = st_layer_norm_row_cycles(c, g, (double)k->cols, es);
+            if (per_row > 0) {
+                double rows = (double)k->rows;
+                raise_to(e, ceil(rows / busy_sms(g, rows)) * per_row / clk, "compute");
+            }
         }
         return rc;
     }

@@ -155,23 +155,32 @@ static int read_tiles(const fctx *c, const st_ynode *map, st_gpu_coef *out)
     return 0;
 }
 
-/* gemm_epilogue_cycles: architecture family -> SM cycles per output line */
-static int read_epilogue(const fctx *c, const st_ynode *map, st_gpu_coef *out)
+/* A per-family map (gemm_epilogue_cycles, norm_row_cycles, ...):
+ * architecture family -> SM cycles, into t[] and *n; `eg` a value for the
+ * example in the error */
+static int read_arch_cycles(const fctx *c, const st_ynode *map, const char *key, const char *eg, st_arch_cycles *t,
+                            int *n)
 {
-    const size_t cap = sizeof out->epilogue / sizeof out->epilogue[0];
     if (map->kind != ST_Y_MAP || map->n == 0)
-        return f_error(c, map, "'gemm_epilogue_cycles' must map an architecture family to SM cycles, like "
-                       "{hopper: 11.5}");
-    if (map->n > cap)
-        return f_error(c, map, "at most %zu architectures in 'gemm_epilogue_cycles'", cap);
+        return f_error(c, map, "'%s' must map an architecture family to SM cycles, like {hopper: %s}", key, eg);
+    if (map->n > ST_ARCH_CYCLES_MAX)
+        return f_error(c, map, "at most %d architectures in '%s'", ST_ARCH_CYCLES_MAX, key);
     for (size_t i = 0; i < map->n; i++) {
-        if (arch_key(c, map, i, "gemm_epilogue_cycles", "'hopper'", out->epilogue[i].arch,
-                     sizeof out->epilogue[i].arch) ||
-            f_number(c, map, map->keys[i]->scalar, 0.001, 1e4, 1, "cycles", &out->epilogue[i].cycles))
+        if (arch_key(c, map, i, key, "'hopper'", t[i].arch, sizeof t[i].arch) ||
+            f_number(c, map, map->keys[i]->scalar, 0.001, 1e5, 1, "cycles", &t[i].cycles))
             return ST_EINVAL;
     }
-    out->n_epilogue = (int)map->n;
+    *n = (int)map->n;
     return 0;
+}
+
+static void write_arch_cycles(FILE *f, const char *key, const st_arch_cycles *t, int n)
+{
+    if (n <= 0)
+        return;
+    fprintf(f, "%s:\n", key);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "  %s: %.17g\n", t[i].arch, t[i].cycles);
 }
 
 /* A map of dispatch class -> microseconds into v (seconds); d may be NULL. */
@@ -249,6 +258,8 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         {"softmax_reg_cycles", 0, "SM cycles per register slot of PyTorch's cunn_SoftMaxForwardReg"},
         {"tinygemm_wavefront_cycles", 0, "SM cycles per L1 wavefront of tinygemm's loads (weight-only INT4)"},
         {"gemm_epilogue_cycles", 0, "SM cycles per 128-byte output line of a CUDA-core GEMM, per architecture"},
+        {"norm_row_cycles", 0, "SM cycles per row of PyTorch's vectorized layer norm, per architecture"},
+        {"norm_iter_cycles", 0, "SM cycles per FP32 loop iteration of PyTorch's vectorized layer norm, per architecture"},
         {"dispatch_us", 1, "framework per-op host cost by class"},
         {"harness_us", 0, "per-op overhead of the calibration data's timing harness by class"},
         {"classes", 1, "coefficients per kernel class"},
@@ -302,8 +313,11 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
     const st_ynode *t = f_get(doc.root, "tiles");
     if (t && read_tiles(&c, t, out))
         goto done;
-    const st_ynode *ep = f_get(doc.root, "gemm_epilogue_cycles");
-    if (ep && read_epilogue(&c, ep, out))
+    const st_ynode *ep = f_get(doc.root, "gemm_epilogue_cycles"), *nr = f_get(doc.root, "norm_row_cycles"),
+                   *ni = f_get(doc.root, "norm_iter_cycles");
+    if ((ep && read_arch_cycles(&c, ep, "gemm_epilogue_cycles", "11.5", out->epilogue, &out->n_epilogue)) ||
+        (nr && read_arch_cycles(&c, nr, "norm_row_cycles", "300", out->norm_row, &out->n_norm_row)) ||
+        (ni && read_arch_cycles(&c, ni, "norm_iter_cycles", "250", out->norm_iter, &out->n_norm_iter)))
         goto done;
     /* the rate prices through the CUDA-core class's epilogue coefficient
      * (st_gpu_coef.epilogue): with that at 0 it would price nothing */
@@ -347,11 +361,9 @@ int st_gpu_coef_write(FILE *f, const st_gpu_coef *c, const char *header)
         fprintf(f, "softmax_reg_cycles: %.17g\n", c->softmax_reg_cycles);
     if (c->tinygemm_wavefront_cycles > 0)
         fprintf(f, "tinygemm_wavefront_cycles: %.17g\n", c->tinygemm_wavefront_cycles);
-    if (c->n_epilogue > 0) {
-        fprintf(f, "gemm_epilogue_cycles:\n");
-        for (int i = 0; i < c->n_epilogue; i++)
-            fprintf(f, "  %s: %.17g\n", c->epilogue[i].arch, c->epilogue[i].cycles);
-    }
+    write_arch_cycles(f, "gemm_epilogue_cycles", c->epilogue, c->n_epilogue);
+    write_arch_cycles(f, "norm_row_cycles", c->norm_row, c->n_norm_row);
+    write_arch_cycles(f, "norm_iter_cycles", c->norm_iter, c->n_norm_iter);
     fprintf(f, "dispatch_us:\n");
     for (int i = 0; i < ST_DISP_COUNT; i++)
         fprintf(f, "  %s: %.17g\n", st_dispatch_name((st_dispatch)i), c->dispatch_s[i] * 1e6);
