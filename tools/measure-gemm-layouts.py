@@ -21,8 +21,9 @@ operands, and names the longest kernel of one more run under
 torch.profiler.
 
 Shapes: the FP32 rows of a NeuSight-layout linear.csv (its M, N = input
-features and K = output features columns), every --every'th in file
-order, until --budget seconds.
+features and K = output features columns; B x M tokens where a row has a
+batch B), every --every'th distinct shape in file order, until --budget
+seconds.
 
 Usage: measure-gemm-layouts.py --linear CSV --out DIR [--every N] [--budget S]
 """
@@ -59,7 +60,7 @@ def main():
             if (r.get("Dtype") or "fp32") != "fp32":
                 continue
             try:
-                m, k, n = int(r["M"]), int(r["N"]), int(r["K"])
+                m, k, n = int(r["M"]) * int(r.get("B") or 1), int(r["N"]), int(r["K"])
             except (KeyError, ValueError):
                 sys.exit(f"measure-gemm-layouts.py: {args.linear}: row {i + 2} has no integer M, N, K")
             if (m, k, n) not in shapes:

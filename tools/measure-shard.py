@@ -42,9 +42,11 @@ backward between CUDA events with a synchronize after, gradients set to None
 between steps (Megatron-LM's FP32 optimizer zero_grad); *_ms are the means of
 the fastest F steps (ranked by forward + backward). opt_ms: gradient-norm
 clipping to 1.0 and torch.optim.AdamW's foreach step, mean of the same count.
-One more step runs under torch.profiler for the GPU's kernel totals
-(forward and backward separately) and OUT/kernels.csv (config, phase, kernel,
-count, total_us).
+One more step runs under torch.profiler for the GPU's activity totals
+(forward and backward separately; every CUDA event: kernels, copies and
+memsets, which *_kernel_ms and *_kernels count) and OUT/kernels.csv (config,
+phase, name, count, total_us). Token ids and labels are all 1, as NeuSight's
+harness feeds torch.ones.
 
 Usage: measure-shard.py --out DIR [--configs LIST] [--variants jit,eager]
        [--warmup W] [--runs R] [--fastest F] [--budget S] [--no-layer-scaling]

@@ -373,8 +373,13 @@ typedef struct st_gpu_coef {
      * datatype), a floor under its memory-side time, per architecture
      * family: norm_row_cycles per row plus norm_iter_cycles per iteration
      * per 4 bytes of element (an FP32 iteration; a 16-bit one costs half),
-     * the busiest SM's rows. A row costs by its iterations, not its bytes:
-     * 768 and 1,024 FP32 columns (two iterations each) take the same time.
+     * the busiest SM's rows. A row costs by its iterations, not only its
+     * bytes: 768 and 1,024 FP32 columns (two iterations each) take the same
+     * time. The halving is the form that fits, not derived: a 16-bit
+     * iteration does the same four Welford updates a thread, but the H100's
+     * and H200's BF16 rows cost about half an FP32 iteration (with whole
+     * iterations, every pair of cycles that brought the H200's FP32 rows
+     * under 10% put its BF16 rows at 14-34%).
      * On Hopper the cost per SM cycle is the same on the H100 and the H200
      * whatever the HBM: rows of up to 1,600 FP32 columns are bound by the
      * SM on both (the H200's 43% faster HBM gains them nothing), which a

@@ -158,8 +158,8 @@ static int read_tiles(const fctx *c, const st_ynode *map, st_gpu_coef *out)
 /* A per-family map (gemm_epilogue_cycles, norm_row_cycles, ...):
  * architecture family -> SM cycles, into t[] and *n; `eg` a value for the
  * example in the error */
-static int read_arch_cycles(const fctx *c, const st_ynode *map, const char *key, const char *eg, st_arch_cycles *t,
-                            int *n)
+static int read_arch_cycles(const fctx *c, const st_ynode *map, const char *key, const char *eg, double max,
+                            st_arch_cycles *t, int *n)
 {
     if (map->kind != ST_Y_MAP || map->n == 0)
         return f_error(c, map, "'%s' must map an architecture family to SM cycles, like {hopper: %s}", key, eg);
@@ -167,10 +167,37 @@ static int read_arch_cycles(const fctx *c, const st_ynode *map, const char *key,
         return f_error(c, map, "at most %d architectures in '%s'", ST_ARCH_CYCLES_MAX, key);
     for (size_t i = 0; i < map->n; i++) {
         if (arch_key(c, map, i, key, "'hopper'", t[i].arch, sizeof t[i].arch) ||
-            f_number(c, map, map->keys[i]->scalar, 0.001, 1e5, 1, "cycles", &t[i].cycles))
+            f_number(c, map, map->keys[i]->scalar, 0.001, max, 1, "cycles", &t[i].cycles))
             return ST_EINVAL;
     }
     *n = (int)map->n;
+    return 0;
+}
+
+/* The layer norm's two maps price one floor: both or neither, over the
+ * same families (a family in one alone would get half a floor) */
+static int norm_pair(const fctx *c, const st_ynode *nr, const st_ynode *ni, const st_gpu_coef *out)
+{
+    if (!nr && !ni)
+        return 0;
+    if (!nr || !ni)
+        return f_error(c, nr ? nr : ni, "%s without %s: the layer norm's floor needs both (SM cycles a row and "
+                       "an iteration); regenerate the table with tools/calibrate",
+                       nr ? "norm_row_cycles" : "norm_iter_cycles", nr ? "norm_iter_cycles" : "norm_row_cycles");
+    for (int pass = 0; pass < 2; pass++) {
+        const st_ynode *map = pass ? ni : nr;
+        const st_arch_cycles *a = pass ? out->norm_iter : out->norm_row, *b = pass ? out->norm_row : out->norm_iter;
+        int na = pass ? out->n_norm_iter : out->n_norm_row, nb = pass ? out->n_norm_row : out->n_norm_iter;
+        for (int i = 0; i < na; i++) {
+            int found = 0;
+            for (int j = 0; j < nb && !found; j++)
+                found = strcasecmp(a[i].arch, b[j].arch) == 0;
+            if (!found)
+                return f_error(c, map->keys[i], "'%s' has %s but no %s: give the family both, or neither",
+                               a[i].arch, pass ? "norm_iter_cycles" : "norm_row_cycles",
+                               pass ? "norm_row_cycles" : "norm_iter_cycles");
+        }
+    }
     return 0;
 }
 
@@ -315,9 +342,10 @@ int st_gpu_coef_load(const char *path, st_gpu_coef *out, st_error *err)
         goto done;
     const st_ynode *ep = f_get(doc.root, "gemm_epilogue_cycles"), *nr = f_get(doc.root, "norm_row_cycles"),
                    *ni = f_get(doc.root, "norm_iter_cycles");
-    if ((ep && read_arch_cycles(&c, ep, "gemm_epilogue_cycles", "11.5", out->epilogue, &out->n_epilogue)) ||
-        (nr && read_arch_cycles(&c, nr, "norm_row_cycles", "300", out->norm_row, &out->n_norm_row)) ||
-        (ni && read_arch_cycles(&c, ni, "norm_iter_cycles", "250", out->norm_iter, &out->n_norm_iter)))
+    if ((ep && read_arch_cycles(&c, ep, "gemm_epilogue_cycles", "11.5", 1e4, out->epilogue, &out->n_epilogue)) ||
+        (nr && read_arch_cycles(&c, nr, "norm_row_cycles", "300", 1e5, out->norm_row, &out->n_norm_row)) ||
+        (ni && read_arch_cycles(&c, ni, "norm_iter_cycles", "250", 1e5, out->norm_iter, &out->n_norm_iter)) ||
+        norm_pair(&c, nr, ni, out))
         goto done;
     /* the rate prices through the CUDA-core class's epilogue coefficient
      * (st_gpu_coef.epilogue): with that at 0 it would price nothing */
