@@ -130,8 +130,8 @@ def build(name, tp, batch, variant, layer_scaling, dev):
     pdrop = 0.1
 
     if variant == "jit":
-        gelu_fwd = torch.jit.script(lambda_free_gelu_fwd())
-        gelu_bwd = torch.jit.script(lambda_free_gelu_bwd())
+        gelu_fwd = torch.jit.script(bias_gelu_fwd_fn())
+        gelu_bwd = torch.jit.script(bias_gelu_bwd_fn())
         bda = torch.jit.script(bias_dropout_add)
 
         class BiasGelu(torch.autograd.Function):
@@ -236,14 +236,14 @@ def build(name, tp, batch, variant, layer_scaling, dev):
     return P, lambda: forward(ids, labels, lmask), (L, h, a, vp, s)
 
 
-def lambda_free_gelu_fwd():
+def bias_gelu_fwd_fn():
     def f(bias, y):
         x = bias + y
         return x * 0.5 * (1.0 + torch.tanh(0.7978845608028654 * x * (1.0 + 0.044715 * x * x)))
     return f
 
 
-def lambda_free_gelu_bwd():
+def bias_gelu_bwd_fn():
     def f(g, bias, y):
         x = bias + y
         t = torch.tanh(0.7978845608028654 * x * (1.0 + 0.044715 * x * x))

@@ -590,6 +590,12 @@ int st_calib_epilogue_fit(const st_calib_data *data, const st_calib_sample *s)
     return s->epilogue_fit && st_kernel_class(&data->gpus[s->gpu], &s->k) == ST_KC_GEMM_SIMT;
 }
 
+int st_calib_norm_fit(const st_calib_data *data, const st_calib_sample *s)
+{
+    (void)data;
+    return s->norm_fit;
+}
+
 int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
                      double *pred_s, st_error *err)
 {

@@ -75,14 +75,15 @@ int st_calib_apply_harness(const char *dir, st_calib_data *d, size_t from, int *
  * st_calib_apply_harness does; 0: no file or no torch column). */
 int st_calib_harness_torch(const char *dir, int *torch_ver, st_error *err);
 /* Append the MoE router rows (op topk) and tinygemm's weight-only INT4 rows
- * of DIR/ops.csv, and the softmax rows of DIR/kernels-test/softmax.csv
- * and the FP32 GEMM rows of DIR/kernels-test/{bmm,linear}.csv where they
- * exist (run on the folder's release), with DIR/harness.csv's floors, for
- * `strata calibrate --ops` to fit topk_pass_cycles,
- * tinygemm_wavefront_cycles, the softmax cycles and the GEMM epilogue
- * cycles on (and nothing else: they stay validation-only for every
- * class). No ops.csv, or one without
- * topk rows: an error. */
+ * of DIR/ops.csv, and where they exist the softmax rows of
+ * DIR/kernels-test/softmax.csv, the FP32 GEMM rows of
+ * DIR/kernels-test/{bmm,linear}.csv and the layer-norm rows of
+ * DIR/kernels-test/ln.csv (run on the folder's release), with
+ * DIR/harness.csv's floors, for `strata calibrate --ops` to fit
+ * topk_pass_cycles, tinygemm_wavefront_cycles, the softmax cycles, the GEMM
+ * epilogue cycles and the layer norm's cycles on (and nothing else: they
+ * stay validation-only for every class). No ops.csv, or one without topk
+ * rows: an error. */
 int st_calib_add_router_fit(st_calib_data *d, const char *dir, st_error *err);
 /* The softmax kernel (st_softmax_kernel: warp or register) whose cycles
  * sample s fits, or -1: forward softmax rows on a release from
@@ -94,6 +95,9 @@ int st_calib_tinygemm_fit(const st_calib_sample *s);
 /* 1 where sample s fits its GPU family's gemm_epilogue_cycles: an FP32
  * GEMM of an --ops folder's sweep that the CUDA cores run. */
 int st_calib_epilogue_fit(const st_calib_data *data, const st_calib_sample *s);
+/* 1 where sample s fits its GPU family's norm_row_cycles and
+ * norm_iter_cycles: a layer-norm forward row of an --ops folder's sweep. */
+int st_calib_norm_fit(const st_calib_data *data, const st_calib_sample *s);
 /* Append VIDUR mlp.csv profiles under DIR/profiling/compute/GPU/ (gpu_filter:
  * only that GPU folder, e.g. "a100"; NULL for all). */
 int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_filter,

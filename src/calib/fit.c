@@ -878,10 +878,13 @@ static int fit_tinygemm(const st_calib_data *data, st_gpu_coef *c, FILE *report,
  * derived: how fast an SM's four-warp tiles drain through shared memory
  * and the L1 to L2 the source does not fix. A family whose rows want no
  * floor (the grid's first step) gets no entry. */
-static const char *fit_family; /* the family being fitted (the grids run on one thread) */
-static int pick_epilogue(const st_calib_data *data, const st_calib_sample *s)
+/* The rows a per-family fit takes: fit_pick's, on the family fit_family
+ * (the grids run on one thread) */
+static row_pick fit_pick;
+static const char *fit_family;
+static int pick_in_family(const st_calib_data *data, const st_calib_sample *s)
 {
-    return st_calib_epilogue_fit(data, s) && strcasecmp(st_gpu_family(&data->gpus[s->gpu]), fit_family) == 0;
+    return fit_pick(data, s) && strcasecmp(st_gpu_family(&data->gpus[s->gpu]), fit_family) == 0;
 }
 
 /* The next architecture family among the rows `pick` takes that is not in
@@ -910,22 +913,19 @@ static int next_family(const st_calib_data *data, row_pick pick, const char **tr
     return 0;
 }
 
-static int any_epilogue(const st_calib_data *data, const st_calib_sample *s)
-{
-    return st_calib_epilogue_fit(data, s);
-}
-
 static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_error *err)
 {
     const char *tried[ST_ARCH_CYCLES_MAX], *fam;
     int ntried = 0, rc;
     c->n_epilogue = 0;
     /* each family once, whether or not its fit kept an entry */
-    while (!(rc = next_family(data, any_epilogue, tried, &ntried, ST_ARCH_CYCLES_MAX, "FP32 GEMM", &fam, err)) &&
+    while (!(rc = next_family(data, st_calib_epilogue_fit, tried, &ntried, ST_ARCH_CYCLES_MAX, "FP32 GEMM", &fam,
+                              err)) &&
            fam) {
         int k = c->n_epilogue++;
         snprintf(c->epilogue[k].arch, sizeof c->epilogue[k].arch, "%s", fam);
         c->epilogue[k].cycles = 0;
+        fit_pick = st_calib_epilogue_fit;
         fit_family = c->epilogue[k].arch;
         char name[64], label[64];
         snprintf(name, sizeof name, "gemm_epilogue_cycles.%s", fam);
@@ -934,7 +934,7 @@ static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report,
         rc = fit_cycles(data, c, name,
                         offsetof(st_gpu_coef, epilogue) + (size_t)k * sizeof c->epilogue[0] +
                             offsetof(st_arch_cycles, cycles),
-                        0.25, 400, pick_epilogue, label, "128-byte output line", report, &nbest, err);
+                        0.25, 400, pick_in_family, label, "128-byte output line", report, &nbest, err);
         if (rc)
             return rc;
         if (!nbest)
@@ -944,7 +944,7 @@ static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report,
 }
 
 /* norm_iter_cycles and norm_row_cycles: per architecture family with
- * layer-norm rows in an --ops sweep (st_calib_sample.norm_fit), a 2-D grid
+ * layer-norm rows in an --ops sweep (st_calib_norm_fit), a 2-D grid
  * on those rows, coarse then fine (iterations: 25-cycle steps from 25 to
  * 1,500; rows: 0 and 25-cycle steps to 3,000; then 1-cycle steps 25 either
  * side of the best pair); only their time depends on it, and rows the
@@ -956,17 +956,6 @@ static int fit_epilogue(const st_calib_data *data, st_gpu_coef *c, FILE *report,
 #define NORM_ITER_STEPS 60
 #define NORM_ROW_STEPS 121
 #define NORM_STEP 25.0
-static int pick_norm_family(const st_calib_data *data, const st_calib_sample *s)
-{
-    return s->norm_fit && strcasecmp(st_gpu_family(&data->gpus[s->gpu]), fit_family) == 0;
-}
-
-static int any_norm(const st_calib_data *data, const st_calib_sample *s)
-{
-    (void)data;
-    return s->norm_fit;
-}
-
 /* one pass of the norm grid over family k's entries */
 static int norm_grid(const st_calib_data *data, st_gpu_coef *c, int k, const double *iter, size_t ni,
                      const double *row, size_t nr, size_t *n, st_error *err)
@@ -988,15 +977,16 @@ static int fit_norm(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_
     const char *tried[ST_ARCH_CYCLES_MAX], *fam;
     int ntried = 0, rc;
     c->n_norm_row = c->n_norm_iter = 0;
-    while (!(rc = next_family(data, any_norm, tried, &ntried, ST_ARCH_CYCLES_MAX, "layer-norm", &fam, err)) &&
+    while (!(rc = next_family(data, st_calib_norm_fit, tried, &ntried, ST_ARCH_CYCLES_MAX, "layer-norm", &fam, err)) &&
            fam) {
         int k = c->n_norm_iter++;
         c->n_norm_row++;
         snprintf(c->norm_iter[k].arch, sizeof c->norm_iter[k].arch, "%s", fam);
         snprintf(c->norm_row[k].arch, sizeof c->norm_row[k].arch, "%s", fam);
         c->norm_iter[k].cycles = c->norm_row[k].cycles = 0;
+        fit_pick = st_calib_norm_fit;
         fit_family = c->norm_iter[k].arch;
-        grid_rows = pick_norm_family;
+        grid_rows = pick_in_family;
         size_t n;
         if ((rc = norm_grid(data, c, k, iter, NORM_ITER_STEPS, row, NORM_ROW_STEPS, &n, err)))
             return rc;

@@ -90,16 +90,6 @@ static size_t family_rows(const st_calib_data *d, size_t from, size_t to, const 
     return total;
 }
 
-static int epilogue_row(const st_calib_data *d, const st_calib_sample *s)
-{
-    return st_calib_epilogue_fit(d, s);
-}
-
-static int norm_row(const st_calib_data *d, const st_calib_sample *s)
-{
-    (void)d;
-    return s->norm_fit;
-}
 
 /* The written table lands (its temporary renamed over `out`) only when
  * the write succeeded: rc is the writer's. */
@@ -315,9 +305,9 @@ static int run(int argc, char **argv)
     size_t nnorm[8] = {0};
     for (int i = 0; i < nops; i++) {
         size_t from = i ? ops_end[i - 1] : nbase;
-        nepi[i] = family_rows(&d, from, ops_end[i], coef.epilogue, coef.n_epilogue, epilogue_row, epifam[i],
+        nepi[i] = family_rows(&d, from, ops_end[i], coef.epilogue, coef.n_epilogue, st_calib_epilogue_fit, epifam[i],
                               sizeof epifam[i]);
-        nnorm[i] = family_rows(&d, from, ops_end[i], coef.norm_iter, coef.n_norm_iter, norm_row, normfam[i],
+        nnorm[i] = family_rows(&d, from, ops_end[i], coef.norm_iter, coef.n_norm_iter, st_calib_norm_fit, normfam[i],
                                sizeof normfam[i]);
     }
     /* the main fit's samples and devices: the --ops rows (appended after

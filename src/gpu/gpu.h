@@ -383,9 +383,9 @@ typedef struct st_gpu_coef {
      * On Hopper the cost per SM cycle is the same on the H100 and the H200
      * whatever the HBM: rows of up to 1,600 FP32 columns are bound by the
      * SM on both (the H200's 43% faster HBM gains them nothing), which a
-     * memory-side price misses by 22-35% on the H200. On the A100 the same
-     * cycles would over-price the layer norm (it runs at a lower clock,
-     * and the chain's latencies are nanoseconds), so it is per family.
+     * memory-side price misses by 22-35% on the H200. On the A100, cycles
+     * like these over-price the layer norm (a prototype's 300 and 250 took
+     * NeuSight's A100 80GB rows from 6.0 to 6.8%), so it is per family.
      * Not the RMSNorm (no Welford update; its rows run faster) nor the
      * backward. Fitted by `strata calibrate --ops` per family present in a
      * sweep's DIR/kernels-test/ln.csv (a 2-D grid on its layer-norm rows);

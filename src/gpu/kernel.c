@@ -1685,8 +1685,8 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
         }
         /* the layer norm's vectorized forward kernel (FP32, FP16 or BF16 and
          * N % 4 == 0; otherwise PyTorch runs its two-kernel path): its
-         * family's SM cycles per row
-         * and per loop iteration, the busiest SM's rows (st_gpu_coef.norm_row) */
+         * family's SM cycles per row and per loop iteration, the busiest
+         * SM's rows (st_gpu_coef.norm_row) */
         if (!rc && k->op == ST_KOP_NORM && !k->rms && k->bytes_total <= 0 && k->cols % ST_LN_VEC == 0 &&
             (es == 2 || es == 4) && g->vendor == ST_VENDOR_NVIDIA) {
             double per_row = st_layer_norm_row_cycles(c, g, (double)k->cols, es);

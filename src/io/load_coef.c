@@ -174,6 +174,19 @@ static int read_arch_cycles(const fctx *c, const st_ynode *map, const char *key,
     return 0;
 }
 
+/* The first family of a[] that b[] lacks (-1: none) */
+static int missing_family(const st_arch_cycles *a, int na, const st_arch_cycles *b, int nb)
+{
+    for (int i = 0; i < na; i++) {
+        int found = 0;
+        for (int j = 0; j < nb && !found; j++)
+            found = strcasecmp(a[i].arch, b[j].arch) == 0;
+        if (!found)
+            return i;
+    }
+    return -1;
+}
+
 /* The layer norm's two maps price one floor: both or neither, over the
  * same families (a family in one alone would get half a floor) */
 static int norm_pair(const fctx *c, const st_ynode *nr, const st_ynode *ni, const st_gpu_coef *out)
@@ -184,20 +197,14 @@ static int norm_pair(const fctx *c, const st_ynode *nr, const st_ynode *ni, cons
         return f_error(c, nr ? nr : ni, "%s without %s: the layer norm's floor needs both (SM cycles a row and "
                        "an iteration); regenerate the table with tools/calibrate",
                        nr ? "norm_row_cycles" : "norm_iter_cycles", nr ? "norm_iter_cycles" : "norm_row_cycles");
-    for (int pass = 0; pass < 2; pass++) {
-        const st_ynode *map = pass ? ni : nr;
-        const st_arch_cycles *a = pass ? out->norm_iter : out->norm_row, *b = pass ? out->norm_row : out->norm_iter;
-        int na = pass ? out->n_norm_iter : out->n_norm_row, nb = pass ? out->n_norm_row : out->n_norm_iter;
-        for (int i = 0; i < na; i++) {
-            int found = 0;
-            for (int j = 0; j < nb && !found; j++)
-                found = strcasecmp(a[i].arch, b[j].arch) == 0;
-            if (!found)
-                return f_error(c, map->keys[i], "'%s' has %s but no %s: give the family both, or neither",
-                               a[i].arch, pass ? "norm_iter_cycles" : "norm_row_cycles",
-                               pass ? "norm_row_cycles" : "norm_iter_cycles");
-        }
-    }
+    int i = missing_family(out->norm_row, out->n_norm_row, out->norm_iter, out->n_norm_iter);
+    if (i >= 0)
+        return f_error(c, nr->keys[i], "'%s' has norm_row_cycles but no norm_iter_cycles: give the family both, "
+                       "or neither", out->norm_row[i].arch);
+    i = missing_family(out->norm_iter, out->n_norm_iter, out->norm_row, out->n_norm_row);
+    if (i >= 0)
+        return f_error(c, ni->keys[i], "'%s' has norm_iter_cycles but no norm_row_cycles: give the family both, "
+                       "or neither", out->norm_iter[i].arch);
     return 0;
 }
 
