@@ -987,7 +987,7 @@ check "validate --samples: the library tile of cuBLAS 12's xmma launches (768 x 
              NR > 1 && ($3 == "linear" || $3 == "bmm") && $18 == "fp32" { n++; if ($17 == "0x0") z++ }
              END { exit !(hit && n >= 2900 && z == 0) }' "$tmp/ms.csv"
 check "validate --samples: dtype and attention shape columns (a BF16 decode row: q_len 1 over its KV length)" \
-    awk -F, 'NR == 1 { ok = ($(NF-6) == "dtype" && $(NF-2) == "kv_len") } NR > 1 && $3 == "attention-decode" && $(NF-6) == "bf16" && $(NF-3) == 1 && $(NF-2) > 1 { n++ } END { exit !(ok && n >= 20) }' "$tmp/ms.csv"
+    awk -F, 'NR == 1 { ok = ($18 == "dtype" && $21 == "q_len" && $22 == "kv_len") } NR > 1 && $3 == "attention-decode" && $18 == "bf16" && $21 == 1 && $22 > 1 { n++ } END { exit !(ok && n >= 20) }' "$tmp/ms.csv"
 # the harness table decides small kernels: without it (NeuSight's 2023
 # hosts' figures from the coefficient table) the H100's layer norms are
 # over-predicted by far more
@@ -2203,5 +2203,21 @@ if [ -f "$SH/neusight/models/gpt2_large.json" ]; then
     else not_ok "train on the H200: five ranks' compute within 5% of data/measured/h200/shard (jit .. eager)" "off:$fails"; fi
 else
     skip_test "train on the H200 against data/measured/h200/shard" "../shared/data is absent (NeuSight's model configs)"
+fi
+# validate --samples: lib_split and predicted_lib_s price each library GEMM
+# on the tile its kernel name gives; where the model picked that tile and
+# split itself the two prices are one estimate, so they must agree to the
+# digit; rows naming no tile leave both columns empty
+"$S" validate neusight --data "$srcdir/data/measured/h100" --samples "$tmp/libtile.csv" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && head -1 "$tmp/libtile.csv" | grep -q ',lib_split,predicted_lib_s$' &&
+   awk -F, 'NR == 1 { next }
+            { n = NF; lt = $(n - 9); tile = $(n - 15); sk = $(n - 14); pred = $(n - 11); ls = $(n - 1); lp = $n }
+            lt == "0x0" && (ls != "" || lp != "") { bad++ }
+            lt != "0x0" && lp != "" { named++ }
+            lt != "0x0" && lp != "" && tile == lt && sk == ls { same++; if (pred != lp) bad++ }
+            END { exit !(bad == 0 && named >= 4000 && same >= 1000) }' "$tmp/libtile.csv"; then
+    ok "validate --samples: the library tile's price (lib_split, predicted_lib_s) equals the model's where it picked that tile"
+else
+    not_ok "validate --samples: the library tile's price (lib_split, predicted_lib_s)" "rc=$rc $(head -c 300 "$tmp/err")"
 fi
 tap_done

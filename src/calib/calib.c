@@ -596,11 +596,13 @@ int st_calib_norm_fit(const st_calib_data *data, const st_calib_sample *s)
     return s->norm_fit;
 }
 
-int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
-                     double *pred_s, st_error *err)
+/* st_calib_predict with the tile and split forced (tile NULL: the
+ * heuristic's) */
+static int predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, const st_tile *tile, int split,
+                   st_kernel_est *e, double *pred_s, st_error *err)
 {
     const st_calib_sample *s = &d->s[i];
-    int rc = st_kernel_estimate(&d->gpus[s->gpu], c, &s->k, NULL, 0, e, err);
+    int rc = st_kernel_estimate(&d->gpus[s->gpu], c, &s->k, tile, split, e, err);
     if (rc)
         return rc;
     /* NeuSight times every op alone: the host's dispatch sets a floor, and
@@ -636,4 +638,21 @@ int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_
     }
     *pred_s = t;
     return 0;
+}
+
+int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
+                     double *pred_s, st_error *err)
+{
+    return predict(d, i, c, NULL, 0, e, pred_s, err);
+}
+
+int st_calib_predict_named(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
+                           double *pred_s, st_error *err)
+{
+    const st_calib_sample *s = &d->s[i];
+    int gemm = s->k.op == ST_KOP_GEMM || s->k.op == ST_KOP_BMM || s->k.op == ST_KOP_GROUPED ||
+               s->k.op == ST_KOP_CONV;
+    if (!gemm || s->named.m <= 0 || s->named.n <= 0)
+        return 1;
+    return predict(d, i, c, &s->named, s->named_split, e, pred_s, err);
 }

@@ -111,5 +111,13 @@ int st_calibrate(const st_calib_data *d, st_gpu_coef *out, FILE *report, st_erro
 /* Predicted time of a sample (with dispatch where the sample has it). */
 int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
                      double *pred_s, st_error *err);
+/* The same on the tile the sample's kernel name gives and the split its
+ * launch grid implies (named_split; 0, unknown: the model's own choice of
+ * split for that tile), as the calibration's final fit prices it: tells a
+ * wrong tile choice from a wrong price of the tile. 1 (nothing set) where
+ * the sample is not a library GEMM or names no tile; else as
+ * st_calib_predict. */
+int st_calib_predict_named(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,
+                           double *pred_s, st_error *err);
 
 #endif

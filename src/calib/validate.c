@@ -109,7 +109,8 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, F
 {
     if (samples)
         fprintf(samples, "device,preset,op,tp,b,m,n,k,rows,cols,tile,split_k,bound,measured_s,"
-                         "predicted_s,ape_pct,lib_tile,dtype,heads,kv_heads,q_len,kv_len,head_dim,causal\n");
+                         "predicted_s,ape_pct,lib_tile,dtype,heads,kv_heads,q_len,kv_len,head_dim,causal,"
+                         "lib_split,predicted_lib_s\n");
     groups per = {0}, dev = {0};
     int rc = 0;
     for (size_t i = 0; i < d->n && !rc; i++) {
@@ -127,13 +128,25 @@ static int score(st_calib_data *d, const st_gpu_coef *c, long long min_tokens, F
             snprintf(opd, sizeof opd, "%s-%s", op, st_dtype_name(s->k.dtype));
             op = opd;
         }
+        /* the same kernel on the library's own tile and split (empty where
+         * the kernel names none) */
+        char lib[64] = ",";
+        if (samples) {
+            st_kernel_est ne;
+            double npred;
+            /* a tile the model cannot run (an error of its own) leaves the
+             * columns empty: the row's main prediction stands */
+            st_error nerr = {0};
+            if (st_calib_predict_named(d, i, c, &ne, &npred, &nerr) == 0)
+                snprintf(lib, sizeof lib, "%d,%.9g", ne.split_k, npred);
+        }
         if (samples)
             fprintf(samples, "\"%s\",%s,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%dx%d,%d,%s,%.9g,%.9g,%.3f,%dx%d,"
-                             "%s,%lld,%lld,%lld,%lld,%lld,%d\n",
+                             "%s,%lld,%lld,%lld,%lld,%lld,%d,%s\n",
                     dn, pn, s->op, s->tp, s->k.b, s->k.m, s->k.n, s->k.k, s->k.rows, s->k.cols,
                     e.tile.m, e.tile.n, e.split_k, e.bound ? e.bound : "", s->t_s, pred,
                     100.0 * fabs(pred - s->t_s) / s->t_s, s->named.m, s->named.n, st_dtype_name(s->k.dtype),
-                    s->k.heads, s->k.kv_heads, s->k.q_len, s->k.kv_len, s->k.head_dim, s->k.causal);
+                    s->k.heads, s->k.kv_heads, s->k.q_len, s->k.kv_len, s->k.head_dim, s->k.causal, lib);
         if (add_to(&per, dn, pn, op, s->tp, pred, s->t_s) || add_to(&dev, dn, pn, "all", 0, pred, s->t_s))
             rc = st_error_set(err, ST_ENOMEM, "out of memory");
     }
