@@ -1162,7 +1162,7 @@ check "plan: CP > 1 only with --flash (cp_searched false and no CP row without i
 "$S" train gpt2-large --cluster hgx-a100-4gpu --cp 4 --global-batch 4 --seq 1024 > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "needs fused attention; add --flash" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "train --cp 4 with eager attention: refused, naming --flash"; else not_ok "train --cp 4 eager refused" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" train gpt2-large --cluster hgx-a100-4gpu --tp 3 > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "multiple of tp" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 2 ] && grep -q "tp x pp x cp = 3 does not divide the 4 GPUs of one hgx-a100-4gpu node" "$tmp/err"; then ok "train --tp 3 on 4 GPUs: usage error"; else not_ok "train --tp 3 on 4 GPUs: usage error" "rc=$rc $(cat "$tmp/err")"; fi
 # options the command does not read are refused, not ignored (train and plan share a parser)
 "$S" plan gpt2-large --cluster hgx-a100-4gpu --tp 2 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--tp is a train option" "$tmp/err"; then ok "plan --tp: refused as a train option (exit 2)"; else not_ok "plan --tp: refused as a train option" "rc=$rc $(cat "$tmp/err")"; fi
@@ -2219,5 +2219,45 @@ if [ $rc = 0 ] && head -1 "$tmp/libtile.csv" | grep -q ',lib_split,predicted_lib
     ok "validate --samples: the library tile's price (lib_split, predicted_lib_s) equals the model's where it picked that tile"
 else
     not_ok "validate --samples: the library tile's price (lib_split, predicted_lib_s)" "rc=$rc $(head -c 300 "$tmp/err")"
+fi
+# NCCL's tree runs all-reduce only: auto never reports a tree broadcast,
+# however many GPUs (64 on ib-h100, where an asked-for tree is faster)
+check "coll broadcast: auto is NCCL's ring, even where strata's own tree would be faster" \
+    sh -c "'$S' coll broadcast --bytes 64MiB --cluster ib-h100 --gpus 64 --json | jq -e '.algo == \"ring\" and ([.algorithms[] | select(.algo == \"tree\")][0].time_s < .time_s)'"
+# an expert-parallel group larger than a node preset has no network to run
+# its all-to-alls on: refused, not priced on NVLink
+"$S" serve qwen3-30b-a3b --qps 4 --requests 20 --lengths fixed:500,50 --dp 16 --ep --cluster dgx-h100 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "expert-parallel group spans DP 16 x TP 1 = 16 GPUs, beyond the 8 of node dgx-h100" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "serve --ep: a group beyond a node preset's GPUs is refused"
+else
+    not_ok "serve --ep: a group beyond a node preset's GPUs is refused" "rc=$rc $(cat "$tmp/err")"
+fi
+# map --layer picks one layer: a name two layers share is refused, and
+# VGG-16's second 3x3 conv of block 1 (64 -> 64 channels on 224 x 224:
+# 224^2 x 64 x 64 x 9 = 1,849.7 MMAC) can be picked by its own name
+mkdir -p "$tmp/dupl"
+sed 's/name: conv1_2,/name: conv1_1,/' "$srcdir/workloads/vgg16.yaml" > "$tmp/dupl/vgg-dup.yaml"
+"$S" map --arch eyeriss-like --layer "$tmp/dupl/vgg-dup.yaml:conv1_1" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "has 2 layers that 'conv1_1' names" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "map --layer: a name two layers share is refused"
+else
+    not_ok "map --layer: a name two layers share is refused" "rc=$rc $(cat "$tmp/err")"
+fi
+check "map --layer vgg16:conv1_2: the 64 -> 64 channel conv (1,849.7 MMAC)" \
+    sh -c "'$S' map --arch eyeriss-like --layer vgg16:conv1_2 --json | jq -e '.macs == 224 * 224 * 64 * 64 * 9'"
+# without --gpus, train runs on one node of the cluster: a split that does
+# not fit says so, and names the flag to pass
+"$S" train llama2-7b --tp 8 --pp 2 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "does not divide the 8 GPUs of one ib-a100 node (the default without --gpus): pass --gpus, a multiple of 16" "$tmp/err"; then
+    ok "train: a split beyond the default one node names --gpus"
+else
+    not_ok "train: a split beyond the default one node names --gpus" "rc=$rc $(cat "$tmp/err")"
+fi
+# Marlin's shape limits (vLLM: N % 64, K % 128): K = 14,337 is refused
+"$S" kernel gemm --m 512 --n 4096 --k 14337 --int4 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q -- "--int4 (Marlin) needs --n a multiple of 64 and --k a multiple of 128" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "kernel --int4: a K Marlin cannot take is a usage error"
+else
+    not_ok "kernel --int4: a K Marlin cannot take is a usage error" "rc=$rc $(cat "$tmp/err")"
 fi
 tap_done

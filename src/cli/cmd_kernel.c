@@ -247,6 +247,15 @@ static int run(int argc, char **argv)
             return cli_usage_error(&cmd_kernel, "--int4-kernel tinygemm on %s %s: %s", g.id,
                                    st_kop_name(k.op), why);
     }
+    /* Marlin's shape limits (vLLM's check_marlin_supported_shape: the
+     * output a multiple of GPTQ_MARLIN_MIN_THREAD_N = 64, the input of
+     * GPTQ_MARLIN_MIN_THREAD_K = 128, which also holds its 128-wide
+     * quantisation groups); vLLM runs other shapes on another kernel */
+    if (int4 && k.int4_kernel == ST_INT4_MARLIN && k.k && k.n && (k.n % 64 || k.k % 128) &&
+        strncmp(int4_kernel_label(&g, &k, 1, 1), "marlin", 6) == 0)
+        return cli_usage_error(&cmd_kernel, "--int4 (Marlin) needs --n a multiple of 64 and --k a multiple of 128 "
+                               "(vLLM's check_marlin_supported_shape), not --n %lld --k %lld; vLLM runs such a "
+                               "layer on another kernel", k.n, k.k);
     /* elementwise: --flops-per-elem (default 1); the other vector ops count
      * their own (softmax and topk 5, norm 8) from 0, as the compose layer
      * leaves it */
@@ -457,7 +466,8 @@ const cli_command cmd_kernel = {
     "  --int4           weight-only INT4 (W4A16) as Marlin runs it: weights read at 4 bits and\n"
     "                   dequantised (Marlin on NVIDIA Ampere and later, gemm and grouped;\n"
     "                   elsewhere a kernel of its design, or without tensor cores the library\n"
-    "                   GEMM dequantising in its main loop; JSON kernel: marlin or w4a16)\n"
+    "                   GEMM dequantising in its main loop; JSON kernel: marlin or w4a16;\n"
+    "                   Marlin takes --n a multiple of 64 and --k of 128, as vLLM checks)\n"
     "  --int4-kernel K  weight-only INT4 by kernel K (implies --int4): marlin (the default;\n"
     "                   vLLM's GPTQ and AWQ path) or tinygemm (PyTorch's _weight_int4pack_mm,\n"
     "                   as torchao and gpt-fast run it: BF16 activations, op gemm, NVIDIA\n"

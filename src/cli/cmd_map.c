@@ -25,7 +25,8 @@ int cli_load_arch(const char *name, const char *ert, st_accel *a, st_error *err)
     return st_load_accel(path, a, err);
 }
 
-/* WORKLOAD:LAYER -> the first compute op whose name or layer matches. */
+/* WORKLOAD:LAYER -> the compute op whose name or layer matches (more than
+ * one: an error). */
 int cli_layer_problem(const char *spec, st_aprob *p, st_error *err)
 {
     char wl[512];
@@ -48,6 +49,7 @@ int cli_layer_problem(const char *spec, st_aprob *p, st_error *err)
         return rc;
     }
     rc = ST_ENOTFOUND;
+    size_t first = 0, matches = 0;
     for (size_t i = 0; i < ops.n; i++) {
         const st_op *op = &ops.ops[i];
         const char *nm = op->name;
@@ -55,11 +57,21 @@ int cli_layer_problem(const char *spec, st_aprob *p, st_error *err)
         if (strcmp(nm, colon + 1) == 0 ||
             (strncmp(nm, colon + 1, ln) == 0 && nm[ln] == '.' &&
              (op->kind == ST_OP_CONV || op->kind == ST_OP_GEMM))) {
-            rc = st_aprob_from_op(op, p, err);
-            if (rc == 0)
-                snprintf(p->name, sizeof p->name, "%s:%s", m.id, op->name);
-            break;
+            if (!matches++)
+                first = i;
         }
+    }
+    if (matches > 1) {
+        /* two layers under one name: the first would be mapped silently
+         * and the others could never be */
+        rc = st_error_set(err, ST_EINVAL, "--layer: %s has %zu layers that '%s' names (the first is %s); give "
+                          "each layer of the workload its own name so that one can be picked", m.id, matches,
+                          colon + 1, ops.ops[first].name);
+    } else if (matches == 1) {
+        const st_op *op = &ops.ops[first];
+        rc = st_aprob_from_op(op, p, err);
+        if (rc == 0)
+            snprintf(p->name, sizeof p->name, "%s:%s", m.id, op->name);
     }
     if (rc == ST_ENOTFOUND) {
         char names[640] = "";

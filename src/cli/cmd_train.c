@@ -277,11 +277,19 @@ static int run_train(int argc, char **argv)
     k.ep = t.ep ? (int)t.ep : 1;
     if (gpus % ((long long)k.tp * k.pp * k.cp)) {
         st_model_free(&s.m);
+        if (!t.gpus)
+            return cli_usage_error(&cmd_train, "tp x pp x cp = %d does not divide the %lld GPUs of one %s node (the "
+                                   "default without --gpus): pass --gpus, a multiple of %d", k.tp * k.pp * k.cp, gpus,
+                                   s.cl.id, k.tp * k.pp * k.cp);
         return cli_usage_error(&cmd_train, "--gpus %lld is not a multiple of tp x pp x cp = %d", gpus, k.tp * k.pp * k.cp);
     }
     k.dp = t.dp ? (int)t.dp : (int)(gpus / ((long long)k.tp * k.pp * k.cp));
     if ((long long)k.dp * k.tp * k.pp * k.cp != gpus) {
         st_model_free(&s.m);
+        if (!t.gpus)
+            return cli_usage_error(&cmd_train, "dp x tp x pp x cp = %d, but one %s node (the default without --gpus) "
+                                   "has %lld GPUs: pass --gpus %d", k.dp * k.tp * k.pp * k.cp, s.cl.id, gpus,
+                                   k.dp * k.tp * k.pp * k.cp);
         return cli_usage_error(&cmd_train, "dp x tp x pp x cp = %d, but --gpus is %lld", k.dp * k.tp * k.pp * k.cp, gpus);
     }
     k.sp = t.sp;

@@ -387,8 +387,14 @@ int st_coll_estimate_proto(const st_net_group *g, st_coll c, st_algo a, st_proto
         if (st_coll_algo_valid(g, c, (st_algo)i, NULL))
             continue;
         /* auto chooses among NCCL's algorithms: ring and tree, direct only
-         * where NCCL has nothing else (all-to-all, send/recv) */
+         * where NCCL has nothing else (all-to-all, send/recv); NCCL's tree
+         * runs all-reduce alone (its broadcast, all-gather and
+         * reduce-scatter are rings: src/device/broadcast.h implements
+         * NCCL_ALGO_RING only), so an asked-for tree broadcast is strata's
+         * own pipelined tree, never NCCL's choice */
         if (a == ST_ALGO_AUTO && i == ST_ALGO_DIRECT && c != ST_COLL_ALLTOALL && c != ST_COLL_SENDRECV)
+            continue;
+        if (a == ST_ALGO_AUTO && i == ST_ALGO_TREE && c != ST_COLL_ALLREDUCE)
             continue;
         /* Simple first, so that a tie keeps it */
         for (int q = ST_PROTO_SIMPLE; q >= ST_PROTO_LL; q--) {

@@ -1287,6 +1287,17 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
                      c->cluster->node.gpus);
         return ST_EINVAL;
     }
+    /* expert parallelism all-to-alls across the DP x TP ranks: on a node
+     * preset (no network between nodes) that group must fit in the node,
+     * or its traffic would be priced on NVLink it does not have */
+    if (c->ep > 1 && c->cluster && c->cluster->n_dims == 0 && c->ep > c->cluster->node.gpus) {
+        st_error_set(err, ST_EINVAL,
+                     "--ep: the expert-parallel group spans DP %d x TP %d = %d GPUs, beyond the %d of node %s, "
+                     "which has no network between nodes: pass a multi-node --cluster of %s GPUs, or fewer "
+                     "replicas",
+                     c->dp, c->tp, c->ep, c->cluster->node.gpus, c->cluster->id, c->cluster->node.gpu.id);
+        return ST_EINVAL;
+    }
     /* A multi-node cluster preset has a size: every replica's GPUs must fit
      * in it. A node preset (no scale-out network) only names the links, and
      * its replicas may run on as many nodes of that kind as they need. */
