@@ -1509,6 +1509,13 @@ if [ -d "$SH/vllm" ]; then
     "$S" validate vllm --data "$tmp/badvllm" --json > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc = 1 ] && grep -q "B/requests.jsonl:4:1: first_token_ts is before queued_ts" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "validate vllm: a first token before its queueing is FILE:LINE:COL, nothing on stdout"
     else not_ok "validate vllm: a first token before its queueing" "rc=$rc" "$(cat "$tmp/err")" "$(head -c 200 "$tmp/out")"; fi
+    # one line without a timestamp among lines that have them is a broken
+    # log, not a run to predict only
+    head -n 3 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" > "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
+    head -n 1 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" | sed 's/"first_token_ts": [0-9.e+]*, //' >> "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
+    "$S" validate vllm --data "$tmp/badvllm" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc = 1 ] && grep -q "B/requests.jsonl:4:1: no first_token_ts, while other lines have the engine's timestamps" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "validate vllm: one line without timestamps among timed ones is FILE:LINE:COL"
+    else not_ok "validate vllm: one line without timestamps among timed ones" "rc=$rc" "$(cat "$tmp/err")" "$(head -c 200 "$tmp/out")"; fi
     # meta.json settings strata cannot take are refused at their place in it
     head -n 3 "$SH/vllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl" > "$tmp/badvllm/RTXPRO6000_Llama-3.1-8B/requests.jsonl"
     mbad=""
@@ -2259,5 +2266,47 @@ if [ $rc = 2 ] && grep -q -- "--int4 (Marlin) needs --n a multiple of 64 and --k
     ok "kernel --int4: a K Marlin cannot take is a usage error"
 else
     not_ok "kernel --int4: a K Marlin cannot take is a usage error" "rc=$rc $(cat "$tmp/err")"
+fi
+# a spatial mapping entry without a permutation takes the canonical order
+# (it read an uninitialised order before; ASan's run of this suite checks)
+printf 'mapping:\n  - target: inter_PE_column_spatial\n    type: spatial\n    factors: M2\n' > "$tmp/noperm.map.yaml"
+"$S" map --arch eyeriss-like --layer resnet50:conv1 --mapping "$tmp/noperm.map.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "the factors of M multiply to 2, the problem has M=64" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "map --mapping: a spatial entry without a permutation is read (canonical order)"
+else
+    not_ok "map --mapping: a spatial entry without a permutation is read" "rc=$rc $(cat "$tmp/err")"
+fi
+# a model past strata's counts: plan says why, as train does, instead of
+# an empty table
+sed "s/^hidden: .*/hidden: 99999996/; s/^max_seq: .*/max_seq: 100000000/" "$srcdir/workloads/gpt2-small.yaml" > "$tmp/huge-plan.yaml"
+"$S" plan "$tmp/huge-plan.yaml" --gpus 8 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "strata counts up to 2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "plan: a model no configuration can evaluate is an error naming why"
+else
+    not_ok "plan: a model no configuration can evaluate is an error naming why" "rc=$rc $(head -c 300 "$tmp/err") $(head -c 200 "$tmp/out")"
+fi
+# sweep values are decimal numbers, as in the presets: hex is refused
+printf 'sweep: hx\nevaluate: gpu\nfixed:\n  gpu: h100-sxm\n  workload: llama2-7b\n  seq: 0x1p4\naxes:\n  batch: [1, 2]\n' > "$tmp/hex.yaml"
+"$S" sweep "$tmp/hex.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "hex.yaml:6:8: seq: expected an integer, got '0x1p4'" "$tmp/err"; then
+    ok "sweep: a hex number is refused at FILE:LINE:COL"
+else
+    not_ok "sweep: a hex number is refused at FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"
+fi
+# a NUL byte in a text input is an error at its place, not a line read short
+printf '{"input_toks": 100, "output_toks": 10, "arrival_time": 0}\n{"input_toks": 1\000garbage, "output_toks": 10, "arrival_time": 1}\n' > "$tmp/nul.jsonl"
+"$S" serve llama2-7b --trace "$tmp/nul.jsonl" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "nul.jsonl:2:17: a NUL byte" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "serve --trace: a NUL byte is FILE:LINE:COL"
+else
+    not_ok "serve --trace: a NUL byte is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"
+fi
+mkdir -p "$tmp/nulcsv/kernels-test"
+printf 'OPName,Latency,Device,B,M,N,K\nbmm,0.11\00099,Tesla V100-PCIE-32GB,1,64,64,64\n' > "$tmp/nulcsv/kernels-test/bmm.csv"
+"$S" validate neusight --data "$tmp/nulcsv" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "bmm.csv:2:9: a NUL byte" "$tmp/err"; then
+    ok "a NUL byte in a measurement CSV is FILE:LINE:COL"
+else
+    not_ok "a NUL byte in a measurement CSV is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"
 fi
 tap_done

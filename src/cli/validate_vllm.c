@@ -93,10 +93,18 @@ static int read_measured(const char *path, measured *m, st_error *err)
     char *line = NULL;
     size_t lcap = 0;
     int rc = 0, any = 0, missing = 0;
-    size_t lineno = 0;
+    size_t lineno = 0, missing_line = 0;
+    const char *missing_key = NULL;
     static const char *const keys[4] = {"queued_ts", "first_token_ts", "last_token_ts", "output_toks"};
-    while (getline(&line, &lcap, f) > 0) {
+    ssize_t len;
+    while ((len = getline(&line, &lcap, f)) > 0) {
         lineno++;
+        const char *z = memchr(line, '\0', (size_t)len);
+        if (z) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%zu:%d: a NUL byte: requests.jsonl is text", path, lineno,
+                              (int)(z - line) + 1);
+            break;
+        }
         const char *p = line;
         while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
             p++;
@@ -110,6 +118,10 @@ static int read_measured(const char *path, measured *m, st_error *err)
             break;
         }
         if (!found[0] || !found[1] || !found[2] || !found[3]) {
+            if (!missing) {
+                missing_line = lineno;
+                missing_key = keys[!found[0] ? 0 : !found[1] ? 1 : !found[2] ? 2 : 3];
+            }
             missing = 1;
             continue;
         }
@@ -158,6 +170,12 @@ static int read_measured(const char *path, measured *m, st_error *err)
     }
     free(line);
     fclose(f);
+    /* timestamps on some lines and not others: a broken log, not a run
+     * without timestamps (which is predicted only) */
+    if (!rc && any && missing)
+        rc = st_error_set(err, ST_EINVAL, "%s:%zu:1: no %s, while other lines have the engine's timestamps: every "
+                          "line needs queued_ts, first_token_ts, last_token_ts and output_toks, or none (then the "
+                          "run is predicted only); fix or drop the line", path, missing_line, missing_key);
     if (!rc && any && !missing) {
         m->have = 1;
         st_dist_of(tt, n, &m->ttft);

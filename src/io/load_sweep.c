@@ -5,6 +5,7 @@
 #include "io/fields.h"
 #include "io/io.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,7 +180,9 @@ static int load_ref(st_sweep *s, st_pkind kind, const char *text, int *idx, st_e
 static int parse_number(const char *text, double *v)
 {
     char *end;
-    if (!text || !*text)
+    /* strtod also takes hex, inf and nan, and skips leading blanks: none
+     * belongs in a value (the preset loaders refuse them too) */
+    if (!text || !*text || isspace((unsigned char)*text) || strpbrk(text, "xXnNiI"))
         return -1;
     *v = strtod(text, &end);
     return *end || !isfinite(*v) ? -1 : 0;

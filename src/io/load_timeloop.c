@@ -209,12 +209,12 @@ static int parse_perm(const fctx *c, const st_ynode *v, unsigned char *perm, cha
 {
     unsigned seen = 0;
     int k = 0;
-    if (!v)
-        return 0;
-    if (v->kind != ST_Y_SCALAR)
+    /* no permutation key: the dimensions in their canonical order, as an
+     * empty string gives (every caller reads all ST_AD_COUNT entries) */
+    if (v && v->kind != ST_Y_SCALAR)
         return f_error(c, v, "key 'permutation': expected a string of dimensions, innermost "
                              "first, such as \"MCRSNPQ\"");
-    for (const char *s = v->scalar; *s; s++) {
+    for (const char *s = v ? v->scalar : ""; *s; s++) {
         int d;
         if (*s == ' ' || *s == ',')
             continue;

@@ -88,6 +88,20 @@ static int read_all(const char *path, char **buf, size_t *len, st_error *err)
     }
     fclose(f);
     b[n] = '\0';
+    /* a NUL byte would end every string read from the file there: not a
+     * text file (a cell would be read short without a word) */
+    const char *z = memchr(b, '\0', n);
+    if (z) {
+        size_t line = 1, col = 1;
+        for (const char *q = b; q < z; q++)
+            if (*q == '\n')
+                line++, col = 1;
+            else
+                col++;
+        free(b);
+        return st_error_set(err, ST_EINVAL, "%s:%zu:%zu: a NUL byte: a CSV file is text; re-export it", path, line,
+                            col);
+    }
     *buf = b;
     *len = n;
     return 0;

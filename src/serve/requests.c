@@ -323,6 +323,14 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
     while ((len = getline(&line, &lcap, f)) > 0) {
         lineno++;
         char *p = line;
+        /* a NUL byte would end the line there for every reader below */
+        const char *z = memchr(line, '\0', (size_t)len);
+        if (z) {
+            st_error_set(err, ST_EINVAL, "%s:%zu:%d: a NUL byte: a trace is text (JSON lines or CSV)", path, lineno,
+                         (int)(z - line) + 1);
+            rc = ST_EINVAL;
+            break;
+        }
         if (lineno == 1 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
             p += 3; /* UTF-8 byte-order mark */
         while (*p == ' ' || *p == '\t')

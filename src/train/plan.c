@@ -158,11 +158,22 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
         }
     }
     (void)started;
-    st_train_memo_free(memo);
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
         if (ok[i])
             pts[w++] = pts[i];
+    if (!w) {
+        /* every configuration passed the checks but none evaluated (a
+         * model too large for strata's counts): say why, by the first
+         * configuration's error, the same for any thread count */
+        st_train_result r;
+        int e = st_train_eval_memo(m, c, coef, &pts[0].cfg, &r, NULL, memo, err);
+        st_train_memo_free(memo);
+        free(ok), free(th), free(jobs), free(pts);
+        return e ? e : st_error_set(err, ST_EINVAL, "no configuration of %s on %d GPUs could be evaluated", m->id,
+                                    o->gpus);
+    }
+    st_train_memo_free(memo);
     n = w;
     free(ok), free(th), free(jobs);
     qsort(pts, n, sizeof *pts, cmp_point);
