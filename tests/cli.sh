@@ -1437,10 +1437,21 @@ if [ -d "$TL/reference-default_problem" ]; then
     sed 's/factors: C1 M4 R1 S1 N1 P8 Q2$/factors: C1 M4 R1 S1 N1 P8 Q2 Q2/' "$ref/timeloop-mapper.map.yaml" > "$tmp/mesh/dup.map.yaml"
     "$S" map --arch eyeriss-like --problem "$TL/problems/default_problem.prob.yaml" --mapping "$tmp/mesh/dup.map.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc = 1 ] && grep -q "dup.map.yaml:90:14: key 'factors': Q is given twice" "$tmp/err"; then ok "map --mapping: a dimension given twice is FILE:LINE:COL"; else not_ok "map --mapping: duplicate factor" "rc=$rc $(cat "$tmp/err")"; fi
+    # a component that lost its class, and two components of one name, are
+    # errors at their node, not a level dropped or shadowed without a word
+    sed '25d' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/noclass.arch.yaml"
+    sed 's/name: ifmap_spad$/name: weights_spad/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/dupname.arch.yaml"
+    "$S" map --arch "$tmp/mesh/noclass.arch.yaml" --ert "$TL/eyeriss_like.ERT.yaml" --problem "$TL/problems/default_problem.prob.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+    "$S" map --arch "$tmp/mesh/dupname.arch.yaml" --ert "$TL/eyeriss_like.ERT.yaml" --problem "$TL/problems/default_problem.prob.yaml" > "$tmp/out2" 2> "$tmp/err2"; rc2=$?
+    if [ $rc = 1 ] && grep -q "noclass.arch.yaml:23:5: node shared_glb has storage attributes (depth) but no class" "$tmp/err" &&
+       [ $rc2 = 1 ] && grep -q "dupname.arch.yaml:[0-9]*:[0-9]*: component name 'weights_spad' is given twice" "$tmp/err2"; then
+        ok "Timeloop arch: a component without a class, and a name given twice, are FILE:LINE:COL"
+    else not_ok "Timeloop arch: no class / duplicate name" "rc=$rc $(cat "$tmp/err") rc2=$rc2 $(cat "$tmp/err2")"; fi
 else
     for t in "Timeloop reference: cycles, utilization, energy" "Timeloop reference: components" \
              "Timeloop arch file: constraints" "preset and Timeloop arch agree" "Timeloop arch: meshX 0" \
-             "map --mapping: misfit names its file" "map --mapping: duplicate factor" "Timeloop arch: nested meshes"; do
+             "map --mapping: misfit names its file" "map --mapping: duplicate factor" "Timeloop arch: nested meshes" \
+             "Timeloop arch: no class / duplicate name"; do
         skip_test "$t" "../shared/data is absent"
     done
 fi
@@ -2308,5 +2319,15 @@ if [ $rc = 1 ] && grep -q "bmm.csv:2:9: a NUL byte" "$tmp/err"; then
     ok "a NUL byte in a measurement CSV is FILE:LINE:COL"
 else
     not_ok "a NUL byte in a measurement CSV is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"
+fi
+# --ert with an architecture file that does not parse: the parse error at
+# its place, not a guess that the file is a strata preset
+printf 'architecture:\n  version: 0.4\n  version: 0.4\n' > "$tmp/dk.arch.yaml"
+printf 'tables: []\n' > "$tmp/dk.ERT.yaml"
+"$S" map --arch "$tmp/dk.arch.yaml" --ert "$tmp/dk.ERT.yaml" --layer resnet18:conv1 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "dk.arch.yaml:3:3: duplicate key 'version'" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "map --ert: an architecture file that does not parse reports its own error"
+else
+    not_ok "map --ert: an architecture file that does not parse reports its own error" "rc=$rc $(cat "$tmp/err")"
 fi
 tap_done

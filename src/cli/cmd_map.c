@@ -13,9 +13,15 @@ int cli_load_arch(const char *name, const char *ert, st_accel *a, st_error *err)
 {
     char path[512];
     int rc;
-    if ((strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".yml")) &&
-        st_is_timeloop_arch(name))
-        return st_load_timeloop_arch(name, ert, a, err);
+    if (strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".yml")) {
+        int tl = st_is_timeloop_arch(name, err);
+        if (tl > 0)
+            return st_load_timeloop_arch(name, ert, a, err);
+        /* a file that does not parse: its own error, not a guess at its kind
+         * (without --ert the preset loader below reports it) */
+        if (tl < 0 && ert)
+            return tl;
+    }
     if (ert)
         return st_error_set(err, ST_EINVAL, "--ert applies to a Timeloop architecture file; "
                                             "%s is a strata preset with its energies inside",

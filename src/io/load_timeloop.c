@@ -534,6 +534,15 @@ static int tl_add_level(tl_build *b, const st_ynode *at, const char *name, st_me
     st_accel *a = b->a;
     if (a->n_levels == ST_ACCEL_MAX_LEVELS)
         return f_error(&b->c, at, "more than %d storage levels", ST_ACCEL_MAX_LEVELS);
+    /* a mapping, its constraints and the reports name levels: each once */
+    int len = (int)strcspn(name, "[");
+    if (len == 0 || len >= (int)sizeof a->level[0].name)
+        return f_error(&b->c, at, "component name '%.40s%s': expected 1 to %d characters before any [range]", name,
+                       strlen(name) > 40 ? "..." : "", (int)sizeof a->level[0].name - 1);
+    for (int i = 0; i < a->n_levels; i++)
+        if ((int)strlen(a->level[i].name) == len && strncmp(a->level[i].name, name, (size_t)len) == 0)
+            return f_error(&b->c, at, "component name '%.*s' is given twice; a mapping names its levels, so "
+                           "give each its own", len, name);
     st_mem_level *l = &a->level[a->n_levels++];
     memset(l, 0, sizeof *l);
     snprintf(l->name, sizeof l->name, "%.*s", (int)strcspn(name, "["), name);
@@ -632,6 +641,16 @@ static int tl_walk(tl_build *b, const st_ynode *nodes)
                 return rc;
             continue;
         }
+        /* no class: a container; one that carries storage attributes is a
+         * component that lost its class, which would drop out of the
+         * hierarchy without a word */
+        const st_ynode *na = f_get(nd, "attributes");
+        static const char *const storage_keys[] = {"depth", "width", "datawidth", "block_size", "n_banks"};
+        for (size_t q = 0; na && q < sizeof storage_keys / sizeof storage_keys[0]; q++)
+            if (f_get(na, storage_keys[q]))
+                return f_error(&b->c, nd, "node %s has storage attributes (%s) but no class; a component needs "
+                               "`class:` (DRAM, *SRAM*, *RF*/regfile, dummy_storage, *mac*)", nm->scalar,
+                               storage_keys[q]);
         /* a container: a spatial mesh adds a fan-out stage, as Timeloop does */
         const st_ynode *sp = f_get(nd, "spatial");
         if (sp) {
@@ -787,13 +806,13 @@ out:
     return rc;
 }
 
-int st_is_timeloop_arch(const char *path)
+int st_is_timeloop_arch(const char *path, st_error *err)
 {
     st_ydoc doc;
-    st_error err;
-    int yes;
-    if (st_ydoc_load_file(&doc, path, &err))
-        return 0;
+    st_error own;
+    int yes, rc;
+    if ((rc = st_ydoc_load_file(&doc, path, err ? err : &own)))
+        return rc < 0 ? rc : ST_EINVAL;
     yes = doc.root && f_get(doc.root, "architecture") != NULL;
     st_ydoc_free(&doc);
     return yes;

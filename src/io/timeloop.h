@@ -16,7 +16,9 @@ int st_load_timeloop_mapping(const char *path, const st_accel *a, const st_aprob
  * ert_path NULL looks for *.ERT.yaml beside the architecture file. */
 int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel *a,
                           st_error *err);
-/* 1 when the file looks like a Timeloop architecture (has `architecture:`). */
-int st_is_timeloop_arch(const char *path);
+/* 1 when the file looks like a Timeloop architecture (has `architecture:`),
+ * 0 when it is YAML without it; negative (err filled: FILE:LINE:COL) when
+ * it cannot be read or parsed. */
+int st_is_timeloop_arch(const char *path, st_error *err);
 
 #endif
