@@ -2330,4 +2330,10 @@ if [ $rc = 1 ] && grep -q "dk.arch.yaml:3:3: duplicate key 'version'" "$tmp/err"
 else
     not_ok "map --ert: an architecture file that does not parse reports its own error" "rc=$rc $(cat "$tmp/err")"
 fi
+# a trace CSV with more columns than the trace's own: its columns are found
+# wherever they are (the 18th to 20th here)
+{ printf 'c0'; for i in $(seq 1 16); do printf ',c%d' "$i"; done; printf ',arrived_at,num_prefill_tokens,num_decode_tokens\n'
+  printf '1'; for i in $(seq 1 16); do printf ',1'; done; printf ',0,100,10\n'; } > "$tmp/wide.csv"
+check "serve --trace: a CSV's columns past the 16th are read" \
+    sh -c "'$S' serve llama2-7b --trace '$tmp/wide.csv' --json | jq -e '.requests == 1'"
 tap_done

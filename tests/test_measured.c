@@ -431,6 +431,12 @@ static void test_vidur_network_bounds(void **state)
     assert_error_at(err.msg, "measured/net-huge-size.csv", ":3:", "column 'size': expected a number in [0, 9.0072e+15]");
     assert_int_equal(n.n, 0);
     st_net_set_free(&n);
+    /* a timed collective takes some time: a 0 ms median is a broken row,
+     * not one to leave out of the score without a word */
+    assert_int_not_equal(st_read_vidur_network(testdata("measured/net-zero-median.csv"), &n, &err), 0);
+    assert_error_at(err.msg, "measured/net-zero-median.csv", ":3:1:", "the time > 0");
+    assert_int_equal(n.n, 0);
+    st_net_set_free(&n);
 }
 
 /* A label's operator profile (NeuSight's LABEL.csv): everything outside

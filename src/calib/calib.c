@@ -177,8 +177,10 @@ int st_calib_add_neusight(st_calib_data *d, const char *dir, st_error *err)
 {
     st_kernel_set ks = {0};
     int rc = st_read_neusight_dir(dir, &ks, err);
-    if (rc)
+    if (rc) {
+        st_kernel_set_free(&ks); /* what it read before the error */
         return rc;
+    }
     for (size_t i = 0; i < ks.n && !rc; i++) {
         st_calib_sample s;
         if (!neusight_sample(&ks.items[i], &s))
@@ -301,8 +303,10 @@ int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_
     int rc = 0;
     for (size_t i = 0; i < gl.gl_pathc && !rc; i++) {
         st_vidur_set vs = {0};
-        if ((rc = st_read_vidur_mlp(gl.gl_pathv[i], &vs, err)))
+        if ((rc = st_read_vidur_mlp(gl.gl_pathv[i], &vs, err))) {
+            st_vidur_set_free(&vs);
             break;
+        }
         st_error e2;
         int gi = gpu_index(d, vs.gpu, st_vidur_gpu_preset(vs.gpu), &e2);
         if (gi < 0) {

@@ -24,8 +24,10 @@ static int one_file(const char *path, const char *folder, const st_cluster *cl, 
 {
     st_net_set set = {0};
     int rc = st_read_vidur_network(path, &set, err);
-    if (rc)
+    if (rc) {
+        st_net_set_free(&set);
         return rc;
+    }
     for (size_t i = 0; i < set.n && !rc; i++) {
         const st_net_sample *s = &set.items[i];
         st_coll coll;

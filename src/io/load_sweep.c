@@ -331,10 +331,16 @@ static int push_value(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
     if (ax->n >= MAX_AXIS_VALUES)
         return f_error(c, n, "axis %s has more than %d values", st_param_info_of(ax->param)->name,
                        MAX_AXIS_VALUES);
-    st_pvalue *v = realloc(ax->v, (ax->n + 1) * sizeof *v);
-    if (!v)
-        return st_error_set(c->err, ST_ENOMEM, "out of memory");
-    ax->v = v;
+    /* capacity doubles at powers of two from 8 (no field of its own): a
+     * long range grows in O(n), not one realloc a value */
+    int have = ax->n;
+    if (have == 0 || (have >= 8 && (have & (have - 1)) == 0)) {
+        size_t want = have == 0 ? 8 : 2 * (size_t)have;
+        st_pvalue *v = realloc(ax->v, want * sizeof *v);
+        if (!v)
+            return st_error_set(c->err, ST_ENOMEM, "out of memory");
+        ax->v = v;
+    }
     int rc = value_at(c, s, ax->param, n, text, &ax->v[ax->n]);
     if (!rc)
         ax->n++;

@@ -1048,9 +1048,10 @@ int st_read_vidur_network(const char *path, st_net_set *out, st_error *err)
             (rc = field_int(&c, idx[3], "devices_per_node", 1 << 20, &pn, err)) ||
             (rc = field_number(&c, idx[4], header[idx[4]], MAX_MS, &ms, err)))
             break;
-        if (w < 1 || pn < 1 || ms < 0 || s.bytes < 0) {
+        if (w < 1 || pn < 1 || ms <= 0 || s.bytes < 0) {
             rc = st_error_set(err, ST_EINVAL, "%s:%d:1: num_workers and devices_per_node must be >= 1, "
-                              "size and time >= 0", path, c.line);
+                              "size >= 0 and the time > 0 (a timed collective takes some); fix or drop the row",
+                              path, c.line);
             break;
         }
         s.workers = (int)w, s.per_node = (int)pn, s.median_s = ms / 1e3, s.line = c.line;

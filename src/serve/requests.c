@@ -285,11 +285,17 @@ static int csv_col(char **cells, int n, const char *name)
     return -1;
 }
 
+/* A trace CSV's columns at most (VIDUR's traces have a handful) */
+#define TRACE_CSV_MAX_COLS 256
+
+/* Split a CSV line into at most max cells; -1 when it has more. */
 static int split_csv(char *line, char **cells, int max)
 {
     int n = 0;
     char *p = line;
-    while (n < max) {
+    for (;;) {
+        if (n == max)
+            return -1;
         cells[n++] = p;
         char *c = strchr(p, ',');
         if (!c)
@@ -381,9 +387,16 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
             r.out = (int)v[1];
             r.arrival = v[2];
         } else {
-            char *cells[16];
+            char *cells[TRACE_CSV_MAX_COLS];
             if (c_in < 0) {
-                ncols = split_csv(p, cells, 16);
+                ncols = split_csv(p, cells, TRACE_CSV_MAX_COLS);
+                if (ncols < 0) {
+                    st_error_set(err, ST_EINVAL, "%s:%zu:1: the CSV header has more than %d columns; keep the "
+                                 "trace's own (num_prefill_tokens, num_decode_tokens, arrived_at)", path, lineno,
+                                 TRACE_CSV_MAX_COLS);
+                    rc = ST_EINVAL;
+                    break;
+                }
                 c_arr = csv_col(cells, ncols, "arrived_at");
                 c_in = csv_col(cells, ncols, "num_prefill_tokens");
                 c_out = csv_col(cells, ncols, "num_decode_tokens");
@@ -395,8 +408,10 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
                 }
                 continue;
             }
-            int n = split_csv(p, cells, 16);
+            int n = split_csv(p, cells, TRACE_CSV_MAX_COLS);
             if (n != ncols) {
+                if (n < 0)
+                    n = TRACE_CSV_MAX_COLS + 1; /* more than the header can have */
                 st_error_set(err, ST_EINVAL, "%s:%zu:1: %d fields, the header has %d", path, lineno, n, ncols);
                 rc = ST_EINVAL;
                 break;
