@@ -2336,4 +2336,12 @@ fi
   printf '1'; for i in $(seq 1 16); do printf ',1'; done; printf ',0,100,10\n'; } > "$tmp/wide.csv"
 check "serve --trace: a CSV's columns past the 16th are read" \
     sh -c "'$S' serve llama2-7b --trace '$tmp/wide.csv' --json | jq -e '.requests == 1'"
+# a mobile_cpu preset without its vector width is refused where it is read
+grep -v '^simd_bits:' "$srcdir/presets/edge/mobile-cpu.yaml" > "$tmp/nosimd.yaml"
+"$S" show "$tmp/nosimd.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "nosimd.yaml:[0-9]*:1: a mobile_cpu preset needs 'simd_bits'" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "edge preset: a mobile_cpu without simd_bits is FILE:LINE:COL at load"
+else
+    not_ok "edge preset: a mobile_cpu without simd_bits is FILE:LINE:COL at load" "rc=$rc $(cat "$tmp/err")"
+fi
 tap_done

@@ -64,5 +64,12 @@ int st_read_edge(const fctx *c, const st_ynode *root, st_edge *e)
     const st_ynode *vr = f_get(root, "vector_registers");
     if (vr && e->vector_registers < 4)
         return f_error(c, vr, "vector_registers must be 4 or more (32 on AArch64), not %d", e->vector_registers);
+    /* a CPU's GEMM register tile needs both: missing, the preset is
+     * refused here, at its file, not when a model is first evaluated */
+    for (int i = 0; i < 2 && e->cls == ST_EDGE_MOBILE_CPU; i++)
+        if (!f_get(root, cpu_only[i]))
+            return f_error(c, root, "a mobile_cpu preset needs '%s' (%s) for its GEMM register tile; add it",
+                           cpu_only[i], i == 0 ? "the vector register width in bits: 128 for Arm ASIMD"
+                                               : "the vector register count: 32 on AArch64");
     return 0;
 }
