@@ -1563,7 +1563,7 @@ fi
 # output kept, the prompt shortened); 4000 + 200 on gpt2-small's 1,024
 printf '{"input_toks": 100, "output_toks": 20, "arrival_time": 0}\n{"input_toks": 4000, "output_toks": 200, "arrival_time": 0.5}\n' > "$tmp/long.jsonl"
 "$S" serve gpt2-small --gpu h100-sxm --trace "$tmp/long.jsonl" > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 1 ] && grep -q "request 1 has 4000 + 200 tokens, beyond gpt2-small's max_model_len 1024" "$tmp/err"; then ok "serve: a request past the context is an error without --trim"; else not_ok "serve: a request past the context is an error without --trim" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 1 ] && grep -q "request 1 (line 2 of the trace) has 4000 + 200 tokens, beyond gpt2-small's max_model_len 1024" "$tmp/err"; then ok "serve: a request past the context is an error without --trim, naming its trace line"; else not_ok "serve: a request past the context is an error without --trim" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" serve gpt2-small --gpu h100-sxm --trace "$tmp/long.jsonl" --trim --per-request "$tmp/long.csv" --json > "$tmp/trim.json" 2> "$tmp/err"
 # by VIDUR's rule: 4,200 - 1,024 = 3,176 over; the prompt gives up
 # ceil(3176 x 4000/4200) = 3,025, the output ceil(3176 x 200/4200) = 152
@@ -2343,5 +2343,14 @@ if [ $rc = 1 ] && grep -q "nosimd.yaml:[0-9]*:1: a mobile_cpu preset needs 'simd
     ok "edge preset: a mobile_cpu without simd_bits is FILE:LINE:COL at load"
 else
     not_ok "edge preset: a mobile_cpu without simd_bits is FILE:LINE:COL at load" "rc=$rc $(cat "$tmp/err")"
+fi
+# a Timeloop problem's shape of the wrong type is refused at its place, not
+# passed over
+printf 'problem:\n  instance: {C: 3, M: 32, R: 3, S: 3, N: 1, P: 8, Q: 8}\n  shape: {dimensions: 7}\n' > "$tmp/bs.prob.yaml"
+"$S" map --arch eyeriss-like --problem "$tmp/bs.prob.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "bs.prob.yaml:3:23: problem shape: 'dimensions' must be a list" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+    ok "Timeloop problem: a shape key of the wrong type is FILE:LINE:COL"
+else
+    not_ok "Timeloop problem: a shape key of the wrong type is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"
 fi
 tap_done

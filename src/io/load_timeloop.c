@@ -51,8 +51,15 @@ static int check_shape(const fctx *c, const st_ynode *shape)
     const st_ynode *dims, *ds;
     if (!shape)
         return 0;
+    if (shape->kind != ST_Y_MAP)
+        return f_error(c, shape, "problem shape: expected a map (dimensions, data_spaces, coefficients), found %s",
+                       st_ykind_name(shape->kind));
     dims = f_get(shape, "dimensions");
-    if (dims && dims->kind == ST_Y_SEQ)
+    ds = f_get(shape, "data_spaces");
+    if ((dims && dims->kind != ST_Y_SEQ) || (ds && ds->kind != ST_Y_SEQ))
+        return f_error(c, dims && dims->kind != ST_Y_SEQ ? dims : ds, "problem shape: '%s' must be a list",
+                       dims && dims->kind != ST_Y_SEQ ? "dimensions" : "data_spaces");
+    if (dims)
         for (size_t i = 0; i < dims->n; i++) {
             const st_ynode *d = dims->items[i];
             if (d->kind != ST_Y_SCALAR || strlen(d->scalar) != 1 || !strchr(want_dims, d->scalar[0]))
@@ -61,8 +68,7 @@ static int check_shape(const fctx *c, const st_ynode *shape)
                                      "is supported (write GEMMs as C x M x P)",
                                d->kind == ST_Y_SCALAR ? d->scalar : st_ykind_name(d->kind));
         }
-    ds = f_get(shape, "data_spaces");
-    if (ds && ds->kind == ST_Y_SEQ) {
+    if (ds) {
         if (ds->n != 3)
             return f_error(c, ds, "problem shape: %zu data spaces; the conv2D shape has three "
                                   "(Weights, Inputs, Outputs)", ds->n);

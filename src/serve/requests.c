@@ -3,6 +3,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,6 +354,7 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
             csv = *p != '{';
         st_request r = {0};
         r.prefix_group = -1;
+        r.line = lineno < (size_t)INT_MAX ? (int)lineno : INT_MAX;
         if (!csv) {
             static const char *const keys[3] = {"input_toks", "output_toks", "arrival_time"};
             double v[3];
@@ -452,7 +454,8 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
     }
     fclose(f);
     if (!rc && out->n == 0) {
-        st_error_set(err, ST_EINVAL, "%s: no requests", path);
+        st_error_set(err, ST_EINVAL, "%s:1:1: no requests (a header, blank lines or nothing); a trace needs at least "
+                     "one", path);
         rc = ST_EINVAL;
     }
     if (rc) {
@@ -462,7 +465,8 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
     for (size_t i = 0; i < out->n; i++) {
         out->r[i].arrival -= t0;
         if (!isfinite(out->r[i].arrival) || out->r[i].arrival > 1e12) {
-            st_error_set(err, ST_EINVAL, "%s: arrival times span more than 1e12 s; check the arrival_time column", path);
+            st_error_set(err, ST_EINVAL, "%s:%d:1: this request arrives more than 1e12 s after the first; check the "
+                         "arrival_time column", path, out->r[i].line);
             st_reqset_free(out);
             return ST_EINVAL;
         }

@@ -102,6 +102,7 @@ typedef struct st_request {
     int model;           /* which co-located model serves it (0 = the main one) */
     int prefix_group;    /* -1: no shared prefix */
     int prefix_len;      /* tokens of the prompt shared by its group */
+    int line;            /* its line in a trace file (0: generated), for errors */
 } st_request;
 
 typedef struct st_reqset {

@@ -1523,10 +1523,13 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             cap -= (long long)ceil(cfg->watermark * (double)cap); /* V0 keeps the watermark free */
         int need = blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out + (rq->r[i].model == 0 ? cfg->spec_k : 0));
         if ((long long)rq->r[i].in + rq->r[i].out > mlen) {
+            char where[48] = "";
+            if (rq->r[i].line > 0)
+                snprintf(where, sizeof where, " (line %d of the trace)", rq->r[i].line);
             st_error_set(err, ST_EINVAL,
-                         "request %zu has %d + %d tokens, beyond %s's max_model_len %lld; raise --max-model-len or trim "
-                         "the requests",
-                         i, rq->r[i].in, rq->r[i].out, rm->id, mlen);
+                         "request %zu%s has %d + %d tokens, beyond %s's max_model_len %lld; raise --max-model-len or "
+                         "trim the requests (--trim)",
+                         i, where, rq->r[i].in, rq->r[i].out, rm->id, mlen);
             rc = ST_EINVAL;
         } else if (need > cap) {
             const st_serve_cost *mc = &s.cost[rq->r[i].model];
