@@ -659,7 +659,7 @@ static int finish_load(st_ydoc *doc, st_sweep *out, st_error *err)
     fctx c = {doc->path, "sweep", err, "strata-sweep(5)"};
     int rc;
     if (!doc->root)
-        rc = st_error_set(err, ST_EINVAL, "%s: the file is empty; a sweep needs evaluate: and axes:", doc->path);
+        rc = st_error_set(err, ST_EINVAL, "%s:1:1: the file is empty; a sweep needs evaluate: and axes:", doc->path);
     else if (!(rc = read_sweep(&c, doc, out)) && (rc = st_sweep_complete(out, err)))
         st_error_prefix(err, "%s", doc->path);
     st_ydoc_free(doc);
