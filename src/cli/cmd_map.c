@@ -55,24 +55,49 @@ int cli_layer_problem(const char *spec, st_aprob *p, st_error *err)
         return rc;
     }
     rc = ST_ENOTFOUND;
-    size_t first = 0, matches = 0;
+    /* an op of exactly that name wins; else the compute ops under that
+     * layer (NAME.op) */
+    const char *want = colon + 1;
+    size_t ln = strlen(want), first = 0, matches = 0, exact = 0, first_exact = 0;
     for (size_t i = 0; i < ops.n; i++) {
         const st_op *op = &ops.ops[i];
         const char *nm = op->name;
-        size_t ln = strlen(colon + 1);
-        if (strcmp(nm, colon + 1) == 0 ||
-            (strncmp(nm, colon + 1, ln) == 0 && nm[ln] == '.' &&
-             (op->kind == ST_OP_CONV || op->kind == ST_OP_GEMM))) {
+        if (strcmp(nm, want) == 0) {
+            if (!exact++)
+                first_exact = i;
+        } else if (strncmp(nm, want, ln) == 0 && nm[ln] == '.' && (op->kind == ST_OP_CONV || op->kind == ST_OP_GEMM)) {
             if (!matches++)
                 first = i;
         }
     }
+    if (exact) {
+        matches = exact;
+        first = first_exact;
+    }
     if (matches > 1) {
+        char names[400] = "";
+        int dup = 0, shown = 0;
+        for (size_t i = first; i < ops.n && shown < 6; i++) {
+            const st_op *op = &ops.ops[i];
+            int hit = exact ? strcmp(op->name, want) == 0
+                            : strncmp(op->name, want, ln) == 0 && op->name[ln] == '.' &&
+                                  (op->kind == ST_OP_CONV || op->kind == ST_OP_GEMM);
+            if (!hit)
+                continue;
+            for (size_t j = first; j < i && !dup; j++)
+                dup = strcmp(ops.ops[j].name, op->name) == 0;
+            size_t u = strlen(names);
+            snprintf(names + u, sizeof names - u, "%s%s", shown++ ? ", " : "", op->name);
+        }
         /* two layers under one name: the first would be mapped silently
-         * and the others could never be */
-        rc = st_error_set(err, ST_EINVAL, "--layer: %s has %zu layers that '%s' names (the first is %s); give "
-                          "each layer of the workload its own name so that one can be picked", m.id, matches,
-                          colon + 1, ops.ops[first].name);
+         * and the others could never be; distinct names under one layer:
+         * the user picks one */
+        if (dup || exact)
+            rc = st_error_set(err, ST_EINVAL, "--layer: %s has %zu layers named '%s' (%s); give each layer of the "
+                              "workload its own name so that one can be picked", m.id, matches, want, names);
+        else
+            rc = st_error_set(err, ST_EINVAL, "--layer: '%s' holds %zu compute layers of %s (%s%s); name one of them",
+                              want, matches, m.id, names, matches > (size_t)shown ? ", ..." : "");
     } else if (matches == 1) {
         const st_op *op = &ops.ops[first];
         rc = st_aprob_from_op(op, p, err);

@@ -261,6 +261,26 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
     st_json_end_object(j);
 }
 
+/* A split that does not fit the default one node (no --gpus): say that it is
+ * the default, and name a --gpus that would work on the cluster (the
+ * smallest multiple of the split, or the split itself when exact), or that
+ * none would (TP x CP must divide a node; the cluster has so many GPUs) */
+static int default_node_error(const st_cluster *cl, long long node_gpus, const char *what, int split, int tp, int cp,
+                              int exact)
+{
+    long long total = (long long)cl->node.gpus * cl->nodes;
+    int G = cl->node.gpus;
+    int fits_node = tp <= G && G % tp == 0 && (tp * cp > G || G % (tp * cp) == 0);
+    long long want = exact ? split : split * ((node_gpus + split - 1) / split);
+    if (fits_node && want <= total)
+        return cli_usage_error(&cmd_train, "%s = %d does not fit the %lld GPUs of one %s node (the default without "
+                               "--gpus): pass --gpus %lld", what, split, node_gpus, cl->id, want);
+    return cli_usage_error(&cmd_train, "%s = %d does not fit the %lld GPUs of one %s node (the default without "
+                           "--gpus), and no --gpus would: the cluster has %lld GPUs, %d a node, and TP x CP must "
+                           "divide a node; use a larger --cluster or a smaller split", what, split, node_gpus, cl->id,
+                           total, G);
+}
+
 static int run_train(int argc, char **argv)
 {
     topts t = {0};
@@ -278,18 +298,14 @@ static int run_train(int argc, char **argv)
     if (gpus % ((long long)k.tp * k.pp * k.cp)) {
         st_model_free(&s.m);
         if (!t.gpus)
-            return cli_usage_error(&cmd_train, "tp x pp x cp = %d does not divide the %lld GPUs of one %s node (the "
-                                   "default without --gpus): pass --gpus, a multiple of %d", k.tp * k.pp * k.cp, gpus,
-                                   s.cl.id, k.tp * k.pp * k.cp);
+            return default_node_error(&s.cl, gpus, "tp x pp x cp", k.tp * k.pp * k.cp, k.tp, k.cp, 0);
         return cli_usage_error(&cmd_train, "--gpus %lld is not a multiple of tp x pp x cp = %d", gpus, k.tp * k.pp * k.cp);
     }
     k.dp = t.dp ? (int)t.dp : (int)(gpus / ((long long)k.tp * k.pp * k.cp));
     if ((long long)k.dp * k.tp * k.pp * k.cp != gpus) {
         st_model_free(&s.m);
         if (!t.gpus)
-            return cli_usage_error(&cmd_train, "dp x tp x pp x cp = %d, but one %s node (the default without --gpus) "
-                                   "has %lld GPUs: pass --gpus %d", k.dp * k.tp * k.pp * k.cp, s.cl.id, gpus,
-                                   k.dp * k.tp * k.pp * k.cp);
+            return default_node_error(&s.cl, gpus, "dp x tp x pp x cp", k.dp * k.tp * k.pp * k.cp, k.tp, k.cp, 1);
         return cli_usage_error(&cmd_train, "dp x tp x pp x cp = %d, but --gpus is %lld", k.dp * k.tp * k.pp * k.cp, gpus);
     }
     k.sp = t.sp;

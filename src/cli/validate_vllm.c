@@ -174,8 +174,8 @@ static int read_measured(const char *path, measured *m, st_error *err)
      * without timestamps (which is predicted only) */
     if (!rc && any && missing)
         rc = st_error_set(err, ST_EINVAL, "%s:%zu:1: no %s, while other lines have the engine's timestamps: every "
-                          "line needs queued_ts, first_token_ts, last_token_ts and output_toks, or none (then the "
-                          "run is predicted only); fix or drop the line", path, missing_line, missing_key);
+                          "line needs queued_ts, first_token_ts and last_token_ts (with output_toks), or none of the "
+                          "three (then the run is predicted only); fix or drop the line", path, missing_line, missing_key);
     if (!rc && any && !missing) {
         m->have = 1;
         st_dist_of(tt, n, &m->ttft);

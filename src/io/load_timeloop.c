@@ -51,9 +51,16 @@ static int check_shape(const fctx *c, const st_ynode *shape)
     const st_ynode *dims, *ds;
     if (!shape)
         return 0;
+    /* Timeloop also takes a shape by name: its built-in conv2D one */
+    if (shape->kind == ST_Y_SCALAR) {
+        if (strcasecmp(shape->scalar, "cnn-layer") == 0 || strcasecmp(shape->scalar, "cnn_layer") == 0)
+            return 0;
+        return f_error(c, shape, "problem shape '%s': strata maps Timeloop's conv2D shape only (by name "
+                       "cnn-layer, or written out); write GEMMs as C x M x P", shape->scalar);
+    }
     if (shape->kind != ST_Y_MAP)
-        return f_error(c, shape, "problem shape: expected a map (dimensions, data_spaces, coefficients), found %s",
-                       st_ykind_name(shape->kind));
+        return f_error(c, shape, "problem shape: expected a map (dimensions, data_spaces, coefficients) or the name "
+                       "cnn-layer, found %s", st_ykind_name(shape->kind));
     dims = f_get(shape, "dimensions");
     ds = f_get(shape, "data_spaces");
     if ((dims && dims->kind != ST_Y_SEQ) || (ds && ds->kind != ST_Y_SEQ))
@@ -651,7 +658,9 @@ static int tl_walk(tl_build *b, const st_ynode *nodes)
          * component that lost its class, which would drop out of the
          * hierarchy without a word */
         const st_ynode *na = f_get(nd, "attributes");
-        static const char *const storage_keys[] = {"depth", "width", "datawidth", "block_size", "n_banks"};
+        /* keys only storage takes (a container may carry width or
+         * datawidth for its children to inherit) */
+        static const char *const storage_keys[] = {"depth", "block_size", "n_banks"};
         for (size_t q = 0; na && q < sizeof storage_keys / sizeof storage_keys[0]; q++)
             if (f_get(na, storage_keys[q]))
                 return f_error(&b->c, nd, "node %s has storage attributes (%s) but no class; a component needs "

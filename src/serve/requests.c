@@ -413,8 +413,10 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
             int n = split_csv(p, cells, TRACE_CSV_MAX_COLS);
             if (n != ncols) {
                 if (n < 0)
-                    n = TRACE_CSV_MAX_COLS + 1; /* more than the header can have */
-                st_error_set(err, ST_EINVAL, "%s:%zu:1: %d fields, the header has %d", path, lineno, n, ncols);
+                    st_error_set(err, ST_EINVAL, "%s:%zu:1: more than %d fields, the header has %d", path, lineno,
+                                 TRACE_CSV_MAX_COLS, ncols);
+                else
+                    st_error_set(err, ST_EINVAL, "%s:%zu:1: %d fields, the header has %d", path, lineno, n, ncols);
                 rc = ST_EINVAL;
                 break;
             }
