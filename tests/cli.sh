@@ -2357,4 +2357,17 @@ if [ $rc = 1 ] && grep -q "bs.prob.yaml:3:23: problem shape: 'dimensions' must b
 else
     not_ok "Timeloop problem: a shape key of the wrong type is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"
 fi
+# GPT-2's embd_pdrop is the embedding's own dropout: read (and checked)
+# apart from resid_pdrop; 0 leaves the embedding without a dropout kernel
+sed 's/"embd_pdrop": 0.1/"embd_pdrop": 0.0/' "$srcdir/tests/data/hf/gpt2-tiny-config.json" > "$tmp/g2-noembd.json"
+sed 's/"embd_pdrop": 0.1/"embd_pdrop": 3.7/' "$srcdir/tests/data/hf/gpt2-tiny-config.json" > "$tmp/g2-badembd.json"
+"$S" eval "$tmp/g2-noembd.json" --phase train --batch 1 --seq 16 --kernels > "$tmp/out" 2> "$tmp/err"; rc=$?
+"$S" eval "$srcdir/tests/data/hf/gpt2-tiny-config.json" --phase train --batch 1 --seq 16 --kernels > "$tmp/out2" 2>> "$tmp/err"; rc2=$?
+"$S" show "$tmp/g2-badembd.json" > "$tmp/out3" 2> "$tmp/err3"; rc3=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && ! grep -q "embed.dropout" "$tmp/out" && grep -q "fwd  embed.dropout" "$tmp/out2" &&
+   grep -q "block.attn.out.dropout\|block.*dropout" "$tmp/out" && [ $rc3 = 1 ] && grep -q "g2-badembd.json:12:17: key 'embd_pdrop': expected a number in \[0, 0.99\]" "$tmp/err3"; then
+    ok "HF gpt2: embd_pdrop sets the embedding's dropout alone, and is range-checked"
+else
+    not_ok "HF gpt2: embd_pdrop" "rc=$rc rc2=$rc2 rc3=$rc3 $(cat "$tmp/err" "$tmp/err3")"
+fi
 tap_done

@@ -108,8 +108,10 @@ static int hf_eager(const fctx *c, const st_ynode *root, const char *type, st_tr
         tf->score_unary_bcast = 1; /* the where against the (1,1,S,S) causal mask */
         tf->score_bcast_select = 1;
         if ((rc = hf_prob(c, root, (const char *const[]){"resid_pdrop", NULL}, 0.1, &tf->hidden_dropout)) ||
-            (rc = hf_prob(c, root, (const char *const[]){"attn_pdrop", NULL}, 0.1, &tf->attn_dropout)))
+            (rc = hf_prob(c, root, (const char *const[]){"attn_pdrop", NULL}, 0.1, &tf->attn_dropout)) ||
+            (rc = hf_prob(c, root, (const char *const[]){"embd_pdrop", NULL}, 0.1, &tf->embed_dropout)))
             return rc;
+        tf->embed_dropout_set = 1; /* GPT2Model.drop: nn.Dropout(config.embd_pdrop) */
     } else if (is_type(type, bert_types)) {
         /* BertSelfAttention: matmul, / sqrt(d), + the (B,1,1,S) padding mask
          * (a broadcast operand), softmax, dropout */

@@ -39,6 +39,7 @@ static const fkey tf_keys[] = {
     {"eager_score_bcast_select", 0, "true: the broadcast unary passes are selects (their gradient a kernel); false: adds"},
     {"eager_head_copies", 0, "of Q, K and V, those copied head-major before the eager products (0-3)"},
     {"hidden_dropout", 0, "training dropout on hidden states (0-0.99)"},
+    {"embed_dropout", 0, "training dropout after the embedding (0-0.99; default hidden_dropout)"},
     {"attention_dropout", 0, "training dropout on attention probabilities (0-0.99)"},
     {"eager_act_unary", 0, "unary kernels of the activation's eager composition (0-16)"},
     {"eager_act_binary", 0, "two-tensor kernels of the activation's eager composition (0-16)"},
@@ -142,12 +143,14 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
          (rc = f_bool(c, root, "eager_score_bcast_select", &tf->score_bcast_select))) ||
         (rc = f_int32(c, root, "eager_head_copies", 0, 3, &tf->head_copies)) ||
         (rc = f_number(c, root, "hidden_dropout", 0, 0.99, 1, "", &tf->hidden_dropout)) ||
+        (rc = f_number(c, root, "embed_dropout", 0, 0.99, 1, "", &tf->embed_dropout)) ||
         (rc = f_number(c, root, "attention_dropout", 0, 0.99, 1, "", &tf->attn_dropout)) ||
         (rc = f_int32(c, root, "eager_act_unary", 0, 16, &tf->act_unary)) ||
         (rc = f_int32(c, root, "eager_act_binary", 0, 16, &tf->act_binary)) ||
         (rc = f_int32(c, root, "eager_act_grad_unary", 0, 32, &tf->act_grad_unary)) ||
         (rc = f_int32(c, root, "eager_act_grad_binary", 0, 32, &tf->act_grad_binary)))
         return rc;
+    tf->embed_dropout_set = f_get(root, "embed_dropout") != NULL;
     if (tf->num_labels > 0) {
         const st_ynode *v = f_get(root, "lm_head");
         if (v && tf->lm_head)

@@ -435,7 +435,7 @@ static void embeddings(gen *g, long long tokens)
     }
     if (!tf->pre_norm)
         norm(g, "norm", tokens);
-    dropout(g, "dropout", tokens, tf->hidden, tf->hidden_dropout);
+    dropout(g, "dropout", tokens, tf->hidden, tf->embed_dropout_set ? tf->embed_dropout : tf->hidden_dropout);
 }
 
 /* The decoder's output back to the embedding's width where they differ

@@ -98,6 +98,10 @@ typedef struct st_transformer {
      * states (after the embedding, attention output and MLP) and on the
      * attention probabilities (eager attention only). */
     double hidden_dropout, attn_dropout;
+    /* the embedding's own dropout (GPT-2's embd_pdrop) where the source
+     * gives one (embed_dropout_set); else hidden_dropout applies there */
+    double embed_dropout;
+    int embed_dropout_set;
     /* The MLP activation as the framework's eager code runs it, in
      * elementwise kernels: 0/0 = one kernel (and one gradient kernel), as
      * torch's fused gelu, relu and silu. Otherwise the unary (a tensor and
