@@ -2370,4 +2370,23 @@ if [ $rc = 0 ] && [ $rc2 = 0 ] && ! grep -q "embed.dropout" "$tmp/out" && grep -
 else
     not_ok "HF gpt2: embd_pdrop" "rc=$rc rc2=$rc2 rc3=$rc3 $(cat "$tmp/err" "$tmp/err3")"
 fi
+# serve as vLLM starts: a trace CSV's bad cell is named at its column
+# counting the line's indent; V1 refuses block sizes that are not multiples
+# of 16; a cache that cannot hold one max_model_len request is refused with
+# the length that fits (Llama 3.1 8B's 131,072 tokens need 16 GiB of KV at
+# 128 KiB a token, more than a 24 GB RTX 4090 keeps after 15 GiB of weights)
+printf 'arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,10,5\n\t0.1,10,x\n' > "$tmp/ws.csv"
+"$S" serve llama2-7b --gpu a100-80gb-sxm --trace "$tmp/ws.csv" > "$tmp/out" 2> "$tmp/err"; rc=$?
+"$S" serve llama2-7b --gpu a100-80gb-sxm --qps 1 --requests 2 --lengths fixed:100,10 --block-size 8 > "$tmp/out2" 2> "$tmp/err2"; rc2=$?
+"$S" serve llama2-7b --gpu a100-80gb-sxm --qps 1 --requests 2 --lengths fixed:100,10 --block-size 8 --sched vllm-v0 > "$tmp/out3" 2> "$tmp/err3"; rc3=$?
+"$S" serve llama3.1-8b --gpu rtx-4090 --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/out4" 2> "$tmp/err4"; rc4=$?
+"$S" serve llama3.1-8b --gpu rtx-4090 --qps 1 --requests 2 --lengths fixed:100,10 --max-model-len 32768 > "$tmp/out5" 2> "$tmp/err5"; rc5=$?
+if [ $rc = 1 ] && grep -q "ws.csv:3:9: 'x' is not a valid token count" "$tmp/err" && [ $rc2 = 1 ] &&
+   grep -q "block-size 8: vLLM V1's FlashAttention backends take multiples of 16" "$tmp/err2" && [ $rc3 = 0 ] &&
+   [ $rc4 = 1 ] && grep -q "max_model_len 131072 needs 8192 KV blocks" "$tmp/err4" && grep -q "pass --max-model-len [0-9]* or less" "$tmp/err4" &&
+   [ ! -s "$tmp/out4" ] && [ $rc5 = 0 ]; then
+    ok "serve: trace CSV columns count the indent; V1 block sizes; a cache that cannot hold one max_model_len request is refused"
+else
+    not_ok "serve: trace CSV columns, V1 block sizes, max_model_len at start-up" "rc=$rc $rc2 $rc3 $rc4 $rc5 $(cat "$tmp/err" "$tmp/err2" "$tmp/err4")"
+fi
 tap_done

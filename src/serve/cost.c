@@ -389,7 +389,8 @@ int st_serve_cost_init(st_serve_cost *c, const st_serve_cfg *cfg, const st_model
      * and probabilities over max_num_seqs rows */
     /* a CP rank's rows: its share of the prefill tokens and every decoding
      * token, at most ceil((T - d) / cp) + d with d = min(S, T) decodes */
-    double T = (double)cfg->max_batched_tokens, S = (double)cfg->max_num_seqs;
+    double T = (double)(cfg->sched == ST_SCHED_SARATHI ? cfg->chunk : cfg->max_batched_tokens),
+           S = (double)cfg->max_num_seqs;
     if (c->cp > 1) {
         double d = S < T ? S : T;
         T = ceil((T - d) / (double)c->cp) + d;
@@ -423,12 +424,22 @@ void st_serve_cost_free(st_serve_cost *c)
     memset(&c->attn, 0, sizeof c->attn);
 }
 
+/* Bytes a model's KV cache may take on one GPU: its share of
+ * gpu_memory_utilization x memory less its weights, its activation peak and
+ * the runtime reserve. Co-located models are separate engines (processes),
+ * each with its own CUDA context, workspaces and graph pool: each is charged
+ * the whole reserve. */
+double st_serve_kv_avail_bytes(const st_serve_cost *c, const st_serve_cfg *cfg, double mem_frac)
+{
+    return c->gpu.mem_bytes * cfg->gpu_mem_util * mem_frac - c->weights_bytes - c->act_bytes -
+           cfg->runtime_reserve_bytes;
+}
+
 long long st_serve_kv_blocks(const st_serve_cost *c, const st_serve_cfg *cfg, double mem_frac)
 {
     if (cfg->num_gpu_blocks > 0)
         return cfg->num_gpu_blocks;
-    double avail = c->gpu.mem_bytes * cfg->gpu_mem_util * mem_frac - c->weights_bytes - c->act_bytes -
-                   cfg->runtime_reserve_bytes * mem_frac;
+    double avail = st_serve_kv_avail_bytes(c, cfg, mem_frac);
     double per_block = c->kv_bytes_per_token * (double)cfg->block_size;
     if (avail <= 0 || per_block <= 0)
         return 0;

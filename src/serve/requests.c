@@ -430,7 +430,7 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
                 arr < 0 || !dec_in || !dec_out || !dec_arr) {
                 int bad = *e1 || !tok_ok(in) || !dec_in ? c_in : (*e2 || !tok_ok(outt) || !dec_out) ? c_out : c_arr;
                 st_error_set(err, ST_EINVAL, "%s:%zu:%d: '%s' is not a valid %s", path, lineno,
-                             (int)(cells[bad] - p) + 1, cells[bad],
+                             (int)(cells[bad] - line) + 1, cells[bad],
                              bad == c_arr ? "time (seconds, 0 or more)" : "token count (a whole number from 1 to 1e8)");
                 rc = ST_EINVAL;
                 break;

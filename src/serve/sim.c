@@ -636,7 +636,8 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
 static void build_v0(sim *s, replica *r, batch *b)
 {
     long long budget = s->cfg->max_batched_tokens;
-    double wm = s->cfg->watermark * (double)r->total;
+    /* BlockSpaceManager: watermark_blocks = int(watermark * num_gpu_blocks) */
+    double wm = floor(s->cfg->watermark * (double)r->total);
     /* swap-ins */
     while (r->wn > 0 && s->rs[wq_front(r)].swapped && r->nrun < max_seqs(s)) {
         int id = wq_front(r);
@@ -822,7 +823,8 @@ static void kv_sample(sim *s)
     double bytes = 0;
     for (int m = 0; m < s->nmodels; m++) {
         const replica *q = &s->rep[m * dp + d];
-        bytes += (double)(q->total - q->free_blocks - q->evictable) * s->cost[m].kv_bytes_per_token * bs_of(s);
+        double per_tok = s->cost[m].kv_bytes_per_token + (m == 0 && s->have_draft ? s->draft.kv_bytes_per_token : 0);
+        bytes += (double)(q->total - q->free_blocks - q->evictable) * per_tok * bs_of(s);
     }
     if (bytes > s->kv_peak_bytes)
         s->kv_peak_bytes = bytes;
@@ -1087,11 +1089,14 @@ static void apply_step(sim *s, int gi, int k)
             if (!is_static)
                 prefix_publish(s, r, id);
             if (q->generated >= q->out) {
+                /* a static batch returns its requests together when its
+                 * longest one ends (Orca, section 2: a request that finishes
+                 * early cannot return to the client); see below */
                 if (!is_static) {
                     release(s, r, id);
                     remove_running(r, id);
+                    finish_req(s, r, id);
                 }
-                finish_req(s, r, id);
             } else if (r->role == ROLE_PREFILL) {
                 release(s, r, id);
                 remove_running(r, id);
@@ -1101,6 +1106,9 @@ static void apply_step(sim *s, int gi, int k)
         if (is_static && sl->n > 0) {
             r->sb_step++;
             if (r->sb_step >= r->sb_out) {
+                for (int j = 0; j < r->sbn; j++)
+                    if (s->rs[r->sb[j]].state == RS_RUNNING)
+                        finish_req(s, r, r->sb[j]);
                 r->sbn = 0;
                 r->free_blocks = r->total;
             }
@@ -1163,6 +1171,16 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         st_error_set(err, ST_EINVAL, "--tp %d does not divide the %lld attention heads of %s", c->tp, tf->heads, m->id);
         return ST_EINVAL;
     }
+    /* vLLM (ModelConfig.verify_with_parallel_config via the attention
+     * layer's head split): KV heads are split over TP, or replicated when
+     * TP exceeds them, so one must divide the other */
+    if (tf->kv_heads % c->tp && c->tp % tf->kv_heads) {
+        st_error_set(err, ST_EINVAL,
+                     "--tp %d and the %lld KV heads of %s: neither divides the other, so the KV heads can be neither "
+                     "split nor replicated evenly; use a --tp that divides %lld or is a multiple of it",
+                     c->tp, tf->kv_heads, m->id, tf->kv_heads);
+        return ST_EINVAL;
+    }
     if (tf->layers < c->pp) {
         st_error_set(err, ST_EINVAL, "--pp %d exceeds the %lld layers of %s", c->pp, tf->layers, m->id);
         return ST_EINVAL;
@@ -1201,6 +1219,13 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
         if (o->tf.heads % c->tp) {
             st_error_set(err, ST_EINVAL, "--tp %d does not divide the %lld attention heads of %s", c->tp, o->tf.heads,
                          o->id);
+            return ST_EINVAL;
+        }
+        if (o->tf.kv_heads % c->tp && c->tp % o->tf.kv_heads) {
+            st_error_set(err, ST_EINVAL,
+                         "--tp %d and the %lld KV heads of %s: neither divides the other; use a --tp that divides %lld "
+                         "or is a multiple of it",
+                         c->tp, o->tf.kv_heads, o->id, o->tf.kv_heads);
             return ST_EINVAL;
         }
     }
@@ -1242,6 +1267,15 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
                      "max_num_batched_tokens) is below the %lld seats (--max-num-seqs, max_num_seqs): vLLM refuses "
                      "that, as each running sequence needs a token a step; raise the budget or lower the seats",
                      (long long)c->max_batched_tokens, (long long)c->max_num_seqs);
+        return ST_EINVAL;
+    }
+    /* vLLM V1's FlashAttention backends read the paged cache in 16-token
+     * pages: "Block size must be a multiple of 16." */
+    if (c->sched == ST_SCHED_VLLM && c->block_size % 16) {
+        st_error_set(err, ST_EINVAL,
+                     "--block-size %d: vLLM V1's FlashAttention backends take multiples of 16 (16, 32, 64, 128); "
+                     "use one of them, or --sched vllm-v0, whose paged-attention kernel takes 8",
+                     c->block_size);
         return ST_EINVAL;
     }
     if (c->sched == ST_SCHED_SARATHI && c->chunk < 1) {
@@ -1311,9 +1345,10 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
             int per = c->tp * c->pp * c->cp;
             st_error_set(err, ST_EINVAL,
                          "%d replica%s%s x %d GPU%s (TP %d x PP %d x CP %d) need %lld GPUs; cluster %s has %lld "
-                         "(%d nodes x %d): use fewer replicas or a larger --cluster",
+                         "(%d node%s x %d): use fewer replicas or a larger --cluster",
                          c->dp, c->dp == 1 ? "" : "s", split, per, per == 1 ? "" : "s", c->tp, c->pp, c->cp, need,
-                         c->cluster->id, have, c->cluster->nodes, c->cluster->node.gpus);
+                         c->cluster->id, have, c->cluster->nodes, c->cluster->nodes == 1 ? "" : "s",
+                         c->cluster->node.gpus);
             return ST_EINVAL;
         }
     }
@@ -1407,11 +1442,19 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
     for (int m = 0; m < s.nmodels && !rc; m++) {
         double mem_frac = 1.0 / s.nmodels;
         long long blocks = st_serve_kv_blocks(&s.cost[m], cfg, mem_frac);
-        if (cfg->spec_k > 0 && m == 0 && cfg->draft)
-            blocks -= (long long)ceil((s.draft.weights_bytes) / (s.cost[0].kv_bytes_per_token * cfg->block_size));
+        if (m == 0 && s.have_draft && cfg->num_gpu_blocks <= 0) {
+            /* the drafter keeps its own K and V in the same block table
+             * (vLLM gives both models one block count), so a block costs
+             * the target's bytes and the draft's; a separate draft model's
+             * weights come out of the same memory */
+            double per_t = s.cost[0].kv_bytes_per_token * cfg->block_size;
+            double per_d = s.draft.kv_bytes_per_token * cfg->block_size;
+            double avail = st_serve_kv_avail_bytes(&s.cost[0], cfg, mem_frac) - (cfg->draft ? s.draft.weights_bytes : 0);
+            blocks = avail > 0 ? (long long)floor(avail / (per_t + per_d)) : 0;
+        }
         if (blocks < 1 || blocks * cfg->block_size < 1) {
             double usable = s.cost[m].gpu.mem_bytes * cfg->gpu_mem_util * mem_frac;
-            double reserve = cfg->runtime_reserve_bytes * mem_frac;
+            double reserve = cfg->runtime_reserve_bytes;
             if (reserve >= usable)
                 st_error_set(err, ST_EINVAL,
                              "--runtime-reserve %.2f GB alone fills the %.2f GB that --gpu-mem-util %.2f leaves of "
@@ -1436,6 +1479,22 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             rc = ST_EINVAL;
             break;
         }
+        /* vLLM refuses to start when the cache cannot hold one request of
+         * max_model_len (V1 check_enough_kv_cache_memory, V0's cache-size
+         * check); with num_gpu_blocks_override it does not look */
+        long long mlen_m = cfg->max_model_len > 0 ? cfg->max_model_len : models[m]->tf.max_seq;
+        long long usable_m = blocks - (cfg->sched == ST_SCHED_VLLM ? 1 : 0);
+        if (cfg->num_gpu_blocks <= 0 && mlen_m > 0 && blocks_for(&s, mlen_m) > usable_m) {
+            double per_block = s.cost[m].kv_bytes_per_token * cfg->block_size;
+            st_error_set(err, ST_EINVAL,
+                         "%s's max_model_len %lld needs %d KV blocks (%.2f GB a GPU) but the cache holds %lld "
+                         "(%.2f GB), and vLLM refuses to start then; pass --max-model-len %lld or less, or raise "
+                         "--gpu-mem-util, --tp or --cp",
+                         models[m]->id, mlen_m, blocks_for(&s, mlen_m), blocks_for(&s, mlen_m) * per_block / 1e9,
+                         usable_m, (double)usable_m * per_block / 1e9, usable_m * (long long)cfg->block_size);
+            rc = ST_EINVAL;
+            break;
+        }
         if (m == 0) {
             out->kv_blocks = blocks;
             out->kv_tokens = blocks * cfg->block_size;
@@ -1448,7 +1507,9 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             replica *r = &s.rep[i];
             r->model = m;
             r->cost = &s.cost[m];
-            r->total = r->free_blocks = blocks;
+            /* vLLM V1's BlockPool takes block 0 as its null block (the
+             * placeholder of skipped blocks): one block fewer to allocate */
+            r->total = r->free_blocks = blocks - (cfg->sched == ST_SCHED_VLLM ? 1 : 0);
             r->role = cfg->prefill_replicas > 0 ? (d < cfg->prefill_replicas ? ROLE_PREFILL : ROLE_DECODE) : ROLE_BOTH;
             r->group = lockstep ? m : i;
             int maxg = 0;
@@ -1520,8 +1581,10 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
         long long mlen = cfg->max_model_len > 0 ? cfg->max_model_len : rm->tf.max_seq;
         long long cap = s.rep[rq->r[i].model * dp].total;
         if (cfg->sched == ST_SCHED_VLLM_V0)
-            cap -= (long long)ceil(cfg->watermark * (double)cap); /* V0 keeps the watermark free */
-        int need = blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out + (rq->r[i].model == 0 ? cfg->spec_k : 0));
+            cap -= (long long)floor(cfg->watermark * (double)cap); /* V0 keeps the watermark free */
+        /* the last output token's K and V are never written: a request holds
+         * at most in + out - 1 tokens (plus the drafts of a speculative step) */
+        int need = blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out - 1 + (rq->r[i].model == 0 ? cfg->spec_k : 0));
         if ((long long)rq->r[i].in + rq->r[i].out > mlen) {
             char where[48] = "";
             if (rq->r[i].line > 0)
@@ -1662,7 +1725,7 @@ int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *
             out->spec_tokens_per_step = s.spec_steps ? (double)s.spec_tokens / (double)s.spec_steps : 0;
             int gpus = s.nrep / s.nmodels * cfg->tp * cfg->pp * cfg->cp;
             out->gpus = gpus;
-            double held = cfg->runtime_reserve_bytes + s.kv_peak_bytes;
+            double held = cfg->runtime_reserve_bytes * s.nmodels + s.kv_peak_bytes;
             for (int m = 0; m < s.nmodels; m++)
                 held += s.cost[m].weights_bytes + s.cost[m].act_bytes;
             if (s.have_draft)
