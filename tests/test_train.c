@@ -125,6 +125,62 @@ static void test_memory(void **state)
     assert_true(z.iteration_s < r.iteration_s);
 }
 
+/* Three memory and traffic rules, each against a hand count on GPT-2
+ * Large (36 blocks, h 1280, vocabulary 50,257, 1,024 learned positions,
+ * tied embeddings) on 4 A100s:
+ * - FP8 keeps an FP8 copy of the block GEMMs' weights only: 3 bytes a
+ *   block parameter, 2 for the embedding (V h + 1024 h), so 3 P - emb;
+ * - GPipe's last stage keeps every microbatch's logits (bf16 + fp32 loss,
+ *   6 bytes a vocabulary entry a token) until its backward;
+ * - ZeRO-2 without PP reduce-scatters every microbatch's gradients
+ *   (DeepSpeed's stage 2): 4 microbatches, 4 times the traffic, gradients
+ *   still a quarter; with PP the gradients accumulate whole and are
+ *   reduced once, so a stage holds them as without ZeRO. */
+static void test_fp8_gpipe_zero2(void **state)
+{
+    fx *f = *state;
+    st_train_cfg k;
+    st_train_result r, z;
+    st_error err;
+    double V = 50257, h = 1280, emb = V * h + 1024 * h;
+    st_cluster hc = {0}; /* FP8 needs Hopper */
+    assert_int_equal(st_load_node("hgx-h100-4gpu", &hc.node, &err), 0);
+    hc.nodes = 1;
+    snprintf(hc.id, sizeof hc.id, "%s", hc.node.id);
+    st_train_cfg_default(&k, &f->m, 4);
+    k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1;
+    assert_int_equal(st_train_eval(&f->m, &hc, &f->coef, &k, &r, NULL, &err), 0);
+    double P = r.mem.weights / 2;
+    k.dtype = ST_FP8;
+    assert_int_equal(st_train_eval(&f->m, &hc, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(rel_diff(z.mem.weights, 3 * P - emb) < 1e-9);
+
+    st_train_cfg_default(&k, &f->m, 1);
+    k.pp = 4, k.microbatches = 8, k.global_batch = 8, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1;
+    k.sched = ST_PP_1F1B;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    /* 1F1B: the first stage, p microbatches in flight, is the busiest and
+     * holds no logits; GPipe: the last, with all 8 and their logits */
+    assert_true(r.mem.inflight == 4 && r.mem.logits == 0);
+    k.sched = ST_PP_GPIPE;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(rel_diff(z.mem.logits, 8 * 1024 * V * 6) < 1e-9);
+
+    st_train_cfg_default(&k, &f->m, 4);
+    k.global_batch = 16, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1, k.zero = 2;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    k.microbatches = 4;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(r.dp_s > 0 && rel_diff(z.dp_s, 4 * r.dp_s) < 1e-9);
+    assert_true(rel_diff(z.mem.grads, 2 * P / 4) < 0.01);
+    st_train_cfg_default(&k, &f->m, 2);
+    k.pp = 2, k.microbatches = 4, k.global_batch = 8, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
+    k.zero = 2;
+    assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &z, NULL, &err), 0);
+    assert_true(z.mem.grads == r.mem.grads && z.mem.optimizer < r.mem.optimizer);
+}
+
 /* A bias's gradient is a kernel of its own (a sum of dy over the tokens),
  * so without LoRA a biased model's step is slower than the same model
  * without biases; under LoRA the base (biases included) is frozen and the
@@ -604,6 +660,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_band_matches_eval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fp8_gpipe_zero2, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -371,8 +371,14 @@ static int run_train(int argc, char **argv)
         st_json_finish(&j);
     } else {
         char a[32], b[32], c2[32], m1[32], m2[32];
+        /* --flash is PyTorch's fused SDPA: FlashAttention-2 needs Ampere or
+         * later, 16-bit inputs and head dims up to 256; otherwise its
+         * memory-efficient kernel runs (priced alike) */
+        int mem_eff = k.flash && !k.fa3 &&
+                      (!st_gpu_fa2(&s.cl.node.gpu) || k.dtype == ST_FP32 || s.m.tf.head_dim > 256);
         printf("%s on %d x %s (%s), %s, %s attention\n", s.m.name, r.gpus, s.cl.node.gpu.name, s.cl.id,
-               st_dtype_name(k.dtype), k.fa3 ? "FlashAttention-3" : k.flash ? "FlashAttention-2" : "eager");
+               st_dtype_name(k.dtype),
+               k.fa3 ? "FlashAttention-3" : mem_eff ? "memory-efficient (SDPA)" : k.flash ? "FlashAttention-2" : "eager");
         char split[64] = "";
         if (r.stage_layers_min != r.stage_layers_max)
             snprintf(split, sizeof split, ", %lld-%lld layers per %s, fewer at the ends", r.stage_layers_min,

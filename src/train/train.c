@@ -63,8 +63,8 @@ void st_train_default_batches(st_train_cfg *k, long long mbs, long long gb)
 int st_train_check_scope(const st_model *m, const st_cluster *c, long long gpus, long long seq, st_error *err)
 {
     if (gpus > (long long)c->node.gpus * c->nodes)
-        return st_error_set(err, ST_EINVAL, "%lld GPUs asked (dp x tp x pp x cp); cluster %s has %d (%d nodes x %d)",
-                            gpus, c->id, c->node.gpus * c->nodes, c->nodes, c->node.gpus);
+        return st_error_set(err, ST_EINVAL, "%lld GPUs asked (dp x tp x pp x cp); cluster %s has %d (%d node%s x %d)",
+                            gpus, c->id, c->node.gpus * c->nodes, c->nodes, c->nodes == 1 ? "" : "s", c->node.gpus);
     if (seq < 1 || seq > m->tf.max_seq)
         return st_error_set(err, ST_EINVAL, "sequence length %lld is outside 1..%lld (max_seq of %s)", seq,
                             m->tf.max_seq, m->id);
@@ -177,8 +177,9 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     if (k->zero < 0 || k->zero > 3)
         return st_error_set(err, ST_EINVAL, "ZeRO stage must be 0, 1, 2 or 3");
     if (k->zero == 3 && k->pp > 1)
-        return st_error_set(err, ST_EINVAL, "ZeRO-3 with pipeline parallelism is not supported (DeepSpeed and "
-                            "FSDP do not combine them); use ZeRO 1 or 2 with PP");
+        return st_error_set(err, ST_EINVAL, "ZeRO-3 with pipeline parallelism is not modelled (DeepSpeed "
+                            "refuses the pair; FSDP2 with PP, as torchtitan runs it, re-gathers each stage's "
+                            "weights per microbatch, which strata does not price); use ZeRO 1 or 2 with PP");
     if (k->lora_rank < 0 || k->lora_rank > 65536)
         return st_error_set(err, ST_EINVAL, "LoRA rank must be in 1..65536");
     if (!(k->moe_imbalance >= 1) || k->moe_imbalance > 64)
@@ -1042,7 +1043,20 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         /* the busiest rank receives (and sends back) imbalance x the
          * average, and the exchange lasts as long as its share does */
         double bytes = (double)mb * s_loc * tf->top_k * tf->hidden * e * k->moe_imbalance;
-        double a2a = coll_time(c, ST_COLL_ALLTOALL, k->ep, per_node_of(G, k->tp, k->ep), bytes, err, &rc);
+        double a2a_bytes = bytes, tp_gather = 0;
+        if (k->sp && k->tp > 1) {
+            /* Megatron-core's MoE with TP runs sequence parallel: each TP
+             * rank dispatches its 1/TP of the tokens over the EP group,
+             * and the expert's TP group (the experts are TP-sharded here)
+             * all-gathers what arrives, and reduce-scatters the outputs
+             * back before the combine; that gather and scatter stand in
+             * for the MLP's own TP collective (half of a block's two
+             * all-reduces), which an MoE block does not run */
+            a2a_bytes = bytes / k->tp;
+            tp_gather = coll_time(c, ST_COLL_ALLGATHER, k->tp, tp_pn, bytes, err, &rc) - tp_ar / 2;
+        }
+        double a2a = coll_time(c, ST_COLL_ALLTOALL, k->ep, per_node_of(G, k->tp, k->ep), a2a_bytes, err, &rc) +
+                     tp_gather;
         double share = (double)moe_blocks / L.blocks; /* per average block */
         ep_blk_f = 2 * a2a * share;
         ep_blk_b = 2 * a2a * share;
@@ -1191,15 +1205,26 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         dp_one = nb ? (nb_d * one_d + nb_x * one_x) / nb : 0;
     }
     r->dp_contention = contention;
+    int zero2_per_mb = k->zero == 2 && pp == 1 && k->microbatches > 1 && nb > 0;
     double *dps = calloc((size_t)pp, sizeof(double)), *dpe = calloc((size_t)pp, sizeof(double));
     double pipe_end = 0, end_all = 0, dp_exposed = 0;
     for (int d = 0; d < pp && dps && dpe; d++) {
         const task *last = &S.t[d][S.n[d] - 1];
         double t_end = last->end, bdur = last->end - last->start;
-        double chain = t_end - bdur;
-        for (int i = 0; i < nb; i++) {
-            double ready = t_end - bdur + bdur * (i + 1) / nb;
-            chain = (chain > ready ? chain : ready) + dp_one;
+        double chain = zero2_per_mb ? 0 : t_end - bdur;
+        /* ZeRO-2 without PP keeps only its shard of the gradients, so every
+         * microbatch's backward reduce-scatters them (DeepSpeed's stage 2
+         * at each micro-step, FSDP's default): buckets in every backward,
+         * in turn on the one network; otherwise the last backward only */
+        for (int t = zero2_per_mb ? 0 : S.n[d] - 1; t < S.n[d]; t++) {
+            const task *tk = &S.t[d][t];
+            if (tk->fwd)
+                continue;
+            double te = tk->end, bd = tk->end - tk->start;
+            for (int i = 0; i < nb; i++) {
+                double ready = te - bd + bd * (i + 1) / nb;
+                chain = (chain > ready ? chain : ready) + dp_one;
+            }
         }
         dps[d] = t_end - bdur;
         dpe[d] = nb ? chain : dps[d];
@@ -1243,7 +1268,14 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         /* memory on the busiest stage */
         st_train_mem *M = &r->mem;
         double wb = k->dtype == ST_FP8 ? 3 : e; /* FP8: BF16 weights + FP8 copy */
-        double shard_w = k->zero == 3 ? zd : 1, shard_g = k->zero >= 2 ? zd : 1, shard_o = k->zero >= 1 ? zd : 1;
+        /* ZeRO-2 with PP accumulates whole gradients over the microbatches
+         * and reduce-scatters them after the last backward (FSDP under
+         * PyTorch's pipeline schedules syncs gradients on the last
+         * backward only; DeepSpeed refuses stage 2 with PP), so a stage
+         * holds its gradients unsharded */
+        int grads_whole = k->zero == 2 && pp > 1 && k->microbatches > 1;
+        double shard_w = k->zero == 3 ? zd : 1, shard_g = k->zero >= 2 && !grads_whole ? zd : 1,
+               shard_o = k->zero >= 1 ? zd : 1;
         /* TF32 is a math mode: weights, gradients and states stay fp32 */
         double grad_b, opt_bytes;
         st_train_state_bytes(k->dtype, &grad_b, &opt_bytes);
@@ -1305,12 +1337,18 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
              * for the dense part, zx for the routed experts); LoRA adapters
              * are dense */
             double xp = k->lora_rank ? 0 : dev_blocks[d] * blk_xp;
-            double xw = k->zero == 3 ? zx : 1, xg = k->zero >= 2 ? zx : 1, xo = k->zero >= 1 ? zx : 1;
-            m_d.weights = (dev_p[d] - xp) * wb / shard_w + xp * wb / xw + (k->lora_rank ? tr * e : 0);
+            double xw = k->zero == 3 ? zx : 1, xg = k->zero >= 2 && !grads_whole ? zx : 1, xo = k->zero >= 1 ? zx : 1;
+            /* FP8 keeps an FP8 copy of the block GEMMs' weights only: the
+             * embedding and the head run in 16 bits (as eval's step memory) */
+            double nonblk = dev_p[d] - dev_blocks[d] * blk_p;
+            m_d.weights = (dev_p[d] - xp - nonblk) * wb / shard_w + nonblk * e / shard_w + xp * wb / xw +
+                          (k->lora_rank ? tr * e : 0);
             m_d.grads = (tr - xp) * grad_b / shard_g + xp * grad_b / xg;
             m_d.optimizer = (tr - xp) * opt_bytes / shard_o + xp * opt_bytes / xo;
             m_d.activations = per_blk * dev_blocks[d] * S.inflight[d] + (dev_blocks[d] > 0 ? rebuild : 0);
-            m_d.logits = d == pp - 1 ? logits : 0;
+            /* GPipe runs every forward before any backward: the last stage
+             * keeps each microbatch's logits until its backward */
+            m_d.logits = d == pp - 1 ? logits * (k->sched == ST_PP_GPIPE && S.inflight[d] > 1 ? S.inflight[d] : 1) : 0;
             m_d.buffers = buffers;
             m_d.total = m_d.weights + m_d.grads + m_d.optimizer + m_d.activations + m_d.logits + m_d.buffers;
             if (m_d.total > M->total)
@@ -1323,7 +1361,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
 
         /* the iteration */
         r->pipeline_s = pipe_end;
-        r->dp_s = nb * dp_one;
+        r->dp_s = nb * dp_one * (zero2_per_mb ? k->microbatches : 1);
         /* the chain's end minus the backward's can pass the reduction's
          * own time by a rounding (1e-17 s): never more exposed than it is */
         r->dp_exposed_s = dp_exposed < r->dp_s ? dp_exposed : r->dp_s;

@@ -62,7 +62,10 @@
  * the s^2 terms; full recompute keeps e s b h per block; times the
  * microbatches in flight on the stage, counted in the
  * simulated schedule; the last stage's logits (e + 4 bytes per element for
- * the fp32 loss); DP bucket buffers. Out of memory when over the GPU's HBM.
+ * the fp32 loss; under GPipe one set per microbatch in flight, as every
+ * forward runs before the first backward); DP bucket buffers. FP8 keeps an
+ * FP8 copy of the block weights, not of the embedding and head. Out of
+ * memory when over the GPU's HBM.
  *
  * LoRA: the base weights are frozen (no weight gradients, no optimizer
  * state), adapters of rank r on every linear layer of every block (the
