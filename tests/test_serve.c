@@ -567,11 +567,33 @@ static void test_vllm_block_accounting(void **state)
     c.max_model_len = 8192;
     c.sched = ST_SCHED_SARATHI;
     c.chunk = 512;
+    c.max_num_seqs = 256;
     assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
     assert_true(r.activation_reserve_bytes == act512);
     assert_true(r.kv_blocks == blocks512); /* the pool vLLM reports; V1's null block is inside it */
     st_serve_result_free(&r);
     st_reqset_free(&rq);
+
+    /* vLLM's batch defaults for the OpenAI server (get_batch_defaults):
+     * 1024 sequences and 8,192 tokens on a GPU of 70 GiB or more that is
+     * not an A100, else 256 and 2,048 */
+    int seqs;
+    long long toks;
+    st_serve_batch_defaults(&F.g, &seqs, &toks);
+    assert_true(seqs == 1024 && toks == 8192);
+    st_gpu a100;
+    assert_int_equal(st_load_gpu("a100-80gb-sxm", &a100, &err), 0);
+    st_serve_batch_defaults(&a100, &seqs, &toks);
+    assert_true(seqs == 256 && toks == 2048);
+    st_gpu l4;
+    assert_int_equal(st_load_gpu("l4", &l4, &err), 0);
+    st_serve_batch_defaults(&l4, &seqs, &toks);
+    assert_true(seqs == 256 && toks == 2048);
+    cfg_init(&c);
+    c.gpu = &a100;
+    c.max_num_seqs = 64; /* a value given stays */
+    st_serve_resolve_batch(&c);
+    assert_true(c.max_num_seqs == 64 && c.max_batched_tokens == 2048);
 }
 
 static void test_choice_lists(void **state)

@@ -1,7 +1,9 @@
 /*
  * serve: names, defaults, distributions, per-request output.
  */
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,12 +74,12 @@ void st_serve_cfg_default(st_serve_cfg *c)
     memset(c, 0, sizeof *c);
     c->tp = c->pp = c->dp = c->ep = c->cp = 1;
     c->sched = ST_SCHED_VLLM;
-    /* vLLM 0.19 EngineArgs for the OpenAI server on a data-centre GPU:
-     * max_num_seqs 256, max_num_batched_tokens 8192 (usage context
-     * OPENAI_API_SERVER), block_size 16, gpu_memory_utilization 0.9,
+    /* vLLM 0.19 EngineArgs for the OpenAI server: max_num_seqs and
+     * max_num_batched_tokens by the GPU (st_serve_batch_defaults, once the
+     * GPU is known), block_size 16, gpu_memory_utilization 0.9,
      * enable_prefix_caching on (V1) */
-    c->max_num_seqs = 256;
-    c->max_batched_tokens = 8192;
+    c->max_num_seqs = 0;
+    c->max_batched_tokens = 0;
     c->chunk = 512; /* Sarathi-Serve's evaluated chunk sizes are 256-2048 */
     c->block_size = 16;
     c->gpu_mem_util = 0.9;
@@ -94,6 +96,32 @@ void st_serve_cfg_default(st_serve_cfg *c)
     c->fa3 = -1;         /* as vLLM: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere */
     c->seed = 42;
     c->trace_max_events = 200000;
+}
+
+void st_serve_batch_defaults(const st_gpu *g, int *max_num_seqs, long long *max_batched_tokens)
+{
+    int big = 0;
+    if (g && g->mem_bytes >= 70.0 * 1073741824.0) {
+        /* vLLM matches "a100" in the lower-cased device name */
+        char name[sizeof g->name + sizeof g->id + 2];
+        snprintf(name, sizeof name, "%s %s", g->name, g->id);
+        for (char *p = name; *p; p++)
+            *p = (char)tolower((unsigned char)*p);
+        big = !strstr(name, "a100");
+    }
+    *max_num_seqs = big ? 1024 : 256;
+    *max_batched_tokens = big ? 8192 : 2048;
+}
+
+void st_serve_resolve_batch(st_serve_cfg *c)
+{
+    int seqs;
+    long long tokens;
+    st_serve_batch_defaults(c->gpu, &seqs, &tokens);
+    if (c->max_num_seqs == 0)
+        c->max_num_seqs = seqs;
+    if (c->max_batched_tokens == 0)
+        c->max_batched_tokens = tokens;
 }
 
 int st_serve_fa3(const st_serve_cfg *c)

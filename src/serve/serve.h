@@ -161,8 +161,8 @@ typedef struct st_serve_cfg {
      * log-sum-exp and one of the outputs, per block). 1: none. */
     int cp;
     st_sched sched;
-    int max_num_seqs;
-    long long max_batched_tokens;
+    int max_num_seqs;              /* 0: vLLM's default for the GPU (st_serve_resolve_batch) */
+    long long max_batched_tokens;  /* 0: likewise */
     long long chunk;           /* sarathi: token budget = chunk size */
     int block_size;
     double gpu_mem_util;
@@ -202,12 +202,19 @@ typedef struct st_serve_cfg {
     int eager;
 } st_serve_cfg;
 
-/* vLLM 0.19 engine defaults: vllm scheduler, max_num_seqs 256 (1024 on
- * some GPUs is not modelled), max_num_batched_tokens 8192 (V1 default for
- * online serving: 2048 before 0.9 on < 70 GB GPUs is not modelled; the
- * trace's meta sets it), block 16, gpu_memory_utilization 0.9, prefix
- * caching on, recompute preemption. */
+/* vLLM 0.19 engine defaults: vllm scheduler, max_num_seqs and
+ * max_num_batched_tokens left to the GPU (0; st_serve_resolve_batch), block
+ * 16, gpu_memory_utilization 0.9, prefix caching on, recompute preemption. */
 void st_serve_cfg_default(st_serve_cfg *c);
+/* vLLM's defaults for the OpenAI server (EngineArgs.get_batch_defaults,
+ * usage context OPENAI_API_SERVER): on a GPU of 70 GiB or more that is not
+ * an A100, 1024 sequences and 8,192 tokens a step; otherwise (the A100,
+ * whose throughput a larger budget lowered, vLLM PR #17885, and smaller
+ * GPUs) 256 and 2,048. */
+void st_serve_batch_defaults(const st_gpu *g, int *max_num_seqs, long long *max_batched_tokens);
+/* Fill a 0 max_num_seqs or max_batched_tokens with st_serve_batch_defaults
+ * for c->gpu. */
+void st_serve_resolve_batch(st_serve_cfg *c);
 /* Whether attention runs FlashAttention-3: cfg->fa3, or for -1 vLLM's choice on
  * cfg->gpu (FA3 on Hopper) */
 int st_serve_fa3(const st_serve_cfg *c);

@@ -1138,8 +1138,11 @@ static void wake_device(sim *s, int dev, int after, scratch *sc)
 }
 
 /* ---- set-up ------------------------------------------------------------------------------------- */
-int st_serve_check(const st_serve_cfg *c, st_error *err)
+int st_serve_check(const st_serve_cfg *c_in, st_error *err)
 {
+    st_serve_cfg c_r = *c_in;
+    st_serve_resolve_batch(&c_r);
+    const st_serve_cfg *c = &c_r;
     const st_model *m = c->model;
     if (!m || !c->gpu || !c->coef) {
         st_error_set(err, ST_EINVAL, "serve needs a model, a GPU and coefficients");
@@ -1378,9 +1381,12 @@ int st_serve_check(const st_serve_cfg *c, st_error *err)
     return 0;
 }
 
-int st_serve_run(const st_serve_cfg *cfg, const st_reqset *rq, st_serve_result *out, st_error *err)
+int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_result *out, st_error *err)
 {
     memset(out, 0, sizeof *out);
+    st_serve_cfg cfg_r = *cfg_in; /* the batch limits the GPU defaults (0) resolved */
+    st_serve_resolve_batch(&cfg_r);
+    const st_serve_cfg *cfg = &cfg_r;
     int rc = st_serve_check(cfg, err);
     if (rc)
         return rc;
