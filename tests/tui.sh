@@ -146,11 +146,33 @@ expect serving "goodput [0-9.]+ .*meet the SLOs" "and SLO goodput"
 keys serving q
 expect serving "STRATA-EXIT=0" "the serving view quits cleanly"
 
+# --- a loaded sweep run again keeps its axis order, so every point keeps its index;
+# c after the end leaves it finished --------------------------------------------------------
+start split "$S" ui --sweep "$srcdir/workloads/sweeps/train-split.yaml"
+expect split "train-split .*100\.0% 288/288 points.*done" "a loaded training sweep runs"
+keys split 4
+wait_for split "#[0-9]+ cluster=" >/dev/null
+before=$(screen split | grep -Eo "#[0-9]+ cluster=[^│]*" | head -1)
+keys split r
+expect split "sweep train-split: 288 points" "r runs the loaded sweep again"
+expect split "train-split .*100\.0% 288/288 points.*done" "and it finishes"
+keys split 4
+wait_for split "#[0-9]+ cluster=" >/dev/null
+after=$(screen split | grep -Eo "#[0-9]+ cluster=[^│]*" | head -1)
+if [ -n "$before" ] && [ "$before" = "$after" ]; then ok "the re-run keeps the file's axis order and the point's index ($before)"
+else not_ok "the re-run keeps the file's axis order and the point's index" "before '$before' after '$after'"; fi
+keys split c
+expect split "the sweep has finished: nothing to cancel" "c after the end says there is nothing to cancel"
+if screen split | grep -q "cancelled"; then not_ok "a finished sweep is not marked cancelled" "$(screen split)"
+else ok "a finished sweep is not marked cancelled"; fi
+keys split q
+expect split "STRATA-EXIT=0" "and quits cleanly"
+
 # --- Ctrl-C quits as well --------------------------------------------------------------------
 start ctrlc "$S"
 wait_for ctrlc "h100-llama2-7b" >/dev/null
 keys ctrlc C-c
-expect ctrlc "STRATA-EXIT=0" "Ctrl-C quits and restores the terminal"
+expect ctrlc "STRATA-EXIT=130" "Ctrl-C quits (status 130, as SIGINT) and restores the terminal"
 
 # --- a broken preset: the error panel, and the UI keeps running ------------------------------
 data="$tmp/data"
@@ -198,6 +220,15 @@ if wait_for big "Hardware presets" && ! screen big | grep -q "done  front"; then
 elif screen big | grep -q "done  front"; then
     skip_test "the UI answers keys while a 100k-point sweep runs" "the sweep finished before the key"
 else not_ok "the UI answers keys while a 100k-point sweep runs" "$(screen big)"; fi
+# an export asked for while the points still come in is refused (the front
+# is marked when the run ends), not written half-empty
+keys big 4 e C-u "$tmp/early-out" Enter
+if wait_for big "the sweep is still running: wait for it, or cancel it" && [ ! -e "$tmp/early-out/front.csv" ]; then
+    ok "an export during the sweep is refused and writes nothing"
+elif screen big | grep -q "done  front"; then
+    skip_test "an export during the sweep is refused and writes nothing" "the sweep finished before the key"
+else not_ok "an export during the sweep is refused and writes nothing" "$(screen big)"; fi
+keys big x
 wait_for big "102400/102400 points.*done" >/dev/null
 keys big 4 e C-u "$tmp/tui-out" Enter
 expect big "wrote $tmp/tui-out/points.csv" "the TUI exports the points and the front"

@@ -275,10 +275,31 @@ void ui_poll_sweep(ui_app *a)
         gather_points(a);
 }
 
+void ui_cancel(ui_app *a, const char *done_msg)
+{
+    if (!a->run)
+        return;
+    st_sweep_progress p;
+    st_sweep_get_progress(a->run, &p);
+    if (p.finished) {
+        ui_status(a, "the sweep has %s: nothing to cancel", p.cancelled ? "been cancelled" : "finished");
+        return;
+    }
+    st_sweep_cancel(a->run);
+    ui_status(a, "%s", done_msg);
+}
+
 int ui_export(ui_app *a, const char *dir, st_error *err)
 {
     if (!a->run)
         return st_error_set(err, ST_EINVAL, "no sweep to export: run one first (Sweep screen, r)");
+    /* a running sweep's points and front are still moving (the front flag
+     * is set when the run ends): export what a run has settled */
+    st_sweep_progress p;
+    st_sweep_get_progress(a->run, &p);
+    if (!p.finished)
+        return st_error_set(err, ST_EINVAL, "the sweep is still running: wait for it, or cancel it (c) and export "
+                                            "the points finished so far");
     /* as `strata sweep --out` writes them: never into the data folders,
      * all four files or none */
     int rc = cli_out_dir(dir, "export", err);
@@ -751,8 +772,9 @@ int ui_run(const ui_opts *o)
             break;
         int ch;
         while ((ch = getch()) != ERR) {
-            if (ch == 3) { /* Ctrl-C in raw mode */
+            if (ch == 3) { /* Ctrl-C in raw mode: as SIGINT */
                 a->quit = 1;
+                got_signal = SIGINT;
                 break;
             }
             key(a, ch);
@@ -766,9 +788,31 @@ int ui_run(const ui_opts *o)
     if (getenv("STRATA_UI_STATS"))
         fprintf(stderr, "frames %lld, mean %.3f ms, worst %.3f ms\n", a->frames,
                 a->frames ? 1e3 * a->frame_s_sum / (double)a->frames : 0, 1e3 * a->frame_s_max);
+    /* the shell's convention: 128 + the signal */
+    int code = got_signal ? 128 + (int)got_signal : 0;
+    /* Workers still inside a point (a serving simulation can take many
+     * seconds) cannot be interrupted, and freeing the run waits for them:
+     * with the terminal restored and nothing left to write, leave now. */
+    int busy = 0;
+    if (a->run) {
+        st_sweep_cancel(a->run);
+        st_sweep_progress p;
+        st_sweep_get_progress(a->run, &p);
+        busy |= !p.finished;
+    }
+    for (ui_retired *r = a->retired; r && !busy; r = r->next) {
+        st_sweep_progress p;
+        st_sweep_drain(r->run);
+        st_sweep_get_progress(r->run, &p);
+        busy |= !p.finished;
+    }
+    if (busy) {
+        fflush(NULL);
+        _exit(code);
+    }
     app_free(a);
     free(a);
-    return got_signal == SIGINT || got_signal == SIGTERM || got_signal == SIGHUP ? 130 : 0;
+    return code;
 }
 
 int ui_bench_frames(const char *sweep_path, int threads, double *mean_s, double *max_s, long long *frames,

@@ -117,12 +117,7 @@ int ui_results_key(ui_app *a, int key)
             a->pane = 0;
         }
         return 1;
-    case 'c':
-        if (a->run) {
-            st_sweep_cancel(a->run);
-            ui_status(a, "sweep cancelled; the front holds the points finished so far");
-        }
-        return 1;
+    case 'c': ui_cancel(a, "sweep cancelled; the front holds the points finished so far"); return 1;
     case 'r': {
         st_error err;
         st_sweep *s = malloc(sizeof *s);

@@ -223,8 +223,11 @@ void ui_form_from_sweep(ui_form *f, const st_sweep *s)
     for (int p = 0; p < ST_PARAM_COUNT; p++)
         if (s->base_set[p])
             snprintf(f->value[p], sizeof f->value[p], "%s", s->base[p].text);
-    for (size_t i = 0; i < s->n_axes; i++)
+    for (size_t i = 0; i < s->n_axes; i++) {
         axis_text(&s->axes[i], f->value[s->axes[i].param], sizeof f->value[0]);
+        if (f->n_axis_order < ST_PARAM_COUNT)
+            f->axis_order[f->n_axis_order++] = s->axes[i].param;
+    }
     size_t u = 0;
     for (int i = 0; i < s->n_obj; i++)
         u += (size_t)snprintf(f->objectives + u, sizeof f->objectives - u, "%s%s", i ? ", " : "",
@@ -373,6 +376,21 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
     sbuf b = {0};
     st_param ps[ST_PARAM_COUNT];
     int np = row_params(f, ps), n_fixed = 0, n_axes = 0;
+    /* the axes in the order of the file the form came from (the sweep's
+     * point indices follow it), then any others in the form's order */
+    st_param pa[ST_PARAM_COUNT];
+    int npa = 0;
+    for (int i = 0; i < f->n_axis_order; i++)
+        for (int j = 0; j < np; j++)
+            if (ps[j] == f->axis_order[i])
+                pa[npa++] = ps[j];
+    for (int j = 0; j < np; j++) {
+        int seen = 0;
+        for (int i = 0; i < npa; i++)
+            seen |= pa[i] == ps[j];
+        if (!seen)
+            pa[npa++] = ps[j];
+    }
     put(&b, "sweep: ");
     put_quoted(&b, f->name[0] ? f->name : "ui", strlen(f->name[0] ? f->name : "ui"));
     for (int i = 0; i < np; i++) { /* empty sections are written as {} */
@@ -394,22 +412,22 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
         put(&b, "\n");
     }
     put(&b, "axes:%s\n", n_axes ? "" : " {}");
-    for (int i = 0; i < np; i++) {
-        const char *t = f->value[ps[i]];
+    for (int i = 0; i < npa; i++) {
+        const char *t = f->value[pa[i]];
         size_t len;
         t = trim(t, &len);
-        if (!len || !row_is_axis(ps[i], t))
+        if (!len || !row_is_axis(pa[i], t))
             continue;
-        put(&b, "  %s: ", st_param_info_of(ps[i])->name);
-        if (row_is_range(ps[i], t)) {
+        put(&b, "  %s: ", st_param_info_of(pa[i])->name);
+        if (row_is_range(pa[i], t)) {
             if (put_range(&b, t)) {
                 free(b.s);
                 return st_error_set(err, ST_EINVAL, "%s: '%s' is not a range; write A..B x2 (geometric), "
                                     "A..B +S (step S), A..B nN (N values) or a list a, b, c",
-                                    st_param_info_of(ps[i])->name, t);
+                                    st_param_info_of(pa[i])->name, t);
             }
         } else {
-            put_list(&b, t, list_sep(ps[i]));
+            put_list(&b, t, list_sep(pa[i]));
         }
         put(&b, "\n");
     }
@@ -553,12 +571,7 @@ int ui_sweep_key(ui_app *a, int key)
         a->pane = 1;
         return 1;
     case 'r': run_form(a); return 1;
-    case 'c':
-        if (a->run) {
-            st_sweep_cancel(a->run);
-            ui_status(a, "sweep cancelled");
-        }
-        return 1;
+    case 'c': ui_cancel(a, "sweep cancelled"); return 1;
     default: return 0;
     }
 }

@@ -87,6 +87,10 @@ typedef struct ui_form {
     st_sweep_kind kind;
     char value[ST_PARAM_COUNT][256];
     char objectives[96], constraints[160], sampling[64];
+    /* the axes of the sweep file the form was read from, in the file's
+     * order: a re-run keeps that order, and so every point's index */
+    st_param axis_order[ST_PARAM_COUNT];
+    int n_axis_order;
 } ui_form;
 
 typedef struct ui_retired {
@@ -195,6 +199,8 @@ void ui_form_default(ui_form *f, st_sweep_kind k);
 int ui_form_build(const ui_form *f, st_sweep *out, st_error *err);
 /* Write DIR/points.csv, front.csv, points.json, front.json. */
 int ui_export(ui_app *a, const char *dir, st_error *err);
+/* Cancel the running sweep and say done_msg; a finished one is left as it is. */
+void ui_cancel(ui_app *a, const char *done_msg);
 void ui_sweep_files_scan(ui_app *a);
 
 /* Entry points. */

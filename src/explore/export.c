@@ -194,6 +194,12 @@ int st_sweep_write_json(const st_sweep *s, const st_sweep_run *r, int front_only
     st_sweep_json_header(s, &j);
     st_json_int(&j, "first", first);
     st_json_int(&j, "count", count);
+    /* a cancelled run holds fewer points than its range */
+    long long evaluated = 0;
+    for (long long i = 0; i < count; i++)
+        evaluated += pts[i].status != ST_PT_PENDING;
+    st_json_int(&j, "evaluated", evaluated);
+    st_json_bool(&j, "complete", evaluated == count);
     st_json_begin_array(&j, "points");
     for (long long i = 0; i < count; i++)
         if (wanted(&pts[i], front_only) && pts[i].status != ST_PT_PENDING)
