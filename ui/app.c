@@ -245,6 +245,7 @@ int ui_start_sweep(ui_app *a, st_sweep *s)
     st_error err;
     retire(a);
     a->sweep = s;
+    ui_fmt_set_kind(s->kind);
     a->plot_x = 0;
     a->plot_y = s->n_obj > 1 ? 1 : 0;
     a->n_front = 0;
@@ -387,7 +388,7 @@ static void draw_prompt(ui_app *a)
     }
     curs_set(0);
     ui_text(y, 0, COLS, ui_attr(UI_C_DIM), " %s", a->status[0] ? a->status :
-            "1-6 screens  Tab panes  arrows/hjkl move  Enter drill in  Esc back  / filter  ? help  q quit");
+            "1-6 [ ] screens  Tab panes  up/down j/k move  Enter drill in  Esc back  / filter  ? help  q quit");
 }
 
 static void draw_error(ui_app *a)

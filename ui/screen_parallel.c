@@ -107,17 +107,25 @@ void ui_parallel_draw(ui_app *a, ui_rect r)
     const st_train_cfg *k = &a->par_cfg;
     int gpus = k->dp * k->tp * k->pp * k->cp;
     ui_box(r, "Parallelism (training)", 1);
-    int y = r.y + 1, x = r.x + 2, w = r.w - 4;
+    int y = r.y + 1, x = r.x + 2, w = r.w - 4, ybot = r.y + r.h - 1;
+    if (y >= ybot)
+        return; /* the box's last row is its border */
     ui_text(y++, x, w, UI_BOLD, "%s on %s (%d GPUs), global batch %lld, seq %lld, %s, %s",
             a->par_m.name, a->cat.items[a->clusters[a->par_cluster]].id, gpus, k->global_batch, k->seq,
             st_dtype_name(k->dtype),
             k->fa3 ? "FlashAttention-3" : k->flash ? "FlashAttention-2" : "eager attention");
+    if (y >= ybot)
+        return;
     ui_text(y++, x, w, ui_attr(UI_C_DIM),
             "d/D dp (GPUs) -/+  t/T tp-/+  p/P pp-/+ (DP adjusts)  m/M microbatches/2,x2  z ZeRO  r recompute  s SP  "
             "a attention  w model  c cluster");
     y++;
+    if (y >= ybot)
+        return;
     ui_text(y++, x, w, UI_NORMAL, "DP %-4d TP %-4d PP %-4d SP %-3s ZeRO %d  recompute %-9s microbatches %lld",
             k->dp, k->tp, k->pp, k->sp ? "on" : "off", k->zero, st_recompute_name(k->recompute), k->microbatches);
+    if (y >= ybot)
+        return;
     ui_text(y++, x, w, ui_attr(UI_C_DIM), "strata train %s --cluster %s --gpus %d --dp %d --tp %d --pp %d%s "
             "--zero %d --recompute %s --microbatches %lld --global-batch %lld --seq %lld --dtype %s%s",
             a->par_m.id, a->cat.items[a->clusters[a->par_cluster]].id, gpus, k->dp, k->tp, k->pp, k->sp ? " --sp" : "",
@@ -125,7 +133,8 @@ void ui_parallel_draw(ui_app *a, ui_rect r)
             st_dtype_name(k->dtype), k->fa3 ? " --fa3" : k->flash ? " --flash" : "");
     y++;
     if (a->par_err[0]) {
-        ui_text(y, x, w, ui_attr(UI_C_ERR), " %s ", a->par_err);
+        if (y < ybot)
+            ui_text(y, x, w, ui_attr(UI_C_ERR), " %s ", a->par_err);
         return;
     }
     const st_train_result *t = &a->par_r;
@@ -137,20 +146,36 @@ void ui_parallel_draw(ui_app *a, ui_rect r)
     ui_fmt_metric(cap, sizeof cap, ST_M_MEMORY, t->mem.capacity);
     ui_fmt_metric(comm, sizeof comm, ST_M_LATENCY, t->comm_s);
     ui_fmt_metric(commt, sizeof commt, ST_M_LATENCY, t->comm_total_s);
+    if (y >= ybot)
+        return;
     ui_text(y++, x, w, UI_BOLD, "iteration      %s  (90%% band %s .. %s)", it, lo, hi);
+    if (y >= ybot)
+        return;
     ui_text(y++, x, w, UI_NORMAL, "tokens/s       %.0f", t->tokens_per_s);
+    if (y >= ybot)
+        return;
     ui_text(y, x, 24, UI_NORMAL, "MFU            %.1f%%", 100 * t->mfu);
     ui_bar(y++, x + 26, w - 26, t->mfu, ui_attr(UI_C_OK));
+    if (y >= ybot)
+        return;
     ui_text(y, x, 24, UI_NORMAL, "bubble         %.1f%%", 100 * t->bubble_fraction);
     ui_bar(y++, x + 26, w - 26, t->bubble_fraction, ui_attr(UI_C_BAR1));
+    if (y >= ybot)
+        return;
     ui_text(y++, x, w, UI_NORMAL, "communication  %s exposed of %s", comm, commt);
+    if (y >= ybot)
+        return;
     ui_text(y, x, w, t->mem.oom ? ui_attr(UI_C_ERR) | UI_BOLD : UI_NORMAL, "memory/GPU     %s of %s%s", mem, cap,
             t->mem.oom ? "  OUT OF MEMORY" : "");
     y++;
     double parts[5] = {t->mem.weights, t->mem.grads, t->mem.optimizer, t->mem.activations,
                        t->mem.logits + t->mem.buffers};
     double scale = fmax(t->mem.capacity, t->mem.total);
+    if (y >= ybot)
+        return;
     ui_stacked(y++, x, (int)floor((w) * t->mem.total / scale + 0.5), parts, 5, t->mem.total);
+    if (y >= ybot)
+        return;
     ui_text(y++, x, w, ui_attr(UI_C_DIM), "weights | grads | optimizer | activations | logits+buffers  (bar width: "
             "share of the GPU's memory)");
 }

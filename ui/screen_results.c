@@ -82,7 +82,9 @@ void ui_results_draw(ui_app *a, ui_rect r)
         if (!(defined & (1u << m)))
             continue;
         ui_fmt_metric(v, sizeof v, (st_metric)m, sel->m[m]);
-        ui_text(det.y + row, det.x + 2 + col, det.w / 2 - 2, UI_NORMAL, "%-10s %s", st_metric_name((st_metric)m), v);
+        if (row < dh - 2) /* inside the box: its last row holds the band, then the border */
+            ui_text(det.y + row, det.x + 2 + col, (col ? det.w - col - 2 : det.w / 2) - 2, UI_NORMAL, "%-10s %s",
+                    st_metric_name((st_metric)m), v);
         if (col) {
             col = 0;
             row++;
@@ -104,8 +106,16 @@ int ui_results_key(ui_app *a, int key)
     case 'x':
     case 'y':
         if (a->sweep && a->sweep->n_obj > 1) {
-            int *slot = key == 'x' ? &a->plot_x : &a->plot_y;
-            *slot = (*slot + 1) % a->sweep->n_obj;
+            int *slot = key == 'x' ? &a->plot_x : &a->plot_y, other = key == 'x' ? a->plot_y : a->plot_x;
+            if (a->sweep->n_obj == 2) { /* two objectives: swap the axes */
+                int t = a->plot_x;
+                a->plot_x = a->plot_y;
+                a->plot_y = t;
+            } else {
+                *slot = (*slot + 1) % a->sweep->n_obj;
+                if (*slot == other) /* one objective against itself plots nothing */
+                    *slot = (*slot + 1) % a->sweep->n_obj;
+            }
             ui_poll_sweep(a);
             ui_replot(a);
         }

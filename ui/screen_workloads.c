@@ -25,6 +25,10 @@ static const char *op_label(void *ctx, size_t i, char *buf, size_t n)
         snprintf(shape, sizeof shape, "b%lld h%lld q%lld kv%lld d%lld", op->batch, op->heads, op->q_len,
                  op->kv_len, op->head_dim);
         break;
+    case ST_OP_POOL: /* N C H W, its window and the output's size */
+        snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld %lldx%lld->%lldx%lld", op->batch, op->c, op->h, op->w,
+                 op->r, op->s, op->p, op->q);
+        break;
     default: snprintf(shape, sizeof shape, "%lldx%lld", op->rows, op->cols); break;
     }
     snprintf(buf, n, "%-24.24s %-11s %4lld %-28.28s %9.3f %9.2f", op->name, st_op_kind_name(op->kind),
@@ -56,9 +60,13 @@ static void load_ops(ui_app *a)
     if (st_model_ops(&m, &o, &a->ops, &err)) {
         ui_error(a, "%s", err.msg);
     } else {
-        snprintf(a->ops_note, sizeof a->ops_note, "%s: %.3g B parameters; prefill batch 1%s%lld, %s (strata eval %s)",
-                 m.name, st_model_params(&m) * 1e-9, m.kind == ST_MODEL_TRANSFORMER ? " seq " : "",
-                 m.kind == ST_MODEL_TRANSFORMER ? o.seq : 0LL, st_dtype_name(o.dtype), m.id);
+        if (m.kind == ST_MODEL_TRANSFORMER)
+            snprintf(a->ops_note, sizeof a->ops_note,
+                     "%s: %.3g B parameters; prefill batch 1 seq %lld, %s (strata eval %s --seq %lld)", m.name,
+                     st_model_params(&m) * 1e-9, o.seq, st_dtype_name(o.dtype), m.id, o.seq);
+        else
+            snprintf(a->ops_note, sizeof a->ops_note, "%s: %.3g B parameters; inference batch 1, %s (strata eval %s)",
+                     m.name, st_model_params(&m) * 1e-9, st_dtype_name(o.dtype), m.id);
         ui_list_set(&a->ops_list, a->ops.n, op_label, a, &err);
     }
     st_model_free(&m);

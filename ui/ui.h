@@ -67,6 +67,8 @@ void ui_bar(int y, int x, int w, double frac, int attr);
 void ui_stacked(int y, int x, int w, const double *parts, int n, double total);
 /* "12.3 ms", "4.56 J", "13.6 GB": a metric value with its unit. */
 void ui_fmt_metric(char *buf, size_t n, st_metric m, double v);
+/* The cost metric's unit follows the sweep's evaluator. */
+void ui_fmt_set_kind(st_sweep_kind k);
 
 /* Braille scatter: points (x, y), front points highlighted, one marked. */
 typedef struct ui_plot {

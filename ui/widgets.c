@@ -217,6 +217,12 @@ void ui_stacked(int y, int x, int w, const double *parts, int n, double total)
     }
 }
 
+/* cost is GPU-seconds per 1000 tokens except in accel sweeps, where it is
+ * PE-seconds per inference (strata-sweep(5)) */
+static const char *cost_unit = "dev-s/1k";
+
+void ui_fmt_set_kind(st_sweep_kind k) { cost_unit = k == ST_SWEEP_ACCEL ? "PE-s/inf" : "dev-s/1k"; }
+
 void ui_fmt_metric(char *buf, size_t n, st_metric m, double v)
 {
     static const char *const pre[] = {"p", "n", "u", "m", "", "k", "M", "G", "T", "P"};
@@ -225,7 +231,16 @@ void ui_fmt_metric(char *buf, size_t n, st_metric m, double v)
         return;
     }
     if (m == ST_M_COST) {
-        snprintf(buf, n, "%.3g dev-s/1k", v);
+        snprintf(buf, n, "%.3g %s", v, cost_unit);
+        return;
+    }
+    if (m == ST_M_MEMORY) { /* binary units, as the CLI prints memory */
+        static const char *const bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+        double a = fabs(v);
+        int k = 0;
+        while (a >= 1024 && k < 5)
+            a /= 1024, k++;
+        snprintf(buf, n, "%.3g %s", v / pow(1024, k), bin[k]);
         return;
     }
     if (m == ST_M_MFU) {

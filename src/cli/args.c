@@ -354,6 +354,18 @@ int cli_out_dir(const char *dir, const char *what, st_error *err)
     /* before the folder is made: a refused one is not left behind */
     if (data_guard(dir, 0, err))
         return ST_EINVAL;
+    /* the parents too, as mkdir -p makes them */
+    char part[4096];
+    if (snprintf(part, sizeof part, "%s", dir) >= (int)sizeof part)
+        return st_error_set(err, ST_EINVAL, "%s folder name too long: %s", what, dir);
+    for (char *p = part + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(part, 0777) && errno != EEXIST)
+                return st_error_set(err, ST_EIO, "cannot make %s for the %s folder %s: %s", part, what, dir,
+                                    strerror(errno));
+            *p = '/';
+        }
     errno = 0;
     if ((mkdir(dir, 0777) && errno != EEXIST) || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
         if (errno == EEXIST || errno == 0)

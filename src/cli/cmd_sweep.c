@@ -63,7 +63,7 @@ static void print_front(const st_sweep *s, const st_sweep_run *r)
     if (!idx)
         return;
     st_pareto_sorted(f, idx);
-    printf("Pareto front (%zu points; objectives:", f->n);
+    printf("Pareto front (%zu point%s; objectives:", f->n, f->n == 1 ? "" : "s");
     for (int i = 0; i < s->n_obj; i++)
         printf(" %s %s%s", st_metric_maximize(s->obj[i]) ? "max" : "min", st_metric_name(s->obj[i]),
                i + 1 < s->n_obj ? "," : ")\n");
@@ -424,6 +424,12 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
                    st_sweep_kind_name(s->kind), p.done, p.valid, p.feasible);
             if (why_at >= 0)
                 printf("  %lld invalid; the first (#%lld): %s\n", p.done - p.valid, why_at, why);
+            if (p.valid > 0 && p.feasible == 0) {
+                printf("  none of the %lld valid point%s meets the constraints (", p.valid, p.valid == 1 ? "" : "s");
+                for (int i = 0; i < s->n_con; i++)
+                    printf("%s%s", i ? ", " : "", s->con[i].text);
+                printf("): the front is empty; loosen them to see one\n");
+            }
             print_front(s, r);
             if (out)
                 printf("wrote %s/points.csv, front.csv, points.json, front.json\n", out);
@@ -442,7 +448,8 @@ const cli_command cmd_sweep = {
     "  FILE.yaml        a sweep file (strata-sweep(5)); examples in workloads/sweeps/\n"
     "  --threads N      worker threads (default: the cores it may run on); results are identical\n"
     "                   for any N\n"
-    "  --out DIR        write DIR/points.csv, front.csv, points.json, front.json (made if absent)\n"
+    "  --out DIR        write DIR/points.csv, front.csv, points.json, front.json (made if\n"
+    "                   absent, its parents too)\n"
     "  --range A:B      evaluate points A..B-1 only (split a sweep across processes; merge the\n"
     "                   fronts by sweeping their union or with any non-dominated filter)\n"
     "  --mpi            under mpirun: each rank evaluates its share of the points (of --range,\n"

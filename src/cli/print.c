@@ -123,10 +123,13 @@ void cli_print_gpu(const st_gpu *g, FILE *out)
                 t >= ST_INT8 ? "OP/B" : "FLOP/B");
     }
     fprintf(out, "  peak, vector path ");
+    int any_int = 0;
     for (int t = 0; t < ST_DTYPE_COUNT; t++)
-        if (g->vector[t] > 0)
-            fprintf(out, " %s %.1f", st_dtype_name((st_dtype)t), g->vector[t] / 1e12);
-    fprintf(out, " TFLOP/s");
+        if (g->vector[t] > 0) {
+            fprintf(out, " %s %.1f%s", st_dtype_name((st_dtype)t), g->vector[t] / 1e12, t >= ST_INT8 ? " TOP/s" : "");
+            any_int |= t >= ST_INT8;
+        }
+    fprintf(out, any_int ? "; the floating-point types in TFLOP/s" : " TFLOP/s");
     fputc('\n', out);
 }
 

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_AXIS_VALUES 100000
 
@@ -195,6 +196,8 @@ int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *o
     if (strlen(text) >= sizeof out->text)
         return st_error_set(err, ST_EINVAL, "%s: value '%.40s...' is too long", pi->name, text);
     snprintf(out->text, sizeof out->text, "%s", text);
+    if (!text[0])
+        return st_error_set(err, ST_EINVAL, "%s: no value given", pi->name);
     double v;
     int e = 0;
     switch (pi->kind) {
@@ -204,7 +207,7 @@ int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *o
             return st_error_set(err, ST_EINVAL, "%s: expected %s, got '%s'", pi->name,
                                 pi->kind == ST_PK_INT ? "an integer" : "a number", text);
         if (v < pi->min || v > pi->max)
-            return st_error_set(err, ST_EINVAL, "%s: %s is out of range [%g, %g]", pi->name, text, pi->min,
+            return st_error_set(err, ST_EINVAL, "%s: %s is out of range [%.15g, %.15g]", pi->name, text, pi->min,
                                 pi->max);
         out->num = v;
         return 0;
@@ -342,9 +345,23 @@ static int push_value(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
         ax->v = v;
     }
     int rc = value_at(c, s, ax->param, n, text, &ax->v[ax->n]);
-    if (!rc)
-        ax->n++;
-    return rc;
+    if (rc)
+        return rc;
+    /* a value given twice would evaluate the same points twice (and tie
+     * on the front); as with objectives, it is an error */
+    st_pkind k = st_param_info_of(ax->param)->kind;
+    const st_pvalue *nv = &ax->v[ax->n];
+    for (size_t j = 0; j < ax->n; j++) {
+        const st_pvalue *o = &ax->v[j];
+        int same = k == ST_PK_LENGTHS ? strcmp(o->text, nv->text) == 0
+                   : k >= ST_PK_GPU    ? strcasecmp(o->text, nv->text) == 0
+                                       : o->num == nv->num;
+        if (same)
+            return f_error(c, n, "axis %s: '%s' is the same value as '%s', given before; list each value once",
+                           st_param_info_of(ax->param)->name, nv->text, o->text);
+    }
+    ax->n++;
+    return 0;
 }
 
 /* {from: A, to: B, step: D} | {from, to, factor: F} | {from, to, steps: N} |
@@ -485,7 +502,8 @@ static int read_objectives(const fctx *c, st_sweep *s, const st_ynode *o)
 {
     if (o->kind != ST_Y_SEQ || o->n < 1 || o->n > ST_SWEEP_MAX_OBJ)
         return f_error(c, o, "objectives: expected a list of 1 to %d metrics (latency, energy, edp, "
-                             "throughput, memory, cost, mfu)", ST_SWEEP_MAX_OBJ);
+                             "throughput, memory, cost, mfu%s)", ST_SWEEP_MAX_OBJ,
+                       s->kind == ST_SWEEP_SERVE ? ", ttft, tpot, goodput" : "");
     s->n_obj = (int)o->n;
     for (size_t i = 0; i < o->n; i++) {
         const st_ynode *x = o->items[i];
