@@ -1336,8 +1336,14 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         /* ZeRO-3 has no DP buckets: the gathered weights of the running
          * block and of the one being prefetched, and one block's gradients
          * before their reduce-scatter */
-        if (k->zero == 3 && zd > 1)
+        if (k->zero == 3 && zd > 1) {
             buffers = 2 * blk_p * wb + blk_p * grad_b;
+            /* at the ends the gathered embedding or head and its gradient
+             * are live instead, when larger (a large vocabulary's are) */
+            double ends = (emb_p > head_p ? emb_p : head_p) * (wb + grad_b);
+            if (ends > buffers)
+                buffers = ends;
+        }
         double inflight = 0;
         M->total = -1;
         for (int d = 0; d < pp; d++) {
