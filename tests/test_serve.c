@@ -594,6 +594,17 @@ static void test_vllm_block_accounting(void **state)
     c.max_num_seqs = 64; /* a value given stays */
     st_serve_resolve_batch(&c);
     assert_true(c.max_num_seqs == 64 && c.max_batched_tokens == 2048);
+    /* an unset seat count is at most the budget given (vLLM:
+     * min(default, max_num_batched_tokens)); without chunked prefill
+     * (vllm-v0) the budget is max_model_len, here Llama 3.1's 131,072 */
+    cfg_init(&c);
+    c.max_batched_tokens = 128;
+    st_serve_resolve_batch(&c);
+    assert_true(c.max_num_seqs == 128);
+    cfg_init(&c);
+    c.sched = ST_SCHED_VLLM_V0;
+    st_serve_resolve_batch(&c);
+    assert_true(c.max_batched_tokens == 131072 && c.max_num_seqs == 1024);
 }
 
 static void test_choice_lists(void **state)

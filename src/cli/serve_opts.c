@@ -351,7 +351,6 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->ep = o->ep ? c->dp * c->tp : 1;
     c->max_num_seqs = (int)o->max_num_seqs;
     c->max_batched_tokens = o->max_batched_tokens;
-    st_serve_resolve_batch(c); /* unset: vLLM's defaults for the GPU */
     c->chunk = o->chunk;
     c->block_size = (int)o->block_size;
     c->gpu_mem_util = o->gpu_mem_util;
@@ -359,6 +358,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->num_gpu_blocks = o->num_gpu_blocks;
     c->runtime_reserve_bytes = o->runtime_reserve;
     c->prefix_cache = o->prefix_cache;
+    st_serve_resolve_batch(c); /* unset: vLLM's defaults for the GPU (and the scheduler) */
     c->spec_k = (int)o->spec_k;
     c->spec_accept = o->spec_accept;
     c->prefill_replicas = (int)o->disagg_p;

@@ -118,10 +118,17 @@ void st_serve_resolve_batch(st_serve_cfg *c)
     int seqs;
     long long tokens;
     st_serve_batch_defaults(c->gpu, &seqs, &tokens);
-    if (c->max_num_seqs == 0)
-        c->max_num_seqs = seqs;
-    if (c->max_batched_tokens == 0)
+    if (c->max_batched_tokens == 0) {
         c->max_batched_tokens = tokens;
+        /* without chunked prefill (V0's scheduler here) a step must take a
+         * whole prompt: vLLM sets the budget to max_model_len */
+        long long mlen = c->max_model_len > 0 ? c->max_model_len : c->model ? c->model->tf.max_seq : 0;
+        if (c->sched == ST_SCHED_VLLM_V0 && mlen > tokens)
+            c->max_batched_tokens = mlen;
+    }
+    /* vLLM: the default seats, at most the step budget */
+    if (c->max_num_seqs == 0)
+        c->max_num_seqs = (long long)seqs < c->max_batched_tokens ? seqs : (int)c->max_batched_tokens;
 }
 
 int st_serve_fa3(const st_serve_cfg *c)
