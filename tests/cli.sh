@@ -2383,10 +2383,24 @@ printf 'arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,10,5\n\t0.1,10,x\n'
 "$S" serve llama3.1-8b --gpu rtx-4090 --qps 1 --requests 2 --lengths fixed:100,10 --max-model-len 32768 > "$tmp/out5" 2> "$tmp/err5"; rc5=$?
 if [ $rc = 1 ] && grep -q "ws.csv:3:9: 'x' is not a valid token count" "$tmp/err" && [ $rc2 = 1 ] &&
    grep -q "block-size 8: vLLM V1's FlashAttention backends take multiples of 16" "$tmp/err2" && [ $rc3 = 0 ] &&
-   [ $rc4 = 1 ] && grep -q "max_model_len 131072 needs 8192 KV blocks" "$tmp/err4" && grep -q "pass --max-model-len [0-9]* or less" "$tmp/err4" &&
+   [ $rc4 = 1 ] && grep -q "max_model_len 131072 needs 8192 KV blocks" "$tmp/err4" && grep -q "pass --max-model-len (a sweep.s max_model_len) [0-9]* or less" "$tmp/err4" &&
    [ ! -s "$tmp/out4" ] && [ $rc5 = 0 ]; then
     ok "serve: trace CSV columns count the indent; V1 block sizes; a cache that cannot hold one max_model_len request is refused"
 else
     not_ok "serve: trace CSV columns, V1 block sizes, max_model_len at start-up" "rc=$rc $rc2 $rc3 $rc4 $rc5 $(cat "$tmp/err" "$tmp/err2" "$tmp/err4")"
+fi
+# sweep --out makes missing parents, but never inside the data folders
+# (each level checked before it is made); a serve sweep's max_model_len
+# axis: 131,072 tokens do not fit an RTX 4090's cache (16 GiB of KV), 8,192 do
+printf 'sweep: mm\nevaluate: serve\nfixed: {gpu: rtx-4090, workload: llama3.1-8b, requests: 20, lengths: "fixed:200,20", qps: 2}\naxes:\n  max_model_len: [8192, 131072]\n' > "$tmp/mm.yaml"
+"$S" sweep "$tmp/mm.yaml" --quiet --out "$tmp/deep/a/b" > "$tmp/out" 2> "$tmp/err"; rc=$?
+gd="$STRATA_DATA/presets/strata-test-$$"
+"$S" sweep "$tmp/mm.yaml" --quiet --out "$gd/sub" > /dev/null 2> "$tmp/err2"; rc2=$?
+made=0; [ -e "$gd" ] && made=1; rm -rf "$gd"
+if [ $rc = 0 ] && [ -s "$tmp/deep/a/b/front.csv" ] && grep -q "2 points, 1 valid" "$tmp/out" && grep -q "max_model_len 131072 needs" "$tmp/out" &&
+   [ $rc2 = 1 ] && [ $made = 0 ] && grep -q "inside strata's data folder" "$tmp/err2"; then
+    ok "sweep: --out makes its parents but not inside presets/; max_model_len is a serve sweep parameter"
+else
+    not_ok "sweep: --out parents, data guard, max_model_len axis" "rc=$rc $rc2 $(cat "$tmp/out" "$tmp/err" "$tmp/err2")"
 fi
 tap_done

@@ -361,6 +361,8 @@ int cli_out_dir(const char *dir, const char *what, st_error *err)
     for (char *p = part + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
+            if (data_guard(part, 0, err)) /* each level, before it is made */
+                return ST_EINVAL;
             if (mkdir(part, 0777) && errno != EEXIST)
                 return st_error_set(err, ST_EIO, "cannot make %s for the %s folder %s: %s", part, what, dir,
                                     strerror(errno));

@@ -424,7 +424,7 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
                    st_sweep_kind_name(s->kind), p.done, p.valid, p.feasible);
             if (why_at >= 0)
                 printf("  %lld invalid; the first (#%lld): %s\n", p.done - p.valid, why_at, why);
-            if (p.valid > 0 && p.feasible == 0) {
+            if (p.valid > 0 && p.feasible == 0 && s->n_con > 0) {
                 printf("  none of the %lld valid point%s meets the constraints (", p.valid, p.valid == 1 ? "" : "s");
                 for (int i = 0; i < s->n_con; i++)
                     printf("%s%s", i ? ", " : "", s->con[i].text);

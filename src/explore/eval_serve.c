@@ -33,6 +33,7 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
         c.sched = (st_sched)v[ST_P_SCHED]->num;
     c.max_num_seqs = (int)nval(v[ST_P_MAX_SEQS], c.max_num_seqs);
     c.max_batched_tokens = (long long)nval(v[ST_P_MAX_TOKENS], (double)c.max_batched_tokens);
+    c.max_model_len = (long long)nval(v[ST_P_MAX_MODEL_LEN], 0);
     st_serve_resolve_batch(&c); /* axes not swept: vLLM's defaults for the GPU */
     c.chunk = (long long)nval(v[ST_P_CHUNK], (double)c.chunk);
     c.block_size = (int)nval(v[ST_P_BLOCK], c.block_size);

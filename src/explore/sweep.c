@@ -75,6 +75,7 @@ static const st_param_info params[ST_PARAM_COUNT] = {
     [ST_P_CHUNK] = {"chunk", ST_PK_INT, 1, 1 << 24, "sarathi: chunk size (token budget)"},
     [ST_P_BLOCK] = {"block_size", ST_PK_INT, 1, 1024, "KV block size, tokens"},
     [ST_P_MEM_UTIL] = {"gpu_mem_util", ST_PK_NUM, 0.01, 1, "fraction of GPU memory for the engine"},
+    [ST_P_MAX_MODEL_LEN] = {"max_model_len", ST_PK_INT, 1, 1 << 24, "longest request, tokens (default: the model's context)"},
     [ST_P_QPS] = {"qps", ST_PK_NUM, 1e-6, 1e7, "Poisson arrival rate, requests/s"},
     [ST_P_REQUESTS] = {"requests", ST_PK_INT, 1, (double)ST_SERVE_MAX_REQUESTS, "requests per run"},
     [ST_P_LENGTHS] = {"lengths", ST_PK_LENGTHS, 0, 0, "length distribution (strata serve --lengths)"},
@@ -117,7 +118,7 @@ static const st_param serve_params[] = {
     ST_P_GPU, ST_P_WORKLOAD, ST_P_CLUSTER, ST_P_TP, ST_P_PP, ST_P_CP, ST_P_DP, ST_P_EP, ST_P_SCHED, ST_P_MAX_SEQS,
     ST_P_MAX_TOKENS, ST_P_CHUNK, ST_P_BLOCK, ST_P_MEM_UTIL, ST_P_QPS, ST_P_REQUESTS, ST_P_LENGTHS,
     ST_P_QUANT, ST_P_SPEC_K, ST_P_SPEC_ACCEPT, ST_P_PREFIX_CACHE, ST_P_SLO_TTFT, ST_P_SLO_TPOT,
-    ST_P_SERVE_SEED, ST_P_ATTN,
+    ST_P_SERVE_SEED, ST_P_ATTN, ST_P_MAX_MODEL_LEN,
 };
 
 /* latency .. mfu; the serving metrics only from the serving evaluator */

@@ -118,14 +118,16 @@ void st_serve_resolve_batch(st_serve_cfg *c)
     int seqs;
     long long tokens;
     st_serve_batch_defaults(c->gpu, &seqs, &tokens);
-    if (c->max_batched_tokens == 0) {
-        c->max_batched_tokens = tokens;
-        /* without chunked prefill (V0's scheduler here) a step must take a
-         * whole prompt: vLLM sets the budget to max_model_len */
+    if (c->sched == ST_SCHED_VLLM_V0) {
+        /* vLLM V0 (its SchedulerConfig without chunked prefill, which is
+         * how this scheduler runs): 256 sequences whatever the GPU, and a
+         * step that takes a whole prompt, max(max_model_len, 2048) */
         long long mlen = c->max_model_len > 0 ? c->max_model_len : c->model ? c->model->tf.max_seq : 0;
-        if (c->sched == ST_SCHED_VLLM_V0 && mlen > tokens)
-            c->max_batched_tokens = mlen;
+        seqs = 256;
+        tokens = mlen > 2048 ? mlen : 2048;
     }
+    if (c->max_batched_tokens == 0)
+        c->max_batched_tokens = tokens;
     /* vLLM: the default seats, at most the step budget */
     if (c->max_num_seqs == 0)
         c->max_num_seqs = (long long)seqs < c->max_batched_tokens ? seqs : (int)c->max_batched_tokens;

@@ -1089,14 +1089,13 @@ static void apply_step(sim *s, int gi, int k)
             if (!is_static)
                 prefix_publish(s, r, id);
             if (q->generated >= q->out) {
-                /* a static batch returns its requests together when its
-                 * longest one ends (Orca, section 2: a request that finishes
-                 * early cannot return to the client); see below */
+                /* a static batch keeps its blocks until its longest request
+                 * ends (below); the request's own tokens are done now */
                 if (!is_static) {
                     release(s, r, id);
                     remove_running(r, id);
-                    finish_req(s, r, id);
                 }
+                finish_req(s, r, id);
             } else if (r->role == ROLE_PREFILL) {
                 release(s, r, id);
                 remove_running(r, id);
@@ -1106,9 +1105,6 @@ static void apply_step(sim *s, int gi, int k)
         if (is_static && sl->n > 0) {
             r->sb_step++;
             if (r->sb_step >= r->sb_out) {
-                for (int j = 0; j < r->sbn; j++)
-                    if (s->rs[r->sb[j]].state == RS_RUNNING)
-                        finish_req(s, r, r->sb[j]);
                 r->sbn = 0;
                 r->free_blocks = r->total;
             }
@@ -1489,12 +1485,12 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
          * max_model_len (V1 check_enough_kv_cache_memory, V0's cache-size
          * check); with num_gpu_blocks_override it does not look */
         long long mlen_m = cfg->max_model_len > 0 ? cfg->max_model_len : models[m]->tf.max_seq;
-        long long usable_m = blocks - (cfg->sched == ST_SCHED_VLLM ? 1 : 0);
+        long long usable_m = blocks; /* vLLM compares with the whole pool, its null block included */
         if (cfg->num_gpu_blocks <= 0 && mlen_m > 0 && blocks_for(&s, mlen_m) > usable_m) {
             double per_block = s.cost[m].kv_bytes_per_token * cfg->block_size;
             st_error_set(err, ST_EINVAL,
                          "%s's max_model_len %lld needs %d KV blocks (%.2f GB a GPU) but the cache holds %lld "
-                         "(%.2f GB), and vLLM refuses to start then; pass --max-model-len %lld or less, or raise "
+                         "(%.2f GB), and vLLM refuses to start then; pass --max-model-len (a sweep's max_model_len) %lld or less, or raise "
                          "--gpu-mem-util, --tp or --cp",
                          models[m]->id, mlen_m, blocks_for(&s, mlen_m), blocks_for(&s, mlen_m) * per_block / 1e9,
                          usable_m, (double)usable_m * per_block / 1e9, usable_m * (long long)cfg->block_size);
@@ -1505,7 +1501,8 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
             out->kv_blocks = blocks;
             out->kv_tokens = blocks * cfg->block_size;
             out->weights_bytes_per_gpu = s.cost[0].weights_bytes;
-            out->kv_bytes_per_block = s.cost[0].kv_bytes_per_token * cfg->block_size;
+            out->kv_bytes_per_block =
+                (s.cost[0].kv_bytes_per_token + (s.have_draft ? s.draft.kv_bytes_per_token : 0)) * cfg->block_size;
             out->activation_reserve_bytes = s.cost[0].act_bytes;
         }
         for (int d = 0; d < dp; d++) {
@@ -1590,7 +1587,8 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
             cap -= (long long)floor(cfg->watermark * (double)cap); /* V0 keeps the watermark free */
         /* the last output token's K and V are never written: a request holds
          * at most in + out - 1 tokens (plus the drafts of a speculative step) */
-        int need = blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out - 1 + (rq->r[i].model == 0 ? cfg->spec_k : 0));
+        int held = cfg->sched == ST_SCHED_ORCA || cfg->sched == ST_SCHED_STATIC ? 0 : 1; /* those reserve in + out */
+        int need = blocks_for(&s, (long long)rq->r[i].in + rq->r[i].out - held + (rq->r[i].model == 0 ? cfg->spec_k : 0));
         if ((long long)rq->r[i].in + rq->r[i].out > mlen) {
             char where[48] = "";
             if (rq->r[i].line > 0)

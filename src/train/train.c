@@ -1172,11 +1172,11 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
      * the backward; with SP each becomes a reduce-scatter (embedding
      * forward, head backward) and an all-gather (embedding backward, head
      * forward), about half an all-reduce each */
-    double tp_end = k->tp > 1 ? tp_ar : 0;
+    double tp_end = k->tp > 1 ? tp_ar : 0, tp_head = tf->lm_head ? tp_end : 0; /* no LM head, no head collective */
     if (k->sp) {
-        F[0] += tp_end / 2, B[0] += tp_end / 2, F[V - 1] += tp_end / 2, B[V - 1] += tp_end / 2;
+        F[0] += tp_end / 2, B[0] += tp_end / 2, F[V - 1] += tp_head / 2, B[V - 1] += tp_head / 2;
     } else {
-        F[0] += tp_end, B[V - 1] += tp_end;
+        F[0] += tp_end, B[V - 1] += tp_head;
     }
     /* pipeline send/recv of one microbatch's activations */
     double p2p = 0;
@@ -1340,7 +1340,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             buffers = 2 * blk_p * wb + blk_p * grad_b;
             /* at the ends the gathered embedding or head and its gradient
              * are live instead, when larger (a large vocabulary's are) */
-            double ends = (emb_p > head_p ? emb_p : head_p) * (wb + grad_b);
+            double ends = (emb_p > head_p ? emb_p : head_p) * (e + grad_b); /* no FP8 copy at the ends */
             if (ends > buffers)
                 buffers = ends;
         }
@@ -1391,7 +1391,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         r->bubble_fraction = pipe_end > 0 ? 1 - busy / pipe_end : 0;
         long long nmb = k->microbatches;
         double blocks = stage_blocks;
-        r->tp_s = nmb * (blocks * (tp_blk_f + tp_blk_b) + (pp > 1 ? 1 : 2) * tp_end);
+        r->tp_s = nmb * (blocks * (tp_blk_f + tp_blk_b) + (pp > 1 ? tp_end : tp_end + tp_head));
         r->cp_s = nmb * blocks * (cp_blk_f + cp_blk_b);
         r->ep_s = nmb * blocks * (ep_blk_f + ep_blk_b);
         r->pp_s = pp > 1 ? 2.0 * nmb * v * p2p : 0;
@@ -1469,9 +1469,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
                     double nbl = (double)st_pipeline_stage_layers(L_all, V, vs);
                     double zw = (vs == 0 ? z3_emb : 0) + (vs == V - 1 ? z3_head : 0);
                     /* the vocabulary-parallel ends' TP collectives, as F and B have them */
-                    double half = tp_end / 2;
-                    double end_f = (vs == 0 ? (k->sp ? half : tp_end) : 0) + (vs == V - 1 && k->sp ? half : 0);
-                    double end_b = (vs == V - 1 ? (k->sp ? half : tp_end) : 0) + (vs == 0 && k->sp ? half : 0);
+                    double half = tp_end / 2, hh = tp_head / 2;
+                    double end_f = (vs == 0 ? (k->sp ? half : tp_end) : 0) + (vs == V - 1 && k->sp ? hh : 0);
+                    double end_b = (vs == V - 1 ? (k->sp ? hh : tp_head) : 0) + (vs == 0 && k->sp ? half : 0);
                     tcf[vs] = (task_comm){nbl * tp_blk_f + end_f, nbl * cp_blk_f, nbl * ep_blk_f,
                                           nbl > 0 || zw > 0 ? nbl * z3_ag + zw / 3 : 0};
                     tcf[V + vs] = (task_comm){nbl * tp_blk_b + end_b, nbl * cp_blk_b, nbl * ep_blk_b,
