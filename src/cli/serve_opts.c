@@ -185,8 +185,8 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             cli_usage_error(cmd, "%s", e.msg);
             return 2;
         }
-        /* only sarathi reads --chunk (its step budget); every scheduler
-         * reads --max-batched-tokens, which sizes the activation reserve */
+        /* only sarathi reads --chunk (its step budget, which also sizes its
+         * activation reserve); the others' budget is --max-batched-tokens */
         if (chunk_given && scratch.sched != ST_SCHED_SARATHI) {
             cli_usage_error(cmd, "--chunk is sarathi's step budget; under --sched %s the budget is "
                                  "--max-batched-tokens", st_sched_name(scratch.sched));

@@ -345,13 +345,19 @@ static int push_value(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
         ax->v = v;
     }
     int rc = value_at(c, s, ax->param, n, text, &ax->v[ax->n]);
-    if (rc)
-        return rc;
-    /* a value given twice would evaluate the same points twice (and tie
-     * on the front); as with objectives, it is an error */
+    if (!rc)
+        ax->n++;
+    return rc;
+}
+
+/* A listed value given twice would evaluate the same points twice (and tie
+ * on the front); as with objectives, it is an error. Ranges cannot repeat,
+ * so only lists are checked (pairwise: a list is written by hand). */
+static int listed_once(const fctx *c, const st_sweep_axis *ax, const st_ynode *n)
+{
     st_pkind k = st_param_info_of(ax->param)->kind;
-    const st_pvalue *nv = &ax->v[ax->n];
-    for (size_t j = 0; j < ax->n; j++) {
+    const st_pvalue *nv = &ax->v[ax->n - 1];
+    for (size_t j = 0; j + 1 < ax->n; j++) {
         const st_pvalue *o = &ax->v[j];
         int same = k == ST_PK_LENGTHS ? strcmp(o->text, nv->text) == 0
                    : k >= ST_PK_GPU    ? strcasecmp(o->text, nv->text) == 0
@@ -360,7 +366,6 @@ static int push_value(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
             return f_error(c, n, "axis %s: '%s' is the same value as '%s', given before; list each value once",
                            st_param_info_of(ax->param)->name, nv->text, o->text);
     }
-    ax->n++;
     return 0;
 }
 
@@ -469,6 +474,8 @@ static int read_axes(const fctx *c, st_sweep *s, const st_ynode *axes)
                     return f_error(c, v->items[k], "axis %s: expected a value, found a %s",
                                    axes->keys[i]->scalar, st_ykind_name(v->items[k]->kind));
                 rc = push_value(c, s, ax, v->items[k], v->items[k]->scalar);
+                if (!rc)
+                    rc = listed_once(c, ax, v->items[k]);
             }
         } else {
             rc = push_value(c, s, ax, v, v->scalar); /* one value: an axis of one */

@@ -793,6 +793,13 @@ static double price(sim *s, replica *r, batch *b, scratch *sc)
     return t + b->extra_s;
 }
 
+/* KV bytes one token of model m holds per GPU: the target's, and a draft's
+ * in the same block table */
+static double kv_tok_bytes(const sim *s, int m)
+{
+    return s->cost[m].kv_bytes_per_token + (m == 0 && s->have_draft ? s->draft.kv_bytes_per_token : 0);
+}
+
 /* ---- results bookkeeping ------------------------------------------------------------ */
 static void kv_sample(sim *s)
 {
@@ -823,8 +830,7 @@ static void kv_sample(sim *s)
     double bytes = 0;
     for (int m = 0; m < s->nmodels; m++) {
         const replica *q = &s->rep[m * dp + d];
-        double per_tok = s->cost[m].kv_bytes_per_token + (m == 0 && s->have_draft ? s->draft.kv_bytes_per_token : 0);
-        bytes += (double)(q->total - q->free_blocks - q->evictable) * per_tok * bs_of(s);
+        bytes += (double)(q->total - q->free_blocks - q->evictable) * kv_tok_bytes(s, m) * bs_of(s);
     }
     if (bytes > s->kv_peak_bytes)
         s->kv_peak_bytes = bytes;
@@ -1134,6 +1140,21 @@ static void wake_device(sim *s, int dev, int after, scratch *sc)
 }
 
 /* ---- set-up ------------------------------------------------------------------------------------- */
+/* vLLM (ModelConfig.verify_with_parallel_config via the attention layer's
+ * head split): KV heads are split over TP, or replicated when TP exceeds
+ * them, so one must divide the other */
+static int kv_heads_check(const st_model *m, int tp, st_error *err)
+{
+    if (m->tf.kv_heads % tp && tp % m->tf.kv_heads) {
+        st_error_set(err, ST_EINVAL,
+                     "--tp %d and the %lld KV heads of %s: neither divides the other, so the KV heads can be neither "
+                     "split nor replicated evenly; use a --tp that divides %lld or is a multiple of it",
+                     tp, m->tf.kv_heads, m->id, m->tf.kv_heads);
+        return ST_EINVAL;
+    }
+    return 0;
+}
+
 int st_serve_check(const st_serve_cfg *c_in, st_error *err)
 {
     st_serve_cfg c_r = *c_in;
@@ -1170,16 +1191,8 @@ int st_serve_check(const st_serve_cfg *c_in, st_error *err)
         st_error_set(err, ST_EINVAL, "--tp %d does not divide the %lld attention heads of %s", c->tp, tf->heads, m->id);
         return ST_EINVAL;
     }
-    /* vLLM (ModelConfig.verify_with_parallel_config via the attention
-     * layer's head split): KV heads are split over TP, or replicated when
-     * TP exceeds them, so one must divide the other */
-    if (tf->kv_heads % c->tp && c->tp % tf->kv_heads) {
-        st_error_set(err, ST_EINVAL,
-                     "--tp %d and the %lld KV heads of %s: neither divides the other, so the KV heads can be neither "
-                     "split nor replicated evenly; use a --tp that divides %lld or is a multiple of it",
-                     c->tp, tf->kv_heads, m->id, tf->kv_heads);
+    if (kv_heads_check(m, c->tp, err))
         return ST_EINVAL;
-    }
     if (tf->layers < c->pp) {
         st_error_set(err, ST_EINVAL, "--pp %d exceeds the %lld layers of %s", c->pp, tf->layers, m->id);
         return ST_EINVAL;
@@ -1220,13 +1233,8 @@ int st_serve_check(const st_serve_cfg *c_in, st_error *err)
                          o->id);
             return ST_EINVAL;
         }
-        if (o->tf.kv_heads % c->tp && c->tp % o->tf.kv_heads) {
-            st_error_set(err, ST_EINVAL,
-                         "--tp %d and the %lld KV heads of %s: neither divides the other; use a --tp that divides %lld "
-                         "or is a multiple of it",
-                         c->tp, o->tf.kv_heads, o->id, o->tf.kv_heads);
+        if (kv_heads_check(o, c->tp, err))
             return ST_EINVAL;
-        }
     }
     if (c->dp > 64) {
         st_error_set(err, ST_EINVAL, "--dp %d: at most 64 replicas", c->dp);
@@ -1449,10 +1457,8 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
              * (vLLM gives both models one block count), so a block costs
              * the target's bytes and the draft's; a separate draft model's
              * weights come out of the same memory */
-            double per_t = s.cost[0].kv_bytes_per_token * cfg->block_size;
-            double per_d = s.draft.kv_bytes_per_token * cfg->block_size;
             double avail = st_serve_kv_avail_bytes(&s.cost[0], cfg, mem_frac) - (cfg->draft ? s.draft.weights_bytes : 0);
-            blocks = avail > 0 ? (long long)floor(avail / (per_t + per_d)) : 0;
+            blocks = avail > 0 ? (long long)floor(avail / (kv_tok_bytes(&s, 0) * cfg->block_size)) : 0;
         }
         if (blocks < 1 || blocks * cfg->block_size < 1) {
             double usable = s.cost[m].gpu.mem_bytes * cfg->gpu_mem_util * mem_frac;
@@ -1487,11 +1493,11 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
         long long mlen_m = cfg->max_model_len > 0 ? cfg->max_model_len : models[m]->tf.max_seq;
         long long usable_m = blocks; /* vLLM compares with the whole pool, its null block included */
         if (cfg->num_gpu_blocks <= 0 && mlen_m > 0 && blocks_for(&s, mlen_m) > usable_m) {
-            double per_block = s.cost[m].kv_bytes_per_token * cfg->block_size;
+            double per_block = kv_tok_bytes(&s, m) * cfg->block_size;
             st_error_set(err, ST_EINVAL,
                          "%s's max_model_len %lld needs %d KV blocks (%.2f GB a GPU) but the cache holds %lld "
-                         "(%.2f GB), and vLLM refuses to start then; pass --max-model-len (a sweep's max_model_len) %lld or less, or raise "
-                         "--gpu-mem-util, --tp or --cp",
+                         "(%.2f GB), and vLLM refuses to start then; pass --max-model-len (a sweep's "
+                         "max_model_len) %lld or less, or raise --gpu-mem-util, --tp or --cp",
                          models[m]->id, mlen_m, blocks_for(&s, mlen_m), blocks_for(&s, mlen_m) * per_block / 1e9,
                          usable_m, (double)usable_m * per_block / 1e9, usable_m * (long long)cfg->block_size);
             rc = ST_EINVAL;
@@ -1501,8 +1507,7 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
             out->kv_blocks = blocks;
             out->kv_tokens = blocks * cfg->block_size;
             out->weights_bytes_per_gpu = s.cost[0].weights_bytes;
-            out->kv_bytes_per_block =
-                (s.cost[0].kv_bytes_per_token + (s.have_draft ? s.draft.kv_bytes_per_token : 0)) * cfg->block_size;
+            out->kv_bytes_per_block = kv_tok_bytes(&s, 0) * cfg->block_size;
             out->activation_reserve_bytes = s.cost[0].act_bytes;
         }
         for (int d = 0; d < dp; d++) {

@@ -1173,11 +1173,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
      * forward, head backward) and an all-gather (embedding backward, head
      * forward), about half an all-reduce each */
     double tp_end = k->tp > 1 ? tp_ar : 0, tp_head = tf->lm_head ? tp_end : 0; /* no LM head, no head collective */
-    if (k->sp) {
-        F[0] += tp_end / 2, B[0] += tp_end / 2, F[V - 1] += tp_head / 2, B[V - 1] += tp_head / 2;
-    } else {
-        F[0] += tp_end, B[V - 1] += tp_head;
-    }
+    /* forward and backward at the first (embedding) and last (head) stage */
+    double end_f0 = k->sp ? tp_end / 2 : tp_end, end_b0 = k->sp ? tp_end / 2 : 0;
+    double end_fl = k->sp ? tp_head / 2 : 0, end_bl = k->sp ? tp_head / 2 : tp_head;
+    F[0] += end_f0, B[0] += end_b0, F[V - 1] += end_fl, B[V - 1] += end_bl;
     /* pipeline send/recv of one microbatch's activations */
     double p2p = 0;
     if (pp > 1) {
@@ -1469,9 +1468,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
                     double nbl = (double)st_pipeline_stage_layers(L_all, V, vs);
                     double zw = (vs == 0 ? z3_emb : 0) + (vs == V - 1 ? z3_head : 0);
                     /* the vocabulary-parallel ends' TP collectives, as F and B have them */
-                    double half = tp_end / 2, hh = tp_head / 2;
-                    double end_f = (vs == 0 ? (k->sp ? half : tp_end) : 0) + (vs == V - 1 && k->sp ? hh : 0);
-                    double end_b = (vs == V - 1 ? (k->sp ? hh : tp_head) : 0) + (vs == 0 && k->sp ? half : 0);
+                    double end_f = (vs == 0 ? end_f0 : 0) + (vs == V - 1 ? end_fl : 0);
+                    double end_b = (vs == 0 ? end_b0 : 0) + (vs == V - 1 ? end_bl : 0);
                     tcf[vs] = (task_comm){nbl * tp_blk_f + end_f, nbl * cp_blk_f, nbl * ep_blk_f,
                                           nbl > 0 || zw > 0 ? nbl * z3_ag + zw / 3 : 0};
                     tcf[V + vs] = (task_comm){nbl * tp_blk_b + end_b, nbl * cp_blk_b, nbl * ep_blk_b,
