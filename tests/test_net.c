@@ -308,13 +308,71 @@ static void test_net_overhead(void **state)
     assert_true(v.lat_intra == g.lat_intra);
 }
 
+/* A node whose NICs share a narrower path (scaleout_bw_gbs): by hand, two
+ * DGX A100s (8 NICs of 25 GB/s x 0.96) capped at 50 GB/s x 0.96 = 48 GB/s
+ * carry a 16-GPU ring all-reduce at 48 GB/s instead of 8 x 24 = 192; the
+ * latency terms are test_ring_by_hand's. A cap above the NICs' sum changes
+ * nothing, to the bit. The simulation queues both flows of two groups that
+ * share the nodes (on different GPUs and NICs) on the cap: each alone runs
+ * near the model, together about twice as long; uncapped they do not meet. */
+static void test_node_cap(void **state)
+{
+    (void)state;
+    st_cluster c = load("ib-a100"), u = c;
+    double S = 1073741824.0;
+    double free_t = est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
+    c.node.scaleout_bw = 50e9;
+    double want = 2.0 * 15 / 16 * S / (50e9 * 0.96) + 8.4e-6 + 30 * (14 * 6e-6 + 2 * 14e-6) / 16;
+    double got = est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
+    if (rel_diff(got, want) > 1e-9)
+        fail_msg("capped ring all-reduce %.6g s, by hand %.6g s", got, want);
+    /* the tree, all-to-all and send/recv across nodes feel it too */
+    assert_true(est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_TREE, S) >
+                2 * est(&u, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_TREE, S));
+    assert_true(est(&c, 16, 8, ST_COLL_ALLTOALL, ST_ALGO_AUTO, S) >
+                2 * est(&u, 16, 8, ST_COLL_ALLTOALL, ST_ALGO_AUTO, S));
+    /* under one NIC's 25 GB/s: caps a single pair's send/recv, at the
+     * link's p2p efficiency, and nothing else changes */
+    c.node.scaleout_bw = 20e9;
+    double pe = c.net[0].p2p_efficiency;
+    want = S / (20e9 * pe) - S / (25e9 * pe);
+    got = est(&c, 2, 1, ST_COLL_SENDRECV, ST_ALGO_AUTO, S) - est(&u, 2, 1, ST_COLL_SENDRECV, ST_ALGO_AUTO, S);
+    if (rel_diff(got, want) > 1e-6)
+        fail_msg("capped send/recv adds %.6g s, by hand %.6g s", got, want);
+    c.node.scaleout_bw = 8 * 25e9 + 1;
+    assert_true(est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S) == free_t);
+    /* simulated: one 16-GPU ring near the model */
+    c.node.scaleout_bw = 50e9;
+    st_error err;
+    st_flow f[2] = {{ST_COLL_ALLREDUCE, ST_ALGO_RING, S / 4, 0, 0, 1, 16, ST_PROTO_SIMPLE},
+                    {ST_COLL_ALLREDUCE, ST_ALGO_RING, S / 4, 0, 1, 2, 8, ST_PROTO_SIMPLE}};
+    st_flow_result r[2];
+    assert_int_equal(st_net_simulate(&c, f, 1, 0, r, &err), 0);
+    double model = est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S / 4);
+    if (rel_diff(r[0].time_s, model) > 0.10)
+        fail_msg("simulated capped ring %.4g s, model %.4g s", r[0].time_s, model);
+    /* two 8-GPU groups, 4 GPUs a node each, on disjoint GPUs and NICs */
+    f[0] = f[1];
+    f[0].first_rank = 0;
+    assert_int_equal(st_net_simulate(&c, f, 1, 0, r, &err), 0);
+    double alone = r[0].time_s;
+    assert_int_equal(st_net_simulate(&c, f, 2, 0, r, &err), 0);
+    double both = fmax(r[0].end_s, r[1].end_s);
+    if (fabs(both / alone - 2) > 0.25)
+        fail_msg("two groups on one capped node pair: %.4g s against %.4g s alone (want about 2x)", both, alone);
+    assert_int_equal(st_net_simulate(&u, f, 2, 0, r, &err), 0);
+    double free_both = fmax(r[0].end_s, r[1].end_s);
+    assert_int_equal(st_net_simulate(&u, f, 1, 0, r, &err), 0);
+    assert_true(rel_diff(free_both, r[0].time_s) < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_by_hand), cmocka_unit_test(test_identities),
         cmocka_unit_test(test_alltoall),     cmocka_unit_test(test_algorithms), cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_simulation),
-        cmocka_unit_test(test_net_overhead),
+        cmocka_unit_test(test_net_overhead), cmocka_unit_test(test_node_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

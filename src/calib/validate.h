@@ -65,7 +65,8 @@ typedef struct st_val_coll {
     char preset[64];   /* the cluster preset that describes it */
     st_coll coll;
     int gpus, per_node;
-    int characterised; /* 2-GPU rows: their 64 MiB point set the preset's link figures */
+    int characterised; /* rows that set the preset's figures (2 GPUs: the links; 8 GPUs at 4 a
+                          node: the node's scale-out), not held out */
     st_apes a;         /* internal */
     st_ape_summary s;
     double floor_bytes, floor_meas_s, floor_pred_s;

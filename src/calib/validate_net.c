@@ -19,6 +19,16 @@ static const struct {
 /* The size the vidur presets' link figures were characterised at. */
 #define ANCHOR_BYTES 67108864.0
 
+/* The rows a machine's preset was characterised from (the rest are held
+ * out): VIDUR's 2-GPU rows set each link (presets/node/vidur-dgx-a100.yaml,
+ * presets/cluster/vidur-a100-dgx.yaml), and its 8-GPU all-reduce at 4 GPUs a
+ * node the node's whole scale-out (scaleout_bw_gbs), which no 2-GPU row
+ * can show. */
+static int characterising(st_coll coll, int workers, int per_node)
+{
+    return workers == 2 || (coll == ST_COLL_ALLREDUCE && workers == 8 && per_node == 4);
+}
+
 static int one_file(const char *path, const char *folder, const st_cluster *cl, double min_bytes, FILE *samples,
                     st_val_coll **rows, size_t *n, size_t *cap, st_error *err)
 {
@@ -57,7 +67,7 @@ static int one_file(const char *path, const char *folder, const st_cluster *cl, 
             snprintf(r->cluster, sizeof r->cluster, "%s", folder);
             snprintf(r->preset, sizeof r->preset, "%s", cl->id);
             r->coll = coll, r->gpus = s->workers, r->per_node = s->per_node;
-            r->characterised = s->workers == 2;
+            r->characterised = characterising(coll, s->workers, s->per_node);
             r->floor_bytes = -1;
         }
         st_net_group g;

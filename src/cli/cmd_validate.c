@@ -280,11 +280,13 @@ static void print_coll(const st_val_coll *r, size_t n, size_t skipped)
         printf("  %-9s %-15s %-10s %4d %5d %5zu %7.2f %7.2f %7.2f %7.2f  %6.1f / %5.1f us%s\n", r[i].cluster,
                r[i].preset, st_coll_name(r[i].coll), r[i].gpus, r[i].per_node, r[i].s.n, r[i].s.mape,
                r[i].s.median, r[i].s.p90, r[i].s.max, r[i].floor_meas_s * 1e6, r[i].floor_pred_s * 1e6,
-               r[i].characterised ? "  (2 GPUs: characterised the preset)" : "");
+               !r[i].characterised ? ""
+               : r[i].gpus == 2    ? "  (2 GPUs: characterised the preset)"
+                                   : "  (characterised the node's scale-out)");
     double all = pooled(r, n, 0, &k);
     printf("  all rows: MAPE %.2f%% over %zu sizes;", all, k);
     all = pooled(r, n, 1, &k);
-    printf(" held out (4+ GPUs): MAPE %.2f%% over %zu sizes\n", all, k);
+    printf(" held out (the rest): MAPE %.2f%% over %zu sizes\n", all, k);
     printf("  The floor: below ~1 MiB time stops falling with size; NCCL's base latency, one\n"
            "  link latency per algorithm step and the kernel launch dominate (see net.h).\n");
     if (skipped)

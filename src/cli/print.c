@@ -375,7 +375,12 @@ static void print_node(const st_node *n, FILE *out)
     cli_si(b, sizeof b, n->host_bw, "B/s");
     fprintf(out, "  host link          %s, %s\n", n->host_link_kind, b);
     cli_si(b, sizeof b, n->nic_bw, "B/s");
-    fprintf(out, "  NICs               %d x %s\n", n->nics, b);
+    fprintf(out, "  NICs               %d x %s", n->nics, b);
+    if (n->scaleout_bw > 0) {
+        cli_si(b, sizeof b, n->scaleout_bw, "B/s");
+        fprintf(out, ", %s off the node in all", b);
+    }
+    fputc('\n', out);
 }
 
 static void json_node(st_json *j, const char *key, const st_node *n)
@@ -391,6 +396,8 @@ static void json_node(st_json *j, const char *key, const st_node *n)
     st_json_number(j, "host_bw_bytes_per_s", n->host_bw);
     st_json_int(j, "nics", n->nics);
     st_json_number(j, "nic_bw_bytes_per_s", n->nic_bw);
+    if (n->scaleout_bw > 0)
+        st_json_number(j, "scaleout_bw_bytes_per_s", n->scaleout_bw);
     st_json_string(j, "cpu", n->cpu);
     st_json_end_object(j);
 }

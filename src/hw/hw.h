@@ -237,6 +237,10 @@ typedef struct st_node {
     double host_bw;
     int nics;
     double nic_bw;
+    /* the node's whole scale-out bandwidth per direction, where its NICs
+     * share a narrower path (one uplink, a PCIe switch, the host bridge);
+     * 0: the NICs' sum, no cap */
+    double scaleout_bw;
     char cpu[ST_NAME_MAX];
     double coll_base_s; /* fixed cost of one collective (NCCL baseLat by default) */
     /* NCCL protocols its collectives may use, bit (1 << st_proto); 0: NCCL's

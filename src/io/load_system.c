@@ -13,6 +13,7 @@ static const fkey node_keys[] = {
     {"host_link", 1, "{kind, bw_gbs}"},
     {"nics", 1, "scale-out NICs"},
     {"nic_bw_gbs", 1, "GB/s per NIC per direction"},
+    {"scaleout_bw_gbs", 0, "the node's whole scale-out GB/s per direction, where less than its NICs' sum"},
     {"cpu", 0, "host CPU"},
     {"coll_latency_us", 0, "fixed cost of one collective, us (default 8.4, NCCL's base latency)"},
     {"nccl_protocols", 0, "the NCCL protocols collectives may use: a list of ll, ll128, simple (default: all the fabric allows)"},
@@ -91,6 +92,15 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
     if (n->nics > 0 && n->nic_bw < 1e-3 * GBS)
         return f_error(c, f_get(root, "nic_bw_gbs"), "key 'nic_bw_gbs': %g GB/s is under 1 MB/s, no NIC a "
                        "cluster runs on; give each NIC's GB/s per direction (0.001 to 1e6)", n->nic_bw / GBS);
+    if ((rc = f_number(c, root, "scaleout_bw_gbs", 0, 1e6, GBS, "GB/s", &n->scaleout_bw)))
+        return rc;
+    if (f_get(root, "scaleout_bw_gbs") && !(n->scaleout_bw >= 1e-3 * GBS && n->nics > 0))
+        return f_error(c, f_get(root, "scaleout_bw_gbs"),
+                       n->nics > 0 ? "key 'scaleout_bw_gbs': %g GB/s is under 1 MB/s; give the node's whole scale-out "
+                                     "GB/s per direction (0.001 to 1e6), or leave the key out for the NICs' sum"
+                                   : "key 'scaleout_bw_gbs': %g GB/s on a node without NICs (nics: 0); leave the key "
+                                     "out, or give the node its NICs",
+                       n->scaleout_bw / GBS);
     n->coll_base_s = 8.4e-6; /* NCCL src/graph/tuning.cc baseLat, Ring/Simple */
     if ((rc = f_number(c, root, "coll_latency_us", 0, 1e6, US, "us", &n->coll_base_s)) ||
         (rc = f_bool(c, root, "reference_only", &n->reference_only)))

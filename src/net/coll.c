@@ -129,6 +129,12 @@ int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g,
         g->p2p_nic = bw * l->p2p_efficiency / over;
         g->lat_net = l->latency_s;
         g->nics_per_node = c->node.nics;
+        /* the node's shared path: the link's efficiencies, not the
+         * spine's oversubscription (it sits before the fabric) */
+        if (c->node.scaleout_bw > 0) {
+            g->bw_node = c->node.scaleout_bw * l->efficiency;
+            g->p2p_node = c->node.scaleout_bw * l->p2p_efficiency;
+        }
     }
     return 0;
 }
@@ -165,12 +171,18 @@ int st_coll_algo_valid(const st_net_group *g, st_coll c, st_algo a, st_error *er
     return 0;
 }
 
-/* Off-node share of one GPU's NIC bandwidth (NICs shared when fewer). */
+/* A rate capped by the node's shared path (bw_node 0: no cap). */
+static double node_cap(double rate, double cap)
+{
+    return cap > 0 && cap < rate ? cap : rate;
+}
+
+/* Off-node share of one GPU's NIC bandwidth (NICs shared when fewer), with
+ * every GPU of its node sending at once. */
 static double nic_share(const st_net_group *g)
 {
-    if (g->nics_per_node >= g->per_node)
-        return g->bw_nic;
-    return g->bw_nic * g->nics_per_node / g->per_node;
+    double r = g->nics_per_node >= g->per_node ? g->bw_nic : g->bw_nic * g->nics_per_node / g->per_node;
+    return node_cap(r, g->bw_node / g->per_node);
 }
 
 /* The flat ring's rate: intra links, and R = min(g, nics) rings leaving
@@ -180,7 +192,7 @@ static double ring_rate(const st_net_group *g)
     if (g->nodes <= 1)
         return g->bw_intra;
     int rings = g->per_node < g->nics_per_node ? g->per_node : g->nics_per_node;
-    double across = rings * g->bw_nic;
+    double across = node_cap(rings * g->bw_nic, g->bw_node);
     return g->per_node > 1 ? dmin(g->bw_intra, across) : across;
 }
 
@@ -203,7 +215,7 @@ static void hd_pass(const st_net_group *g, double bytes, int doubling_vector, do
         int dist = g->n >> (j + 1);
         double b = doubling_vector ? bytes : bytes / (double)(2LL << j);
         int cross = dist >= g->per_node;
-        *xfer += b / (cross ? g->bw_nic : g->bw_intra);
+        *xfer += b / (cross ? node_cap(g->bw_nic, g->bw_node / g->per_node) : g->bw_intra);
         *lat += cross ? g->lat_net : g->lat_intra;
     }
 }
@@ -239,7 +251,7 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
     case ST_ALGO_DIRECT:
         if (c == ST_COLL_SENDRECV) {
             *steps = 1;
-            *xfer = S / (k > 1 ? g->p2p_nic : g->p2p_intra);
+            *xfer = S / (k > 1 ? node_cap(g->p2p_nic, g->p2p_node) : g->p2p_intra);
         } else if (c == ST_COLL_BROADCAST) {
             /* the root sends the whole buffer to every other rank */
             double on = (pn - 1) * S, off = (n - pn) * S;
@@ -347,6 +359,7 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
         f = p == ST_PROTO_LL ? 0.5 : 0.92;
     out->bw_intra = g->bw_intra * f;
     out->bw_nic = g->bw_nic * f;
+    out->bw_node = g->bw_node * f;
     /* NCCL caps LL last: the tree's 0.92 (applied in cost) comes before */
     if (p == ST_PROTO_LL && g->ll_max_bw > 0) {
         double cap = tree ? g->ll_max_bw / 0.92 : g->ll_max_bw;

@@ -9,7 +9,12 @@
  *   net    the scale-out fabric (cluster network[0]): one NIC per GPU on a
  *          rail (or nics/per_node of one when NICs are fewer than GPUs),
  *          bandwidth B_e per NIC, per-step latency a_e. A fat tree with
- *          oversubscription s gives each NIC B_e/s across the spine.
+ *          oversubscription s gives each NIC B_e/s across the spine. A
+ *          node whose NICs share a narrower path (node scaleout_bw_gbs:
+ *          one uplink, a PCIe switch, the host bridge) caps its GPUs'
+ *          off-node bytes together at U, at the link's efficiency: the
+ *          ring's R x B_e becomes min(R x B_e, U), a GPU's NIC share at
+ *          most U / g, and the simulation queues them on a node port.
  * Effective bandwidth = link bandwidth x the link's `efficiency` (NCCL's
  * bus bandwidth on large messages over the wire rate, from nccl-tests; see
  * the presets) or `p2p_efficiency` for send/recv.
@@ -146,7 +151,10 @@ typedef struct st_net_group {
     double bw_intra, lat_intra;  /* effective, per GPU per direction */
     double bw_nic, lat_net;      /* effective, per NIC (0 when one node) */
     int nics_per_node;
+    double bw_node;              /* effective cap on a node's off-node bytes, all GPUs together
+                                    (node scaleout_bw_gbs; 0: none) */
     double p2p_intra, p2p_nic;   /* send/recv rates */
+    double p2p_node;             /* send/recv's share of bw_node's cap (0: none) */
     double base_s;               /* fixed cost per collective (node preset) */
     int intra_pci;               /* the node's GPUs talk over PCIe (NCCL's PCI latencies, no LL128) */
     double ll_max_bw;            /* NCCL's cap on LL's bus bandwidth (tuning.cc llMaxBws), bytes/s */
