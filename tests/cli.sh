@@ -462,8 +462,9 @@ if [ -d "$SH/neusight/kernels-test" ] && [ -d "$SH/vidur/profiling" ]; then
         jq -e '.collectives | all(.mape <= 40)' "$tmp/vv.json"
     check "validate vidur: NCCL timings >= 1 MiB, all rows pooled, MAPE <= 15% (bar)" \
         jq -e '.collectives_summary.mape <= 15 and .collectives_summary.n > 7000' "$tmp/vv.json"
-    check "validate vidur: the 16-GPU all-reduce (held out) MAPE <= 40%, 4 and 8 GPUs at 4 a node <= 12% (regression guard)" \
-        jq -e '[.collectives[] | select(.gpus == 16)] | length == 1 and all(.mape <= 40 and (.characterised | not))' "$tmp/vv.json"
+    check "validate vidur: the 16-GPU all-reduce (held out) MAPE <= 40%, 8 GPUs at 4 a node (characterised) <= 12% (regression guard)" \
+        jq -e '([.collectives[] | select(.gpus == 16)] | length == 1 and all(.mape <= 40 and (.characterised | not))) and
+               ([.collectives[] | select(.gpus == 8 and .per_node == 4)] | length == 1 and all(.mape <= 12 and .characterised))' "$tmp/vv.json"
     # the per-size CSV against the summary and against VIDUR's own file:
     # one row per scored size, their mean APE is the pooled MAPE, and the
     # measured column is all_reduce.csv's median (ms) in seconds
@@ -572,8 +573,13 @@ else not_ok "node: NICs at 0 GB/s" "rc=$rc $(cat "$tmp/err")"; fi
 # a node's whole scale-out: above 0, and only where there are NICs
 sed 's/^nic_bw_gbs: 25 .*/&\nscaleout_bw_gbs: 0/' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/so0.yaml"
 "$S" coll allreduce --bytes 64MiB --gpus 16 --cluster "$tmp/so0.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
-if [ $rc = 1 ] && grep -q "so0.yaml:32:18: key 'scaleout_bw_gbs': 0 GB/s is under 1 MB/s" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "node: scaleout_bw_gbs 0 refused at FILE:LINE:COL"
+if [ $rc = 1 ] && grep -q "so0.yaml:32:18: key 'scaleout_bw_gbs': expected a number in \[0.001, 1e+06\] (GB/s), found '0'" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "node: scaleout_bw_gbs 0 refused at FILE:LINE:COL"
 else not_ok "node: scaleout_bw_gbs 0" "rc=$rc $(cat "$tmp/err")"; fi
+# above the NICs' sum (8 x 25 GB/s) it would cap nothing: Gb/s for GB/s
+sed 's/^nic_bw_gbs: 25 .*/&\nscaleout_bw_gbs: 400/' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/so400.yaml"
+"$S" show "$tmp/so400.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "so400.yaml:32:18: key 'scaleout_bw_gbs': 400 GB/s is more than the node's 8 NICs carry (200 GB/s in all)" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "node: scaleout_bw_gbs above the NICs' sum refused at FILE:LINE:COL"
+else not_ok "node: scaleout_bw_gbs above the NICs' sum" "rc=$rc $(cat "$tmp/err")"; fi
 sed 's/^nics: 8 .*/nics: 0/; s/^nic_bw_gbs: 25 .*/nic_bw_gbs: 0\nscaleout_bw_gbs: 20/' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/so1.yaml"
 "$S" show "$tmp/so1.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "so1.yaml:32:18: key 'scaleout_bw_gbs': 20 GB/s on a node without NICs" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "node: scaleout_bw_gbs without NICs refused at FILE:LINE:COL"

@@ -319,6 +319,7 @@ static void test_node_cap(void **state)
 {
     (void)state;
     st_cluster c = load("ib-a100"), u = c;
+    st_error err0;
     double S = 1073741824.0;
     double free_t = est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
     c.node.scaleout_bw = 50e9;
@@ -341,6 +342,43 @@ static void test_node_cap(void **state)
         fail_msg("capped send/recv adds %.6g s, by hand %.6g s", got, want);
     c.node.scaleout_bw = 8 * 25e9 + 1;
     assert_true(est(&c, 16, 8, ST_COLL_ALLREDUCE, ST_ALGO_RING, S) == free_t);
+    /* by hand at 50 GB/s x 0.96 = 48, what each algorithm's cross-node
+     * bytes add over the uncapped 24 GB/s a GPU: halving-doubling's first
+     * step of each pass (distance 8 >= 8 a node) moves S/2 per GPU, all 8
+     * of a node at once, 6 GB/s each; hierarchical's two passes move
+     * (1/2) S/8 per GPU at 6 GB/s; a direct broadcast's root alone sends
+     * 8 S at its NIC's 24 GB/s, under the cap: no change */
+    c.node.scaleout_bw = 50e9;
+    struct { st_coll coll; st_algo a; double add; } rows[] = {
+        {ST_COLL_ALLREDUCE, ST_ALGO_HD, 2 * (S / 2) * (1 / 6e9 - 1 / 24e9)},
+        {ST_COLL_ALLREDUCE, ST_ALGO_HIER, 2 * 0.5 * (S / 8) * (1 / 6e9 - 1 / 24e9)},
+        {ST_COLL_BROADCAST, ST_ALGO_DIRECT, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        st_net_group gc, gu;
+        st_coll_est ec, eu;
+        assert_int_equal(st_net_group_init(&c, 16, 8, &gc, &err0), 0);
+        assert_int_equal(st_net_group_init(&u, 16, 8, &gu, &err0), 0);
+        assert_int_equal(st_coll_estimate_proto(&gc, rows[i].coll, rows[i].a, ST_PROTO_SIMPLE, S, &ec, &err0), 0);
+        assert_int_equal(st_coll_estimate_proto(&gu, rows[i].coll, rows[i].a, ST_PROTO_SIMPLE, S, &eu, &err0), 0);
+        double add = ec.time_s - eu.time_s;
+        if (fabs(add - rows[i].add) > 1e-9 * (rows[i].add + eu.time_s))
+            fail_msg("%s %s: the cap adds %.6g s, by hand %.6g s", st_coll_name(rows[i].coll),
+                     st_algo_name(rows[i].a), add, rows[i].add);
+    }
+    /* LL128 scales the cap as it scales the NICs (0.92): by hand the ring
+     * all-reduce's bytes at 48 x 0.92 instead of 192 x 0.92 */
+    {
+        st_net_group gc, gu;
+        st_coll_est ec, eu;
+        assert_int_equal(st_net_group_init(&c, 16, 8, &gc, &err0), 0);
+        assert_int_equal(st_net_group_init(&u, 16, 8, &gu, &err0), 0);
+        assert_int_equal(st_coll_estimate_proto(&gc, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_LL128, S, &ec, &err0), 0);
+        assert_int_equal(st_coll_estimate_proto(&gu, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_LL128, S, &eu, &err0), 0);
+        want = 2.0 * 15 / 16 * S * (1 / (48e9 * 0.92) - 1 / (192e9 * 0.92));
+        if (rel_diff(ec.time_s - eu.time_s, want) > 1e-9)
+            fail_msg("LL128 under the cap adds %.6g s, by hand %.6g s", ec.time_s - eu.time_s, want);
+    }
     /* simulated: one 16-GPU ring near the model */
     c.node.scaleout_bw = 50e9;
     st_error err;
@@ -364,6 +402,30 @@ static void test_node_cap(void **state)
     double free_both = fmax(r[0].end_s, r[1].end_s);
     assert_int_equal(st_net_simulate(&u, f, 1, 0, r, &err), 0);
     assert_true(rel_diff(free_both, r[0].time_s) < 1e-12);
+    /* the cap is a budget in time: a send/recv pair under a 20 GB/s cap,
+     * and a second pair on the same nodes after the first has finished,
+     * each take what one alone takes; at once they share it (2x) */
+    c.node.scaleout_bw = 20e9;
+    st_flow p[2] = {{ST_COLL_SENDRECV, ST_ALGO_AUTO, S / 8, 0, 0, 8, 2, ST_PROTO_AUTO},
+                    {ST_COLL_SENDRECV, ST_ALGO_AUTO, S / 8, 0, 1, 8, 2, ST_PROTO_AUTO}};
+    assert_int_equal(st_net_simulate(&c, p, 1, 0, r, &err), 0);
+    alone = r[0].time_s;
+    p[1].start_s = 10 * alone;
+    assert_int_equal(st_net_simulate(&c, p, 2, 0, r, &err), 0);
+    assert_true(rel_diff(r[0].time_s, alone) < 1e-9 && rel_diff(r[1].time_s, alone) < 1e-9);
+    p[1].start_s = 0;
+    assert_int_equal(st_net_simulate(&c, p, 2, 0, r, &err), 0);
+    both = fmax(r[0].end_s, r[1].end_s);
+    if (fabs(both / alone - 2) > 0.1)
+        fail_msg("two send/recvs at once under the cap: %.4g s against %.4g s alone", both, alone);
+    /* a direct broadcast: the root alone sends off its node, under the cap */
+    st_flow bc = {ST_COLL_BROADCAST, ST_ALGO_DIRECT, S / 8, 0, 0, 1, 16, ST_PROTO_SIMPLE};
+    c.node.scaleout_bw = 50e9;
+    assert_int_equal(st_net_simulate(&c, &bc, 1, 0, r, &err), 0);
+    double capped = r[0].time_s;
+    assert_int_equal(st_net_simulate(&u, &bc, 1, 0, r, &err), 0);
+    if (rel_diff(capped, r[0].time_s) > 1e-12)
+        fail_msg("direct broadcast under a cap above the root's NIC: %.6g s, uncapped %.6g s", capped, r[0].time_s);
 }
 
 int main(void)

@@ -24,9 +24,10 @@ static const struct {
  * presets/cluster/vidur-a100-dgx.yaml), and its 8-GPU all-reduce at 4 GPUs a
  * node the node's whole scale-out (scaleout_bw_gbs), which no 2-GPU row
  * can show. */
-static int characterising(st_coll coll, int workers, int per_node)
+static int characterising(const st_cluster *cl, st_coll coll, int workers, int per_node)
 {
-    return workers == 2 || (coll == ST_COLL_ALLREDUCE && workers == 8 && per_node == 4);
+    return workers == 2 ||
+           (cl->node.scaleout_bw > 0 && coll == ST_COLL_ALLREDUCE && workers == 8 && per_node == 4);
 }
 
 static int one_file(const char *path, const char *folder, const st_cluster *cl, double min_bytes, FILE *samples,
@@ -67,7 +68,7 @@ static int one_file(const char *path, const char *folder, const st_cluster *cl, 
             snprintf(r->cluster, sizeof r->cluster, "%s", folder);
             snprintf(r->preset, sizeof r->preset, "%s", cl->id);
             r->coll = coll, r->gpus = s->workers, r->per_node = s->per_node;
-            r->characterised = characterising(coll, s->workers, s->per_node);
+            r->characterised = characterising(cl, coll, s->workers, s->per_node);
             r->floor_bytes = -1;
         }
         st_net_group g;

@@ -216,6 +216,8 @@ static int run(int argc, char **argv)
     if (g.nodes > 1)
         printf("; NIC %.1f GB/s effective x %d per node, %.1f us/step", g.bw_nic * 1e-9, g.nics_per_node,
                g.lat_net * 1e6);
+    if (g.nodes > 1 && g.bw_node > 0)
+        printf("; %.1f GB/s effective off each node in all", g.bw_node * 1e-9);
     printf("\n\n  %-17s %-6s %11s %12s %12s %11s %11s\n", "algorithm", "proto", "time", "algbw GB/s", "busbw GB/s",
            "latency", "transfer");
     for (int a = ST_ALGO_RING; a < ST_ALGO_COUNT; a++) {

@@ -92,15 +92,18 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
     if (n->nics > 0 && n->nic_bw < 1e-3 * GBS)
         return f_error(c, f_get(root, "nic_bw_gbs"), "key 'nic_bw_gbs': %g GB/s is under 1 MB/s, no NIC a "
                        "cluster runs on; give each NIC's GB/s per direction (0.001 to 1e6)", n->nic_bw / GBS);
-    if ((rc = f_number(c, root, "scaleout_bw_gbs", 0, 1e6, GBS, "GB/s", &n->scaleout_bw)))
+    if ((rc = f_number(c, root, "scaleout_bw_gbs", 1e-3, 1e6, GBS, "GB/s", &n->scaleout_bw)))
         return rc;
-    if (f_get(root, "scaleout_bw_gbs") && !(n->scaleout_bw >= 1e-3 * GBS && n->nics > 0))
+    if (n->scaleout_bw > 0 && n->nics < 1)
         return f_error(c, f_get(root, "scaleout_bw_gbs"),
-                       n->nics > 0 ? "key 'scaleout_bw_gbs': %g GB/s is under 1 MB/s; give the node's whole scale-out "
-                                     "GB/s per direction (0.001 to 1e6), or leave the key out for the NICs' sum"
-                                   : "key 'scaleout_bw_gbs': %g GB/s on a node without NICs (nics: 0); leave the key "
-                                     "out, or give the node its NICs",
-                       n->scaleout_bw / GBS);
+                       "key 'scaleout_bw_gbs': %g GB/s on a node without NICs (nics: 0); leave the key out, or give "
+                       "the node its NICs", n->scaleout_bw / GBS);
+    /* above the NICs' sum it would cap nothing: most likely Gb/s for GB/s */
+    if (n->scaleout_bw > n->nics * n->nic_bw * (1 + 1e-12))
+        return f_error(c, f_get(root, "scaleout_bw_gbs"),
+                       "key 'scaleout_bw_gbs': %g GB/s is more than the node's %d NICs carry (%g GB/s in all), so it "
+                       "would cap nothing; give GB/s (bytes, not bits) up to %g, or leave the key out",
+                       n->scaleout_bw / GBS, n->nics, n->nics * n->nic_bw / GBS, n->nics * n->nic_bw / GBS);
     n->coll_base_s = 8.4e-6; /* NCCL src/graph/tuning.cc baseLat, Ring/Simple */
     if ((rc = f_number(c, root, "coll_latency_us", 0, 1e6, US, "us", &n->coll_base_s)) ||
         (rc = f_bool(c, root, "reference_only", &n->reference_only)))

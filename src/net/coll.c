@@ -177,12 +177,16 @@ static double node_cap(double rate, double cap)
     return cap > 0 && cap < rate ? cap : rate;
 }
 
-/* Off-node share of one GPU's NIC bandwidth (NICs shared when fewer), with
- * every GPU of its node sending at once. */
+/* Off-node share of one GPU's NIC bandwidth (NICs shared when fewer)... */
+static double nic_share_of(const st_net_group *g)
+{
+    return g->nics_per_node >= g->per_node ? g->bw_nic : g->bw_nic * g->nics_per_node / g->per_node;
+}
+
+/* ...with every GPU of its node sending at once */
 static double nic_share(const st_net_group *g)
 {
-    double r = g->nics_per_node >= g->per_node ? g->bw_nic : g->bw_nic * g->nics_per_node / g->per_node;
-    return node_cap(r, g->bw_node / g->per_node);
+    return node_cap(nic_share_of(g), g->bw_node / g->per_node);
 }
 
 /* The flat ring's rate: intra links, and R = min(g, nics) rings leaving
@@ -253,10 +257,11 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
             *steps = 1;
             *xfer = S / (k > 1 ? node_cap(g->p2p_nic, g->p2p_node) : g->p2p_intra);
         } else if (c == ST_COLL_BROADCAST) {
-            /* the root sends the whole buffer to every other rank */
+            /* the root sends the whole buffer to every other rank (alone off
+             * its node: its NIC share, up to the node's whole cap) */
             double on = (pn - 1) * S, off = (n - pn) * S;
             *steps = 1;
-            *xfer = dmax(on > 0 ? on / g->bw_intra : 0, off > 0 ? off / nic_share(g) : 0);
+            *xfer = dmax(on > 0 ? on / g->bw_intra : 0, off > 0 ? off / node_cap(nic_share_of(g), g->bw_node) : 0);
         } else {
             /* one message per peer per pass, each with its own latency */
             int passes = c == ST_COLL_ALLREDUCE ? 2 : 1;

@@ -12,9 +12,12 @@
  *          oversubscription s gives each NIC B_e/s across the spine. A
  *          node whose NICs share a narrower path (node scaleout_bw_gbs:
  *          one uplink, a PCIe switch, the host bridge) caps its GPUs'
- *          off-node bytes together at U, at the link's efficiency: the
- *          ring's R x B_e becomes min(R x B_e, U), a GPU's NIC share at
- *          most U / g, and the simulation queues them on a node port.
+ *          off-node bytes together at U, at the link's efficiency (its
+ *          p2p_efficiency for send/recv; not divided by the spine's
+ *          oversubscription): the ring's R x B_e becomes min(R x B_e, U),
+ *          a GPU's NIC share at most U / g when all g send, and the
+ *          simulation queues off-node transfers on a node out-port and
+ *          in-port served at U besides their NIC ports.
  * Effective bandwidth = link bandwidth x the link's `efficiency` (NCCL's
  * bus bandwidth on large messages over the wire rate, from nccl-tests; see
  * the presets) or `p2p_efficiency` for send/recv.

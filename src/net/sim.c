@@ -389,16 +389,18 @@ static int pop(heap *h)
 }
 
 /* Run transfer x through its two ports; returns its arrival time. Off the
- * node, where the node caps its scale-out (bw_node), each NIC port the
- * simulation's transfers use on a node gets an equal share of the cap
- * (nics_used: per node, counted before the run), a static split that does
- * not follow which flows are active when. */
+ * node, where the node caps its scale-out (bw_node), the transfer also
+ * passes its source node's out-port and its destination node's in-port,
+ * each a queue served at the cap in the order transfers become ready (a
+ * fluid budget beside the NIC ports, not a stage after them: waiting for
+ * its NIC does not hold the node's budget idle); it arrives after the
+ * later of the two. */
 static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, int G, int total, int nics,
-                    const int *nics_used, double *port)
+                    int nodes, double *port)
 {
     int sn = x->src / G, dn = x->dst / G;
     size_t po, pi;
-    double rate, lat;
+    double rate, lat, cap = 0;
     int p2p = flows[x->flow].coll == ST_COLL_SENDRECV;
     if (sn == dn) {
         po = (size_t)x->src * 2, pi = (size_t)x->dst * 2 + 1;
@@ -410,19 +412,26 @@ static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, 
         pi = (size_t)total * 2 + ((size_t)dn * nics + dl) * 2 + 1;
         rate = p2p ? g->p2p_nic : g->bw_nic;
         lat = g->lat_net;
-        double cap = p2p ? g->p2p_node : g->bw_node;
-        if (cap > 0) {
-            int u = nics_used[sn] > nics_used[dn] ? nics_used[sn] : nics_used[dn];
-            if (u > 0 && cap / u < rate)
-                rate = cap / u;
-        }
+        cap = p2p ? g->p2p_node : g->bw_node;
     }
     double d = x->bytes / rate;
     double so = x->ready > port[po] ? x->ready : port[po];
     double si = so > port[pi] ? so : port[pi];
     port[po] = so + d;
     port[pi] = si + d;
-    return si + d + lat;
+    double end = si + d;
+    if (cap > 0) {
+        size_t base = (size_t)total * 2 + (size_t)nodes * nics * 2;
+        size_t no = base + (size_t)sn * 2, ni = base + (size_t)dn * 2 + 1;
+        double dc = x->bytes / cap;
+        double co = x->ready > port[no] ? x->ready : port[no];
+        double ci = co > port[ni] ? co : port[ni];
+        port[no] = co + dc;
+        port[ni] = ci + dc;
+        if (ci + dc > end)
+            end = ci + dc;
+    }
+    return end + lat;
 }
 
 int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, double chunk_bytes,
@@ -551,24 +560,9 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
     }
     if (!rc) {
         int nics = c->node.nics > 0 ? c->node.nics : 1;
-        size_t nports = (size_t)total * 2 + (size_t)c->nodes * nics * 2;
+        /* the NIC ports, then each node's out- and in-port for its cap */
+        size_t nports = (size_t)total * 2 + (size_t)c->nodes * nics * 2 + (size_t)c->nodes * 2;
         double *port = calloc(nports, sizeof(double));
-        /* the NIC ports each node's off-node transfers use, either way */
-        int *used = calloc((size_t)c->nodes, sizeof(int));
-        unsigned char *on = calloc((size_t)c->nodes * nics, 1);
-        if (!used || !on)
-            rc = st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
-        for (size_t i = 0; !rc && i < s.d.n; i++) {
-            const xfer *x = &s.d.x[i];
-            int sn = x->src / G, dn = x->dst / G;
-            if (x->join || sn == dn)
-                continue;
-            size_t a = (size_t)sn * nics + (size_t)((x->src % G) * nics / G);
-            size_t b = (size_t)dn * nics + (size_t)((x->dst % G) * nics / G);
-            used[sn] += !on[a], on[a] = 1;
-            used[dn] += !on[b], on[b] = 1;
-        }
-        free(on);
         heap h = {malloc((s.d.n ? s.d.n : 1) * sizeof(hent)), 0};
         if (!port || !h.a)
             rc = st_error_set(err, ST_ENOMEM, "out of memory in the network simulation");
@@ -580,7 +574,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         while (!rc && h.n) {
             int i = pop(&h);
             xfer *x = &s.d.x[i];
-            double arrive = x->join ? x->ready : serve(x, &groups[x->flow], flows, G, total, nics, used, port);
+            double arrive = x->join ? x->ready : serve(x, &groups[x->flow], flows, G, total, nics, c->nodes, port);
             if (!x->join) {
                 if (arrive > out[x->flow].end_s)
                     out[x->flow].end_s = arrive;
@@ -595,7 +589,6 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
             }
         }
         free(port);
-        free(used);
         free(h.a);
     }
     for (size_t f = 0; !rc && f < n_flows; f++)
