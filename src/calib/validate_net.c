@@ -11,28 +11,32 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* VIDUR's network folders and the presets that describe those machines. */
+/* VIDUR's network folders, the presets that describe those machines, and
+ * the all-reduce (GPUs, GPUs a node) that set the node's whole scale-out
+ * (scaleout_bw_gbs; presets/node/vidur-dgx-a100.yaml), which no 2-GPU row
+ * can show: 8 GPUs at 4 a node. */
 static const struct {
     const char *folder, *cluster;
-} machines[] = {{"a100_dgx", "vidur-a100-dgx"}};
+    int scaleout_gpus, scaleout_per_node;
+} machines[] = {{"a100_dgx", "vidur-a100-dgx", 8, 4}};
 
 /* The size the vidur presets' link figures were characterised at. */
 #define ANCHOR_BYTES 67108864.0
 
-/* The rows a machine's preset was characterised from (the rest are held
- * out): VIDUR's 2-GPU rows set each link (presets/node/vidur-dgx-a100.yaml,
- * presets/cluster/vidur-a100-dgx.yaml), and its 8-GPU all-reduce at 4 GPUs a
- * node the node's whole scale-out (scaleout_bw_gbs), which no 2-GPU row
- * can show. */
-static int characterising(const st_cluster *cl, st_coll coll, int workers, int per_node)
+/* The rows machine m's preset was characterised from (the rest are held
+ * out): the 2-GPU rows set each link (presets/node/vidur-dgx-a100.yaml,
+ * presets/cluster/vidur-a100-dgx.yaml), and the machine's scale-out
+ * all-reduce the node's cap, where the preset has one. */
+static int characterising(size_t m, const st_cluster *cl, st_coll coll, int workers, int per_node)
 {
-    return workers == 2 ||
-           (cl->node.scaleout_bw > 0 && coll == ST_COLL_ALLREDUCE && workers == 8 && per_node == 4);
+    return workers == 2 || (cl->node.scaleout_bw > 0 && coll == ST_COLL_ALLREDUCE &&
+                            workers == machines[m].scaleout_gpus && per_node == machines[m].scaleout_per_node);
 }
 
-static int one_file(const char *path, const char *folder, const st_cluster *cl, double min_bytes, FILE *samples,
+static int one_file(const char *path, size_t m, const st_cluster *cl, double min_bytes, FILE *samples,
                     st_val_coll **rows, size_t *n, size_t *cap, st_error *err)
 {
+    const char *folder = machines[m].folder;
     st_net_set set = {0};
     int rc = st_read_vidur_network(path, &set, err);
     if (rc) {
@@ -68,7 +72,7 @@ static int one_file(const char *path, const char *folder, const st_cluster *cl, 
             snprintf(r->cluster, sizeof r->cluster, "%s", folder);
             snprintf(r->preset, sizeof r->preset, "%s", cl->id);
             r->coll = coll, r->gpus = s->workers, r->per_node = s->per_node;
-            r->characterised = characterising(cl, coll, s->workers, s->per_node);
+            r->characterised = characterising(m, cl, coll, s->workers, s->per_node);
             r->floor_bytes = -1;
         }
         st_net_group g;
@@ -118,7 +122,7 @@ int st_validate_collectives(const char *vidur_dir, double min_bytes, FILE *sampl
             if (!loaded && (rc = st_load_cluster(machines[m].cluster, &cl, err)))
                 break;
             loaded = 1;
-            rc = one_file(path, machines[m].folder, &cl, min_bytes, samples, &rows, &n, &cap, err);
+            rc = one_file(path, m, &cl, min_bytes, samples, &rows, &n, &cap, err);
         }
     }
     /* folders with no preset, counted so the report can say so */

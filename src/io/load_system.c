@@ -99,7 +99,7 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
                        "key 'scaleout_bw_gbs': %g GB/s on a node without NICs (nics: 0); leave the key out, or give "
                        "the node its NICs", n->scaleout_bw / GBS);
     /* above the NICs' sum it would cap nothing: most likely Gb/s for GB/s */
-    if (n->scaleout_bw > n->nics * n->nic_bw * (1 + 1e-12))
+    if (n->scaleout_bw > n->nics * n->nic_bw)
         return f_error(c, f_get(root, "scaleout_bw_gbs"),
                        "key 'scaleout_bw_gbs': %g GB/s is more than the node's %d NICs carry (%g GB/s in all), so it "
                        "would cap nothing; give GB/s (bytes, not bits) up to %g, or leave the key out",

@@ -388,6 +388,18 @@ static int pop(heap *h)
     return top;
 }
 
+/* Hold an out-port and an in-port for d seconds, each from when it and the
+ * transfer (ready) are free, the in-port not before the out-port; returns
+ * when the in-port is done. */
+static double hold(double *port, size_t po, size_t pi, double ready, double d)
+{
+    double so = ready > port[po] ? ready : port[po];
+    double si = so > port[pi] ? so : port[pi];
+    port[po] = so + d;
+    port[pi] = si + d;
+    return si + d;
+}
+
 /* Run transfer x through its two ports; returns its arrival time. Off the
  * node, where the node caps its scale-out (bw_node), the transfer also
  * passes its source node's out-port and its destination node's in-port,
@@ -414,22 +426,12 @@ static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, 
         lat = g->lat_net;
         cap = p2p ? g->p2p_node : g->bw_node;
     }
-    double d = x->bytes / rate;
-    double so = x->ready > port[po] ? x->ready : port[po];
-    double si = so > port[pi] ? so : port[pi];
-    port[po] = so + d;
-    port[pi] = si + d;
-    double end = si + d;
+    double end = hold(port, po, pi, x->ready, x->bytes / rate);
     if (cap > 0) {
         size_t base = (size_t)total * 2 + (size_t)nodes * nics * 2;
-        size_t no = base + (size_t)sn * 2, ni = base + (size_t)dn * 2 + 1;
-        double dc = x->bytes / cap;
-        double co = x->ready > port[no] ? x->ready : port[no];
-        double ci = co > port[ni] ? co : port[ni];
-        port[no] = co + dc;
-        port[ni] = ci + dc;
-        if (ci + dc > end)
-            end = ci + dc;
+        double node_end = hold(port, base + (size_t)sn * 2, base + (size_t)dn * 2 + 1, x->ready, x->bytes / cap);
+        if (node_end > end)
+            end = node_end;
     }
     return end + lat;
 }
