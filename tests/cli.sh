@@ -2433,4 +2433,72 @@ if [ $rc = 0 ] && [ -s "$tmp/deep/a/b/front.csv" ] && grep -q "2 points, 1 valid
 else
     not_ok "sweep: --out parents, data guard, max_model_len axis" "rc=$rc $rc2 $(cat "$tmp/out" "$tmp/err" "$tmp/err2")"
 fi
+# bad-input hunt (this stop): a node's scale-out cap may equal its NICs'
+# sum (3 x 2.01 = 6.03 GB/s, which floats round above the sum); a node of
+# one GPU has no default collective group; an MoE stride past the block
+# count leaves no MoE block; a trace CSV names a column once; a GPU's warp
+# is 32 or 64 and an SM holds a 1024-thread block
+sed 's/^nics:.*/nics: 3/; s/^nic_bw_gbs:.*/nic_bw_gbs: 2.01/' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/n3.yaml"
+printf 'scaleout_bw_gbs: 6.03\n' >> "$tmp/n3.yaml"
+"$S" show "$tmp/n3.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+sed 's/^gpus:.*/gpus: 1/' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/g1.yaml"
+"$S" coll allreduce --bytes 1M --cluster "$tmp/g1.yaml" > "$tmp/out2" 2> "$tmp/err2"; rc2=$?
+sed 's/^\(  *every:\).*/\1 64/' "$srcdir/workloads/mixtral-8x7b.yaml" > "$tmp/mx64.yaml"
+"$S" show "$tmp/mx64.yaml" > "$tmp/out3" 2> "$tmp/err3"; rc3=$?
+printf 'arrived_at,num_prefill_tokens,num_decode_tokens,arrived_at\n0,10,5,7\n' > "$tmp/dup.csv"
+"$S" serve llama2-7b --gpu a100-80gb-sxm --trace "$tmp/dup.csv" > "$tmp/out4" 2> "$tmp/err4"; rc4=$?
+sed 's/^max_threads_per_sm:.*/max_threads_per_sm: 1/' "$srcdir/presets/gpu/a100-80gb-sxm.yaml" > "$tmp/mt.yaml"
+sed 's/^warp_size:.*/warp_size: 31/' "$srcdir/presets/gpu/a100-80gb-sxm.yaml" > "$tmp/ws31.yaml"
+"$S" show "$tmp/mt.yaml" > /dev/null 2> "$tmp/err5"; rc5=$?
+"$S" show "$tmp/ws31.yaml" > /dev/null 2> "$tmp/err6"; rc6=$?
+if [ $rc = 0 ] && grep -q "6.03" "$tmp/out" && [ $rc2 = 1 ] && grep -q "a collective needs 2 or more GPUs" "$tmp/err2" &&
+   [ ! -s "$tmp/out2" ] && [ $rc3 = 1 ] && grep -q "mx64.yaml:[0-9]*:[0-9]*: moe: an MoE block every 64 blocks leaves none of the 32" "$tmp/err3" &&
+   [ $rc4 = 1 ] && grep -q "dup.csv:1:49: column 'arrived_at' is named twice" "$tmp/err4" &&
+   [ $rc5 = 1 ] && grep -q "mt.yaml:[0-9]*:[0-9]*: key 'max_threads_per_sm': 1 threads" "$tmp/err5" &&
+   [ $rc6 = 1 ] && grep -q "ws31.yaml:[0-9]*:[0-9]*: key 'warp_size': 31 threads" "$tmp/err6"; then
+    ok "presets and traces: cap at the NICs' sum, 1-GPU node, MoE stride, duplicate CSV column, warp and SM threads"
+else
+    not_ok "presets and traces: bad-input hunt" "rc=$rc $rc2 $rc3 $rc4 $rc5 $rc6 $(cat "$tmp/err" "$tmp/err2" "$tmp/err3" "$tmp/err4" "$tmp/err5" "$tmp/err6")"
+fi
+# an output never lands on the node preset a cluster file names; train's
+# --gpu is no abbreviation of --gpus; a workload of an inference dtype is
+# trained only with --dtype; --lengths trace: names its option when the file
+# is missing; a draft must be a language model; a forced block count that
+# cannot hold a request says the count that can (160 tokens: 10 blocks + the
+# null block = 11)
+sed 's/^node:.*/node: nd.yaml/' "$srcdir/presets/cluster/ib-a100.yaml" > "$tmp/cl.yaml"
+cp "$srcdir/presets/node/dgx-a100.yaml" "$tmp/nd.yaml"
+"$S" train llama2-7b --cluster "$tmp/cl.yaml" --gpus 16 --trace "$tmp/nd.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+cmp -s "$tmp/nd.yaml" "$srcdir/presets/node/dgx-a100.yaml"; same=$?
+"$S" train gpt2-small --gpu h100-sxm > /dev/null 2> "$tmp/err2"; rc2=$?
+sed 's/^dtype:.*/dtype: int4/' "$srcdir/workloads/llama2-7b.yaml" > "$tmp/w4.yaml"
+"$S" train "$tmp/w4.yaml" --cluster dgx-a100 --gpus 8 > /dev/null 2> "$tmp/err3"; rc3=$?
+"$S" serve llama2-7b --qps 1 --requests 2 --lengths "trace:$tmp/none.csv" > /dev/null 2> "$tmp/err4"; rc4=$?
+"$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:10,10 --spec-k 4 --spec-accept 0.5 --draft resnet50 > /dev/null 2> "$tmp/err5"; rc5=$?
+"$S" serve llama2-7b --gpu h100-sxm --num-gpu-blocks 10 --qps 1 --requests 2 --lengths fixed:100,61 > /dev/null 2> "$tmp/err6"; rc6=$?
+if [ $rc = 2 ] && [ $same = 0 ] && grep -q "is the node preset that --cluster" "$tmp/err" &&
+   [ $rc2 = 2 ] && grep -q "unknown option '--gpu'; --gpus is a count" "$tmp/err2" &&
+   [ $rc3 = 2 ] && grep -q "the workload's dtype is int4, an inference type; train it with --dtype" "$tmp/err3" &&
+   [ $rc4 = 1 ] && grep -q -- "--lengths trace:.*none.csv" "$tmp/err4" &&
+   [ $rc5 = 1 ] && grep -q "draft resnet50: not a language model" "$tmp/err5" &&
+   [ $rc6 = 1 ] && grep -q "needs 10 KV blocks, and --num-gpu-blocks 10 leaves it 9.*give --num-gpu-blocks 11 or more" "$tmp/err6"; then
+    ok "train/serve: outputs spare a cluster's node, --gpu is not --gpus, inference dtypes, --lengths trace:, draft, forced blocks"
+else
+    not_ok "train/serve: bad-input hunt" "rc=$rc $same $rc2 $rc3 $rc4 $rc5 $rc6 $(cat "$tmp/err" "$tmp/err2" "$tmp/err3" "$tmp/err4" "$tmp/err5" "$tmp/err6")"
+fi
+# a sweep point refuses what the command refuses: dp x tp x pp x cp against
+# gpus, chunk under a scheduler other than sarathi, kv outside decode
+printf 'sweep: a\nevaluate: train\nfixed: {workload: llama2-7b, cluster: hgx-h100-4gpu, dp: 3, gpus: 4}\naxes: {}\nobjectives: [latency, memory]\n' > "$tmp/swa.yaml"
+printf 'sweep: b\nevaluate: serve\nfixed: {workload: llama2-7b, gpu: h100-sxm, requests: 20}\naxes:\n  sched: [vllm, sarathi]\n  chunk: [256, 512]\nobjectives: [latency, cost]\n' > "$tmp/swb.yaml"
+printf 'sweep: c\nevaluate: gpu\nfixed: {workload: llama2-7b, gpu: h100-sxm, kv: 10}\naxes:\n  phase: [prefill, decode]\nobjectives: [latency, memory]\n' > "$tmp/swc.yaml"
+"$S" sweep "$tmp/swa.yaml" --quiet > "$tmp/out" 2> "$tmp/err"; rc=$?
+"$S" sweep "$tmp/swb.yaml" --quiet > "$tmp/out2" 2> "$tmp/err2"; rc2=$?
+"$S" sweep "$tmp/swc.yaml" --quiet > "$tmp/out3" 2> "$tmp/err3"; rc3=$?
+if [ $rc = 1 ] && grep -q "dp 3 x tp 1 x pp 1 x cp 1 = 3, but gpus is 4" "$tmp/err" &&
+   [ $rc2 = 0 ] && grep -q "4 points, 2 valid" "$tmp/out2" && grep -q "chunk is sarathi's step budget; under sched vllm" "$tmp/out2" &&
+   [ $rc3 = 0 ] && grep -q "2 points, 1 valid" "$tmp/out3" && grep -q "kv applies to phase decode" "$tmp/out3"; then
+    ok "sweep: points refuse what the commands refuse (dp x tp x pp x cp vs gpus, chunk, kv)"
+else
+    not_ok "sweep: points refuse what the commands refuse" "rc=$rc $rc2 $rc3 $(cat "$tmp/err" "$tmp/out2" "$tmp/err2" "$tmp/out3" "$tmp/err3")"
+fi
 tap_done

@@ -215,6 +215,9 @@ int st_edge_calibrate(const st_edge_refs *R, const st_gpu_coef *gc, const st_edg
     static const char *const bname[2] = {"cpu_depthwise_efficiency", "gpu_kernel_us"};
     static const char *const hint[2] = {"a depthwise-heavy network such as mobilenet-v2 beside a dense one such as vgg16",
                                         "a network of many small kernels such as mobilenet-v2 beside a dense one such as vgg16"};
+    if (nfit[0] + nfit[1] == 0)
+        rc = st_error_set(err, ST_EINVAL, "no reference row has the role fit, so there is nothing to fit; mark "
+                                          "the rows to fit with role fit (the rest, test, score the table)");
     for (int k = 0; k < 2 && !rc; k++) {
         if (nfit[k] == 0 && !base) {
             rc = st_error_set(err, ST_EINVAL, "no fit rows for the %s class, and no current table to keep its "

@@ -112,6 +112,27 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
                 return '?';
             }
     }
+    /* an abbreviation one letter short of a plural (--gpu for --gpus) is
+     * the singular another command takes (serve's --gpu PRESET), not a
+     * prefix the user meant: refuse it rather than read a count from it */
+    if (c != '?' && c != ':' && li >= 0 && optind >= 1 && optind <= argc) {
+        const char *w = NULL;
+        for (int i = optind - 1; i >= 1 && i >= optind - 2; i--)
+            if (argv[i][0] == '-' && argv[i][1] == '-') {
+                w = argv[i] + 2;
+                break;
+            }
+        size_t wl = w ? strcspn(w, "=") : 0, nl = strlen(longopts[li].name);
+        if (w && wl + 1 == nl && !strncmp(w, longopts[li].name, wl) && longopts[li].name[nl - 1] == 's') {
+            int cluster = 0;
+            for (const struct option *o = longopts; o->name; o++)
+                cluster |= !strcmp(o->name, "cluster");
+            cli_usage_error(cmd, "unknown option '--%.*s'; --%s is a count, spelled out%s", (int)wl, w,
+                            longopts[li].name,
+                            !strncmp(w, "gpu", wl) && cluster ? " (the GPU and node come from --cluster)" : "");
+            return '?';
+        }
+    }
     if (c == '?' || c == ':') {
         const char *bad = argv[optind - 1];
         if (c == ':') {

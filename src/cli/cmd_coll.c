@@ -108,8 +108,16 @@ static int run(int argc, char **argv)
     st_cluster cl;
     if (st_load_cluster_or_node(cluster, &cl, &err))
         return cli_fail(&err);
-    if (!gpus)
+    if (!gpus) {
         gpus = coll == ST_COLL_SENDRECV ? 2 : cl.node.gpus;
+        /* the default group is one node: a node of one GPU has no group */
+        if (gpus < 2) {
+            st_error_set(&err, ST_EINVAL, "%s: a collective needs 2 or more GPUs, and node %s has %lld; "
+                         "give --gpus N (2 or more, across nodes) or a node with more GPUs",
+                         cluster, cl.id, gpus);
+            return cli_fail(&err);
+        }
+    }
     st_net_group g;
     if (st_net_group_init(&cl, (int)gpus, (int)per_node, &g, &err))
         return cli_fail(&err);

@@ -170,6 +170,10 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
         return rc;
     if (st_load_cluster_or_node(t->cluster, &s->cl, &err))
         return cli_fail(&err);
+    /* ... nor the node preset a cluster file names */
+    if (s->cl.node_src[0] && cli_out_hits(t->trace, s->cl.node_src))
+        return cli_usage_error(cmd, "--trace '%s' is the node preset that --cluster '%s' names, which this run "
+                               "reads; write it somewhere else", t->trace, t->cluster);
     if (st_gpu_coef_load(t->coef, &s->coef, &err))
         return cli_fail(&err);
     if (st_load_model(model, &s->m, &err))
@@ -186,6 +190,13 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
         st_model_free(&s->m);
         return cli_usage_error(cmd, "--dtype %s: training runs in fp32, tf32, fp16, bf16 or fp8 (int8 and int4 "
                                     "are inference types; see strata serve --quant)", t->dtype);
+    }
+    if (!t->dtype && s->dtype != ST_FP32 && s->dtype != ST_TF32 && s->dtype != ST_FP16 && s->dtype != ST_BF16 &&
+        s->dtype != ST_FP8) {
+        const char *dn = st_dtype_name(s->dtype);
+        st_model_free(&s->m);
+        return cli_usage_error(cmd, "%s: the workload's dtype is %s, an inference type; train it with --dtype "
+                                    "bf16 (or fp16, fp32, tf32, fp8)", model, dn);
     }
     return -1;
 }

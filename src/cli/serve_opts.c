@@ -222,7 +222,8 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         return 2;
     }
     if ((o->draft || o->spec_accept_given) && o->spec_k == 0) {
-        cli_usage_error(cmd, "--draft and --spec-accept need --spec-k K (draft tokens per step)");
+        cli_usage_error(cmd, "--draft and --spec-accept need --spec-k K, 1 or more draft tokens a step (--spec-k 0 "
+                             "is no speculation: drop them)");
         return 2;
     }
     if (o->share && o->n_colocate == 0) {
@@ -322,6 +323,11 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
             goto fail;
         s->have_draft = 1;
         c->draft = &s->draft;
+        if (s->draft.kind != ST_MODEL_TRANSFORMER || !s->draft.tf.lm_head) {
+            rc = st_error_set(err, ST_EINVAL, "--draft %s: not a language model (a draft proposes tokens); draft "
+                              "with a small model of %s's family", s->draft.id, s->model.id);
+            goto fail;
+        }
         /* speculative decoding verifies the draft's tokens: one tokenizer */
         if (s->draft.kind != ST_MODEL_TRANSFORMER || s->model.kind != ST_MODEL_TRANSFORMER ||
             s->draft.tf.vocab != s->model.tf.vocab) {

@@ -46,6 +46,12 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
                                                 "(without attn: FlashAttention-3 on Hopper, as vLLM)");
         c.fa3 = v[ST_P_ATTN]->num == ST_ATTN_FLASH3;
     }
+    /* what `strata serve` refuses, a point refuses with its words */
+    if (nval(v[ST_P_EP], 1) > 1 && (m->kind != ST_MODEL_TRANSFORMER || m->tf.experts <= 0))
+        return st_error_set(err, ST_EINVAL, "ep needs a mixture-of-experts model; %s is dense", m->id);
+    if (v[ST_P_CHUNK] && c.sched != ST_SCHED_SARATHI)
+        return st_error_set(err, ST_EINVAL, "chunk is sarathi's step budget; under sched %s the budget is "
+                            "max_batched_tokens", st_sched_name(c.sched));
     c.spec_k = (int)nval(v[ST_P_SPEC_K], 0);
     c.spec_accept = nval(v[ST_P_SPEC_ACCEPT], c.spec_accept);
     c.prefix_cache = (int)nval(v[ST_P_PREFIX_CACHE], c.prefix_cache);

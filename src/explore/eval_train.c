@@ -25,6 +25,10 @@ int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point
     k.ep = ival(v[ST_P_EP], 1);
     if (v[ST_P_DP]) {
         k.dp = (int)v[ST_P_DP]->num;
+        long long all = (long long)k.dp * k.tp * k.pp * k.cp;
+        if (v[ST_P_GPUS] && all != gpus) /* as `strata train` refuses --dp with --gpus */
+            return st_error_set(err, ST_EINVAL, "dp %d x tp %d x pp %d x cp %d = %lld, but gpus is %d", k.dp, k.tp,
+                                k.pp, k.cp, all, gpus);
     } else {
         long long rest = (long long)k.tp * k.pp * k.cp;
         if (gpus % rest)
@@ -46,6 +50,9 @@ int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point
     if (v[ST_P_SCHEDULE])
         k.sched = (st_pp_sched)v[ST_P_SCHEDULE]->num;
     k.chunks = ival(v[ST_P_CHUNKS], 1);
+    if (v[ST_P_CHUNKS] && k.sched != ST_PP_INTERLEAVED)
+        return st_error_set(err, ST_EINVAL, "chunks sets the model chunks per device of the interleaved schedule, "
+                            "but the schedule is %s: add schedule: interleaved", st_pp_sched_name(k.sched));
     k.lora_rank = ival(v[ST_P_LORA], 0);
     k.flash = ival(v[ST_P_FLASH], 0);
     if (v[ST_P_ATTN]) { /* attn (eager, flash, flash3) says it all, where given */

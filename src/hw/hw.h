@@ -255,6 +255,8 @@ typedef struct st_cluster {
     char id[ST_ID_MAX];
     char name[ST_NAME_MAX];
     char node_id[ST_ID_MAX];
+    char node_src[1024]; /* the node preset as the cluster file names it (an id, or a path made
+                          * relative to the cluster file's folder): what an output must not overwrite */
     st_node node; /* resolved from node_id */
     int nodes;
     int n_dims;

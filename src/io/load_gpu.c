@@ -215,6 +215,18 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(&vc, v, "bf16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_BF16])) ||
         (rc = f_number(&vc, v, "int8", 1e-6, 1e6, TERA, "TOPS", &g->vector[ST_INT8])))
         return rc;
+    if (g->warp_size != 32 && g->warp_size != 64)
+        return f_error(c, f_get(root, "warp_size"),
+                       "key 'warp_size': %d threads; NVIDIA GPUs run warps of 32, AMD CDNA wavefronts of 64",
+                       g->warp_size);
+    /* an SM holds at least one warp, and PyTorch's row kernels launch
+     * blocks of up to 1024 threads, which the SM must be able to hold */
+    if (g->max_threads_per_sm < 1024 || g->max_threads_per_sm % g->warp_size)
+        return f_error(c, f_get(root, "max_threads_per_sm"),
+                       "key 'max_threads_per_sm': %d threads; give the SM's resident thread limit, a multiple "
+                       "of the warp (%d) and at least 1024 (a 1024-thread block must fit; 1024 to 2560 on every "
+                       "GPU strata ships)",
+                       g->max_threads_per_sm, g->warp_size);
     if ((rc = check_issue_keys(c, root, g)))
         return rc;
     if (g->base_clock_hz > g->boost_clock_hz)

@@ -99,7 +99,7 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
                        "key 'scaleout_bw_gbs': %g GB/s on a node without NICs (nics: 0); leave the key out, or give "
                        "the node its NICs", n->scaleout_bw / GBS);
     /* above the NICs' sum it would cap nothing: most likely Gb/s for GB/s */
-    if (n->scaleout_bw > n->nics * n->nic_bw)
+    if (n->scaleout_bw > n->nics * n->nic_bw * (1 + 1e-9)) /* the sum itself is allowed: rounding in GB/s */
         return f_error(c, f_get(root, "scaleout_bw_gbs"),
                        "key 'scaleout_bw_gbs': %g GB/s is more than the node's %d NICs carry (%g GB/s in all), so it "
                        "would cap nothing; give GB/s (bytes, not bits) up to %g, or leave the key out",
@@ -189,5 +189,6 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
                        "key 'node': node %s has no NICs (nics: %d), so its GPUs cannot reach the `network:` "
                        "below; give the node preset nics: >= 1", cl->node.id, cl->node.nics);
     snprintf(cl->node_id, sizeof cl->node_id, "%s", cl->node.id);
+    snprintf(cl->node_src, sizeof cl->node_src, "%s", path);
     return 0;
 }

@@ -84,6 +84,8 @@ int st_lenspec_parse(const char *s, st_lenspec *out, st_error *err)
         if (!*arg)
             goto bad;
         int rc = st_requests_load(arg, &out->trace, err);
+        if (rc == ST_EIO) /* the file did not open: say which option named it */
+            st_error_prefix(err, "--lengths trace:%s", arg);
         if (rc)
             return rc;
         if (out->trace.n == 0) {
@@ -396,6 +398,20 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
                     st_error_set(err, ST_EINVAL, "%s:%zu:1: the CSV header has more than %d columns; keep the "
                                  "trace's own (num_prefill_tokens, num_decode_tokens, arrived_at)", path, lineno,
                                  TRACE_CSV_MAX_COLS);
+                    rc = ST_EINVAL;
+                    break;
+                }
+                /* a column named twice would leave which one is read to the order */
+                int dup = -1;
+                for (int a = 0; a < ncols && dup < 0; a++)
+                    for (int b = a + 1; b < ncols; b++)
+                        if (cells[a][0] && !strcmp(cells[a], cells[b])) {
+                            dup = b;
+                            break;
+                        }
+                if (dup >= 0) {
+                    st_error_set(err, ST_EINVAL, "%s:%zu:%d: column '%s' is named twice in the header; keep one",
+                                 path, lineno, (int)(cells[dup] - line) + 1, cells[dup]);
                     rc = ST_EINVAL;
                     break;
                 }

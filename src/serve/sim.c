@@ -1603,6 +1603,21 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
                          "trim the requests (--trim)",
                          i, where, rq->r[i].in, rq->r[i].out, rm->id, mlen);
             rc = ST_EINVAL;
+        } else if (need > cap && cfg->num_gpu_blocks > 0) {
+            /* the count was forced: say what it takes, the null block (V1)
+             * and vllm-v0's watermark on top of the request's blocks */
+            long long pool = s.rep[rq->r[i].model * dp].total, null_blocks = cfg->num_gpu_blocks - pool, n = need;
+            while (n - null_blocks - (cfg->sched == ST_SCHED_VLLM_V0 ? (long long)floor(cfg->watermark * (double)(n - null_blocks)) : 0) < need)
+                n++;
+            st_error_set(err, ST_EINVAL,
+                         "request %zu needs %d KV blocks, and --num-gpu-blocks %lld leaves it %lld%s; give "
+                         "--num-gpu-blocks %lld or more",
+                         i, need, cfg->num_gpu_blocks, cap,
+                         null_blocks > 0 && pool > cap ? " (less the null block and vllm-v0's watermark)"
+                         : null_blocks > 0 ? " (one is the engine's null block)"
+                         : pool > cap ? " (less vllm-v0's watermark)" : "",
+                         n);
+            rc = ST_EINVAL;
         } else if (need > cap) {
             const st_serve_cost *mc = &s.cost[rq->r[i].model];
             st_error_set(err, ST_EINVAL,
