@@ -2501,4 +2501,31 @@ if [ $rc = 1 ] && grep -q "dp 3 x tp 1 x pp 1 x cp 1 = 3, but gpus is 4" "$tmp/e
 else
     not_ok "sweep: points refuse what the commands refuse" "rc=$rc $rc2 $rc3 $(cat "$tmp/err" "$tmp/out2" "$tmp/err2" "$tmp/out3" "$tmp/err3")"
 fi
+# the rest of the hunt: accel's CNN decode names prefill alone; a cluster
+# shows its node's NICs and scale-out cap; two network dimensions of one
+# name are refused; --torch 99.9 is no release; an SLO at or below 0 gets
+# the SLO's words, a sweep step below 0 the step's; strata's own options
+# take nothing after them, and an unknown one is no command
+"$S" accel resnet50 --arch eyeriss-like --phase decode > /dev/null 2> "$tmp/err"; rc=$?
+"$S" show vidur-a100-dgx > "$tmp/out2" 2> /dev/null; rc2=$?
+cp "$srcdir/presets/cluster/ib-h100.yaml" "$tmp/dn.yaml" # its network list, then the same dimension again
+sed -n '/^network:/,$p' "$srcdir/presets/cluster/ib-h100.yaml" | tail -n +2 >> "$tmp/dn.yaml"
+"$S" show "$tmp/dn.yaml" > /dev/null 2> "$tmp/err3"; rc3=$?
+"$S" kernel gemm --m 64 --n 64 --k 64 --torch 99.9 > /dev/null 2> "$tmp/err4"; rc4=$?
+"$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:10,10 --slo-ttft -1 > /dev/null 2> "$tmp/err5"; rc5=$?
+printf 'sweep: s\nevaluate: gpu\nfixed: {workload: llama2-7b}\naxes:\n  batch: {from: 1, to: 8, step: -1}\n' > "$tmp/st.yaml"
+"$S" sweep "$tmp/st.yaml" --quiet > /dev/null 2> "$tmp/err6"; rc6=$?
+"$S" --version extra > "$tmp/out7" 2> "$tmp/err7"; rc7=$?
+"$S" --bogus > /dev/null 2> "$tmp/err8"; rc8=$?
+if [ $rc = 2 ] && grep -q "resnet50 is a CNN, which has no decode phase; use --phase prefill (inference)$" "$tmp/err" &&
+   [ $rc2 = 0 ] && grep -q "NICs *8 x 25 GB/s, 26.6 GB/s off the node in all" "$tmp/out2" &&
+   [ $rc3 = 1 ] && grep -q "dn.yaml:[0-9]*:[0-9]*: key 'name': 'ndr-compute-fabric' already names network\[0\]" "$tmp/err3" &&
+   [ $rc4 = 2 ] && [ $rc5 = 2 ] && grep -q "an SLO is a positive number of seconds, got '-1'" "$tmp/err5" &&
+   [ $rc6 = 1 ] && grep -q "step: a range's step must be above 0" "$tmp/err6" &&
+   [ $rc7 = 2 ] && [ ! -s "$tmp/out7" ] && grep -q "takes nothing after it" "$tmp/err7" &&
+   [ $rc8 = 2 ] && grep -q "unknown option '--bogus' before any command" "$tmp/err8"; then
+    ok "accel decode on a CNN, cluster NICs, network names, --torch, SLO and step signs, strata's own options"
+else
+    not_ok "bad-input hunt, the rest" "rc=$rc $rc2 $rc3 $rc4 $rc5 $rc6 $rc7 $rc8 $(cat "$tmp/err" "$tmp/err3" "$tmp/err4" "$tmp/err5" "$tmp/err6" "$tmp/err7" "$tmp/err8")"
+fi
 tap_done

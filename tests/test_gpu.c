@@ -596,7 +596,7 @@ static void test_torch_version(void **state)
     }
     static const char *const bad[] = {"",       "2",      "2.",          "2.x",     "x2.1",  "2.1.0junk",
                                       "2.1+",   "0.4",    "2.100",       "2.1.x",   "2.01",  "2.1+cu121 junk",
-                                      " 2.1",   "2.1+a-b"};
+                                      " 2.1",   "2.1+a-b", "99.9",        "4.0"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int v = -1;
         assert_int_equal(st_torch_parse(bad[i], &v), ST_EINVAL);

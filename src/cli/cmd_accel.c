@@ -106,6 +106,11 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_accel, "--phase train: the accelerator layer maps inference "
                                            "(prefill or decode) layers");
     }
+    if (o.phase == ST_PHASE_DECODE && m.kind != ST_MODEL_TRANSFORMER) {
+        st_model_free(&m);
+        return cli_usage_error(&cmd_accel, "--phase decode: %s is a CNN, which has no decode phase; use --phase "
+                                           "prefill (inference)", m.id);
+    }
     if ((rc = st_model_ops(&m, &o, &ops, &err))) {
         st_model_free(&m);
         return cli_fail(&err);

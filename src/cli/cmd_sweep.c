@@ -420,8 +420,8 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
                 free(idx);
             }
         } else {
-            printf("sweep %s (evaluate: %s): %lld points, %lld valid, %lld feasible\n", s->name,
-                   st_sweep_kind_name(s->kind), p.done, p.valid, p.feasible);
+            printf("sweep %s (evaluate: %s): %lld point%s, %lld valid, %lld feasible\n", s->name,
+                   st_sweep_kind_name(s->kind), p.done, p.done == 1 ? "" : "s", p.valid, p.feasible);
             if (why_at >= 0)
                 printf("  %lld invalid; the first (#%lld): %s\n", p.done - p.valid, why_at, why);
             if (p.valid > 0 && p.feasible == 0 && s->n_con > 0) {

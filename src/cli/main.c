@@ -52,12 +52,16 @@ int main(int argc, char **argv)
     if (argc < 2) /* a terminal gets the explorer; a pipe the summary */
         return isatty(0) && isatty(1) ? cmd_ui.run(argc, argv) : cmd_summary.run(argc, argv);
     const char *name = argv[1];
-    if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
-        printf("strata %s\n", ST_VERSION);
-        return 0;
-    }
-    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
-        print_usage(stdout);
+    if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
+        if (argc > 2) {
+            fprintf(stderr, "strata: %s takes nothing after it, got '%s'; for a command's help: strata help "
+                            "COMMAND\n", name, argv[2]);
+            return 2;
+        }
+        if (name[1] == 'V' || name[2] == 'v')
+            printf("strata %s\n", ST_VERSION);
+        else
+            print_usage(stdout);
         return 0;
     }
     if (!strcmp(name, "help")) {
@@ -84,8 +88,13 @@ int main(int argc, char **argv)
         const char *names[N_COMMANDS];
         for (size_t i = 0; i < N_COMMANDS; i++)
             names[i] = commands[i]->name;
-        const char *s = st_suggest(name, names, N_COMMANDS);
-        if (s)
+        const char *s = name[0] ? st_suggest(name, names, N_COMMANDS) : NULL;
+        if (name[0] == '-')
+            fprintf(stderr, "strata: unknown option '%s' before any command (strata takes --version or --help "
+                            "there; a command's options follow it)\n", name);
+        else if (!name[0])
+            fprintf(stderr, "strata: an empty command name; give one of the commands below\n");
+        else if (s)
             fprintf(stderr, "strata: unknown command '%s'; did you mean '%s'?\n", name, s);
         else
             fprintf(stderr, "strata: unknown command '%s'\n", name);

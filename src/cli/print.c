@@ -366,6 +366,19 @@ static void print_link(const char *label, const st_link *l, FILE *out)
     fputc('\n', out);
 }
 
+/* a node's NICs and the cap on its whole scale-out (node and cluster) */
+static void print_nics(const st_node *n, FILE *out)
+{
+    char b[32];
+    cli_si(b, sizeof b, n->nic_bw, "B/s");
+    fprintf(out, "  NICs               %d x %s", n->nics, b);
+    if (n->scaleout_bw > 0) {
+        cli_si(b, sizeof b, n->scaleout_bw, "B/s");
+        fprintf(out, ", %s off the node in all", b);
+    }
+    fputc('\n', out);
+}
+
 static void print_node(const st_node *n, FILE *out)
 {
     char b[32];
@@ -374,13 +387,7 @@ static void print_node(const st_node *n, FILE *out)
     print_link("intra-node", &n->intra, out);
     cli_si(b, sizeof b, n->host_bw, "B/s");
     fprintf(out, "  host link          %s, %s\n", n->host_link_kind, b);
-    cli_si(b, sizeof b, n->nic_bw, "B/s");
-    fprintf(out, "  NICs               %d x %s", n->nics, b);
-    if (n->scaleout_bw > 0) {
-        cli_si(b, sizeof b, n->scaleout_bw, "B/s");
-        fprintf(out, ", %s off the node in all", b);
-    }
-    fputc('\n', out);
+    print_nics(n, out);
 }
 
 static void json_node(st_json *j, const char *key, const st_node *n)
@@ -408,6 +415,7 @@ static void print_cluster(const st_cluster *c, FILE *out)
     fprintf(out, "  nodes              %d x %s = %lld GPUs\n", c->nodes, c->node.name,
             (long long)c->nodes * c->node.gpus); /* as the JSON: no int overflow */
     print_link("intra-node", &c->node.intra, out);
+    print_nics(&c->node, out);
     for (int i = 0; i < c->n_dims; i++)
         print_link(c->net[i].name, &c->net[i], out);
 }

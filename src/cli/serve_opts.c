@@ -155,7 +155,11 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             /* an SLO of 0 would read as "no SLO" downstream: refuse it */
             const char *nm2 = c == 'f' ? "--slo-ttft" : "--slo-tpot";
             double *v = c == 'f' ? &o->slo_ttft : &o->slo_tpot;
-            rc = num(cmd, nm2, optarg, 0, 1e6, v);
+            char *end;
+            double pre = strtod(optarg, &end); /* a number at or below 0 gets the SLO's own words */
+            rc = end != optarg && !*end && pre <= 0 ? 0 : num(cmd, nm2, optarg, 0, 1e6, v);
+            if (!rc && end != optarg && !*end && pre <= 0)
+                *v = pre;
             if (!rc && *v <= 0) {
                 cli_usage_error(cmd, "%s: an SLO is a positive number of seconds, got '%s' (leave the option out "
                                      "for none)", nm2, optarg);

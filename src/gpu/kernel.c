@@ -78,7 +78,7 @@ int st_torch_parse(const char *s, int *ver)
     }
     if (*s)
         return ST_EINVAL;
-    if (major < 1 || major > 99)
+    if (major < 1 || major > 3) /* releases 1.x and 2.x, and room for a 3.x */
         return ST_EINVAL;
     *ver = (int)(major * 100 + minor);
     return 0;

@@ -390,8 +390,8 @@ static int range_axis(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
     char scale[16] = "";
     if ((rc = f_number(c, n, "from", -1e300, 1e300, 1, "", &from)) ||
         (rc = f_number(c, n, "to", -1e300, 1e300, 1, "", &to)) ||
-        (rc = f_number(c, n, "step", 0, 1e300, 1, "", &step)) ||
-        (rc = f_number(c, n, "factor", 0, 1e300, 1, "", &factor)) ||
+        (rc = f_number(c, n, "step", -1e300, 1e300, 1, "", &step)) ||
+        (rc = f_number(c, n, "factor", -1e300, 1e300, 1, "", &factor)) ||
         (rc = f_int(c, n, "steps", 1, MAX_AXIS_VALUES, &steps)) ||
         (rc = f_string(c, n, "scale", scale, sizeof scale)))
         return rc;

@@ -175,6 +175,12 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
         nc.what = what;
         if ((rc = read_link(&nc, net->items[i], 1, &cl->net[i])))
             return rc;
+        /* results and traces name a dimension: two of one name are one too many */
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(cl->net[k].name, cl->net[i].name))
+                return f_error(&nc, f_get(net->items[i], "name"),
+                               "key 'name': '%s' already names network[%zu]; give each dimension its own name",
+                               cl->net[i].name, k);
     }
     cl->n_dims = (int)net->n;
     reference(c->path, ref, path, sizeof path);
