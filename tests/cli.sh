@@ -1177,12 +1177,17 @@ rm -f "$tmp/bigs.json"
 # with no DP buckets they are all of the iteration's communication
 "$S" train llama2-7b --cluster dgx-h100 --gpus 8 --zero 3 --global-batch 16 --seq 2048 --flash --json \
     --trace "$tmp/z3t.json" > "$tmp/z3o.json" 2> "$tmp/err"
+# (and their exposed parts, each after the layer that waits on it, add up
+# to zero_gather_s)
 check "train --trace with ZeRO-3: one gather event per task, adding up to comm_total_s" \
-    jq -e -n --slurpfile t "$tmp/z3t.json" --slurpfile o "$tmp/z3o.json" '[$t[0].traceEvents[] | select(.name | startswith("ZeRO-3"))] as $z | ($z | length) == 2 * $o[0].config.microbatches and (($z | map(.dur) | add) / 1e6 / $o[0].breakdown.comm_total_s - 1 | fabs) < 1e-9 and ($z | all(.tid == 2))'
+    jq -e -n --slurpfile t "$tmp/z3t.json" --slurpfile o "$tmp/z3o.json" '[$t[0].traceEvents[] | select((.name | startswith("ZeRO-3")) and .tid == 2)] as $z | ($z | length) == 2 * $o[0].config.microbatches and (($z | map(.dur) | add) / 1e6 / $o[0].breakdown.comm_total_s - 1 | fabs) < 1e-9 and ($z | all(.tid == 2)) and (([$t[0].traceEvents[] | select(.ph == "X" and (.name | startswith("ZeRO-3")) and .tid == 1) | .dur] | add) / 1e6 / $o[0].breakdown.zero_gather_s - 1 | fabs) < 1e-9'
 "$S" train llama2-7b --cluster dgx-h100 --gpus 8 --tp 4 --sp --dp 2 --global-batch 16 --seq 2048 --flash --json \
     --trace "$tmp/tpt.json" > "$tmp/tpo.json" 2> "$tmp/err"
+# (per microbatch and pass, one span for each of Llama 2 7B's 32 blocks and
+# one for the vocabulary-parallel end's: embedding and head, forward and
+# backward, 2 x 32 + 4 in all)
 check "train --trace with TP 4 + SP: reduce-scatter + all-gather events inside their tasks, adding up to tp_comm_s" \
-    jq -e -n --slurpfile t "$tmp/tpt.json" --slurpfile o "$tmp/tpo.json" '[$t[0].traceEvents[] | select(.name == "TP reduce-scatter + all-gather")] as $e | ($e | length) == 2 * $o[0].config.microbatches and (($e | map(.dur) | add) / 1e6 / $o[0].breakdown.tp_comm_s - 1 | fabs) < 1e-9 and ([$t[0].traceEvents[] | select(.tid == 0 and (.cat == "forward" or .cat == "backward"))] as $k | [range(0; $e | length) as $i | $e[$i].dur <= $k[$i].dur] | all)'
+    jq -e -n --slurpfile t "$tmp/tpt.json" --slurpfile o "$tmp/tpo.json" '[$t[0].traceEvents[] | select(.ph == "X" and (.name | startswith("TP ")))] as $e | ($e | length) == (2 * 32 + 4) * $o[0].config.microbatches and ($e | all(.tid == 1)) and ($e | map(select(.name | startswith("TP reduce-scatters + all-gathers"))) | length) == 2 * 32 * $o[0].config.microbatches and (($e | map(.dur) | add) / 1e6 / $o[0].breakdown.tp_comm_s - 1 | fabs) < 1e-9 and ([$t[0].traceEvents[] | select(.tid == 0 and (.cat == "forward" or .cat == "backward"))] as $k | [$e[] as $c | [$k[] | select($c.ts >= .ts - 1e-6 and $c.ts + $c.dur <= .ts + .dur + 1e-6)] | length == 1] | all)'
 # context parallelism is ring attention: fused kernels only, so plan searches
 # CP > 1 with --flash and says so without it; train refuses eager CP
 "$S" plan gpt2-large --cluster hgx-a100-4gpu --global-batch 4 --seq 1024 --json > "$tmp/pe.json"
@@ -2527,5 +2532,28 @@ if [ $rc = 2 ] && grep -q "resnet50 is a CNN, which has no decode phase; use --p
     ok "accel decode on a CNN, cluster NICs, network names, --torch, SLO and step signs, strata's own options"
 else
     not_ok "bad-input hunt, the rest" "rc=$rc $rc2 $rc3 $rc4 $rc5 $rc6 $rc7 $rc8 $(cat "$tmp/err" "$tmp/err3" "$tmp/err4" "$tmp/err5" "$tmp/err6" "$tmp/err7" "$tmp/err8")"
+fi
+# train --trace draws each task's layers (GPT-2 Large: 36 blocks, forward
+# in order, backward in reverse) with the block's exposed collectives after
+# it: Megatron-LM's two TP all-reduces of the b x s x h activation per block
+# and pass (Narayanan et al. 2021), each priced as `strata coll` prices that
+# all-reduce; a task's parts add up to its length
+"$S" train gpt2-large --cluster hgx-a100-4gpu --tp 4 --global-batch 4 --seq 1024 --dtype fp32 --trace "$tmp/lt.json" > /dev/null 2> "$tmp/err"; rc=$?
+ar=$("$S" coll allreduce --cluster hgx-a100-4gpu --gpus 4 --bytes $((4 * 1024 * 1280 * 4)) --json | jq '.time_s * 1e6')
+chk=$(jq --argjson ar "$ar" '
+  [.traceEvents[] | select(.ph == "X")] as $x
+  | [$x[] | select(.cat == "forward" or .cat == "backward")] as $tasks
+  | [$x[] | select(.cat == "layer" and (.name | test("^layer [0-9]+$")))] as $blocks
+  | [$x[] | select(.name == "TP all-reduces (attention, MLP)")] as $tp
+  | ($blocks | map(.name | ltrimstr("layer ") | tonumber)) as $idx
+  | [ $tasks[] as $t | ([$x[] | select((.cat == "layer" or .cat == "comm") and .tid < 2 and .ts >= $t.ts - 1e-6
+        and .ts + .dur <= $t.ts + $t.dur + 1e-6)] | map(.dur) | add) - $t.dur | fabs < 1e-6 * $t.dur ] as $tiled
+  | ($blocks | length) == 72 and ($tp | length) == 72 and $idx[0:36] == [range(0; 36)]
+    and $idx[36:72] == [range(35; -1; -1)] and ($tiled | all) and .otherData.layers == true
+    and ([$tp[] | (.dur - 2 * $ar) | fabs < 1e-6 * $ar] | all)' "$tmp/lt.json")
+if [ $rc = 0 ] && [ "$chk" = true ]; then
+    ok "train --trace: each task's layers, and each block's TP all-reduces after it, add up to the task"
+else
+    not_ok "train --trace: layer spans" "rc=$rc chk=$chk ar=$ar $(cat "$tmp/err")"
 fi
 tap_done

@@ -746,6 +746,28 @@ typedef struct trace_comm {
     int tp_sp;              /* TP runs as reduce-scatter + all-gather (SP) */
 } trace_comm;
 
+/* What a forward or backward task is made of, in the order it runs, for
+ * the trace's layer spans (each task's parts add up to its length): per
+ * block, its compute and its exposed collectives (TP, CP, EP, ZeRO-3
+ * beyond its prefetch) after it; the embedding with the TP collective of
+ * its output (first stage), the final norm, head and loss with the head's
+ * (last stage); ZeRO-3's exposed gather before a chunk's first block, and
+ * its embedding and head collectives. */
+typedef struct trace_parts {
+    long long layers; /* the model's blocks (encoder and decoder) */
+    double cmp[2], blk[2];        /* [0] forward, [1] backward: a block's compute, and with its exposed comm */
+    double tp[2], cp[2], ep[2], z3[2]; /* a block's exposed collectives */
+    double emb[2], head[2];       /* compute */
+    double end0[2], endl[2];      /* the TP collectives at the first and last stage */
+    double fill[2];               /* ZeRO-3: a chunk's first gather (and reduce-scatter), exposed */
+    double z3_emb, z3_head;       /* ZeRO-3: the ends' three collectives, a third forward */
+    st_recompute recompute;       /* a backward block reruns its forward (full) or attention core */
+} trace_parts;
+
+/* a task's layer spans: at most this many events in all, else the trace
+ * keeps its task spans only (otherData layers false) */
+#define TRACE_MAX_LAYER_EVENTS 400000
+
 static void trace_event(st_json *j, const char *name, const char *cat, int pid, int tid, double ts, double dur)
 {
     st_json_begin_object(j, NULL);
@@ -772,19 +794,115 @@ static void trace_thread_name(st_json *j, int pid, int tid, const char *name)
     st_json_end_object(j);
 }
 
-/* Threads of a stage's trace: 0 the tasks and the optimizer step, 1 the
- * collectives a task waits on (drawn from the task's start, one after the
- * other), 2 the communication that overlaps compute (ZeRO-3 per task, DP
- * buckets, ZeRO-1/2's weight all-gather), 3 the pipeline's sends. */
-static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const trace_comm *tc, const double *dp_start,
-                        const double *dp_end, double pipe_end, double opt_s, double zero_s, st_train_result *r)
+/* Threads of a stage's trace: 0 the tasks, their layers and the optimizer
+ * step, 1 the collectives a task waits on (after the layer that issues them;
+ * past TRACE_MAX_LAYER_EVENTS, without the layers, drawn from the task's
+ * start, one after the other), 2 the communication that overlaps compute
+ * (ZeRO-3 per task, DP buckets, ZeRO-1/2's weight all-gather), 3 the
+ * pipeline's sends. */
+/* The first block of virtual stage vs (stages hold consecutive blocks). */
+static long long first_layer(long long L, long long V, int vs)
+{
+    long long first = 0;
+    for (long long i = 0; i < vs; i++)
+        first += st_pipeline_stage_layers(L, V, i);
+    return first;
+}
+
+/* One task's layer spans on thread 0 (category "layer") and its exposed
+ * collectives on thread 1 where they fall: parts in the order the task runs
+ * them, scaled to the task's own length (they add up to it). */
+static void trace_task_layers(st_json *j, int d, const task *t, const trace_parts *lp, const trace_comm *tc,
+                              long long V)
+{
+    int w = t->fwd ? 0 : 1;
+    long long nbl = st_pipeline_stage_layers(lp->layers, V, t->vs), first = first_layer(lp->layers, V, t->vs);
+    int is_first = t->vs == 0, is_last = t->vs == V - 1;
+    double zw = (is_first ? lp->z3_emb : 0) + (is_last ? lp->z3_head : 0);
+    double sum = (nbl > 0 ? lp->fill[w] : 0) + (double)nbl * lp->blk[w] + (is_first ? lp->emb[w] + lp->end0[w] : 0) +
+                 (is_last ? lp->head[w] + lp->endl[w] : 0) + (t->fwd ? zw / 3 : 2 * zw / 3);
+    double dur = t->end - t->start, sc = sum > 0 ? dur / sum : 0, at = t->start;
+    /* a block's two (Megatron-LM: after attention and after the MLP), as one span */
+    const char *tp_name = tc->tp_sp ? "TP reduce-scatters + all-gathers (attention, MLP)"
+                                    : "TP all-reduces (attention, MLP)";
+    char nm[64];
+    /* a part of the task: compute on thread 0, a collective on thread 1 */
+#define PART(NAME, CAT, TID, LEN)                                   \
+    do {                                                            \
+        double len_ = (LEN) * sc;                                   \
+        if (len_ > 0)                                               \
+            trace_event(j, NAME, CAT, d, TID, at, len_);            \
+        at += len_;                                                 \
+    } while (0)
+    /* the block's exposed collectives after its compute */
+#define BLOCK_COMM()                                                                  \
+    do {                                                                              \
+        PART(tp_name, "comm", 1, lp->tp[w]);                                          \
+        PART("CP ring exchange (exposed)", "comm", 1, lp->cp[w]);                    \
+        PART("EP all-to-all", "comm", 1, lp->ep[w]);                                  \
+        PART(t->fwd ? "ZeRO-3 all-gather (exposed)" : "ZeRO-3 all-gather + reduce-scatter (exposed)", "comm", 1, \
+             lp->z3[w]);                                                              \
+    } while (0)
+    if (t->fwd) {
+        if (nbl > 0)
+            PART("ZeRO-3 all-gather of the first block (exposed)", "comm", 1, lp->fill[0]);
+        if (is_first) {
+            PART("embedding", "layer", 0, lp->emb[0]);
+            PART(tc->tp_sp ? "TP reduce-scatter of the embedding" : "TP all-reduce of the embedding", "comm", 1,
+                 lp->end0[0]);
+        }
+        for (long long i = 0; i < nbl; i++) {
+            snprintf(nm, sizeof nm, "layer %lld", first + i);
+            PART(nm, "layer", 0, lp->cmp[0]);
+            BLOCK_COMM();
+        }
+        if (is_last) {
+            PART("final norm, head and loss", "layer", 0, lp->head[0]);
+            PART("TP all-gather of the head's input", "comm", 1, lp->endl[0]);
+        }
+        PART("ZeRO-3 all-gather of the embedding and head", "comm", 1, zw / 3);
+    } else {
+        if (is_last) {
+            PART("final norm, head and loss", "layer", 0, lp->head[1]);
+            PART(tc->tp_sp ? "TP reduce-scatter of the head's input gradient"
+                           : "TP all-reduce of the head's input gradient",
+                 "comm", 1, lp->endl[1]);
+        }
+        for (long long i = nbl - 1; i >= 0; i--) {
+            snprintf(nm, sizeof nm, "layer %lld%s", first + i,
+                     lp->recompute == ST_RECOMP_FULL        ? " (forward rerun, backward)"
+                     : lp->recompute == ST_RECOMP_SELECTIVE ? " (attention rerun, backward)"
+                                                            : "");
+            PART(nm, "layer", 0, lp->cmp[1]);
+            BLOCK_COMM();
+        }
+        if (is_first) {
+            PART("embedding", "layer", 0, lp->emb[1]);
+            PART("TP all-gather of the embedding's gradient", "comm", 1, lp->end0[1]);
+        }
+        if (nbl > 0)
+            PART("ZeRO-3 all-gather + reduce-scatter of the first block (exposed)", "comm", 1, lp->fill[1]);
+        PART("ZeRO-3 collectives of the embedding and head", "comm", 1, 2 * zw / 3);
+    }
+#undef BLOCK_COMM
+#undef PART
+}
+
+static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const trace_comm *tc, const trace_parts *lp,
+                        const double *dp_start, const double *dp_end, double pipe_end, double opt_s, double zero_s,
+                        st_train_result *r)
 {
     long long cap = ST_TRAIN_TRACE_MAX_TASKS / k->pp;
+    long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
     r->trace_tasks = r->trace_tasks_total = 0;
+    double events = 0; /* layer spans and their collectives, at most */
     for (int d = 0; d < k->pp; d++) {
         r->trace_tasks_total += s->n[d];
         r->trace_tasks += s->n[d] < cap ? s->n[d] : cap;
+        for (int i = 0; i < s->n[d] && i < cap; i++)
+            events += 9.0 + 5.0 * (double)st_pipeline_stage_layers(lp->layers, V, s->t[d][i].vs);
     }
+    int layers = lp && events <= TRACE_MAX_LAYER_EVENTS;
     st_json j;
     st_json_init(&j, f, 0);
     st_json_begin_object(&j, NULL);
@@ -806,7 +924,6 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const tr
         trace_thread_name(&j, d, 2, "communication beside compute");
         if (k->pp > 1)
             trace_thread_name(&j, d, 3, "pipeline send/recv");
-        long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
         for (int i = 0; i < s->n[d] && i < cap; i++) {
             const task *t = &s->t[d][i];
             snprintf(nm, sizeof nm, "%s mb%lld", t->fwd ? "F" : "B", t->mb);
@@ -815,16 +932,19 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const tr
             trace_event(&j, nm, t->fwd ? "forward" : "backward", d, 0, t->start, t->end - t->start);
             const task_comm *c = t->fwd ? &tc->f[t->vs] : &tc->b[t->vs];
             double at = t->start;
-            if (c->tp > 0) {
+            if (layers) {
+                /* the task's layers, each with its collectives where they fall */
+                trace_task_layers(&j, d, t, lp, tc, V);
+            } else if (c->tp > 0) {
                 trace_event(&j, tc->tp_sp ? "TP reduce-scatter + all-gather" : "TP all-reduce", "comm", d, 1, at,
                             c->tp);
                 at += c->tp;
             }
-            if (c->cp > 0) {
+            if (c->cp > 0 && !layers) {
                 trace_event(&j, "CP ring exchange (exposed)", "comm", d, 1, at, c->cp);
                 at += c->cp;
             }
-            if (c->ep > 0)
+            if (c->ep > 0 && !layers)
                 trace_event(&j, "EP all-to-all", "comm", d, 1, at, c->ep);
             if (c->z3 > 0)
                 trace_event(&j, t->fwd ? "ZeRO-3 all-gather of weights" : "ZeRO-3 all-gather + reduce-scatter",
@@ -847,6 +967,9 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const tr
     st_json_int(&j, "tasks_written", r->trace_tasks);
     st_json_int(&j, "tasks_total", r->trace_tasks_total);
     st_json_int(&j, "tasks_per_stage_max", cap);
+    /* each task's layers and their collectives, or (past
+     * TRACE_MAX_LAYER_EVENTS events) its collectives drawn from its start */
+    st_json_bool(&j, "layers", layers);
     st_json_end_object(&j);
     st_json_end_object(&j);
     st_json_finish(&j);
@@ -1476,7 +1599,24 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
                                               nbl > 0 || zw > 0 ? nbl * (z3_ag + z3_rs) + 2 * zw / 3 : 0};
                 }
                 trace_comm tc = {tcf, tcf + V, pp > 1 ? p2p : 0, k->sp};
-                write_trace(trace, &S, k, &tc, dps, dpe, end_all, opt_s, zero_ag, r);
+                trace_parts lp = {
+                    L_all,
+                    {pf.blk, pb.blk},
+                    {f_blk, b_blk},
+                    {tp_blk_f, tp_blk_b},
+                    {cp_blk_f, cp_blk_b},
+                    {ep_blk_f, ep_blk_b},
+                    {z3_f, z3_b},
+                    {pf.embed, pb.embed},
+                    {pf.head, pb.head},
+                    {end_f0, end_b0},
+                    {end_fl, end_bl},
+                    {z3_fill_f, z3_fill_b},
+                    z3_emb,
+                    z3_head,
+                    k->recompute,
+                };
+                write_trace(trace, &S, k, &tc, &lp, dps, dpe, end_all, opt_s, zero_ag, r);
                 free(tcf);
             }
         }
