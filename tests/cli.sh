@@ -1874,7 +1874,9 @@ check "train: dp_overlap_fraction in (0, 1) with DP, null with TP alone" \
 R=$tmp/root; mkdir -p "$R"; cp -R "$srcdir/presets" "$srcdir/workloads" "$srcdir/calibration" "$R/"
 cp "$R/presets/gpu/a100-40gb-sxm.yaml" "$tmp/gpu.orig"
 STRATA_DATA=$R "$S" train gpt2-large --cluster hgx-a100-4gpu --trace "$R/presets/gpu/a100-40gb-sxm.yaml" > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 1 ] && grep -q "will not write .*a100-40gb-sxm.yaml: it is inside strata's data folder (presets/)" "$tmp/err" && cmp -s "$tmp/gpu.orig" "$R/presets/gpu/a100-40gb-sxm.yaml"; then ok "train --trace into presets/ (a node's GPU): refused, the preset untouched"; else not_ok "train --trace into presets/: refused, the preset untouched" "rc=$rc $(cat "$tmp/err")"; fi
+# (the GPU preset the cluster's node reads is also named as such, first)
+if { [ $rc = 1 ] && grep -q "will not write .*a100-40gb-sxm.yaml: it is inside strata's data folder (presets/)" "$tmp/err" ||
+     [ $rc = 2 ] && grep -q "is the GPU preset that --cluster 'hgx-a100-4gpu' reads" "$tmp/err"; } && cmp -s "$tmp/gpu.orig" "$R/presets/gpu/a100-40gb-sxm.yaml"; then ok "train --trace into presets/ (a node's GPU): refused, the preset untouched"; else not_ok "train --trace into presets/: refused, the preset untouched" "rc=$rc $(cat "$tmp/err")"; fi
 STRATA_DATA=$R "$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:10,10 --per-request "$R/calibration/gpu-kernels.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && cmp -s "$srcdir/calibration/gpu-kernels.yaml" "$R/calibration/gpu-kernels.yaml"; then ok "serve --per-request onto the default coefficient table: refused"; else not_ok "serve --per-request onto the default coefficient table: refused" "rc=$rc $(cat "$tmp/err")"; fi
 # serve MFU counts model FLOPs: MFU x duration / tokens is the same for
@@ -2482,9 +2484,9 @@ sed 's/^dtype:.*/dtype: int4/' "$srcdir/workloads/llama2-7b.yaml" > "$tmp/w4.yam
 "$S" serve llama2-7b --qps 1 --requests 2 --lengths fixed:10,10 --spec-k 4 --spec-accept 0.5 --draft resnet50 > /dev/null 2> "$tmp/err5"; rc5=$?
 "$S" serve llama2-7b --gpu h100-sxm --num-gpu-blocks 10 --qps 1 --requests 2 --lengths fixed:100,61 > /dev/null 2> "$tmp/err6"; rc6=$?
 if [ $rc = 2 ] && [ $same = 0 ] && grep -q "is the node preset that --cluster" "$tmp/err" &&
-   [ $rc2 = 2 ] && grep -q "unknown option '--gpu'; --gpus is a count" "$tmp/err2" &&
+   [ $rc2 = 2 ] && grep -q "unknown option '--gpu'; did you mean --gpus? (spell it out; --gpus is a count, the GPU and node come from --cluster)" "$tmp/err2" &&
    [ $rc3 = 2 ] && grep -q "the workload's dtype is int4, an inference type; train it with --dtype" "$tmp/err3" &&
-   [ $rc4 = 1 ] && grep -q -- "--lengths trace:.*none.csv" "$tmp/err4" &&
+   [ $rc4 = 1 ] && grep -q -- "--lengths: .*none.csv: No such file" "$tmp/err4" &&
    [ $rc5 = 1 ] && grep -q "draft resnet50: not a language model" "$tmp/err5" &&
    [ $rc6 = 1 ] && grep -q "needs 10 KV blocks, and --num-gpu-blocks 10 leaves it 9.*give --num-gpu-blocks 11 or more" "$tmp/err6"; then
     ok "train/serve: outputs spare a cluster's node, --gpu is not --gpus, inference dtypes, --lengths trace:, draft, forced blocks"
@@ -2555,5 +2557,40 @@ if [ $rc = 0 ] && [ "$chk" = true ]; then
     ok "train --trace: each task's layers, and each block's TP all-reduces after it, add up to the task"
 else
     not_ok "train --trace: layer spans" "rc=$rc chk=$chk ar=$ar $(cat "$tmp/err")"
+fi
+# review of the hunt's fixes: a local folder named like a preset id is not
+# the preset (the loaders read presets/); an output never lands on the GPU
+# preset a node file names; an encoder-decoder's MoE stride is bounded by
+# its longer stack (Switch: 24 + 24 blocks, every 30 leaves none); any
+# one-short abbreviation is refused with the full name; sweep points refuse
+# a dp that leaves the cluster's GPUs out, seq with kv on a decoder, decode
+# of a CNN on an accelerator, and factor with scale
+mkdir -p "$tmp/cwd/dgx-a100"
+(cd "$tmp/cwd" && "$S" train llama2-7b --cluster ib-a100 --gpus 16 --trace dgx-a100/t.json > /dev/null 2> "$tmp/err"); rc=$?
+cp "$srcdir/presets/gpu/a100-80gb-sxm.yaml" "$tmp/gp.yaml"
+sed 's/^gpu:.*/gpu: gp.yaml/' "$srcdir/presets/node/dgx-a100.yaml" > "$tmp/nd2.yaml"
+"$S" train llama2-7b --cluster "$tmp/nd2.yaml" --trace "$tmp/gp.yaml" > /dev/null 2> "$tmp/err2"; rc2=$?
+cmp -s "$tmp/gp.yaml" "$srcdir/presets/gpu/a100-80gb-sxm.yaml"; same=$?
+sed 's/^\(  *every:\).*/\1 30/' "$srcdir/workloads/switch-xl-4.yaml" > "$tmp/sw30.yaml"
+"$S" show "$tmp/sw30.yaml" > /dev/null 2> "$tmp/err3"; rc3=$?
+"$S" serve llama2-7b --qp 1 > /dev/null 2> "$tmp/err4"; rc4=$?
+printf 'sweep: d\nevaluate: train\nfixed: {workload: llama2-7b, cluster: hgx-h100-4gpu, dp: 3}\naxes: {}\n' > "$tmp/swd.yaml"
+printf 'sweep: e\nevaluate: gpu\nfixed: {workload: llama2-7b, phase: decode, seq: 128, kv: 100}\naxes: {}\n' > "$tmp/swe.yaml"
+printf 'sweep: f\nevaluate: accel\nfixed: {workload: resnet50, arch: eyeriss-like, phase: decode}\naxes: {}\n' > "$tmp/swf.yaml"
+printf 'sweep: g\nevaluate: gpu\nfixed: {workload: llama2-7b}\naxes:\n  batch: {from: 1, to: 8, factor: 2, scale: log2}\n' > "$tmp/swg.yaml"
+"$S" sweep "$tmp/swd.yaml" --quiet > /dev/null 2> "$tmp/err5"; rc5=$?
+"$S" sweep "$tmp/swe.yaml" --quiet > /dev/null 2> "$tmp/err6"; rc6=$?
+"$S" sweep "$tmp/swf.yaml" --quiet > /dev/null 2> "$tmp/err7"; rc7=$?
+"$S" sweep "$tmp/swg.yaml" --quiet > /dev/null 2> "$tmp/err8"; rc8=$?
+if [ $rc = 0 ] && [ -s "$tmp/cwd/dgx-a100/t.json" ] && [ $rc2 = 2 ] && [ $same = 0 ] && grep -q "is the GPU preset that --cluster" "$tmp/err2" &&
+   [ $rc3 = 1 ] && grep -q "every 30 blocks leaves none of the 24-block stacks" "$tmp/err3" &&
+   [ $rc4 = 2 ] && grep -q "unknown option '--qp'; did you mean --qps? (spell it out)" "$tmp/err4" &&
+   [ $rc5 = 1 ] && grep -q "= 3, but gpus is 4 (the cluster's, without gpus)" "$tmp/err5" &&
+   [ $rc6 = 1 ] && grep -q "seq and kv both set decode's context" "$tmp/err6" &&
+   [ $rc7 = 1 ] && grep -q "resnet50 is a CNN, which has no decode phase; use phase prefill" "$tmp/err7" &&
+   [ $rc8 = 1 ] && grep -q "swg.yaml:5:[0-9]*: scale: log2 is factor 2; give one of them" "$tmp/err8"; then
+    ok "review: id-named folders, GPU preset guard, MoE stride per stack, abbreviations, sweep refusals"
+else
+    not_ok "review of the hunt's fixes" "rc=$rc $rc2 $same $rc3 $rc4 $rc5 $rc6 $rc7 $rc8 $(cat "$tmp/err" "$tmp/err2" "$tmp/err3" "$tmp/err4" "$tmp/err5" "$tmp/err6" "$tmp/err7" "$tmp/err8")"
 fi
 tap_done

@@ -82,8 +82,8 @@ int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long
 int cli_parse_torch(const cli_command *cmd, const char *text, int *ver)
 {
     if (st_torch_parse(text, ver) != 0) {
-        cli_usage_error(cmd, "--torch: expected a PyTorch release as torch.__version__ gives it (e.g. 2.1 or "
-                        "2.11.0), got '%s'", text);
+        cli_usage_error(cmd, "--torch: expected a PyTorch release 1.x to 3.x as torch.__version__ gives it (e.g. "
+                        "2.1 or 2.11.0), got '%s'", text);
         return -1;
     }
     return 0;
@@ -127,9 +127,11 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
             int cluster = 0;
             for (const struct option *o = longopts; o->name; o++)
                 cluster |= !strcmp(o->name, "cluster");
-            cli_usage_error(cmd, "unknown option '--%.*s'; --%s is a count, spelled out%s", (int)wl, w,
+            cli_usage_error(cmd, "unknown option '--%.*s'; did you mean --%s? (spell it out%s)", (int)wl, w,
                             longopts[li].name,
-                            !strncmp(w, "gpu", wl) && cluster ? " (the GPU and node come from --cluster)" : "");
+                            wl == 3 && !strncmp(w, "gpu", wl) && cluster
+                                ? "; --gpus is a count, the GPU and node come from --cluster"
+                                : "");
             return '?';
         }
     }
@@ -569,12 +571,15 @@ int cli_out_hits(const char *out, const char *in)
     char resolved[512];
     if (!out || !in)
         return 0;
-    if (stat(in, &si) != 0) { /* a preset or workload id: the file it names */
-        st_error e;
-        if (st_resolve(in, -1, resolved, sizeof resolved, &e) || stat(resolved, &si) != 0)
-            return 0;
+    st_error e;
+    /* a preset or workload id: the file it names, as the loaders read it
+     * (a local folder of the same name is not what they open); a name that
+     * is no id (a --data folder given bare) is taken as it stands */
+    if (!st_name_is_path(in) && st_resolve(in, -1, resolved, sizeof resolved, &e) == 0 &&
+        stat(resolved, &si) == 0)
         in = resolved;
-    }
+    else if (stat(in, &si) != 0)
+        return 0;
     if (!S_ISDIR(si.st_mode))
         return cli_same_file(out, in);
     char dir[PATH_MAX], target[PATH_MAX];
@@ -604,6 +609,17 @@ int cli_out_guard(const cli_command *cmd, const char *oopt, const char *out, con
                                "somewhere else", oopt, out, iopt, in);
     return cli_usage_error(cmd, "%s '%s' is the file %s '%s' names, which this run reads; write it somewhere "
                            "else", oopt, out, iopt, in);
+}
+
+int cli_out_guard_cluster(const cli_command *cmd, const char *oopt, const char *out, const char *cluster,
+                          const st_cluster *cl)
+{
+    const char *src[2] = {cl->node_src, cl->node.gpu_src}, *what[2] = {"node", "GPU"};
+    for (int i = 0; i < 2 && out; i++)
+        if (src[i][0] && cli_same_file(out, src[i]))
+            return cli_usage_error(cmd, "%s '%s' is the %s preset that --cluster '%s' reads (%s); write it "
+                                   "somewhere else", oopt, out, what[i], cluster, src[i]);
+    return 0;
 }
 
 int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, double *out)

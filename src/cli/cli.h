@@ -90,6 +90,10 @@ int cli_out_hits(const char *out, const char *in);
  * input `iopt` ('in'); 0 when either is NULL or they are apart. */
 int cli_out_guard(const cli_command *cmd, const char *oopt, const char *out, const char *iopt,
                   const char *in);
+/* ... nor the node or GPU preset file a loaded cluster (or node) read,
+ * which --cluster names only through its own file */
+int cli_out_guard_cluster(const cli_command *cmd, const char *oopt, const char *out, const char *cluster,
+                          const st_cluster *cl);
 
 int cli_shared_dir(const char *given, const char *sub, const char *opt, char *buf, size_t n, st_error *err);
 

@@ -112,9 +112,12 @@ static int run(int argc, char **argv)
         gpus = coll == ST_COLL_SENDRECV ? 2 : cl.node.gpus;
         /* the default group is one node: a node of one GPU has no group */
         if (gpus < 2) {
-            st_error_set(&err, ST_EINVAL, "%s: a collective needs 2 or more GPUs, and node %s has %lld; "
-                         "give --gpus N (2 or more, across nodes) or a node with more GPUs",
-                         cluster, cl.id, gpus);
+            if (cl.nodes > 1)
+                st_error_set(&err, ST_EINVAL, "%s: a collective needs 2 or more GPUs, and node %s has %lld; "
+                             "give --gpus N (2 or more, across its %d nodes)", cluster, cl.node.id, gpus, cl.nodes);
+            else
+                st_error_set(&err, ST_EINVAL, "%s: a collective needs 2 or more GPUs, and node %s has %lld; "
+                             "give a node with more GPUs, or a cluster of such nodes", cluster, cl.node.id, gpus);
             return cli_fail(&err);
         }
     }

@@ -340,11 +340,11 @@ static int run(int argc, char **argv)
     st_error err = {0};
     cli_serve_setup su;
     rc = cli_serve_setup_load(&so, argv[optind], &su, &err);
-    /* ... nor on the node preset a cluster file names */
-    for (int i = 0; i < 2 && !rc; i++)
-        if (su.have_cluster && su.cluster.node_src[0] && cli_out_hits(outs[i][1], su.cluster.node_src))
-            rc = st_error_set(&err, ST_EINVAL, "%s '%s' is the node preset that --cluster '%s' names, which this "
-                              "run reads; write it somewhere else", outs[i][0], outs[i][1], so.cluster);
+    for (int i = 0; i < 2 && !rc && su.have_cluster; i++)
+        if ((rc = cli_out_guard_cluster(cmd, outs[i][0], outs[i][1], so.cluster, &su.cluster))) {
+            cli_serve_setup_free(&su);
+            return rc;
+        }
     /* both files are written, or neither */
     cli_out outf[2];
     memset(outf, 0, sizeof outf);

@@ -170,10 +170,8 @@ static int start(const cli_command *cmd, int argc, char **argv, topts *t, setup 
         return rc;
     if (st_load_cluster_or_node(t->cluster, &s->cl, &err))
         return cli_fail(&err);
-    /* ... nor the node preset a cluster file names */
-    if (s->cl.node_src[0] && cli_out_hits(t->trace, s->cl.node_src))
-        return cli_usage_error(cmd, "--trace '%s' is the node preset that --cluster '%s' names, which this run "
-                               "reads; write it somewhere else", t->trace, t->cluster);
+    if ((rc = cli_out_guard_cluster(cmd, "--trace", t->trace, t->cluster, &s->cl)))
+        return rc;
     if (st_gpu_coef_load(t->coef, &s->coef, &err))
         return cli_fail(&err);
     if (st_load_model(model, &s->m, &err))

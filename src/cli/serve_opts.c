@@ -399,8 +399,11 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
         rc = st_requests_load(o->trace, &s->reqs, err);
     } else {
         st_lenspec ls;
-        if ((rc = st_lenspec_parse(o->lengths, &ls, err)))
+        if ((rc = st_lenspec_parse(o->lengths, &ls, err))) {
+            if (rc == ST_EIO) /* trace:FILE did not open: say which option named it */
+                st_error_prefix(err, "--lengths");
             goto fail;
+        }
         st_arrivals a;
         memset(&a, 0, sizeof a);
         a.gamma = o->arrival && strcmp(o->arrival, "gamma") == 0;

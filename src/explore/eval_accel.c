@@ -95,6 +95,9 @@ int st_explore_eval_accel(const st_sweep *s, const st_pvalue *const *v, st_point
         o.phase = (st_phase)v[ST_P_PHASE]->num;
     if (o.phase == ST_PHASE_TRAIN)
         return st_error_set(err, ST_EINVAL, "the accelerator layer maps inference (prefill or decode) layers");
+    if (o.phase == ST_PHASE_DECODE && m->kind != ST_MODEL_TRANSFORMER) /* as `strata accel` says it */
+        return st_error_set(err, ST_EINVAL, "phase decode: %s is a CNN, which has no decode phase; use phase "
+                            "prefill (inference)", m->id);
     if (v[ST_P_BATCH])
         o.batch = (long long)v[ST_P_BATCH]->num;
     if (v[ST_P_SEQ])

@@ -26,9 +26,9 @@ int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point
     if (v[ST_P_DP]) {
         k.dp = (int)v[ST_P_DP]->num;
         long long all = (long long)k.dp * k.tp * k.pp * k.cp;
-        if (v[ST_P_GPUS] && all != gpus) /* as `strata train` refuses --dp with --gpus */
-            return st_error_set(err, ST_EINVAL, "dp %d x tp %d x pp %d x cp %d = %lld, but gpus is %d", k.dp, k.tp,
-                                k.pp, k.cp, all, gpus);
+        if (all != gpus) /* as `strata train` refuses a --dp that leaves GPUs out */
+            return st_error_set(err, ST_EINVAL, "dp %d x tp %d x pp %d x cp %d = %lld, but gpus is %d%s", k.dp, k.tp,
+                                k.pp, k.cp, all, gpus, v[ST_P_GPUS] ? "" : " (the cluster's, without gpus)");
     } else {
         long long rest = (long long)k.tp * k.pp * k.cp;
         if (gpus % rest)

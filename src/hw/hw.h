@@ -230,6 +230,7 @@ typedef struct st_node {
     char id[ST_ID_MAX];
     char name[ST_NAME_MAX];
     char gpu_id[ST_ID_MAX];
+    char gpu_src[1024]; /* the GPU preset's file, as the loader resolved it (output guards) */
     st_gpu gpu; /* resolved from gpu_id */
     int gpus;
     st_link intra;
@@ -255,8 +256,8 @@ typedef struct st_cluster {
     char id[ST_ID_MAX];
     char name[ST_NAME_MAX];
     char node_id[ST_ID_MAX];
-    char node_src[1024]; /* the node preset as the cluster file names it (an id, or a path made
-                          * relative to the cluster file's folder): what an output must not overwrite */
+    char node_src[1024]; /* the node preset's file, as the loader resolved it: what an output must not
+                          * overwrite */
     st_node node; /* resolved from node_id */
     int nodes;
     int n_dims;

@@ -179,7 +179,7 @@ void st_catalog_free(st_catalog *cat)
     memset(cat, 0, sizeof *cat);
 }
 
-static int looks_like_path(const char *s)
+int st_name_is_path(const char *s)
 {
     return strchr(s, '/') || has_ext(s, ".yaml") || has_ext(s, ".yml") || has_ext(s, ".json");
 }
@@ -192,7 +192,7 @@ int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_erro
     int rc;
     if (!name_or_path || !*name_or_path)
         return st_error_set(err, ST_EINVAL, "empty %s name", what);
-    if (looks_like_path(name_or_path)) {
+    if (st_name_is_path(name_or_path)) {
         struct stat st;
         if (stat(name_or_path, &st) != 0)
             return st_error_set(err, ST_EIO, "%s: cannot open: %s", name_or_path,

@@ -173,6 +173,9 @@ void st_catalog_free(st_catalog *cat);
 /* Resolve a name (id or full name, case-insensitive) or path to a path.
  * want < 0: any kind. Unknown names get a did-you-mean. */
 int st_resolve(const char *name_or_path, int want, char *path, size_t n, st_error *err);
+/* Does st_resolve read this name as a path (a '/' or a .yaml, .yml or
+ * .json ending) rather than an id or display name? */
+int st_name_is_path(const char *s);
 
 /* The GPU preset a measurement's device name denotes: the name a driver
  * reports ("Tesla V100-PCIE-32GB") or a file name made from it

@@ -44,6 +44,8 @@ int st_load_cluster_or_node(const char *name, st_cluster *out, st_error *err)
     snprintf(out->node_id, sizeof out->node_id, "%s", node.id);
     out->node = node;
     out->nodes = 1;
+    if (st_resolve(name, ST_FILE_NODE, out->node_src, sizeof out->node_src, &e2))
+        out->node_src[0] = '\0';
     return 0;
 }
 
@@ -395,16 +397,18 @@ static int range_axis(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
         (rc = f_int(c, n, "steps", 1, MAX_AXIS_VALUES, &steps)) ||
         (rc = f_string(c, n, "scale", scale, sizeof scale)))
         return rc;
-    if (scale[0]) {
-        if (strcmp(scale, "log2"))
-            return f_error(c, f_get(n, "scale"), "scale: expected log2, got '%s'", scale);
-        factor = 2;
-    }
     /* a step or factor of 0 moves nowhere: said as such, not counted as absent */
     if (f_get(n, "step") && !(step > 0))
         return f_error(c, f_get(n, "step"), "step: a range's step must be above 0");
     if (f_get(n, "factor") && !(factor > 0))
         return f_error(c, f_get(n, "factor"), "factor: a geometric range needs a factor above 1");
+    if (scale[0]) {
+        if (strcmp(scale, "log2"))
+            return f_error(c, f_get(n, "scale"), "scale: expected log2, got '%s'", scale);
+        if (f_get(n, "factor"))
+            return f_error(c, f_get(n, "scale"), "scale: log2 is factor 2; give one of them, not both");
+        factor = 2;
+    }
     int ways = (step > 0) + (factor > 0) + (steps > 0);
     if (ways != 1)
         return f_error(c, n, "a range takes exactly one of step, factor, steps or scale: log2");

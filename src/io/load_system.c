@@ -145,6 +145,10 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
         return rc;
     }
     snprintf(n->gpu_id, sizeof n->gpu_id, "%s", n->gpu.id);
+    /* the file it came from (it loaded, so it resolves) */
+    st_error quiet = {0};
+    if (st_resolve(path, ST_FILE_GPU, n->gpu_src, sizeof n->gpu_src, &quiet))
+        n->gpu_src[0] = '\0';
     return 0;
 }
 
@@ -195,6 +199,8 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
                        "key 'node': node %s has no NICs (nics: %d), so its GPUs cannot reach the `network:` "
                        "below; give the node preset nics: >= 1", cl->node.id, cl->node.nics);
     snprintf(cl->node_id, sizeof cl->node_id, "%s", cl->node.id);
-    snprintf(cl->node_src, sizeof cl->node_src, "%s", path);
+    st_error quiet = {0};
+    if (st_resolve(path, ST_FILE_NODE, cl->node_src, sizeof cl->node_src, &quiet))
+        cl->node_src[0] = '\0';
     return 0;
 }

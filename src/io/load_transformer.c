@@ -90,14 +90,15 @@ int st_check_transformer(const fctx *c, const st_ynode *at, st_transformer *tf)
                            tf->top_k, tf->experts);
         if (tf->moe_every == 0)
             tf->moe_every = 1;
-        /* every Nth block is an MoE block: past the block count, none is */
-        long long blocks = tf->layers + tf->encoder_layers;
-        if (tf->moe_every > blocks) {
+        /* every Nth block of each stack (decoder, and an encoder's) is an
+         * MoE block: past the longer stack, none is */
+        long long longest = tf->layers > tf->encoder_layers ? tf->layers : tf->encoder_layers;
+        if (tf->layers / tf->moe_every + tf->encoder_layers / tf->moe_every == 0) {
             const st_ynode *mn = f_get(at, "moe"), *en = mn && mn->kind == ST_Y_MAP ? f_get(mn, "every") : NULL;
             return f_error(c, en ? en : key_node(at, "decoder_sparse_step", "moe"),
-                           "moe: an MoE block every %lld blocks leaves none of the %lld blocks an MoE block; "
-                           "give every 1 to %lld, or leave out moe for a dense model",
-                           tf->moe_every, blocks, blocks);
+                           "moe: an MoE block every %lld blocks leaves none of the %lld-block stack%s an MoE "
+                           "block; give every 1 to %lld, or leave out moe for a dense model",
+                           tf->moe_every, longest, tf->encoder_layers ? "s" : "", longest);
         }
         if (tf->expert_ffn_hidden == 0)
             tf->expert_ffn_hidden = tf->ffn_hidden;

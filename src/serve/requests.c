@@ -84,8 +84,6 @@ int st_lenspec_parse(const char *s, st_lenspec *out, st_error *err)
         if (!*arg)
             goto bad;
         int rc = st_requests_load(arg, &out->trace, err);
-        if (rc == ST_EIO) /* the file did not open: say which option named it */
-            st_error_prefix(err, "--lengths trace:%s", arg);
         if (rc)
             return rc;
         if (out->trace.n == 0) {
@@ -401,11 +399,13 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
                     rc = ST_EINVAL;
                     break;
                 }
-                /* a column named twice would leave which one is read to the order */
+                /* a column strata reads, named twice, would leave which one
+                 * is read to the order (others it never reads may repeat) */
                 int dup = -1;
                 for (int a = 0; a < ncols && dup < 0; a++)
                     for (int b = a + 1; b < ncols; b++)
-                        if (cells[a][0] && !strcmp(cells[a], cells[b])) {
+                        if ((!strcmp(cells[a], "arrived_at") || !strcmp(cells[a], "num_prefill_tokens") ||
+                             !strcmp(cells[a], "num_decode_tokens")) && !strcmp(cells[a], cells[b])) {
                             dup = b;
                             break;
                         }
