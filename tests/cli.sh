@@ -1170,7 +1170,7 @@ rm -f "$tmp/bigt.json"
 "$S" serve llama2-7b --gpu a100-80gb-sxm --qps 0.5 --requests 2500 --lengths fixed:16,128 --seed 1 \
     --trace-out "$tmp/bigs.json" --json > "$tmp/bigs.out" 2> "$tmp/err"
 check "serve --trace-out past its cap: the first 200000 steps, the run's total in the trace and the JSON" \
-    jq -e -n --slurpfile t "$tmp/bigs.json" --slurpfile o "$tmp/bigs.out" '($t[0].traceEvents | length) == 200000 and $t[0].otherData.steps_written == 200000 and $o[0].trace_out.steps == 200000 and $o[0].trace_out.steps_total == $o[0].steps and $o[0].steps > 200000 and $o[0].trace_out.truncated == true'
+    jq -e -n --slurpfile t "$tmp/bigs.json" --slurpfile o "$tmp/bigs.out" '([$t[0].traceEvents[] | select(.name == "step")] | length) == 200000 and $t[0].otherData.steps_written == 200000 and $t[0].otherData.requests_written == 2500 and $o[0].trace_out.steps == 200000 and $o[0].trace_out.steps_total == $o[0].steps and $o[0].steps > 200000 and $o[0].trace_out.truncated == true'
 rm -f "$tmp/bigs.json"
 # ZeRO-3 on one 8-GPU node: every forward gathers, every backward gathers
 # and reduce-scatters (2 tasks per microbatch, each drawn beside its task);
@@ -1500,7 +1500,7 @@ check "serve --json has ttft_s/tpot_s/latency_s {mean,p50,p90,p99}, throughput, 
            and (.throughput_tok_s > 0) and (.preemptions >= 0) and (.kv_blocks > 0)' "$tmp/serve.json"
 check "serve: latency = TTFT + (out - 1) x TPOT for every request (per-request CSV)" \
     sh -c "[ \$(wc -l < '$tmp/req.csv') = 51 ] && awk -F, 'NR > 1 { d = \$10 + (\$5 - 1) * \$11 - \$12; if (d > 1e-4 * \$12 || d < -1e-4 * \$12) bad = 1 } END { exit bad }' '$tmp/req.csv'"
-check "serve --trace-out writes a Chrome trace" jq -e '.traceEvents | length > 0 and all(.ph == "X")' "$tmp/trace.json"
+check "serve --trace-out writes a Chrome trace" jq -e '.traceEvents | length > 0 and all(.ph == "X" or .ph == "b" or .ph == "e" or .ph == "M") and any(.ph == "X")' "$tmp/trace.json"
 printf '{"input_toks": 10, "output_toks": 5, "arrival_time": 0}\n{"input_toks": 12, "output_toks": oops, "arrival_time": 1}\n' > "$tmp/bad.jsonl"
 "$S" serve llama3.1-8b --trace "$tmp/bad.jsonl" --per-request "$tmp/bad.csv" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "bad.jsonl:2:35" "$tmp/err" && [ ! -e "$tmp/bad.csv" ]; then ok "serve: a bad trace line is FILE:LINE:COL, exit 1, nothing written"
@@ -2592,5 +2592,29 @@ if [ $rc = 0 ] && [ -s "$tmp/cwd/dgx-a100/t.json" ] && [ $rc2 = 2 ] && [ $same =
     ok "review: id-named folders, GPU preset guard, MoE stride per stack, abbreviations, sweep refusals"
 else
     not_ok "review of the hunt's fixes" "rc=$rc $rc2 $same $rc3 $rc4 $rc5 $rc6 $rc7 $rc8 $(cat "$tmp/err" "$tmp/err2" "$tmp/err3" "$tmp/err4" "$tmp/err5" "$tmp/err6" "$tmp/err7" "$tmp/err8")"
+fi
+# serve --trace-out adds each request's life after the steps: async spans
+# in its replica's process whose ends are the per-request CSV's arrival,
+# first token and last token (TTFT and latency read off the trace; the CSV
+# rounds to the microsecond)
+"$S" serve llama2-7b --gpu h100-sxm --dp 2 --cluster dgx-h100 --qps 4 --requests 20 --lengths fixed:500,50 --seed 3 \
+    --trace-out "$tmp/rt.json" --per-request "$tmp/rt.csv" > /dev/null 2> "$tmp/err"; rc=$?
+chk=$(jq -n --slurpfile t "$tmp/rt.json" --rawfile csv "$tmp/rt.csv" '
+  ($csv | split("\n") | .[1:] | map(select(length > 0) | split(",") | map(tonumber? // .))) as $rows
+  | [$t[0].traceEvents[] | select(.cat == "request")] as $a
+  | [$rows[] as $r
+     | ($a | map(select(.id == $r[0]))) as $e
+     | ($e | map(select(.name == "queued" and .ph == "b")) | .[0].ts) as $arr
+     | ($e | map(select(.name == "prefill" and .ph == "e")) | .[0].ts) as $first
+     | ($e | map(select(.name == "decode" and .ph == "e")) | .[0].ts) as $done
+     | ($e | map(select(.ph == "b" and (.name | startswith("request")))) | .[0].pid) as $pid
+     | (($arr - $r[5] * 1e6) | fabs) < 0.6 and (($first - $r[7] * 1e6) | fabs) < 0.6
+       and (($done - $r[8] * 1e6) | fabs) < 0.6 and $pid == $r[2] and ($e | length) == 8]
+  | length == 20 and all and $t[0].otherData.requests_written == 20
+    and ([$t[0].traceEvents[] | select(.ph == "M" and .name == "process_name")] | length) == 2')
+if [ $rc = 0 ] && [ "$chk" = true ]; then
+    ok "serve --trace-out: each request's queued, prefill and decode spans end where the per-request CSV says"
+else
+    not_ok "serve --trace-out: request spans" "rc=$rc chk=$chk $(cat "$tmp/err")"
 fi
 tap_done

@@ -77,7 +77,8 @@ const cli_command cmd_serve = {
     "                        (xFormers), priced alike (JSON attention: memory-efficient)\n"
     "  --seed N              random seed (default 42): arrivals, lengths, acceptance\n"
     "  --per-request FILE    per-request CSV\n"
-    "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000)\n"
+    "  --trace-out FILE      Chrome/Perfetto trace of the steps (first 200,000), and of each\n"
+    "                        request's queued, prefill and decode spans\n"
     "  --trim                cut requests longer than the context (--max-model-len, else the\n"
     "                        model's) to fit: prompt and output give up the excess in proportion,\n"
     "                        as VIDUR's trace length generator does; without it, an error\n"
@@ -365,9 +366,13 @@ static int run(int argc, char **argv)
     if (!rc && per->f && (rc = st_serve_write_requests(per->f, &res)))
         st_error_set(&err, rc, "writing %s failed (disk full, or the device refused the bytes); nothing written",
                      so.per_request);
-    if (tr->f && !rc)
+    long long req_written = 0;
+    if (tr->f && !rc) {
+        req_written = st_serve_write_request_trace(tr->f, &res, su.cfg.trace_max_events, res.trace_steps > 0);
         fprintf(tr->f, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"steps_written\":%lld,\"steps_total\":%lld,"
-                       "\"steps_max\":%lld}}\n", res.trace_steps, res.trace_steps_total, su.cfg.trace_max_events);
+                       "\"steps_max\":%lld,\"requests_written\":%lld,\"requests_total\":%zu}}\n",
+                res.trace_steps, res.trace_steps_total, su.cfg.trace_max_events, req_written, res.n_requests);
+    }
     if (cli_out_close_all(outf, 2, rc == 0, rc ? NULL : &err) && rc == 0)
         rc = err.code ? err.code : ST_EIO;
     /* settings vLLM takes as given though they do not match the hardware

@@ -256,6 +256,55 @@ int st_serve_write_requests(FILE *f, const st_serve_result *r)
     return ferror(f) ? ST_EIO : 0;
 }
 
+static void async_event(FILE *f, int *first, const char *name, char ph, size_t id, int pid, double ts)
+{
+    fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"%c\",\"id\":%zu,\"pid\":%d,\"tid\":0,"
+               "\"ts\":%.3f}",
+            *first ? "" : ",\n", name, ph, id, pid, ts * 1e6);
+    *first = 0;
+}
+
+long long st_serve_write_request_trace(FILE *f, const st_serve_result *r, long long max, int after)
+{
+    int first = !after;
+    long long n = 0;
+    for (size_t i = 0; i < r->n_requests && n < max; i++, n++) {
+        const st_req_out *q = &r->req[i];
+        int pid = q->replica > 0 ? q->replica : 0;
+        char nm[48];
+        snprintf(nm, sizeof nm, "request %zu", i);
+        fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"b\",\"id\":%zu,\"pid\":%d,\"tid\":0,"
+                   "\"ts\":%.3f,\"args\":{\"model\":%d,\"input_toks\":%d,\"output_toks\":%d,"
+                   "\"preemptions\":%d,\"cached_tokens\":%d}}",
+                first ? "" : ",\n", nm, i, pid, q->arrival * 1e6, q->model, q->in, q->out, q->preemptions,
+                q->cached_tokens);
+        first = 0;
+        /* its phases, each from where the last ended (a preempted request's
+         * recompute is inside its decode span, as its tokens say) */
+        double s = q->scheduled > q->arrival ? q->scheduled : q->arrival;
+        double t1 = q->first > s ? q->first : s, t2 = q->done > t1 ? q->done : t1;
+        async_event(f, &first, "queued", 'b', i, pid, q->arrival);
+        async_event(f, &first, "queued", 'e', i, pid, s);
+        async_event(f, &first, "prefill", 'b', i, pid, s);
+        async_event(f, &first, "prefill", 'e', i, pid, t1);
+        if (q->out > 1) {
+            async_event(f, &first, "decode", 'b', i, pid, t1);
+            async_event(f, &first, "decode", 'e', i, pid, t2);
+        }
+        async_event(f, &first, nm, 'e', i, pid, t2);
+    }
+    /* name the replicas' processes */
+    int last = -1;
+    for (size_t i = 0; i < r->n_requests; i++)
+        last = r->req[i].replica > last ? r->req[i].replica : last;
+    for (int p = 0; p <= last; p++) {
+        fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"replica %d\"}}",
+                first ? "" : ",\n", p, p);
+        first = 0;
+    }
+    return n;
+}
+
 static void hist(const st_serve_result *r, int which, st_serve_summary *o)
 {
     double lo = INFINITY, hi = 0;

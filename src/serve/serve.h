@@ -310,6 +310,13 @@ int st_serve_run(const st_serve_cfg *c, const st_reqset *reqs, st_serve_result *
 
 /* Per-request CSV. */
 int st_serve_write_requests(FILE *f, const st_serve_result *r);
+/* --trace-out's request track, written after the steps: each request's
+ * life as Chrome/Perfetto async spans in its replica's process (category
+ * request, id its index): the request from arrival to its last token, and
+ * inside it queued (to the first step it ran in), prefill (to its first
+ * token) and decode (to its last); the first `max` requests, after a comma
+ * when `after` (events precede). Returns the requests written. */
+long long st_serve_write_request_trace(FILE *f, const st_serve_result *r, long long max, int after);
 
 /* The dtype a replica computes in: BF16 where the GPU has it (as vLLM
  * picks for BF16 checkpoints), else FP16 (V100, T4). */
