@@ -1656,10 +1656,10 @@ check "serve --cp 64: a 1-token prompt's TTFT within 2x of one GPU's (no K/V hop
     jq -e --slurpfile a "$tmp/cp-short-1.json" '.ttft_s.mean < 2 * $a[0].ttft_s.mean' "$tmp/cp-short-64.json"
 # memory_per_gpu_bytes counts every model on the GPU: Llama-3.1-8B's
 # 8,030,261,248 and Llama-2-7B's 6,738,415,616 parameters (Meta's counts)
-# in BF16, plus the 1 GiB runtime reserve, at least
+# in BF16, plus the 0.7 GiB runtime reserve, at least
 "$S" serve llama3.1-8b --gpu h100-sxm --colocate llama2-7b --qps 4 --requests 20 --lengths fixed:2000,50 --json > "$tmp/co-mem.json"
 check "serve --colocate: memory_per_gpu_bytes holds both models' weights (>= 30,611,095,552 B)" \
-    jq -e '.memory_per_gpu_bytes >= 2 * (8030261248 + 6738415616) + 1073741824' "$tmp/co-mem.json"
+    jq -e '.memory_per_gpu_bytes >= 2 * (8030261248 + 6738415616) + 0.7 * 1073741824' "$tmp/co-mem.json"
 cpbad=""
 for extra in "--spec-k 2 --spec-accept 0.8" "--disagg 1:1" "--colocate llama2-7b"; do
     "$S" serve llama3.1-8b --gpu h100-sxm --cp 2 $extra --qps 1 --requests 2 --lengths fixed:100,10 > "$tmp/out" 2> "$tmp/err"; rc=$?
@@ -2616,5 +2616,13 @@ if [ $rc = 0 ] && [ "$chk" = true ]; then
     ok "serve --trace-out: each request's queued, prefill and decode spans end where the per-request CSV says"
 else
     not_ok "serve --trace-out: request spans" "rc=$rc chk=$chk $(cat "$tmp/err")"
+fi
+# a GPU's CUDA total above its datasheet memory is refused at its place
+sed 's/^cuda_total_gib:.*/cuda_total_gib: 81/' "$srcdir/presets/gpu/h100-sxm.yaml" > "$tmp/ct.yaml"
+"$S" show "$tmp/ct.yaml" > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "ct.yaml:[0-9]*:[0-9]*: key 'cuda_total_gib': 81 GiB is more than memory_gib 80" "$tmp/err"; then
+    ok "gpu preset: cuda_total_gib above memory_gib is refused"
+else
+    not_ok "gpu preset: cuda_total_gib above memory_gib" "rc=$rc $(cat "$tmp/err")"
 fi
 tap_done

@@ -44,7 +44,7 @@ const cli_command cmd_serve = {
     "  --gpu-mem-util F      fraction of GPU memory for weights + activations + KV (default 0.9)\n"
     "  --max-model-len N     longest request (default: the model's context)\n"
     "  --num-gpu-blocks N    force the KV block count (vLLM's num_gpu_blocks_override)\n"
-    "  --runtime-reserve SIZE  per-GPU memory charged besides weights and activations (default 1GiB)\n"
+    "  --runtime-reserve SIZE  per-GPU memory charged besides weights and activations (default 0.7GiB)\n"
     "  --preempt MODE        recompute (default) or swap (vllm-v0; over the node's host link)\n"
     "  --route R             rr (round-robin, default) or least (least outstanding requests)\n"
     "  --trace FILE          replay requests: JSONL (input_toks, output_toks, arrival_time) or\n"

@@ -46,6 +46,10 @@ typedef struct st_gpu {
     double boost_clock_hz;
     double base_clock_hz; /* 0 when not given */
     double mem_bytes;
+    /* the total CUDA reports (cudaMemGetInfo; torch.cuda.mem_get_info()[1]),
+     * below the datasheet's by what the driver keeps: what vLLM's
+     * gpu_memory_utilization multiplies; 0 when not given (mem_bytes then) */
+    double cuda_total_bytes;
     char mem_type[16];
     double mem_bw;    /* bytes/s, peak */
     double l2_bytes;

@@ -16,6 +16,7 @@ static const fkey gpu_keys[] = {
     {"boost_clock_mhz", 1, "MHz"},
     {"base_clock_mhz", 0, "MHz"},
     {"memory_gib", 1, "GiB"},
+    {"cuda_total_gib", 0, "GiB the driver reports as total (cudaMemGetInfo), below memory_gib"},
     {"memory_type", 0, "e.g. HBM3"},
     {"memory_bw_gbs", 1, "GB/s"},
     {"l2_mib", 1, "MiB"},
@@ -169,6 +170,7 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(c, root, "boost_clock_mhz", 1, 100000, MHZ, "MHz", &g->boost_clock_hz)) ||
         (rc = f_number(c, root, "base_clock_mhz", 1, 100000, MHZ, "MHz", &g->base_clock_hz)) ||
         (rc = f_number(c, root, "memory_gib", 1e-3, 1e6, GIB, "GiB", &g->mem_bytes)) ||
+        (rc = f_number(c, root, "cuda_total_gib", 1e-3, 1e6, GIB, "GiB", &g->cuda_total_bytes)) ||
         (rc = f_string(c, root, "memory_type", g->mem_type, sizeof g->mem_type)) ||
         (rc = f_number(c, root, "memory_bw_gbs", 1e-3, 1e7, GBS, "GB/s", &g->mem_bw)) ||
         (rc = f_number(c, root, "l2_mib", 0, 1e5, MIB, "MiB", &g->l2_bytes)) ||
@@ -215,6 +217,13 @@ int st_read_gpu(const fctx *c, const st_ynode *root, st_gpu *g)
         (rc = f_number(&vc, v, "bf16", 1e-6, 1e6, TERA, "TFLOPS", &g->vector[ST_BF16])) ||
         (rc = f_number(&vc, v, "int8", 1e-6, 1e6, TERA, "TOPS", &g->vector[ST_INT8])))
         return rc;
+    /* the driver keeps part of the memory for itself: CUDA's total is below
+     * the datasheet's, never above */
+    if (g->cuda_total_bytes > g->mem_bytes)
+        return f_error(c, f_get(root, "cuda_total_gib"),
+                       "key 'cuda_total_gib': %g GiB is more than memory_gib %g; give the total CUDA reports "
+                       "(torch.cuda.mem_get_info()[1] / 2**30), which is below the datasheet's",
+                       g->cuda_total_bytes / GIB, g->mem_bytes / GIB);
     if (g->warp_size != 32 && g->warp_size != 64)
         return f_error(c, f_get(root, "warp_size"),
                        "key 'warp_size': %d threads; NVIDIA GPUs run warps of 32, AMD CDNA wavefronts of 64",

@@ -425,13 +425,20 @@ void st_serve_cost_free(st_serve_cost *c)
 }
 
 /* Bytes a model's KV cache may take on one GPU: its share of
- * gpu_memory_utilization x memory less its weights, its activation peak and
+ * gpu_memory_utilization x the memory CUDA reports (vLLM's
+ * total_gpu_memory: the preset's cuda_total_gib, else memory_gib) less its
+ * weights, its activation peak and
  * the runtime reserve. Co-located models are separate engines (processes),
  * each with its own CUDA context, workspaces and graph pool: each is charged
  * the whole reserve. */
+double st_serve_cuda_total(const st_gpu *g)
+{
+    return g->cuda_total_bytes > 0 ? g->cuda_total_bytes : g->mem_bytes;
+}
+
 double st_serve_kv_avail_bytes(const st_serve_cost *c, const st_serve_cfg *cfg, double mem_frac)
 {
-    return c->gpu.mem_bytes * cfg->gpu_mem_util * mem_frac - c->weights_bytes - c->act_bytes -
+    return st_serve_cuda_total(&c->gpu) * cfg->gpu_mem_util * mem_frac - c->weights_bytes - c->act_bytes -
            cfg->runtime_reserve_bytes;
 }
 

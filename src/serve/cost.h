@@ -62,6 +62,9 @@ double st_serve_coll(const st_cluster *cl, st_coll kind, int n, int per_node, do
 /* KV blocks that fit on one GPU of a replica (the block count of the
  * replica: every GPU of a TP/PP group holds its share of each block). */
 double st_serve_kv_avail_bytes(const st_serve_cost *c, const st_serve_cfg *cfg, double mem_frac);
+/* The memory vLLM's gpu_memory_utilization multiplies: the total CUDA
+ * reports (cuda_total_bytes), else the datasheet's */
+double st_serve_cuda_total(const st_gpu *g);
 long long st_serve_kv_blocks(const st_serve_cost *c, const st_serve_cfg *cfg, double mem_frac);
 
 #endif

@@ -87,10 +87,13 @@ void st_serve_cfg_default(st_serve_cfg *c)
     c->watermark = 0.01; /* vLLM V0 BlockSpaceManager watermark */
     /* Assumption, not measured: what vLLM's profiler charges besides the
      * weights and the activations counted in cost.c (the CUDA-graph pool,
-     * NCCL and cuBLAS workspaces, allocator fragmentation): 1 GiB per GPU.
-     * Set so that the RTX 4090 run's logged KV size (2,588 blocks) is
-     * within a few percent; see serve.h. */
-    c->runtime_reserve_bytes = 1073741824.0;
+     * NCCL and cuBLAS workspaces, allocator fragmentation): 0.7 GiB per GPU.
+     * Set from the RTX 4090 run's logged KV size (2,588 blocks of 2 MiB, vLLM
+     * 0.19): of CUDA's 23.55 GiB x 0.9, the weights (14.96 GiB) and the KV
+     * leave 1.18 GiB, of which cost.c's activations take 0.47. Not modelled:
+     * vLLM V0's NCCL buffers beside it (PR 10511's H100 log: 1.79 GiB of
+     * non-torch memory at TP 1, 3.58 at TP 2). See serve.h. */
+    c->runtime_reserve_bytes = 0.7 * 1073741824.0;
     c->route = ST_ROUTE_RR;
     c->spec_accept = -1; /* no default: the acceptance rate is the user's to give */
     c->fa3 = -1;         /* as vLLM: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere */

@@ -25,7 +25,7 @@
  *            all of them finish.
  *
  * KV cache: paged, block_size tokens a block; the block count follows
- * vLLM's memory profiling: gpu_mem_util x memory - weights - the peak
+ * vLLM's memory profiling: gpu_mem_util x the memory CUDA reports - weights - the peak
  * activations of a max_num_batched_tokens forward (and the sampler's logits
  * over max_num_seqs) - a runtime reserve (CUDA context, library workspaces,
  * CUDA-graph pool), over the bytes of one block on one GPU. A running

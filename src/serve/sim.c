@@ -1461,7 +1461,7 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
             blocks = avail > 0 ? (long long)floor(avail / (kv_tok_bytes(&s, 0) * cfg->block_size)) : 0;
         }
         if (blocks < 1 || blocks * cfg->block_size < 1) {
-            double usable = s.cost[m].gpu.mem_bytes * cfg->gpu_mem_util * mem_frac;
+            double usable = st_serve_cuda_total(&s.cost[m].gpu) * cfg->gpu_mem_util * mem_frac;
             double reserve = cfg->runtime_reserve_bytes;
             if (reserve >= usable)
                 st_error_set(err, ST_EINVAL,
