@@ -2625,4 +2625,16 @@ if [ $rc = 1 ] && grep -q "ct.yaml:[0-9]*:[0-9]*: key 'cuda_total_gib': 81 GiB i
 else
     not_ok "gpu preset: cuda_total_gib above memory_gib" "rc=$rc $(cat "$tmp/err")"
 fi
+# vllm-v0 refuses a step budget below max_model_len (it runs a prompt in
+# one step, as vLLM V0's SchedulerConfig checks); the serving trace counts
+# a preempted request's recompute as a prefill: with 100-token prompts (one
+# step each) the steps' prefills are the requests plus the preemptions
+"$S" serve llama2-7b --gpu h100-sxm --sched vllm-v0 --max-batched-tokens 2048 --qps 1 --requests 1 --lengths fixed:3000,4 > /dev/null 2> "$tmp/err"; rc=$?
+"$S" serve llama2-7b --gpu h100-sxm --num-gpu-blocks 40 --qps 50 --requests 12 --lengths fixed:100,200 --trace-out "$tmp/pt.json" --json > "$tmp/pt.out" 2> "$tmp/err2"; rc2=$?
+if [ $rc = 1 ] && grep -q "below max_model_len 4096: vLLM V0 runs a prompt in one step" "$tmp/err" && [ $rc2 = 0 ] &&
+   jq -e -n --slurpfile t "$tmp/pt.json" --slurpfile o "$tmp/pt.out" '$o[0].preemptions > 0 and ([$t[0].traceEvents[] | select(.name == "step") | .args.prefills] | add) == $o[0].requests + $o[0].preemptions' > /dev/null; then
+    ok "serve: vllm-v0's budget against max_model_len; recomputes are prefills in the trace"
+else
+    not_ok "serve: vllm-v0 budget, recompute prefills" "rc=$rc $rc2 $(cat "$tmp/err" "$tmp/err2")"
+fi
 tap_done

@@ -844,9 +844,14 @@ static void trace_step(sim *s, int rep, double t0, double dur, const batch *b)
     s->out->trace_steps_total++;
     if (s->trace_events >= s->cfg->trace_max_events)
         return;
+    /* prefills: the entries priced as prompt chunks (a preempted request's
+     * recompute among them); a static batch counts them by its requests */
     int pre = 0;
-    for (int i = 0; i < b->n; i++)
-        pre += !s->rs[b->e[i].req].decoding;
+    if (s->cfg->sched == ST_SCHED_STATIC)
+        for (int i = 0; i < b->n; i++)
+            pre += !s->rs[b->e[i].req].decoding;
+    else
+        pre = b->n - (int)b->n_dec;
     fprintf(f, "%s{\"name\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,"
                "\"args\":{\"tokens\":%lld,\"seqs\":%d,\"prefills\":%d}}",
             s->trace_events ? ",\n" : "", rep, t0 * 1e6, dur * 1e6, b->tokens, b->n, pre);
@@ -1275,6 +1280,20 @@ int st_serve_check(const st_serve_cfg *c_in, st_error *err)
                      "that, as each running sequence needs a token a step; raise the budget or lower the seats",
                      (long long)c->max_batched_tokens, (long long)c->max_num_seqs);
         return ST_EINVAL;
+    }
+    /* vLLM V0 without chunked prefill runs a prompt in one step, so its
+     * SchedulerConfig refuses a step budget below max_model_len (a prompt
+     * that long could never be scheduled) */
+    if (c->sched == ST_SCHED_VLLM_V0 && c->model && c->model->kind == ST_MODEL_TRANSFORMER) {
+        long long mlen = c->max_model_len > 0 ? c->max_model_len : c->model->tf.max_seq;
+        if (c->max_batched_tokens < mlen) {
+            st_error_set(err, ST_EINVAL,
+                         "a step budget of %lld tokens (--max-batched-tokens) is below max_model_len %lld: vLLM V0 "
+                         "runs a prompt in one step and refuses that; raise the budget to %lld, or lower "
+                         "--max-model-len (or use --sched vllm or sarathi, which chunk prompts)",
+                         (long long)c->max_batched_tokens, mlen, mlen);
+            return ST_EINVAL;
+        }
     }
     /* vLLM V1's FlashAttention backends read the paged cache in 16-token
      * pages: "Block size must be a multiple of 16." */
