@@ -2637,4 +2637,17 @@ if [ $rc = 1 ] && grep -q "below max_model_len 4096: vLLM V0 runs a prompt in on
 else
     not_ok "serve: vllm-v0 budget, recompute prefills" "rc=$rc $rc2 $(cat "$tmp/err" "$tmp/err2")"
 fi
+# --preempt swap holds its blocks in vLLM V0's swap space (4 GiB a GPU by
+# default, 8 MiB blocks of Llama 2 7B: 64 MiB holds 8); a swap-out past it
+# stops the run as V0 aborts; --swap-space without swap is refused
+"$S" serve llama2-7b --gpu a100-80gb-sxm --cluster dgx-a100 --sched vllm-v0 --preempt swap --num-gpu-blocks 60 --qps 50 --requests 30 --lengths fixed:200,400 --json > "$tmp/sw.json" 2> "$tmp/err"; rc=$?
+"$S" serve llama2-7b --gpu a100-80gb-sxm --cluster dgx-a100 --sched vllm-v0 --preempt swap --swap-space 64MiB --num-gpu-blocks 60 --qps 50 --requests 30 --lengths fixed:200,400 > "$tmp/out2" 2> "$tmp/err2"; rc2=$?
+"$S" serve llama2-7b --swap-space 1GiB --qps 1 --requests 1 --lengths fixed:10,10 > /dev/null 2> "$tmp/err3"; rc3=$?
+if [ $rc = 0 ] && jq -e '.preemptions > 0 and .requests == 30' "$tmp/sw.json" > /dev/null &&
+   [ $rc2 = 1 ] && grep -q "do not fit the host's swap space (8 blocks of 8.39 MB in --swap-space 0.0625 GiB" "$tmp/err2" && [ ! -s "$tmp/out2" ] &&
+   [ $rc3 = 2 ] && grep -q "swap-space sizes --preempt swap's host memory" "$tmp/err3"; then
+    ok "serve --preempt swap: vLLM V0's swap space holds the swapped blocks, and a swap-out past it stops the run"
+else
+    not_ok "serve --swap-space" "rc=$rc $rc2 $rc3 $(cat "$tmp/err" "$tmp/err2" "$tmp/err3")"
+fi
 tap_done

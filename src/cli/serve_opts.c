@@ -26,6 +26,7 @@ void cli_serve_opts_init(cli_serve_opts *o)
     o->spec_accept = d.spec_accept;
     o->prefix_cache = d.prefix_cache;
     o->runtime_reserve = d.runtime_reserve_bytes;
+    o->swap_space = d.swap_space_bytes;
     o->cv = 1;
 }
 
@@ -77,6 +78,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         {"block-size", required_argument, NULL, 'b'},   {"gpu-mem-util", required_argument, NULL, 'u'},
         {"max-model-len", required_argument, NULL, 'L'}, {"num-gpu-blocks", required_argument, NULL, 'K'},
         {"runtime-reserve", required_argument, NULL, 'W'}, {"preempt", required_argument, NULL, 'X'},
+        {"swap-space", required_argument, NULL, 'W' + 256},
         {"route", required_argument, NULL, 'r'},        {"trace", required_argument, NULL, 't'},
         {"qps", required_argument, NULL, 'q'},          {"requests", required_argument, NULL, 'N'},
         {"lengths", required_argument, NULL, 'l'},      {"arrival", required_argument, NULL, 'a'},
@@ -97,7 +99,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
     cli_serve_opts_init(o);
     *help = 0;
     optind = 0;
-    int c, chunk_given = 0;
+    int c, chunk_given = 0, swap_given = 0;
     while ((c = cli_getopt(cmd, argc, argv, "g:h", opts)) != -1) {
         long long *dst = NULL, lo = 1, hi = 1LL << 30;
         const char *nm = NULL;
@@ -119,6 +121,10 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'L': dst = &o->max_model_len, nm = "--max-model-len", hi = 1 << 26; break;
         case 'K': dst = &o->num_gpu_blocks, nm = "--num-gpu-blocks", hi = 1LL << 40; break;
         case 'W': rc = cli_parse_bytes(cmd, "--runtime-reserve", optarg, &o->runtime_reserve); break;
+        case 'W' + 256:
+            rc = cli_parse_bytes(cmd, "--swap-space", optarg, &o->swap_space);
+            swap_given = 1;
+            break;
         case 'X': o->preempt = optarg; break;
         case 'r': o->route = optarg; break;
         case 't': o->trace = optarg; break;
@@ -194,6 +200,12 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         if (chunk_given && scratch.sched != ST_SCHED_SARATHI) {
             cli_usage_error(cmd, "--chunk is sarathi's step budget; under --sched %s the budget is "
                                  "--max-batched-tokens", st_sched_name(scratch.sched));
+            return 2;
+        }
+        /* only swap preemption uses the host's swap space */
+        if (swap_given && scratch.preempt != ST_PREEMPT_SWAP) {
+            cli_usage_error(cmd, "--swap-space sizes --preempt swap's host memory; add --preempt swap (with "
+                                 "--sched vllm-v0), or drop it");
             return 2;
         }
     }
@@ -367,6 +379,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->max_model_len = o->max_model_len;
     c->num_gpu_blocks = o->num_gpu_blocks;
     c->runtime_reserve_bytes = o->runtime_reserve;
+    c->swap_space_bytes = o->swap_space;
     c->prefix_cache = o->prefix_cache;
     st_serve_resolve_batch(c); /* unset: vLLM's defaults for the GPU (and the scheduler) */
     c->spec_k = (int)o->spec_k;

@@ -13,7 +13,7 @@ typedef struct cli_serve_opts {
     int n_colocate;
     long long tp, pp, cp, dp, max_num_seqs, max_batched_tokens, chunk, block_size, max_model_len, num_gpu_blocks;
     long long requests, seed, spec_k, prefix_groups, prefix_len, disagg_p, disagg_d;
-    double gpu_mem_util, qps, cv, spec_accept, slo_ttft, slo_tpot, runtime_reserve;
+    double gpu_mem_util, qps, cv, spec_accept, slo_ttft, slo_tpot, runtime_reserve, swap_space;
     int ep, prefix_cache, json, eager, spec_accept_given, trim;
 } cli_serve_opts;
 

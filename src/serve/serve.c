@@ -94,6 +94,7 @@ void st_serve_cfg_default(st_serve_cfg *c)
      * vLLM V0's NCCL buffers beside it (PR 10511's H100 log: 1.79 GiB of
      * non-torch memory at TP 1, 3.58 at TP 2). See serve.h. */
     c->runtime_reserve_bytes = 0.7 * 1073741824.0;
+    c->swap_space_bytes = 4.0 * 1073741824.0; /* vLLM V0's swap_space default: 4 GiB a GPU */
     c->route = ST_ROUTE_RR;
     c->spec_accept = -1; /* no default: the acceptance rate is the user's to give */
     c->fa3 = -1;         /* as vLLM: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere */

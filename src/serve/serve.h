@@ -169,6 +169,10 @@ typedef struct st_serve_cfg {
     long long max_model_len;   /* 0: the model's max_seq */
     long long num_gpu_blocks;  /* > 0: override the computed block count */
     double runtime_reserve_bytes; /* per GPU (see serve.h top) */
+    /* --preempt swap: vLLM V0's CPU swap space per GPU (swap_space, 4 GiB by
+     * default); a swap-out that does not fit aborts the engine, as V0's
+     * scheduler raises "Aborted due to the lack of CPU swap space" */
+    double swap_space_bytes;
     st_preempt preempt;
     double watermark;          /* vllm-v0: keep this fraction of blocks free when admitting */
     st_route route;

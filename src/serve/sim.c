@@ -57,6 +57,7 @@ typedef struct replica {
     int *sb;
     int sbn, sb_in, sb_out, sb_step;
     long long outstanding; /* routed, not finished (routing) */
+    long long host_blocks; /* --preempt swap: blocks swapped out to host memory */
 } replica;
 
 typedef struct slot {
@@ -254,6 +255,7 @@ typedef struct sim {
     long long kv_transfers;
     int rr[8]; /* round-robin position per (model, pool) */
     int err;
+    char errmsg[320]; /* s->err with a message of its own (ST_EINVAL) */
 } sim;
 
 static int bs_of(const sim *s) { return s->cfg->block_size; }
@@ -435,6 +437,19 @@ static double preempt(sim *s, replica *r, int pos)
                 r->evictable += g->blocks;
             }
             q->shared = 0;
+        }
+        /* the host's swap space (num_cpu_blocks = swap_space / block bytes) */
+        double block_bytes = s->cost[r->model].kv_bytes_per_token * bs_of(s);
+        long long cpu_blocks = block_bytes > 0 ? (long long)floor(s->cfg->swap_space_bytes / block_bytes) : 0;
+        r->host_blocks += q->priv;
+        if (r->host_blocks > cpu_blocks && !s->err) {
+            s->err = ST_EINVAL;
+            snprintf(s->errmsg, sizeof s->errmsg,
+                     "at %.3f s request %d's %d KV blocks do not fit the host's swap space (%lld blocks of %.3g MB "
+                     "in --swap-space %.3g GiB, %lld in use): vLLM V0 aborts the engine there; raise --swap-space "
+                     "or use --preempt recompute",
+                     s->now, id, q->priv, cpu_blocks, block_bytes / 1e6, s->cfg->swap_space_bytes / 1073741824.0,
+                     r->host_blocks - q->priv);
         }
     } else {
         release(s, r, id);
@@ -646,6 +661,7 @@ static void build_v0(sim *s, replica *r, batch *b)
             break;
         wq_pop(r);
         r->free_blocks -= q->priv;
+        r->host_blocks -= q->priv;
         b->extra_s += (double)q->priv * s->cost[r->model].kv_bytes_per_token * bs_of(s) / host_bw(s);
         q->swapped = 0;
         q->state = RS_RUNNING;
@@ -1708,6 +1724,8 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
         }
         if (rc == ST_ENOMEM)
             st_error_set(err, ST_ENOMEM, "out of memory during the simulation");
+        else if (rc && s.errmsg[0])
+            st_error_set(err, rc, "%s", s.errmsg);
     }
     if (!rc && out->n_done != rq->n) {
         st_error_set(err, ST_EINVAL, "%zu of %zu requests never finished (a request larger than the KV cache?)",
