@@ -262,24 +262,15 @@ const char *cli_attn_words(st_attn_impl a)
 
 int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, const st_gen_opts *o)
 {
-    if (m->kind != ST_MODEL_TRANSFORMER && (w->seq || w->kv >= 0 || w->attn))
-        return cli_usage_error(cmd, "--%s applies to transformer workloads; %s is a CNN (its input size is "
-                               "in its file, --batch sets the images)",
-                               w->seq ? "seq" : w->kv >= 0 ? "kv" : "attn", m->id);
-    if (w->kv >= 0 && o->phase != ST_PHASE_DECODE)
-        return cli_usage_error(cmd, "--kv applies to --phase decode (the cached tokens); %s processes --seq "
-                               "tokens per sequence", st_phase_name(o->phase));
+    char why[320];
+    if (st_gen_refusal(m, o->phase, w->seq != 0, w->kv >= 0, w->attn != NULL, "--", why, sizeof why))
+        return cli_usage_error(cmd, "%s", why);
     if (w->no_opt && o->phase != ST_PHASE_TRAIN)
         return cli_usage_error(cmd, "--no-optimizer applies to --phase train");
     if (w->optimizer && o->phase != ST_PHASE_TRAIN)
         return cli_usage_error(cmd, "--optimizer applies to --phase train");
     if (w->accum && o->phase != ST_PHASE_TRAIN)
         return cli_usage_error(cmd, "--accumulate-grads applies to --phase train");
-    /* an encoder-decoder's decode has two lengths: --seq the encoder's
-     * input, --kv the decoder's cache; elsewhere they name the same one */
-    if (w->kv >= 0 && w->seq && !(m->kind == ST_MODEL_TRANSFORMER && m->tf.encoder_layers > 0))
-        return cli_usage_error(cmd, "--seq and --kv both set decode's context: --kv L is the cached tokens, "
-                                    "--seq S alone means --kv S-1; give one of them");
     return 0;
 }
 

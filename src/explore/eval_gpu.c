@@ -83,18 +83,10 @@ int st_explore_eval_gpu(const st_sweep *s, const st_pvalue *const *v, st_point *
     if (v[ST_P_ATTN])
         o.attn = (st_attn_impl)v[ST_P_ATTN]->num;
     /* what `strata eval` refuses, a point refuses with its words */
-    if (m->kind != ST_MODEL_TRANSFORMER && (v[ST_P_SEQ] || v[ST_P_KV] || v[ST_P_ATTN]))
-        return st_error_set(err, ST_EINVAL, "%s applies to transformer workloads; %s is a CNN (its input size is "
-                            "in its file, batch sets the images)",
-                            v[ST_P_SEQ] ? "seq" : v[ST_P_KV] ? "kv" : "attn", m->id);
-    if (v[ST_P_KV] && o.phase != ST_PHASE_DECODE)
-        return st_error_set(err, ST_EINVAL, "kv applies to phase decode (the cached tokens); %s processes seq "
-                            "tokens per sequence", st_phase_name(o.phase));
-    /* an encoder-decoder's decode has two lengths (seq the encoder's input,
-     * kv the decoder's cache); elsewhere they name the same one */
-    if (v[ST_P_KV] && v[ST_P_SEQ] && !(m->kind == ST_MODEL_TRANSFORMER && m->tf.encoder_layers > 0))
-        return st_error_set(err, ST_EINVAL, "seq and kv both set decode's context: kv is the cached tokens, seq "
-                            "alone means kv seq-1; give one of them");
+    char why[320];
+    if (st_gen_refusal(m, o.phase, v[ST_P_SEQ] != NULL, v[ST_P_KV] != NULL, v[ST_P_ATTN] != NULL, "", why,
+                       sizeof why))
+        return st_error_set(err, ST_EINVAL, "%s", why);
     if (v[ST_P_KV])
         o.kv_len = (long long)v[ST_P_KV]->num;
     else if (o.phase == ST_PHASE_DECODE)

@@ -260,11 +260,14 @@ int st_serve_write_requests(FILE *f, const st_serve_result *r)
     return ferror(f) ? ST_EIO : 0;
 }
 
-static void async_event(FILE *f, int *first, const char *name, char ph, size_t id, int pid, double ts)
+/* one async event of a request's track; args: a JSON object's members, or NULL */
+static void async_event(FILE *f, int *first, const char *name, char ph, size_t id, int pid, double ts,
+                        const char *args)
 {
     fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"%c\",\"id\":%zu,\"pid\":%d,\"tid\":0,"
-               "\"ts\":%.3f}",
-            *first ? "" : ",\n", name, ph, id, pid, ts * 1e6);
+               "\"ts\":%.3f%s%s%s}",
+            *first ? "" : ",\n", name, ph, id, pid, ts * 1e6, args ? ",\"args\":{" : "", args ? args : "",
+            args ? "}" : "");
     *first = 0;
 }
 
@@ -275,27 +278,24 @@ long long st_serve_write_request_trace(FILE *f, const st_serve_result *r, long l
     for (size_t i = 0; i < r->n_requests && n < max; i++, n++) {
         const st_req_out *q = &r->req[i];
         int pid = q->replica > 0 ? q->replica : 0;
-        char nm[48];
+        char nm[48], args[160];
         snprintf(nm, sizeof nm, "request %zu", i);
-        fprintf(f, "%s{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"b\",\"id\":%zu,\"pid\":%d,\"tid\":0,"
-                   "\"ts\":%.3f,\"args\":{\"model\":%d,\"input_toks\":%d,\"output_toks\":%d,"
-                   "\"preemptions\":%d,\"cached_tokens\":%d}}",
-                first ? "" : ",\n", nm, i, pid, q->arrival * 1e6, q->model, q->in, q->out, q->preemptions,
-                q->cached_tokens);
-        first = 0;
+        snprintf(args, sizeof args, "\"model\":%d,\"input_toks\":%d,\"output_toks\":%d,\"preemptions\":%d,"
+                 "\"cached_tokens\":%d", q->model, q->in, q->out, q->preemptions, q->cached_tokens);
+        async_event(f, &first, nm, 'b', i, pid, q->arrival, args);
         /* its phases, each from where the last ended (a preempted request's
          * recompute is inside its decode span, as its tokens say) */
         double s = q->scheduled > q->arrival ? q->scheduled : q->arrival;
         double t1 = q->first > s ? q->first : s, t2 = q->done > t1 ? q->done : t1;
-        async_event(f, &first, "queued", 'b', i, pid, q->arrival);
-        async_event(f, &first, "queued", 'e', i, pid, s);
-        async_event(f, &first, "prefill", 'b', i, pid, s);
-        async_event(f, &first, "prefill", 'e', i, pid, t1);
+        async_event(f, &first, "queued", 'b', i, pid, q->arrival, NULL);
+        async_event(f, &first, "queued", 'e', i, pid, s, NULL);
+        async_event(f, &first, "prefill", 'b', i, pid, s, NULL);
+        async_event(f, &first, "prefill", 'e', i, pid, t1, NULL);
         if (q->out > 1) {
-            async_event(f, &first, "decode", 'b', i, pid, t1);
-            async_event(f, &first, "decode", 'e', i, pid, t2);
+            async_event(f, &first, "decode", 'b', i, pid, t1, NULL);
+            async_event(f, &first, "decode", 'e', i, pid, t2, NULL);
         }
-        async_event(f, &first, nm, 'e', i, pid, t2);
+        async_event(f, &first, nm, 'e', i, pid, t2, NULL);
     }
     /* name the replicas' processes */
     int last = -1;

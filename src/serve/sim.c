@@ -425,7 +425,8 @@ static double preempt(sim *s, replica *r, int pos)
     double t = 0;
     int swap = s->cfg->preempt == ST_PREEMPT_SWAP && host_bw(s) > 0;
     if (swap) {
-        t = (double)q->priv * s->cost[r->model].kv_bytes_per_token * bs_of(s) / host_bw(s);
+        double block_bytes = s->cost[r->model].kv_bytes_per_token * bs_of(s);
+        t = (double)q->priv * block_bytes / host_bw(s);
         r->free_blocks += q->priv;
         q->swapped = 1;
         if (q->shared) {
@@ -439,7 +440,6 @@ static double preempt(sim *s, replica *r, int pos)
             q->shared = 0;
         }
         /* the host's swap space (num_cpu_blocks = swap_space / block bytes) */
-        double block_bytes = s->cost[r->model].kv_bytes_per_token * bs_of(s);
         long long cpu_blocks = block_bytes > 0 ? (long long)floor(s->cfg->swap_space_bytes / block_bytes) : 0;
         r->host_blocks += q->priv;
         if (r->host_blocks > cpu_blocks && !s->err) {

@@ -899,6 +899,8 @@ static void write_trace(FILE *f, const sched *s, const st_train_cfg *k, const tr
     for (int d = 0; d < k->pp; d++) {
         r->trace_tasks_total += s->n[d];
         r->trace_tasks += s->n[d] < cap ? s->n[d] : cap;
+        /* at most: per block its span and 4 collectives (TP, CP, EP,
+         * ZeRO-3), per task 9 more (ends, fills, ZeRO-3 ends) */
         for (int i = 0; i < s->n[d] && i < cap; i++)
             events += 9.0 + 5.0 * (double)st_pipeline_stage_layers(lp->layers, V, s->t[d][i].vs);
     }

@@ -358,6 +358,29 @@ static int foreach_adamw(st_oplist *out, double params, st_error *err)
     return 0;
 }
 
+int st_gen_refusal(const st_model *m, st_phase phase, int seq, int kv, int attn, const char *pre, char *buf,
+                   size_t n)
+{
+    if (m->kind != ST_MODEL_TRANSFORMER && (seq || kv || attn)) {
+        snprintf(buf, n, "%s%s applies to transformer workloads; %s is a CNN (its input size is in its file, "
+                 "%sbatch sets the images)", pre, seq ? "seq" : kv ? "kv" : "attn", m->id, pre);
+        return 1;
+    }
+    if (kv && phase != ST_PHASE_DECODE) {
+        snprintf(buf, n, "%skv applies to %sphase decode (the cached tokens); %s processes %sseq tokens per "
+                 "sequence", pre, pre, st_phase_name(phase), pre);
+        return 1;
+    }
+    /* an encoder-decoder's decode has two lengths: seq the encoder's input,
+     * kv the decoder's cache; elsewhere they name the same one */
+    if (kv && seq && !(m->kind == ST_MODEL_TRANSFORMER && m->tf.encoder_layers > 0)) {
+        snprintf(buf, n, "%sseq and %skv both set decode's context: %skv L is the cached tokens, %sseq S alone "
+                 "means %skv S-1; give one of them", pre, pre, pre, pre, pre);
+        return 1;
+    }
+    return 0;
+}
+
 void st_gen_opts_default(st_gen_opts *o, const st_model *m)
 {
     memset(o, 0, sizeof *o);

@@ -318,6 +318,13 @@ typedef struct st_gen_opts {
 /* Defaults: prefill, batch 1, seq 2048, the model's dtype, eager attention,
  * logits on all positions, optimizer on. */
 void st_gen_opts_default(st_gen_opts *o, const st_model *m);
+/* The shape settings a step of model m refuses, given which were set
+ * (seq, kv, attn) and the phase: seq, kv or attn on a CNN, kv outside
+ * decode, seq with kv on a model without an encoder. 0 when they apply;
+ * else 1 with the reason in buf, naming each setting as pre + its name
+ * ("--" on the command line, "" in a sweep file). */
+int st_gen_refusal(const st_model *m, st_phase phase, int seq, int kv, int attn, const char *pre, char *buf,
+                   size_t n);
 
 /* Generate the operator list. Fails (ST_EINVAL with a sentence) on options
  * that do not fit the model (seq beyond max_seq, decode on a CNN, ...). */
