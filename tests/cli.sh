@@ -2650,4 +2650,26 @@ if [ $rc = 0 ] && jq -e '.preemptions > 0 and .requests == 30' "$tmp/sw.json" > 
 else
     not_ok "serve --swap-space" "rc=$rc $rc2 $rc3 $(cat "$tmp/err" "$tmp/err2" "$tmp/err3")"
 fi
+# vLLM V1 keeps a preempted request's blocks in the prefix cache, its last
+# block nearest the free queue's head. By hand (block 16, 7 usable blocks
+# of 8, two 32-token prompts at t=0): at step 18 both hold 3 blocks and
+# want a 4th; A takes the last free one and B (48 tokens computed: 3 full
+# blocks) is preempted. B cannot resume while A runs (4 blocks for 49
+# tokens, 3 free). A finishing at 33 tokens leaves B's 3 blocks cached:
+# 48 tokens found. At 40 tokens A's 5th block (step 34) takes B's third:
+# 32 found. Without prefix caching nothing is found.
+printf '{"input_toks": 32, "output_toks": 33, "arrival_time": 0}\n{"input_toks": 32, "output_toks": 40, "arrival_time": 0}\n' > "$tmp/rc33.jsonl"
+printf '{"input_toks": 32, "output_toks": 40, "arrival_time": 0}\n{"input_toks": 32, "output_toks": 40, "arrival_time": 0}\n' > "$tmp/rc40.jsonl"
+"$S" serve llama2-7b --gpu a100-80gb-sxm --trace "$tmp/rc33.jsonl" --num-gpu-blocks 8 --json > "$tmp/rc33.json"; rc=$?
+"$S" serve llama2-7b --gpu a100-80gb-sxm --trace "$tmp/rc40.jsonl" --num-gpu-blocks 8 --json > "$tmp/rc40.json"; rc2=$?
+"$S" serve llama2-7b --gpu a100-80gb-sxm --trace "$tmp/rc40.jsonl" --num-gpu-blocks 8 --no-prefix-cache --json > "$tmp/rc0.json"; rc3=$?
+"$S" serve llama2-7b --gpu a100-80gb-sxm --trace "$tmp/rc40.jsonl" --num-gpu-blocks 8 > "$tmp/rc40.txt"; rc4=$?
+if [ $rc$rc2$rc3$rc4 = 0000 ] && jq -e '.preemptions == 1 and .resume_cached_tokens == 48' "$tmp/rc33.json" > /dev/null &&
+   jq -e '.preemptions == 1 and .resume_cached_tokens == 32' "$tmp/rc40.json" > /dev/null &&
+   jq -e '.preemptions == 1 and .resume_cached_tokens == 0' "$tmp/rc0.json" > /dev/null &&
+   grep -q "1 preemptions (32 tokens still cached on resuming)" "$tmp/rc40.txt"; then
+    ok "serve (V1): a preempted request finds its surviving blocks cached on resuming"
+else
+    not_ok "serve: V1 resume from cached blocks" "rc=$rc$rc2$rc3$rc4 $(cat "$tmp/rc33.json" "$tmp/rc40.json" | head -c 400)"
+fi
 tap_done

@@ -86,7 +86,8 @@ const cli_command cmd_serve = {
     "                        as VIDUR's trace length generator does; without it, an error\n"
     "  --coef FILE           GPU coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --json                machine-readable: ttft_s, tpot_s, itl_s, latency_s, queue_s (mean, p50,\n"
-    "                        p90, p95, p99, max), throughput_tok_s, preemptions, kv_blocks,\n"
+    "                        p90, p95, p99, max), throughput_tok_s, preemptions,\n"
+    "                        resume_cached_tokens, kv_blocks,\n"
     "                        max_concurrency, trimmed_requests, models[] (co-located: each\n"
     "                        model's ttft_s, tpot_s, latency_s), ...\n",
     run,
@@ -226,6 +227,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_number(j, "goodput_req_s", r->goodput_req_s);
     st_json_number(j, "slo_attainment", r->slo_attainment);
     st_json_int(j, "preemptions", r->preemptions);
+    st_json_int(j, "resume_cached_tokens", r->resume_cached_tokens);
     st_json_int(j, "steps", r->steps);
     st_json_int(j, "kv_blocks", r->kv_blocks);
     st_json_int(j, "kv_tokens", r->kv_tokens);
@@ -284,8 +286,10 @@ static void print_text(const st_serve_cfg *c, const st_serve_result *r, FILE *o)
     fprintf(o, "  memory     %s per GPU at the peak (weights, reserves, KV in use%s)\n", a,
             c->n_colocated > 0 ? "; every co-located model" : c->spec_k > 0 && c->draft ? "; the draft model" : "");
     cli_secs(d, sizeof d, r->duration_s);
-    fprintf(o, "  requests   %zu in %s, %lld steps, %lld preemptions, peak KV use %.1f%%\n\n", r->n_requests, d,
-            r->steps, r->preemptions, 100.0 * r->kv_peak_frac);
+    fprintf(o, "  requests   %zu in %s, %lld steps, %lld preemptions", r->n_requests, d, r->steps, r->preemptions);
+    if (r->resume_cached_tokens > 0)
+        fprintf(o, " (%lld tokens still cached on resuming)", r->resume_cached_tokens);
+    fprintf(o, ", peak KV use %.1f%%\n\n", 100.0 * r->kv_peak_frac);
     dist_text("TTFT", &r->ttft, o);
     dist_text("TPOT", &r->tpot, o);
     dist_text("ITL", &r->itl, o);

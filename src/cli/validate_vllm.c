@@ -296,6 +296,7 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
             if (logged > 0)
                 st_json_int(&j, "kv_blocks_logged", logged);
             st_json_int(&j, "preemptions", r.preemptions);
+            st_json_int(&j, "resume_cached_tokens", r.resume_cached_tokens);
             const char *keys[3] = {"ttft", "tpot", "latency"};
             const st_dist *pd[3] = {&r.ttft, &r.tpot, &r.e2e}, *md[3] = {&m.ttft, &m.tpot, &m.e2e};
             for (int k = 0; k < 3; k++) {
@@ -329,7 +330,10 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
             fprintf(out, "  KV blocks predicted %lld", r.kv_blocks);
             if (logged > 0)
                 fprintf(out, ", logged %lld (%+.1f%%)", logged, ape((double)r.kv_blocks, (double)logged));
-            fprintf(out, "; preemptions %lld; peak KV use %.1f%%\n", r.preemptions, 100 * r.kv_peak_frac);
+            fprintf(out, "; preemptions %lld", r.preemptions);
+            if (r.resume_cached_tokens > 0)
+                fprintf(out, " (%lld tokens still cached on resuming)", r.resume_cached_tokens);
+            fprintf(out, "; peak KV use %.1f%%\n", 100 * r.kv_peak_frac);
             fprintf(out, "  %-8s %-5s %12s %12s %8s\n", "METRIC", "STAT", "MEASURED", "PREDICTED", "ERR%");
             const char *keys[3] = {"TTFT", "TPOT", "latency"};
             const st_dist *pd[3] = {&r.ttft, &r.tpot, &r.e2e}, *md[3] = {&m.ttft, &m.tpot, &m.e2e};

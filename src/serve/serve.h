@@ -256,6 +256,8 @@ typedef struct st_serve_result {
     double goodput_req_s;       /* requests meeting both SLOs / duration */
     double slo_attainment;      /* fraction meeting both SLOs */
     long long preemptions;
+    long long resume_cached_tokens; /* tokens preempted requests found still cached on resuming
+                                       (vLLM V1 with prefix caching: not recomputed) */
     long long steps;
     long long kv_blocks;        /* per replica of model 0 */
     long long kv_tokens;

@@ -29,6 +29,7 @@ typedef struct rstate {
     int in, out;   /* copies of the request's lengths */
     unsigned char state, swapped, in_flight, decoding;
     unsigned char ve; /* PP: the virtual engine (pipeline slot) it runs in */
+    unsigned char self_cached; /* preempted (V1): its blocks wait in the free queue (fseg) */
     double last;   /* time of its last token */
 } rstate;
 
@@ -43,10 +44,21 @@ typedef struct pgroup {
     double lru;
 } pgroup;
 
+/* vLLM V1's free block queue, as runs of blocks (see fq_push): allocation
+ * takes from the head; a run owned by a preempted request is its blocks
+ * still in the prefix cache, the rest hold nothing anyone will look up */
+typedef struct fseg {
+    int owner; /* request id, or -1 */
+    long long n;
+} fseg;
+
 typedef struct replica {
     int model, role, group;
     st_serve_cost *cost;
     long long total, free_blocks, evictable;
+    fseg *fq; /* ring deque; used where fq_on */
+    size_t fcap, fhead, fn;
+    int fq_on;
     int *wq; /* ring deque of request ids */
     size_t wcap, whead, wn;
     int *run;
@@ -253,6 +265,7 @@ typedef struct sim {
     long long trace_events;
     double kv_transfer_sum;
     long long kv_transfers;
+    long long resume_cached; /* tokens preempted requests found cached on resuming (V1) */
     int rr[8]; /* round-robin position per (model, pool) */
     int err;
     char errmsg[320]; /* s->err with a message of its own (ST_EINVAL) */
@@ -308,7 +321,90 @@ static void wq_pop(replica *r)
 }
 
 /* ---- KV blocks and the prefix cache -------------------------------------------- */
-static void evict(replica *r, long long need)
+/* vLLM V1 keeps a preempted request's blocks in the prefix cache: its
+ * KVCacheManager frees them to the tail of the free block queue in reverse
+ * order (the last block nearest the head, evicted first), and allocation
+ * takes blocks from the head, so the blocks freed earliest go first. When
+ * the request is scheduled again its computed prefix is looked up like any
+ * prompt's, and what is still cached is not recomputed. The queue is kept
+ * as runs: free_blocks is their sum where fq_on. */
+static fseg *fq_at(replica *r, size_t i) { return &r->fq[(r->fhead + i) % r->fcap]; }
+
+static int fq_push(replica *r, int owner, long long n)
+{
+    if (n <= 0)
+        return 0;
+    if (owner < 0 && r->fn > 0) {
+        fseg *t = fq_at(r, r->fn - 1);
+        if (t->owner < 0) {
+            t->n += n;
+            return 0;
+        }
+    }
+    if (r->fn == r->fcap) {
+        size_t nc = r->fcap ? r->fcap * 2 : 16;
+        fseg *a = malloc(nc * sizeof *a);
+        if (!a)
+            return ST_ENOMEM;
+        for (size_t i = 0; i < r->fn; i++)
+            a[i] = *fq_at(r, i);
+        free(r->fq);
+        r->fq = a;
+        r->fcap = nc;
+        r->fhead = 0;
+    }
+    fseg *t = &r->fq[(r->fhead + r->fn) % r->fcap];
+    t->owner = owner;
+    t->n = n;
+    r->fn++;
+    return 0;
+}
+
+/* allocation: n blocks from the head of the queue */
+static void fq_take(sim *s, replica *r, long long n)
+{
+    while (n > 0 && r->fn > 0) {
+        fseg *h = fq_at(r, 0);
+        long long k = h->n < n ? h->n : n;
+        h->n -= k;
+        n -= k;
+        if (h->n == 0) {
+            if (h->owner >= 0)
+                s->rs[h->owner].self_cached = 0;
+            r->fhead = (r->fhead + 1) % r->fcap;
+            r->fn--;
+        }
+    }
+}
+
+/* request id's run of cached blocks (NULL when none is left) */
+static fseg *fq_find(replica *r, int id)
+{
+    for (size_t i = 0; i < r->fn; i++) {
+        fseg *f = fq_at(r, i);
+        if (f->owner == id)
+            return f->n > 0 ? f : NULL;
+    }
+    return NULL;
+}
+
+/* blocks come back to the pool: to the free queue's tail where it is kept */
+static void give_back(sim *s, replica *r, long long n)
+{
+    r->free_blocks += n;
+    if (r->fq_on && fq_push(r, -1, n))
+        s->err = ST_ENOMEM;
+}
+
+/* blocks leave the pool */
+static void take_blocks(sim *s, replica *r, long long n)
+{
+    r->free_blocks -= n;
+    if (r->fq_on)
+        fq_take(s, r, n);
+}
+
+static void evict(sim *s, replica *r, long long need)
 {
     while (r->free_blocks < need && r->evictable > 0) {
         int best = -1;
@@ -317,18 +413,18 @@ static void evict(replica *r, long long need)
                 best = g;
         if (best < 0)
             break;
-        r->free_blocks += r->pg[best].blocks;
+        give_back(s, r, r->pg[best].blocks);
         r->evictable -= r->pg[best].blocks;
         r->pg[best].blocks = 0;
     }
 }
 
-static inline int can_alloc(replica *r, long long need)
+static inline int can_alloc(sim *s, replica *r, long long need)
 {
     if (need <= r->free_blocks)
         return 1;
     if (need <= r->free_blocks + r->evictable) {
-        evict(r, need);
+        evict(s, r, need);
         return 1;
     }
     return 0;
@@ -337,7 +433,7 @@ static inline int can_alloc(replica *r, long long need)
 static void release(sim *s, replica *r, int id)
 {
     rstate *q = &s->rs[id];
-    r->free_blocks += q->priv;
+    give_back(s, r, q->priv);
     q->priv = 0;
     if (q->shared) {
         pgroup *g = &r->pg[s->rq->r[id].prefix_group];
@@ -451,6 +547,18 @@ static double preempt(sim *s, replica *r, int pos)
                      s->now, id, q->priv, cpu_blocks, block_bytes / 1e6, s->cfg->swap_space_bytes / 1073741824.0,
                      r->host_blocks - q->priv);
         }
+    } else if (r->fq_on && !q->shared) {
+        /* V1: the full blocks of its computed tokens stay cached, behind
+         * the rest of its blocks in the queue (freed in reverse order) */
+        long long cached = q->computed / bs_of(s);
+        if (cached > q->priv)
+            cached = q->priv;
+        r->free_blocks += q->priv;
+        if (fq_push(r, -1, q->priv - cached) || fq_push(r, id, cached))
+            s->err = ST_ENOMEM;
+        q->self_cached = cached > 0;
+        q->priv = 0;
+        q->computed = 0;
     } else {
         release(s, r, id);
         q->computed = 0;
@@ -576,7 +684,7 @@ static void admit(sim *s, replica *r, batch *b, int id, int need, int n)
     rstate *q = &s->rs[id];
     q->ve = (unsigned char)s->cur_ve;
     wq_pop(r);
-    r->free_blocks -= need;
+    take_blocks(s, r, need);
     q->priv += need;
     q->state = RS_RUNNING;
     if (s->out->req[id].scheduled < 0)
@@ -590,7 +698,7 @@ static void admit(sim *s, replica *r, batch *b, int id, int need, int n)
  * when request i itself had to go. Sets *preempted when it preempts. */
 static int make_room(sim *s, replica *r, batch *b, int i, int need, int *preempted)
 {
-    while (!can_alloc(r, need)) {
+    while (!can_alloc(s, r, need)) {
         int last = r->nrun - 1;
         while (last > i && s->rs[r->run[last]].in_flight)
             last--;
@@ -620,7 +728,7 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         int need = need_blocks(s, q, (long long)q->computed + n);
         if (make_room(s, r, b, i, need, &preempted))
             break;
-        r->free_blocks -= need;
+        take_blocks(s, r, need);
         q->priv += need;
         batch_add(s, r, b, id, n);
         budget -= n;
@@ -633,14 +741,38 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         int id = wq_front(r);
         rstate *q = &s->rs[id];
         int hit = prefix_lookup(s, r, id);
+        /* a preempted request's own blocks still cached (V1): the full
+         * blocks of its tokens but the last, which is always computed */
+        fseg *own = NULL;
+        int own_hit = 0;
+        if (!hit && q->self_cached && (own = fq_find(r, id)) != NULL) {
+            long long max_hit = (q->in + q->generated - 1) / bs_of(s);
+            own_hit = (int)(own->n < max_hit ? own->n : max_hit);
+            q->computed = own_hit * bs_of(s);
+            q->priv = own_hit;
+        }
         /* a prompt, a recomputation, or (decode pool) a request whose KV arrived */
         int n = next_tokens(s, r, id);
         if (n > budget)
             n = trim(s, r, q, n, budget);
         int need = need_blocks(s, q, (long long)q->computed + n);
-        if (!can_alloc(r, need)) {
+        /* the blocks it finds are no longer free for the rest */
+        if (!can_alloc(s, r, need + own_hit)) {
             prefix_undo(s, r, id, hit);
+            if (own) {
+                q->computed = 0;
+                q->priv = 0;
+            }
             break;
+        }
+        if (own) {
+            /* its cached blocks leave the queue; the rest of its run is
+             * nobody's now */
+            own->n -= own_hit;
+            own->owner = -1;
+            q->self_cached = 0;
+            r->free_blocks -= own_hit;
+            s->resume_cached += own_hit * bs_of(s);
         }
         admit(s, r, b, id, need, n);
         budget -= n;
@@ -657,7 +789,7 @@ static void build_v0(sim *s, replica *r, batch *b)
     while (r->wn > 0 && s->rs[wq_front(r)].swapped && r->nrun < max_seqs(s)) {
         int id = wq_front(r);
         rstate *q = &s->rs[id];
-        if (!can_alloc(r, q->priv + 1))
+        if (!can_alloc(s, r, q->priv + 1))
             break;
         wq_pop(r);
         r->free_blocks -= q->priv;
@@ -674,7 +806,7 @@ static void build_v0(sim *s, replica *r, batch *b)
         int hit = prefix_lookup(s, r, id);
         int n = s->rs[id].in + q->generated - q->computed;
         int need = need_blocks(s, q, (long long)q->computed + n);
-        if ((b->n > 0 && b->tokens + n > budget) || !can_alloc(r, need) ||
+        if ((b->n > 0 && b->tokens + n > budget) || !can_alloc(s, r, need) ||
             (double)(r->free_blocks + r->evictable - need) < wm) {
             prefix_undo(s, r, id, hit);
             break;
@@ -721,7 +853,7 @@ static void build_orca(sim *s, replica *r, batch *b)
         long long res = reserve > blocks_for(s, s->rs[id].in + s->rs[id].out)
                             ? reserve
                             : blocks_for(s, s->rs[id].in + s->rs[id].out);
-        if (!can_alloc(r, res))
+        if (!can_alloc(s, r, res))
             break;
         wq_pop(r);
         r->free_blocks -= res;
@@ -1553,6 +1685,11 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
             /* vLLM V1's BlockPool takes block 0 as its null block (the
              * placeholder of skipped blocks): one block fewer to allocate */
             r->total = r->free_blocks = blocks - (cfg->sched == ST_SCHED_VLLM ? 1 : 0);
+            /* the free block queue's order matters where V1 keeps a
+             * preempted request's blocks cached (fq_push) */
+            r->fq_on = cfg->sched == ST_SCHED_VLLM && cfg->prefix_cache && cfg->preempt == ST_PREEMPT_RECOMPUTE;
+            if (r->fq_on && fq_push(r, -1, r->total))
+                rc = ST_ENOMEM;
             r->role = cfg->prefill_replicas > 0 ? (d < cfg->prefill_replicas ? ROLE_PREFILL : ROLE_DECODE) : ROLE_BOTH;
             r->group = lockstep ? m : i;
             int maxg = 0;
@@ -1783,6 +1920,7 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
             out->goodput_req_s = dur > 0 ? (double)good / dur : 0;
             out->slo_attainment = n ? (double)good / (double)n : 0;
             out->prefix_hit_ratio = prompt > 0 ? cached / prompt : 0;
+            out->resume_cached_tokens = s.resume_cached;
             out->spec_tokens_per_step = s.spec_steps ? (double)s.spec_tokens / (double)s.spec_steps : 0;
             int gpus = s.nrep / s.nmodels * cfg->tp * cfg->pp * cfg->cp;
             out->gpus = gpus;
@@ -1822,6 +1960,7 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
         free(s.rep[i].run);
         free(s.rep[i].pg);
         free(s.rep[i].sb);
+        free(s.rep[i].fq);
     }
     for (int gi = 0; s.grp && gi < s.ngrp; gi++) {
         for (int k = 0; s.grp[gi].slots && k < s.grp[gi].pp * s.grp[gi].n; k++)
