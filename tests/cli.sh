@@ -2672,4 +2672,20 @@ if [ $rc$rc2$rc3$rc4 = 0000 ] && jq -e '.preemptions == 1 and .resume_cached_tok
 else
     not_ok "serve: V1 resume from cached blocks" "rc=$rc$rc2$rc3$rc4 $(cat "$tmp/rc33.json" "$tmp/rc40.json" | head -c 400)"
 fi
+# vLLM V1's DP balancer (the default under --sched vllm), by hand: A (400
+# tokens out) goes to replica 0 and B (2 out) to 1, the tie at 0 going to
+# the first; at 1.0 s the published counts are 1 running on 0 and nothing
+# on 1: C to 1; D, before the next publication, sees 1 on 0 against C's
+# 4 x 1 waiting on 1: 0; E: 5 against 4: 1. Round-robin: 0 1 0 1 0.
+printf '{"input_toks": 100, "output_toks": 400, "arrival_time": 0}\n{"input_toks": 100, "output_toks": 2, "arrival_time": 0.001}\n{"input_toks": 100, "output_toks": 10, "arrival_time": 1.0}\n{"input_toks": 100, "output_toks": 10, "arrival_time": 1.001}\n{"input_toks": 100, "output_toks": 10, "arrival_time": 1.002}\n' > "$tmp/lb.jsonl"
+"$S" serve llama2-7b --gpu a100-80gb-sxm --dp 2 --trace "$tmp/lb.jsonl" --per-request "$tmp/lb1.csv" > /dev/null; rc=$?
+"$S" serve llama2-7b --gpu a100-80gb-sxm --dp 2 --trace "$tmp/lb.jsonl" --route rr --per-request "$tmp/lb2.csv" > /dev/null; rc2=$?
+"$S" serve llama2-7b --dp 2 --qps 1 --requests 2 --lengths fixed:10,10 --route nearest > /dev/null 2> "$tmp/err"; rc3=$?
+if [ $rc$rc2 = 00 ] && [ "$(cut -d, -f3 "$tmp/lb1.csv" | tail -n +2 | tr -d '\n')" = 01101 ] &&
+   [ "$(cut -d, -f3 "$tmp/lb2.csv" | tail -n +2 | tr -d '\n')" = 01010 ] &&
+   [ $rc3 = 2 ] && grep -q "rr, least, vllm or auto" "$tmp/err"; then
+    ok "serve --route: vLLM V1's DP balancer by default, round-robin on request"
+else
+    not_ok "serve --route vllm" "rc=$rc $rc2 $rc3 $(cat "$tmp/lb1.csv" "$tmp/err")"
+fi
 tap_done

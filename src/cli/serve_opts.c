@@ -280,7 +280,7 @@ static int serve_enums(const cli_serve_opts *o, st_serve_cfg *c, st_error *err)
     if (o->quant && st_quant_parse(o->quant, &c->quant))
         return enum_err(err, "--quant", o->quant, st_quant_choices());
     if (o->route && st_route_parse(o->route, &c->route))
-        return enum_err(err, "--route", o->route, "rr or least");
+        return enum_err(err, "--route", o->route, "rr, least, vllm or auto");
     if (o->preempt) {
         if (strcmp(o->preempt, "swap") == 0)
             c->preempt = ST_PREEMPT_SWAP;

@@ -17,7 +17,10 @@ const char *st_quant_name(st_quant q) { return (unsigned)q < ST_QUANT_COUNT ? qu
 /* the choices as error messages list them, in the order of the names above */
 const char *st_sched_choices(void) { return "vllm, vllm-v0, sarathi, orca or static"; }
 const char *st_quant_choices(void) { return "none, w4a16, w8a8 or fp8"; }
-const char *st_route_name(st_route r) { return r == ST_ROUTE_LEAST ? "least" : "rr"; }
+const char *st_route_name(st_route r)
+{
+    return r == ST_ROUTE_LEAST ? "least" : r == ST_ROUTE_VLLM ? "vllm" : r == ST_ROUTE_AUTO ? "auto" : "rr";
+}
 
 static int parse_name(const char *s, const char *const *names, int n, int *out)
 {
@@ -55,6 +58,14 @@ int st_route_parse(const char *s, st_route *out)
     }
     if (strcmp(s, "least") == 0 || strcmp(s, "least-outstanding") == 0) {
         *out = ST_ROUTE_LEAST;
+        return 0;
+    }
+    if (strcmp(s, "vllm") == 0) {
+        *out = ST_ROUTE_VLLM;
+        return 0;
+    }
+    if (strcmp(s, "auto") == 0) {
+        *out = ST_ROUTE_AUTO;
         return 0;
     }
     return ST_EINVAL;
@@ -95,7 +106,7 @@ void st_serve_cfg_default(st_serve_cfg *c)
      * non-torch memory at TP 1, 3.58 at TP 2). See serve.h. */
     c->runtime_reserve_bytes = 0.7 * 1073741824.0;
     c->swap_space_bytes = 4.0 * 1073741824.0; /* vLLM V0's swap_space default: 4 GiB a GPU */
-    c->route = ST_ROUTE_RR;
+    c->route = ST_ROUTE_AUTO; /* vLLM's balancer under V1, round-robin otherwise */
     c->spec_accept = -1; /* no default: the acceptance rate is the user's to give */
     c->fa3 = -1;         /* as vLLM: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere */
     c->seed = 42;

@@ -82,7 +82,12 @@ const char *st_sched_name(st_sched s);
 const char *st_sched_choices(void); /* "vllm, ..., orca or static" */
 int st_sched_parse(const char *s, st_sched *out);
 
-typedef enum st_route { ST_ROUTE_RR = 0, ST_ROUTE_LEAST } st_route;
+/* Request routing over the --dp replicas: round-robin; fewest outstanding
+ * (routed, not finished); vLLM V1's data-parallel load balancer
+ * (DPLBAsyncMPClient: the engine with the least 4 x waiting + running, from
+ * counts its coordinator publishes every 100 ms, each request routed since
+ * adding one waiting); auto: vllm under --sched vllm, rr otherwise. */
+typedef enum st_route { ST_ROUTE_RR = 0, ST_ROUTE_LEAST, ST_ROUTE_VLLM, ST_ROUTE_AUTO } st_route;
 const char *st_route_name(st_route r);
 int st_route_parse(const char *s, st_route *out);
 

@@ -10,6 +10,7 @@
  * time-sliced co-location form a device: only one of them runs a step at
  * a time.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,9 @@ typedef struct sim {
     long long kv_transfers;
     long long resume_cached; /* tokens preempted requests found cached on resuming (V1) */
     int rr[8]; /* round-robin position per (model, pool) */
+    st_route route; /* resolved (never ST_ROUTE_AUTO) */
+    long long lb_tick; /* ST_ROUTE_VLLM: the coordinator's last publication (100 ms ticks) */
+    long long *lb_w, *lb_r; /* ... and the counts it published, per replica (waiting, running) */
     int err;
     char errmsg[320]; /* s->err with a message of its own (ST_EINVAL) */
 } sim;
@@ -1007,6 +1011,10 @@ static void trace_step(sim *s, int rep, double t0, double dur, const batch *b)
 }
 
 /* ---- routing ---------------------------------------------------------------------------- */
+/* the DP coordinator's publication interval (vLLM's stats_update_interval_ms
+ * default, coordinator.py) */
+#define ST_DPLB_TICK_S 0.1
+
 static int route(sim *s, int model, int role)
 {
     int best = -1;
@@ -1014,7 +1022,28 @@ static int route(sim *s, int model, int role)
     for (int i = 0; i < s->nrep; i++)
         if (s->rep[i].model == model && (s->rep[i].role == role || s->rep[i].role == ROLE_BOTH))
             cand++;
-    if (s->cfg->route == ST_ROUTE_RR) {
+    if (s->route == ST_ROUTE_VLLM) {
+        /* vLLM V1's DPLBAsyncMPClient: the engine with the least 4 x waiting
+         * + running (the first on ties), from the counts the DP coordinator
+         * publishes every ST_DPLB_TICK_S; between publications each request
+         * routed adds one waiting to its engine's count */
+        long long tick = (long long)floor(s->now / ST_DPLB_TICK_S);
+        if (tick != s->lb_tick) {
+            s->lb_tick = tick;
+            for (int i = 0; i < s->nrep; i++) {
+                s->lb_w[i] = (long long)s->rep[i].wn;
+                s->lb_r[i] = s->rep[i].nrun;
+            }
+        }
+        for (int i = 0; i < s->nrep; i++)
+            if (s->rep[i].model == model && (s->rep[i].role == role || s->rep[i].role == ROLE_BOTH) &&
+                (best < 0 || 4 * s->lb_w[i] + s->lb_r[i] < 4 * s->lb_w[best] + s->lb_r[best]))
+                best = i;
+        if (best >= 0)
+            s->lb_w[best]++;
+        return best;
+    }
+    if (s->route == ST_ROUTE_RR) {
         int k = s->rr[model * 2 + (role == ROLE_DECODE)]++ % cand;
         for (int i = 0; i < s->nrep; i++)
             if (s->rep[i].model == model && (s->rep[i].role == role || s->rep[i].role == ROLE_BOTH) && k-- == 0)
@@ -1603,7 +1632,11 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
     s.itl = calloc(1, sizeof *s.itl);
     out->req = calloc(rq->n ? rq->n : 1, sizeof *out->req);
     out->kv = calloc(ST_SERVE_KV_SAMPLES, sizeof *out->kv);
-    if (!rc && (!s.rep || !s.rs || !s.itl || !out->req || !out->kv)) {
+    s.route = cfg->route == ST_ROUTE_AUTO ? (cfg->sched == ST_SCHED_VLLM ? ST_ROUTE_VLLM : ST_ROUTE_RR) : cfg->route;
+    s.lb_tick = LLONG_MIN;
+    s.lb_w = calloc((size_t)s.nrep, sizeof *s.lb_w);
+    s.lb_r = calloc((size_t)s.nrep, sizeof *s.lb_r);
+    if (!rc && (!s.rep || !s.rs || !s.itl || !out->req || !out->kv || !s.lb_w || !s.lb_r)) {
         st_error_set(err, ST_ENOMEM, "out of memory for %zu requests", rq->n);
         rc = ST_ENOMEM;
     }
@@ -1970,6 +2003,8 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
     free(s.grp);
     free(s.dev_busy);
     free(s.rep);
+    free(s.lb_w);
+    free(s.lb_r);
     free(s.rs);
     free(s.itl);
     free(s.h.v);
