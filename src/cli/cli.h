@@ -95,6 +95,10 @@ int cli_out_guard(const cli_command *cmd, const char *oopt, const char *out, con
 int cli_out_guard_cluster(const cli_command *cmd, const char *oopt, const char *out, const char *cluster,
                           const st_cluster *cl);
 
+/* part as a percentage of whole; 0 where the whole is 0 (an architecture
+ * whose energies are all 0, say) */
+static inline double cli_pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+
 int cli_shared_dir(const char *given, const char *sub, const char *opt, char *buf, size_t n, st_error *err);
 
 /* Option values. */

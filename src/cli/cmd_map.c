@@ -11,24 +11,7 @@
 
 int cli_load_arch(const char *name, const char *ert, st_accel *a, st_error *err)
 {
-    char path[512];
-    int rc;
-    if (strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".yml")) {
-        int tl = st_is_timeloop_arch(name, err);
-        if (tl > 0)
-            return st_load_timeloop_arch(name, ert, a, err);
-        /* a file that does not parse: its own error, not a guess at its kind
-         * (without --ert the preset loader below reports it) */
-        if (tl < 0 && ert)
-            return tl;
-    }
-    if (ert)
-        return st_error_set(err, ST_EINVAL, "--ert applies to a Timeloop architecture file; "
-                                            "%s is a strata preset with its energies inside",
-                            name);
-    if ((rc = st_resolve(name, ST_FILE_ACCEL, path, sizeof path, err)))
-        return rc;
-    return st_load_accel(path, a, err);
+    return st_load_arch(name, ert, a, err);
 }
 
 /* WORKLOAD:LAYER -> the compute op whose name or layer matches (more than
@@ -217,7 +200,7 @@ void cli_print_astats(const st_accel *a, const st_astats *s, FILE *out)
     fprintf(out, "  energy %.4g uJ (%.2f fJ/MAC)   EDP %.3e J*cycle   time %.4g us\n",
             s->energy * 1e6, s->energy / s->macs * 1e15, s->edp, s->seconds * 1e6);
     fprintf(out, "  %-24s %12s %8s  %s\n", "component", "energy uJ", "share", "per tensor (uJ)");
-    fprintf(out, "  %-24s %12.4f %7.1f%%\n", "mac", s->e_mac * 1e6, 100 * s->e_mac / s->energy);
+    fprintf(out, "  %-24s %12.4f %7.1f%%\n", "mac", s->e_mac * 1e6, cli_pct(s->e_mac, s->energy));
     for (int i = 0; i < s->n; i++) {
         const st_alevel_stats *L = &s->lv[i];
         char per[160] = "";
@@ -230,10 +213,10 @@ void cli_print_astats(const st_accel *a, const st_astats *s, FILE *out)
                          st_tensor_name((st_tensor)t), L->energy[t] * 1e6);
             }
         fprintf(out, "  %-24s %12.4f %7.1f%%  %s\n", a->level[i].name, L->energy_total * 1e6,
-                100 * L->energy_total / s->energy, per);
+                cli_pct(L->energy_total, s->energy), per);
     }
     if (s->e_noc > 0)
-        fprintf(out, "  %-24s %12.4f %7.1f%%\n", "noc", s->e_noc * 1e6, 100 * s->e_noc / s->energy);
+        fprintf(out, "  %-24s %12.4f %7.1f%%\n", "noc", s->e_noc * 1e6, cli_pct(s->e_noc, s->energy));
 }
 
 /* The search's wall-clock rate goes to stderr: stdout stays the same for the
@@ -259,12 +242,16 @@ static int run(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *arch = NULL, *ert = NULL, *layer = NULL, *prob = NULL, *mapf = NULL;
+    const char *search_flag = NULL; /* a search option given (not with --mapping) */
     st_mapper_opts mo;
     int json = 0, c;
     long long v;
     st_mapper_opts_default(&mo);
     optind = 0;
     while ((c = cli_getopt(&cmd_map, argc, argv, "a:l:p:m:o:s:t:jh", opts)) != -1) {
+        if (!search_flag)
+            search_flag = c == 'o' ? "--objective" : c == 's' ? "--seed" : c == 't' ? "--threads" : c == 'b' ? "--budget"
+                        : c == 'e' ? "--evals" : c == 'X' ? "--exhaustive" : NULL;
         switch (c) {
         case 'a': arch = optarg; break;
         case 'E': ert = optarg; break;
@@ -309,6 +296,9 @@ static int run(int argc, char **argv)
         return cli_usage_error(&cmd_map, "--exhaustive enumerates every mapping; --evals caps a search: give one");
     if (optind < argc)
         return cli_usage_error(&cmd_map, "unexpected argument '%s'", argv[optind]);
+    if (mapf && search_flag)
+        return cli_usage_error(&cmd_map, "%s steers the mapping search, and --mapping evaluates the file's mapping "
+                               "without one: give one or the other", search_flag);
     if (!arch)
         return cli_usage_error(&cmd_map, "--arch PRESET|FILE is required (e.g. eyeriss-like)");
     if (!!layer == !!prob)
@@ -324,14 +314,10 @@ static int run(int argc, char **argv)
     st_mapper_result r;
     memset(&r, 0, sizeof r);
     if (mapf) {
-        if (st_load_timeloop_mapping(mapf, &a, &p, &r.best, &err))
+        /* the loader also refuses a mapping that does not fit the problem
+         * or the architecture, at the entry to fix */
+        if (st_load_timeloop_mapping(mapf, &a, &p, &r.best, &err) || st_accel_eval(&a, &p, &r.best, &r.stats, &err))
             return cli_fail(&err);
-        /* a mapping that reads but does not fit the problem or the
-         * architecture: the file is the one to fix */
-        if (st_accel_eval(&a, &p, &r.best, &r.stats, &err)) {
-            st_error_prefix(&err, "%s: the mapping", mapf);
-            return cli_fail(&err);
-        }
     } else if (st_accel_map(&a, &p, &mo, &r, &err)) {
         return cli_fail(&err);
     }

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "io/fields.h"
 #include "io/io.h"
+#include "io/timeloop.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -147,7 +148,7 @@ static int load_ref(st_sweep *s, st_pkind kind, const char *text, int *idx, st_e
         st_accel *a = malloc(sizeof *a);
         if (!a)
             return st_error_set(err, ST_ENOMEM, "out of memory");
-        if ((rc = st_load_accel(text, a, err))) {
+        if ((rc = st_load_arch(text, NULL, a, err))) {
             free(a);
             return rc;
         }
@@ -428,6 +429,11 @@ static int range_axis(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
         } else {
             v = from * pow(factor, (double)i);
         }
+        /* from + i x step in binary leaves noise in the last digits
+         * (0.1 + 2 x 0.1 = 0.30000000000000004): the value meant has 15
+         * significant digits at most */
+        snprintf(buf, sizeof buf, "%.15g", v);
+        v = strtod(buf, NULL);
         if (v > to * (1 + 1e-12))
             break;
         if (k == ST_PK_INT && fabs(v - (double)llround(v)) > 1e-9 * (fabs(v) > 1 ? fabs(v) : 1)) {

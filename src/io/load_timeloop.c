@@ -9,6 +9,7 @@
 #include "io/timeloop.h"
 #include "io/loaders.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -360,6 +361,47 @@ static int st_read_timeloop_mapping(const char *path, const st_ynode *root, cons
     return 0;
 }
 
+/* A mapping that reads but does not fit the problem or the architecture:
+ * the evaluator's reason, at the entry it concerns (the level's first entry
+ * for "level NAME: ...", the first factors naming the dimension whose
+ * factors do not multiply to its size), else at the mapping list. */
+static int mapping_fits(const char *path, const st_ynode *root, const st_accel *a, const st_aprob *p,
+                        const st_amap *m, st_error *err)
+{
+    st_astats *st = malloc(sizeof *st);
+    if (!st)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    int rc = st_accel_eval(a, p, m, st, err);
+    free(st);
+    if (!rc)
+        return 0;
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    const st_ynode *list = root && root->kind == ST_Y_MAP ? f_get(root, "mapping") : root, *at = list;
+    char name[64] = "";
+    int dim = -1;
+    if (sscanf(msg, "level %63[^: ]", name) != 1)
+        name[0] = 0;
+    if (strncmp(msg, "the factors of ", 15) == 0)
+        dim = dim_of(msg[15]);
+    for (size_t k = 0; list && list->kind == ST_Y_SEQ && k < list->n; k++) {
+        const st_ynode *e = list->items[k], *tg = f_get(e, "target"), *fa = f_get(e, "factors");
+        if (name[0] && tg && tg->kind == ST_Y_SCALAR && strcmp(tg->scalar, name) == 0) {
+            at = e;
+            break;
+        }
+        if (dim >= 0 && fa && fa->kind == ST_Y_SCALAR) {
+            const char *q = strchr(fa->scalar, ST_AD_LETTERS[dim]);
+            if (q && atoi(q + 1) != 1) {
+                at = fa;
+                break;
+            }
+        }
+    }
+    fctx c = {path, "mapping", err, "Timeloop v0.4's mapping format"};
+    return f_error(&c, at, "the mapping: %s", msg);
+}
+
 int st_load_timeloop_mapping(const char *path, const st_accel *a, const st_aprob *p,
                              st_amap *m, st_error *err)
 {
@@ -368,6 +410,8 @@ int st_load_timeloop_mapping(const char *path, const st_accel *a, const st_aprob
     if (rc)
         return rc;
     rc = st_read_timeloop_mapping(path, doc.root, a, p, m, err);
+    if (!rc)
+        rc = mapping_fits(path, doc.root, a, p, m, err);
     st_ydoc_free(&doc);
     return rc;
 }
@@ -420,12 +464,20 @@ static int tl_factors(const fctx *c, const st_ynode *v, unsigned *fixed1)
         if (*s == '=')
             s++;
         char *end;
+        errno = 0;
         long val = strtol(s, &end, 10);
         if (end == s)
             return f_error(c, v, "constraint factors: %c needs a number", ST_AD_LETTERS[d]);
-        if (val == 1)
-            *fixed1 |= 1u << d;
-        /* a factor fixed to a value > 1 is not enforced (see strata-presets(5)) */
+        if (errno == ERANGE || val < 1)
+            return f_error(c, v, "constraint factors: %c=%.*s is not a factor; give %c=1 to keep the dimension "
+                           "out of this level, or leave it out", ST_AD_LETTERS[d], (int)(end - s), s,
+                           ST_AD_LETTERS[d]);
+        if (val > 1)
+            /* the mapper fixes factors to 1 only (see strata-presets(5)) */
+            return f_error(c, v, "constraint factors: %c=%ld fixes a factor above 1, which strata's mapper "
+                           "cannot enforce; leave %c out to let the mapper choose it, or give %c=1",
+                           ST_AD_LETTERS[d], val, ST_AD_LETTERS[d], ST_AD_LETTERS[d]);
+        *fixed1 |= 1u << d;
         s = end;
     }
     return 0;
@@ -516,14 +568,20 @@ static int tl_node_constraints(tl_build *b, const char *target, const st_ynode *
     return 0;
 }
 
-static int tl_attr_int(const fctx *c, const st_ynode *attrs, const char *key, long long dflt,
-                       long long *out)
+static int tl_attr_int_min(const fctx *c, const st_ynode *attrs, const char *key, long long dflt,
+                           long long min, long long *out)
 {
     const st_ynode *v = f_get(attrs, key);
     *out = dflt;
     if (!v || st_ynode_is_null(v))
         return 0;
-    return f_node_int(c, v, key, 0, 1LL << 40, out);
+    return f_node_int(c, v, key, min, 1LL << 40, out);
+}
+
+static int tl_attr_int(const fctx *c, const st_ynode *attrs, const char *key, long long dflt,
+                       long long *out)
+{
+    return tl_attr_int_min(c, attrs, key, dflt, 0, out);
 }
 
 /* Instances of one component across the architecture: a spatial mesh
@@ -586,9 +644,9 @@ static int tl_component(tl_build *b, const st_ynode *node, const char *name, int
         a->pe_x = mesh_x;
         a->pe_y = instances / mesh_x;
         a->macs_per_pe = 1;
-        if ((rc = tl_attr_int(&b->c, attrs, "multiplier_width", 8, &mw)) ||
-            (rc = tl_attr_int(&b->c, attrs, "adder_width", 16, &aw)) ||
-            (rc = tl_attr_int(&b->c, attrs, "datawidth", mw, &mw)))
+        if ((rc = tl_attr_int_min(&b->c, attrs, "multiplier_width", 8, 1, &mw)) ||
+            (rc = tl_attr_int_min(&b->c, attrs, "adder_width", 16, 1, &aw)) ||
+            (rc = tl_attr_int_min(&b->c, attrs, "datawidth", mw, 1, &mw)))
             return rc;
         a->mac_bits = (int)mw;
         a->adder_bits = (int)aw;
@@ -606,9 +664,9 @@ static int tl_component(tl_build *b, const st_ynode *node, const char *name, int
     else
         return f_error(&b->c, cls, "component %s: class '%s' is not supported (DRAM, "
                                    "*SRAM*, *RF*/regfile, dummy_storage, *mac*)", name, k);
-    if ((rc = tl_attr_int(&b->c, attrs, "datawidth", 8, &datawidth)) ||
+    if ((rc = tl_attr_int_min(&b->c, attrs, "datawidth", 8, 1, &datawidth)) ||
         (rc = tl_attr_int(&b->c, attrs, "block_size", 0, &block)) ||
-        (rc = tl_attr_int(&b->c, attrs, "width", block ? block * datawidth : datawidth, &width)) ||
+        (rc = tl_attr_int_min(&b->c, attrs, "width", block ? block * datawidth : datawidth, 1, &width)) ||
         (rc = tl_attr_int(&b->c, attrs, "depth", 0, &depth)) ||
         (rc = tl_attr_int(&b->c, attrs, "n_banks", 0, &banks)) ||
         (rc = tl_attr_int(&b->c, attrs, "read_bandwidth", 0, &rbw)) ||
@@ -715,10 +773,12 @@ static int tl_flat(tl_build *b, const st_ynode *subtree)
         const st_ynode *local = f_get(t, "local");
         double gcs = 0;
         int rc;
-        if (attrs && f_get(attrs, "global_cycle_seconds") &&
-            !f_node_number(&b->c, f_get(attrs, "global_cycle_seconds"), "global_cycle_seconds",
-                           1e-15, 1, &gcs))
+        if (attrs && f_get(attrs, "global_cycle_seconds")) {
+            if ((rc = f_node_number(&b->c, f_get(attrs, "global_cycle_seconds"), "global_cycle_seconds", 1e-15, 1,
+                                    &gcs)))
+                return rc;
             b->cycle_s = gcs;
+        }
         if (local && local->kind == ST_Y_SEQ)
             for (size_t k = 0; k < local->n; k++) {
                 const st_ynode *comp = local->items[k], *nm = f_get(comp, "name");
@@ -756,6 +816,12 @@ static int tl_read_ert(const char *path, st_accel *a, double *cycle_s, st_error 
         rc = f_error(&c, doc.root, "not an Accelergy ERT: expected `ERT: {tables: [...]}`");
         goto out;
     }
+    /* which storage actions each level got, and whether the MAC got one:
+     * a component without its energies would count as free */
+    enum { ACT_READ = 1, ACT_WRITE = 2, ACT_UPDATE = 4, ACT_ALL = 7 };
+    unsigned char got[ST_ACCEL_MAX_LEVELS] = {0};
+    const st_ynode *where[ST_ACCEL_MAX_LEVELS] = {0};
+    int have_mac = 0;
     for (size_t i = 0; i < tables->n; i++) {
         const st_ynode *t = tables->items[i], *nm = f_get(t, "name"), *acts = f_get(t, "actions");
         if (!nm || nm->kind != ST_Y_SCALAR || !acts || acts->kind != ST_Y_SEQ) {
@@ -782,6 +848,8 @@ static int tl_read_ert(const char *path, st_accel *a, double *cycle_s, st_error 
         for (int k = 0; k < a->n_levels; k++)
             if (strcmp(a->level[k].name, comp) == 0)
                 lv = k;
+        if (lv >= 0)
+            where[lv] = nm;
         for (size_t k = 0; k < acts->n; k++) {
             const st_ynode *ac = acts->items[k], *an = f_get(ac, "name"), *ev = f_get(ac, "energy");
             const st_ynode *args = f_get(ac, "arguments");
@@ -795,9 +863,10 @@ static int tl_read_ert(const char *path, st_accel *a, double *cycle_s, st_error 
             e *= 1e-12; /* pJ */
             if (args && f_get(args, "global_cycle_seconds")) {
                 double g;
-                if (!f_node_number(&c, f_get(args, "global_cycle_seconds"),
-                                   "global_cycle_seconds", 1e-15, 1, &g))
-                    *cycle_s = g;
+                if ((rc = f_node_number(&c, f_get(args, "global_cycle_seconds"), "global_cycle_seconds", 1e-15, 1,
+                                        &g)))
+                    goto out;
+                *cycle_s = g;
             }
             /* several entries for one action (argument variants): keep the largest */
             const char *s = an->scalar;
@@ -809,11 +878,34 @@ static int tl_read_ert(const char *path, st_accel *a, double *cycle_s, st_error 
                               : strcmp(s, "leak") == 0 ? &l->e_leak : NULL;
                 if (dst && e > *dst)
                     *dst = e;
+                got[lv] |= strcmp(s, "read") == 0 ? ACT_READ : strcmp(s, "write") == 0 ? ACT_WRITE
+                                                             : strcmp(s, "update") == 0 ? ACT_UPDATE : 0;
             } else if (strstr(s, "compute") || strcmp(s, "mac_random") == 0) {
                 if (e > a->e_mac)
                     a->e_mac = e;
+                have_mac = 1;
             }
         }
+    }
+    for (int k = 0; k < a->n_levels; k++) {
+        const st_mem_level *l = &a->level[k];
+        if (l->cls == ST_MEM_FANOUT || got[k] == ACT_ALL)
+            continue;
+        if (!where[k]) {
+            rc = f_error(&c, tables, "no table for the architecture's storage component '%s': its accesses would "
+                         "cost nothing; add a table named ...%s[...] with read, write and update actions "
+                         "(Accelergy writes one per component)", l->name, l->name);
+            goto out;
+        }
+        rc = f_error(&c, where[k], "table %s has no '%s' action: its %ss would cost nothing; add the action's "
+                     "energy (pJ)", where[k]->scalar, !(got[k] & ACT_READ) ? "read" : !(got[k] & ACT_WRITE) ? "write" : "update",
+                     !(got[k] & ACT_READ) ? "read" : !(got[k] & ACT_WRITE) ? "write" : "update");
+        goto out;
+    }
+    if (!have_mac) {
+        rc = f_error(&c, tables, "no energy for the MAC: no table has a compute (or mac_random) action; add the "
+                     "compute component's table");
+        goto out;
     }
     rc = 0;
 out:
@@ -976,4 +1068,26 @@ out:
     free(b);
     st_ydoc_free(&doc);
     return rc;
+}
+
+int st_load_arch(const char *name, const char *ert, st_accel *a, st_error *err)
+{
+    char path[512];
+    int rc;
+    if (strchr(name, '/') || strstr(name, ".yaml") || strstr(name, ".yml")) {
+        int tl = st_is_timeloop_arch(name, err);
+        if (tl > 0)
+            return st_load_timeloop_arch(name, ert, a, err);
+        /* a file that does not parse: its own error, not a guess at its kind
+         * (without --ert the preset loader below reports it) */
+        if (tl < 0 && ert)
+            return tl;
+    }
+    if (ert)
+        return st_error_set(err, ST_EINVAL, "--ert applies to a Timeloop architecture file; "
+                                            "%s is a strata preset with its energies inside",
+                            name);
+    if ((rc = st_resolve(name, ST_FILE_ACCEL, path, sizeof path, err)))
+        return rc;
+    return st_load_accel(path, a, err);
 }

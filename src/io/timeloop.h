@@ -20,5 +20,9 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
  * 0 when it is YAML without it; negative (err filled: FILE:LINE:COL) when
  * it cannot be read or parsed. */
 int st_is_timeloop_arch(const char *path, st_error *err);
+/* An accelerator by preset name or path: a strata preset, or a Timeloop
+ * architecture file with its ERT (ert_path, else found beside it). A
+ * strata preset with ert_path set is an error (its energies are inside). */
+int st_load_arch(const char *name, const char *ert_path, st_accel *a, st_error *err);
 
 #endif
