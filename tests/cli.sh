@@ -1468,7 +1468,7 @@ if [ -d "$TL/reference-default_problem" ]; then
     # dimension given twice is FILE:LINE:COL
     sed 's/factors: C1 M4 R1 S1 N1 P8 Q2$/factors: C1 M4 R1 S1 N1 P8 Q3/' "$ref/timeloop-mapper.map.yaml" > "$tmp/mesh/q3.map.yaml"
     "$S" map --arch eyeriss-like --problem "$TL/problems/default_problem.prob.yaml" --mapping "$tmp/mesh/q3.map.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
-    if [ $rc = 1 ] && grep -q "q3.map.yaml: the mapping: the factors of Q multiply to 168, the problem has Q=112" "$tmp/err"; then ok "map --mapping: a misfit mapping names its file"; else not_ok "map --mapping: misfit names its file" "rc=$rc $(cat "$tmp/err")"; fi
+    if [ $rc = 1 ] && grep -q "q3.map.yaml:77:14: the mapping: the factors of Q multiply to 168, the problem has Q=112" "$tmp/err"; then ok "map --mapping: a misfit mapping is FILE:LINE:COL (the first factors naming Q)"; else not_ok "map --mapping: misfit names its file" "rc=$rc $(cat "$tmp/err")"; fi
     sed 's/factors: C1 M4 R1 S1 N1 P8 Q2$/factors: C1 M4 R1 S1 N1 P8 Q2 Q2/' "$ref/timeloop-mapper.map.yaml" > "$tmp/mesh/dup.map.yaml"
     "$S" map --arch eyeriss-like --problem "$TL/problems/default_problem.prob.yaml" --mapping "$tmp/mesh/dup.map.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc = 1 ] && grep -q "dup.map.yaml:90:14: key 'factors': Q is given twice" "$tmp/err"; then ok "map --mapping: a dimension given twice is FILE:LINE:COL"; else not_ok "map --mapping: duplicate factor" "rc=$rc $(cat "$tmp/err")"; fi
@@ -1482,11 +1482,61 @@ if [ -d "$TL/reference-default_problem" ]; then
        [ $rc2 = 1 ] && grep -q "dupname.arch.yaml:[0-9]*:[0-9]*: component name 'weights_spad' is given twice" "$tmp/err2"; then
         ok "Timeloop arch: a component without a class, and a name given twice, are FILE:LINE:COL"
     else not_ok "Timeloop arch: no class / duplicate name" "rc=$rc $(cat "$tmp/err") rc2=$rc2 $(cat "$tmp/err2")"; fi
+    # an ERT that leaves a component without energies, or a clock that is
+    # not one, is refused where it is wrong, not priced as free or ignored
+    E="$TL/eyeriss_like.ERT.yaml"
+    sed 's/system_top_level.DRAM\[1..1\]/system_top_level.XDRAM[1..1]/' "$E" > "$tmp/mesh/nodram.ERT.yaml"
+    sed 's/name: compute/name: compte/' "$E" > "$tmp/mesh/nomac.ERT.yaml"
+    sed '0,/name: read/s/name: read/name: reed/' "$E" > "$tmp/mesh/noread.ERT.yaml"
+    sed 's/global_cycle_seconds: 1e-09/global_cycle_seconds: .nan/' "$E" > "$tmp/mesh/cyc.ERT.yaml"
+    rcs=; errs=
+    for f in nodram nomac noread cyc; do
+        "$S" map --arch "$TL/eyeriss_like.arch.yaml" --ert "$tmp/mesh/$f.ERT.yaml" --layer resnet18:conv1 > "$tmp/out" 2> "$tmp/err.$f"; rcs="$rcs$?"
+        [ -s "$tmp/out" ] && rcs="${rcs}out"
+    done
+    if [ "$rcs" = 1111 ] && grep -q "nodram.ERT.yaml:4:7: no table for the architecture's storage component 'DRAM'" "$tmp/err.nodram" &&
+       grep -q "nomac.ERT.yaml:4:7: no energy for the MAC" "$tmp/err.nomac" &&
+       grep -q "noread.ERT.yaml:4:15: table system_top_level.DRAM\[1..1\] has no 'read' action" "$tmp/err.noread" &&
+       grep -q "cyc.ERT.yaml:8:39: key 'global_cycle_seconds': expected a number in \[1e-15, 1\], found '.nan'" "$tmp/err.cyc"; then
+        ok "Timeloop ERT: a component without its energies, or a bad clock, is FILE:LINE:COL"
+    else not_ok "Timeloop ERT: missing energies / bad clock" "$rcs $(cat "$tmp"/err.*)"; fi
+    # constraint factors: 0 is no factor, and one fixed above 1 is not
+    # something the mapper can hold to: both refused, not dropped; width 0
+    sed 's/factors: \[N=1, C=1, P=1, R=1, S=1\]/factors: [N=1, C=0, P=1, R=1, S=1]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/f0.arch.yaml"
+    sed 's/factors: \[N=1, C=1, P=1, R=1, S=1\]/factors: [N=1, C=2, P=1, R=1, S=1]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/f2.arch.yaml"
+    sed 's/width: 64/width: 0/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/w0.arch.yaml"
+    for f in f0 f2 w0; do
+        "$S" map --arch "$tmp/mesh/$f.arch.yaml" --ert "$E" --layer resnet18:conv1 > /dev/null 2> "$tmp/err.$f"; eval "rc_$f=\$?"
+    done
+    if [ $rc_f0$rc_f2$rc_w0 = 111 ] && grep -q "f0.arch.yaml:42:24: constraint factors: C=0 is not a factor" "$tmp/err.f0" &&
+       grep -q "f2.arch.yaml:42:24: constraint factors: C=2 fixes a factor above 1, which strata's mapper cannot enforce" "$tmp/err.f2" &&
+       grep -q "w0.arch.yaml:15:14: key 'width': expected a whole number in \[1," "$tmp/err.w0"; then
+        ok "Timeloop arch: constraint factors below 1 or above 1, and width 0, are FILE:LINE:COL"
+    else not_ok "Timeloop arch: constraint factors / width" "$rc_f0$rc_f2$rc_w0 $(cat "$tmp/err.f0" "$tmp/err.f2" "$tmp/err.w0")"; fi
+    # --mapping evaluates a given mapping: a search option beside it is a
+    # usage error; a sweep takes a Timeloop architecture as strata accel does
+    "$S" map --arch eyeriss-like --problem "$TL/problems/default_problem.prob.yaml" --mapping "$ref/timeloop-mapper.map.yaml" --evals 5000 > /dev/null 2> "$tmp/err"; rc=$?
+    printf 'sweep: tl\nevaluate: accel\nfixed: {workload: resnet18, mapper_evals: 1000, arch: %s}\naxes:\n  pe_x: [7, 14]\n' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/tl.yaml"
+    "$S" sweep "$tmp/mesh/tl.yaml" --quiet > "$tmp/out2" 2> "$tmp/err2"; rc2=$?
+    if [ $rc = 2 ] && grep -q -- "--evals steers the mapping search, and --mapping evaluates the file's mapping" "$tmp/err" &&
+       [ $rc2 = 0 ] && grep -q "2 points, 2 valid" "$tmp/out2"; then
+        ok "map --mapping refuses search options; sweep evaluate: accel takes a Timeloop arch file"
+    else not_ok "map --mapping with --evals / sweep over a Timeloop arch" "rc=$rc $rc2 $(cat "$tmp/err" "$tmp/err2")"; fi
+    # mac.count_per_pe: a PE runs that many MACs a cycle. The reference
+    # mapping computes for 86,016 cycles on one MAC a PE (Timeloop's stats):
+    # 21,504 on four
+    sed 's/^  adder_bits: 16 /  adder_bits: 16\n  count_per_pe: 4 /' presets/accel/eyeriss-like.yaml > "$tmp/mesh/c4.yaml"
+    "$S" map --arch "$tmp/mesh/c4.yaml" --problem "$TL/problems/default_problem.prob.yaml" --mapping "$ref/timeloop-mapper.map.yaml" --json > "$tmp/c4.json"; rc=$?
+    if [ $rc = 0 ] && grep -q "count_per_pe: 4" "$tmp/mesh/c4.yaml" && jq -e '.compute_cycles == 21504 and .cycles >= 21504' "$tmp/c4.json" > /dev/null; then
+        ok "accel preset: mac.count_per_pe 4 quarters the compute cycles (86,016 -> 21,504)"
+    else not_ok "accel preset: count_per_pe" "rc=$rc $(head -c 300 "$tmp/c4.json")"; fi
 else
     for t in "Timeloop reference: cycles, utilization, energy" "Timeloop reference: components" \
              "Timeloop arch file: constraints" "preset and Timeloop arch agree" "Timeloop arch: meshX 0" \
              "map --mapping: misfit names its file" "map --mapping: duplicate factor" "Timeloop arch: nested meshes" \
-             "Timeloop arch: no class / duplicate name"; do
+             "Timeloop arch: no class / duplicate name" "Timeloop ERT: missing energies / bad clock" \
+             "Timeloop arch: constraint factors / width" "map --mapping with --evals / sweep over a Timeloop arch" \
+             "accel preset: count_per_pe"; do
         skip_test "$t" "../shared/data is absent"
     done
 fi
@@ -2687,5 +2737,28 @@ if [ $rc$rc2 = 00 ] && [ "$(cut -d, -f3 "$tmp/lb1.csv" | tail -n +2 | tr -d '\n'
     ok "serve --route: vLLM V1's DP balancer by default, round-robin on request"
 else
     not_ok "serve --route vllm" "rc=$rc $rc2 $rc3 $(cat "$tmp/lb1.csv" "$tmp/err")"
+fi
+# accelerator presets: all energies 0 prints shares of 0 (not NaN) and
+# the search breaks the EDP tie on delay, to the compute bound: ResNet-18
+# conv1's 118,013,952 MACs on 168 PEs, 702,464 cycles; a tensor kept twice
+# is an error at its node
+sed -E 's/(read|write|update|leak|energy_pj): [0-9.]+/\1: 0/' presets/accel/eyeriss-like.yaml > "$tmp/zeroE.yaml"
+"$S" map --arch "$tmp/zeroE.yaml" --layer resnet18:conv1 > "$tmp/z.txt"; rc=$?
+"$S" map --arch "$tmp/zeroE.yaml" --layer resnet18:conv1 --json > "$tmp/z.json"; rc2=$?
+sed 's/keeps: \[inputs, outputs\]/keeps: [inputs, inputs]/' presets/accel/eyeriss-like.yaml > "$tmp/kd.yaml"
+"$S" map --arch "$tmp/kd.yaml" --layer resnet18:conv1 > /dev/null 2> "$tmp/err"; rc3=$?
+if [ $rc$rc2 = 00 ] && ! grep -qi nan "$tmp/z.txt" && jq -e '.energy_j == 0 and .cycles == 702464' "$tmp/z.json" > /dev/null &&
+   [ $rc3 = 1 ] && grep -q "kd.yaml:59:21: key 'keeps': inputs is listed twice" "$tmp/err"; then
+    ok "accel preset: zero energies give 0% shares and the fastest mapping; a tensor kept twice is FILE:LINE:COL"
+else
+    not_ok "accel preset: zero energies / keeps twice" "rc=$rc$rc2$rc3 $(grep -i nan "$tmp/z.txt" | head -3) $(cat "$tmp/err")"
+fi
+# a sweep range's values are the decimals meant: 0.1 + 2 x 0.1 is 0.3
+printf 'sweep: rg\nevaluate: gpu\nfixed: {gpu: h100-sxm, workload: gpt2-small, phase: prefill, seq: 512}\naxes:\n  clock_scale: {from: 0.1, to: 0.3, step: 0.1}\n' > "$tmp/rg.yaml"
+"$S" sweep "$tmp/rg.yaml" --quiet > "$tmp/rg.out"; rc=$?
+if [ $rc = 0 ] && grep -q "clock_scale=0.3$" "$tmp/rg.out" && ! grep -q "0.30000000000000004" "$tmp/rg.out"; then
+    ok "sweep: a range's values carry no binary noise (clock_scale=0.3)"
+else
+    not_ok "sweep: range values" "rc=$rc $(cat "$tmp/rg.out")"
 fi
 tap_done

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "accel/accel.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -315,7 +316,8 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
     memset(x->noc_words, 0, sizeof x->noc_words);
     s->n = n;
     s->macs = st_aprob_macs(p);
-    s->compute_cycles = x->t_all;
+    /* a PE runs macs_per_pe MACs a cycle (a preset's mac.count_per_pe) */
+    s->compute_cycles = a->macs_per_pe > 1 ? ceil(x->t_all / a->macs_per_pe) : x->t_all;
     for (int i = 0; i < n; i++) {
         const st_mem_level *l = &a->level[i];
         double used = 0;
@@ -382,7 +384,7 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
         }
     }
     /* cycles: compute, or a level's bandwidth when it is the bottleneck */
-    s->cycles = x->t_all;
+    s->cycles = s->compute_cycles;
     for (int i = 0; i < n; i++) {
         const st_mem_level *l = &a->level[i];
         st_alevel_stats *L = &s->lv[i];

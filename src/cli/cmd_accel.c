@@ -242,8 +242,8 @@ static int run(int argc, char **argv)
             printf("  %-26.26s %5lld %9.2f %10.3f %9.1f %6.1f %8.1f %8.1f %8.1f %8.1f\n",
                    rows[k].op->name, rows[k].op->repeat > 0 ? rows[k].op->repeat : 1,
                    s->macs * 1e-6, s->energy * 1e6, s->cycles * 1e-3, 100 * s->utilization,
-                   100 * cc[ST_AC_DRAM] / s->energy, 100 * cc[ST_AC_GLB] / s->energy,
-                   100 * cc[ST_AC_SPAD] / s->energy, 100 * cc[ST_AC_MAC] / s->energy);
+                   cli_pct(cc[ST_AC_DRAM], s->energy), cli_pct(cc[ST_AC_GLB], s->energy),
+                   cli_pct(cc[ST_AC_SPAD], s->energy), cli_pct(cc[ST_AC_MAC], s->energy));
         }
         printf("  total: %.4g GMAC, %.4g mJ (%.1f fJ/MAC), %.4g Mcycles = %.4g ms at %.0f MHz, "
                "utilization %.1f%%\n",
@@ -251,10 +251,10 @@ static int run(int argc, char **argv)
                tot_c / a.clock_hz * 1e3, a.clock_hz * 1e-6, 100 * util);
         printf("  energy by component:");
         for (int q = 0; q < ST_AC_COUNT; q++)
-            printf(" %s %.1f%%", st_acomp_name(q), 100 * comp_tot[q] / tot_e);
+            printf(" %s %.1f%%", st_acomp_name(q), cli_pct(comp_tot[q], tot_e));
         printf("\n  energy by tensor:");
         for (int t = 0; t < ST_TENSOR_COUNT; t++)
-            printf(" %s %.1f%%", st_tensor_name((st_tensor)t), 100 * ten_tot[t] / tot_e);
+            printf(" %s %.1f%%", st_tensor_name((st_tensor)t), cli_pct(ten_tot[t], tot_e));
         printf("\n  (%zu layers, %lld mappings evaluated; vector ops such as norms, pooling and "
                "softmax are not mapped)\n", nr, evals);
     }

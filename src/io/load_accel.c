@@ -181,6 +181,9 @@ static int read_level(const fctx *lc, const st_ynode *it, st_mem_level *l)
         if (found < 0)
             return f_error(lc, t, "key 'keeps': expected inputs, weights or outputs, found %s",
                            t->kind == ST_Y_SCALAR ? t->scalar : st_ykind_name(t->kind));
+        if (l->keeps[found])
+            return f_error(lc, t, "key 'keeps': %s is listed twice; list each tensor the level keeps once",
+                           tensors[found]);
         l->keeps[found] = 1;
     }
     en = f_get(it, "energy_pj");
