@@ -239,6 +239,38 @@ if [ -s "$tmp/cli-out/front.csv" ] && cmp -s "$tmp/cli-out/front.csv" "$tmp/tui-
 else not_ok "a 100k-point sweep gives the same front headless and in the TUI" \
     "$(diff "$tmp/cli-out/front.csv" "$tmp/tui-out/front.csv" 2>&1 | head -5)"; fi
 
+# --- the form and results after a bad-input hunt ---------------------------------------------
+# 40 values not evenly spaced do not fit a row: the row says it only
+# approximates them and r refuses it, rather than run other values
+vals=$(awk 'BEGIN { for (i = 0; i < 40; i++) { x = i / 39; printf "%s%.7g", i ? ", " : "", 0.5 + 1.5 * x * x * x } }')
+printf 'sweep: irregular\nevaluate: gpu\nfixed: {gpu: h100-sxm, workload: gpt2-small, phase: prefill, seq: 512}\naxes:\n  bw_scale: [%s]\n' "$vals" > "$tmp/irregular.yaml"
+start form2 "$S" ui --sweep "$tmp/irregular.yaml"
+expect form2 "irregular .*100\.0% 40/40 points.*done" "a sweep file with 40 uneven values runs as written"
+keys form2 3 Tab
+expect form2 "bw_scale +axis +0\.5\.\.2 n40  \(approximates the file's values: edit to run\)" "the form marks a row that only approximates the file's axis"
+keys form2 r
+expect form2 "row 'bw_scale' only approximates the file's 40 values" "r refuses that row instead of running other values"
+keys form2 x
+# a sweep that cannot start keeps the last run and its front
+keys form2 / C-u '^sampling' Enter Enter C-u 'random 1000000000' Enter / C-u Enter
+keys form2 / C-u '^bw_scale' Enter Enter C-u '0.5, 1' Enter / C-u Enter r
+expect form2 "more than this machine gives.*|previous sweep's results are kept" "a sweep too large to start is an error"
+keys form2 x 4
+expect form2 "Front, by latency" "and the previous sweep's front stays"
+# trailing text after a range is an error; every point breaking a
+# constraint says so
+keys form2 3 Tab / C-u '^sampling' Enter Enter C-u 'grid' Enter / C-u '^bw_scale' Enter Enter C-u '0.5..2 +0.5 extra' Enter / C-u Enter r
+expect form2 "bw_scale: '0\.5\.\.2 \+0\.5 extra' is not a range" "text after a range is an error"
+keys form2 x / C-u '^bw_scale' Enter Enter C-u '0.5, 1' Enter / C-u '^constraints' Enter Enter C-u 'latency <= -1' Enter / C-u Enter r
+expect form2 "No feasible point: each of the 2 valid points" "a run where every point breaks a constraint says so"
+# Backspace takes a whole UTF-8 character
+keys form2 1 / 'é' BSpace Enter
+sleep 0.5
+if screen form2 | grep -q "UTF-8 error"; then not_ok "Backspace removes a whole UTF-8 character" "$(screen form2)"
+else ok "Backspace removes a whole UTF-8 character"; fi
+keys form2 q
+expect form2 "STRATA-EXIT=0" "and quits cleanly"
+
 # --- without a terminal, strata prints the summary instead ----------------------------------
 check "strata without a terminal prints the default summary" sh -c "'$S' </dev/null | grep -q 'H100'"
 

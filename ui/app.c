@@ -243,7 +243,17 @@ void ui_replot(ui_app *a)
 int ui_start_sweep(ui_app *a, st_sweep *s)
 {
     st_error err;
+    st_sweep_run *run = NULL;
+    /* a sweep that does not start leaves the last one and its results in
+     * place: start first, retire the old run after */
+    if (st_sweep_start(s, a->threads, 0, s->points, &run, &err)) {
+        ui_error(a, "%s (the previous sweep's results are kept)", err.msg);
+        st_sweep_free(s);
+        free(s);
+        return -1;
+    }
     retire(a);
+    a->run = run;
     a->sweep = s;
     ui_fmt_set_kind(s->kind);
     a->plot_x = 0;
@@ -252,13 +262,6 @@ int ui_start_sweep(ui_app *a, st_sweep *s)
     a->detail_idx = -1;
     a->why_done = 0;
     a->why[0] = 0;
-    if (st_sweep_start(s, a->threads, 0, s->points, &a->run, &err)) {
-        ui_error(a, "%s", err.msg);
-        st_sweep_free(s);
-        free(s);
-        a->sweep = NULL;
-        return -1;
-    }
     ui_list_set(&a->front_list, 0, front_label, a, &err);
     ui_status(a, "sweep %s: %lld points on the pool", s->name, s->points);
     return 0;
@@ -359,8 +362,11 @@ static void draw_progress_line(ui_app *a, int y)
     else
         snprintf(eta, sizeof eta, "ETA -");
     char info[200];
-    snprintf(info, sizeof info, " %5.1f%% %lld/%lld points  %.0f points/s  %s  front %lld ", 100 * frac, p.done,
-             p.total, p.rate, eta, p.front);
+    char rate[24];
+    /* slow sweeps (serving runs) go well under a point a second */
+    snprintf(rate, sizeof rate, p.rate >= 10 ? "%.0f" : "%.2g", p.rate);
+    snprintf(info, sizeof info, " %5.1f%% %lld/%lld points  %s points/s  %s  front %lld ", 100 * frac, p.done,
+             p.total, rate, eta, p.front);
     int bw = COLS - (int)strlen(info) - 30;
     if (bw < 10)
         bw = 10;
@@ -480,7 +486,10 @@ static void prompt_done(ui_app *a)
     a->prompt = UI_P_NONE;
     switch (k) {
     case UI_P_FILTER:
-        if (a->prompt_list && ui_list_set_filter(a->prompt_list, text, &err))
+        if (a->prompt_list && strlen(text) >= sizeof a->prompt_list->filter)
+            ui_error(a, "filter /%.40s.../: %zu bytes, longer than the %zu a filter holds", text, strlen(text),
+                     sizeof a->prompt_list->filter - 1);
+        else if (a->prompt_list && ui_list_set_filter(a->prompt_list, text, &err))
             ui_error(a, "filter /%s/: %s", text, err.msg);
         break;
     case UI_P_FORM:
@@ -508,7 +517,11 @@ static void prompt_key(ui_app *a, int ch)
         return;
     }
     if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && a->prompt_len > 0) {
-        a->prompt_buf[--a->prompt_len] = 0;
+        /* one character: a UTF-8 sequence's continuation bytes, then its lead */
+        do
+            a->prompt_len--;
+        while (a->prompt_len > 0 && ((unsigned char)a->prompt_buf[a->prompt_len] & 0xC0) == 0x80);
+        a->prompt_buf[a->prompt_len] = 0;
         return;
     }
     if (ch == 21) { /* Ctrl-U */
@@ -670,6 +683,8 @@ static int app_init(ui_app *a, const ui_opts *o, st_error *err)
         rc = st_load_sweep(o->sweep_path, s, err);
         if (!rc)
             ui_form_from_sweep(&a->form, s);
+        else /* the error panel says why; the form holds the default set-up */
+            ui_form_default(&a->form, ST_SWEEP_GPU);
     } else {
         ui_form_default(&a->form, ST_SWEEP_GPU);
         rc = ui_form_build(&a->form, s, err);

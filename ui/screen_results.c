@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a metric's name (10) and a formatted value (up to 12) in the detail box */
+#define UI_DETAIL_COL 23
+
 static const st_point *selected(ui_app *a, long long *idx)
 {
     size_t k = ui_list_current(&a->front_list);
@@ -45,6 +48,14 @@ void ui_results_draw(ui_app *a, ui_rect r)
     st_sweep_progress pr;
     if (a->run) {
         st_sweep_get_progress(a->run, &pr);
+        if (pr.finished && !pr.cancelled && pr.done > 0 && pr.valid > 0 && pr.feasible == 0) {
+            /* every point evaluated and every one broke a constraint */
+            int w = plot.w - 6, y = plot.y + plot.h / 2 - 1;
+            ui_text(plot.y + 1 + (plot.h - 2) / 2, plot.x + 1, plot.w - 2, UI_NORMAL, "%*s", plot.w - 2, "");
+            ui_text(y, plot.x + 3, w, ui_attr(UI_C_ERR) | UI_BOLD, "No feasible point: each of the %lld valid points",
+                    pr.valid);
+            ui_text(y + 1, plot.x + 3, w, UI_NORMAL, "breaks a constraint; relax the constraints on the Sweep screen (3)");
+        }
         if (pr.finished && !pr.cancelled && pr.done > 0 && pr.valid == 0) {
             if (!a->why_done) {
                 char why[sizeof a->why - 24];
@@ -77,19 +88,27 @@ void ui_results_draw(ui_app *a, ui_rect r)
     st_sweep_point_label(a->sweep, idx, lab, sizeof lab);
     ui_text(det.y + 1, det.x + 2, det.w - 4, UI_BOLD, "#%lld %s", idx, lab);
     int row = 2, col = 0;
+    /* two columns where each holds a name and a whole value, else one: a
+     * value is never cut; the name gives way first */
+    int two = det.w >= 2 * UI_DETAIL_COL + 4;
     unsigned defined = st_sweep_kind_metrics(a->sweep->kind);
     for (int m = 0; m < ST_METRIC_COUNT; m++) {
         if (!(defined & (1u << m)))
             continue;
         ui_fmt_metric(v, sizeof v, (st_metric)m, sel->m[m]);
+        int cw = two ? (col ? det.w - col - 2 : det.w / 2) - 2 : det.w - 4;
+        int lw = cw - (int)strlen(v) - 1;
+        if (lw > 10)
+            lw = 10;
+        if (lw < 0)
+            lw = 0;
         if (row < dh - 2) /* inside the box: its last row holds the band, then the border */
-            ui_text(det.y + row, det.x + 2 + col, (col ? det.w - col - 2 : det.w / 2) - 2, UI_NORMAL, "%-10s %s",
-                    st_metric_name((st_metric)m), v);
-        if (col) {
+            ui_text(det.y + row, det.x + 2 + col, cw, UI_NORMAL, "%-*.*s %s", lw, lw, st_metric_name((st_metric)m), v);
+        if (two && !col) {
+            col = det.w / 2;
+        } else {
             col = 0;
             row++;
-        } else {
-            col = det.w / 2;
         }
     }
     char lo[32], hi[32];

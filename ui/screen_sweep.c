@@ -79,13 +79,16 @@ static const char *form_label(void *ctx, size_t i, char *buf, size_t n)
     char *t = row_text(&a->form, i, &label, &cap);
     const char *kind = "";
     st_param ps[ST_PARAM_COUNT];
+    int approx = 0;
     if (t && i > ROW_EVALUATE && i < ROW_FIRST_PARAM + (size_t)row_params(&a->form, ps)) {
         if (row_is_axis(ps[i - ROW_FIRST_PARAM], t))
             kind = "axis ";
         else if (*t)
             kind = "fixed";
+        approx = a->form.inexact[ps[i - ROW_FIRST_PARAM]];
     }
-    snprintf(buf, n, "%-13s %-5s %s", label, kind, t ? (*t ? t : "(default)") : st_sweep_kind_name(a->form.kind));
+    snprintf(buf, n, "%-13s %-5s %s%s", label, kind, t ? (*t ? t : "(default)") : st_sweep_kind_name(a->form.kind),
+             approx ? "  (approximates the file's values: edit to run)" : "");
     return buf;
 }
 
@@ -186,8 +189,24 @@ void ui_form_default(ui_form *f, st_sweep_kind k)
     }
 }
 
-/* An axis as form text: the list, or a range when the list is too long. */
-static void axis_text(const st_sweep_axis *ax, char *out, size_t n)
+/* Do the axis's values step by a constant factor (geometric) or a constant
+ * step (arithmetic), to 1e-9 of each? */
+static int axis_is_range(const st_sweep_axis *ax, int geometric)
+{
+    double a = ax->v[0].num, b = ax->v[1].num;
+    for (size_t i = 2; i < ax->n; i++) {
+        double want = geometric ? a * pow(b / a, (double)i) : a + (b - a) * (double)i;
+        if (fabs(ax->v[i].num - want) > 1e-9 * (fabs(want) > 1 ? fabs(want) : 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* An axis as form text: the list, or a range when the list is too long.
+ * Returns 0 where the text only approximates the values (the range through
+ * the first and last of values that are not evenly spaced, or the names
+ * that fit), 1 where it gives them exactly. */
+static int axis_text(const st_sweep_axis *ax, char *out, size_t n)
 {
     size_t u = 0;
     char sep = list_sep(ax->param);
@@ -204,15 +223,25 @@ static void axis_text(const st_sweep_axis *ax, char *out, size_t n)
     }
     if (ax->n == 1 && fits) { /* one value must stay an axis: "v," would read as a list */
         snprintf(out + u, n - u, "%c", sep);
-        return;
+        return 1;
     }
-    if (fits || !(st_param_info_of(ax->param)->kind == ST_PK_INT || st_param_info_of(ax->param)->kind == ST_PK_NUM))
-        return; /* names that do not fit: the values that do (no range of names) */
-    double a = ax->v[0].num, b = ax->v[1].num, z = ax->v[ax->n - 1].num;
-    if (a > 0 && fabs(b / a * ax->v[ax->n - 2].num - z) < 1e-9 * fabs(z) && b / a > 1)
-        snprintf(out, n, "%s..%s x%g", ax->v[0].text, ax->v[ax->n - 1].text, b / a);
-    else
-        snprintf(out, n, "%s..%s n%zu", ax->v[0].text, ax->v[ax->n - 1].text, ax->n);
+    if (fits)
+        return 1;
+    if (!(st_param_info_of(ax->param)->kind == ST_PK_INT || st_param_info_of(ax->param)->kind == ST_PK_NUM))
+        return 0; /* names that do not fit: the values that do (no range of names) */
+    double a = ax->v[0].num, b = ax->v[1].num;
+    char step[40];
+    if (a > 0 && b / a > 1 && axis_is_range(ax, 1)) {
+        snprintf(out, n, "%s..%s x%.15g", ax->v[0].text, ax->v[ax->n - 1].text, b / a);
+        return 1;
+    }
+    if (b > a && axis_is_range(ax, 0)) {
+        snprintf(step, sizeof step, "%.15g", b - a);
+        snprintf(out, n, "%s..%s +%s", ax->v[0].text, ax->v[ax->n - 1].text, step);
+        return 1;
+    }
+    snprintf(out, n, "%s..%s n%zu", ax->v[0].text, ax->v[ax->n - 1].text, ax->n);
+    return 0;
 }
 
 void ui_form_from_sweep(ui_form *f, const st_sweep *s)
@@ -224,7 +253,9 @@ void ui_form_from_sweep(ui_form *f, const st_sweep *s)
         if (s->base_set[p])
             snprintf(f->value[p], sizeof f->value[p], "%s", s->base[p].text);
     for (size_t i = 0; i < s->n_axes; i++) {
-        axis_text(&s->axes[i], f->value[s->axes[i].param], sizeof f->value[0]);
+        st_param p = s->axes[i].param;
+        f->inexact[p] = !axis_text(&s->axes[i], f->value[p], sizeof f->value[0]);
+        f->inexact_n[p] = s->axes[i].n;
         if (f->n_axis_order < ST_PARAM_COUNT)
             f->axis_order[f->n_axis_order++] = s->axes[i].param;
     }
@@ -297,7 +328,7 @@ static const char *trim(const char *s, size_t *len)
 /* "A..B x2" | "A..B +S" | "A..B nN" | "A..B" as a range map. */
 static int put_range(sbuf *b, const char *t)
 {
-    char from[64], to[64], how[64] = "";
+    char from[64], to[64], how[64] = "", extra[8] = "";
     const char *dots = strstr(t, "..");
     size_t fl;
     const char *f0 = trim(t, &fl);
@@ -306,7 +337,8 @@ static int put_range(sbuf *b, const char *t)
         return -1;
     memcpy(from, f0, fl);
     from[fl] = 0;
-    if (sscanf(dots + 2, " %63s %63s", to, how) < 1)
+    /* A..B [how], nothing after */
+    if (sscanf(dots + 2, " %63s %63s %7s", to, how, extra) < 1 || extra[0])
         return -1;
     put(b, "{from: ");
     put_quoted(b, from, strlen(from));
@@ -376,6 +408,12 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
     sbuf b = {0};
     st_param ps[ST_PARAM_COUNT];
     int np = row_params(f, ps), n_fixed = 0, n_axes = 0;
+    for (int i = 0; i < np; i++)
+        if (f->inexact[ps[i]])
+            return st_error_set(err, ST_EINVAL, "row '%s' only approximates the file's %zu values (too many for "
+                                "a row, and not evenly spaced); edit the row to run what it says, or open the file "
+                                "again (o) to run it as written", st_param_info_of(ps[i])->name,
+                                f->inexact_n[ps[i]]);
     /* the axes in the order of the file the form came from (the sweep's
      * point indices follow it), then any others in the form's order */
     st_param pa[ST_PARAM_COUNT];
@@ -513,6 +551,9 @@ void ui_sweep_store_row(ui_app *a, const char *text)
     char *t = row_text(&a->form, (size_t)a->prompt_row, &label, &cap);
     if (t)
         snprintf(t, cap, "%s", text);
+    for (int p = 0; p < ST_PARAM_COUNT; p++)
+        if (t == a->form.value[p])
+            a->form.inexact[p] = 0; /* the row says what the user wrote */
     refresh_form(a);
 }
 

@@ -93,6 +93,11 @@ typedef struct ui_form {
      * order: a re-run keeps that order, and so every point's index */
     st_param axis_order[ST_PARAM_COUNT];
     int n_axis_order;
+    /* rows whose text only approximates the file's axis (a list longer than
+     * a row that forms no exact range), until edited: a re-run from the
+     * form refuses them rather than run other values */
+    unsigned char inexact[ST_PARAM_COUNT];
+    size_t inexact_n[ST_PARAM_COUNT];
 } ui_form;
 
 typedef struct ui_retired {
