@@ -2761,4 +2761,14 @@ if [ $rc = 0 ] && grep -q "clock_scale=0.3$" "$tmp/rg.out" && ! grep -q "0.30000
 else
     not_ok "sweep: range values" "rc=$rc $(cat "$tmp/rg.out")"
 fi
+# map: stdout is the same on any thread count (the thread count goes to
+# stderr), and --evals caps the evaluations it counts
+"$S" map --arch eyeriss-like --layer resnet50:conv1 --json --threads 1 > "$tmp/mt1.json" 2> /dev/null; rc=$?
+"$S" map --arch eyeriss-like --layer resnet50:conv1 --json --threads 4 > "$tmp/mt4.json" 2> /dev/null; rc2=$?
+"$S" map --arch simba-like --layer gpt2-small:block.mlp.up --evals 20000 --seed 3 --json > "$tmp/mev.json" 2> /dev/null; rc3=$?
+if [ $rc$rc2$rc3 = 000 ] && cmp -s "$tmp/mt1.json" "$tmp/mt4.json" && jq -e '.search.evaluated <= 20000 and .search.evaluated > 10000' "$tmp/mev.json" > /dev/null; then
+    ok "map --json: identical on 1 and 4 threads; --evals 20000 evaluates at most 20000"
+else
+    not_ok "map: thread-independent stdout, --evals cap" "rc=$rc$rc2$rc3 $(diff "$tmp/mt1.json" "$tmp/mt4.json" | head -4) $(jq -c .search "$tmp/mev.json")"
+fi
 tap_done

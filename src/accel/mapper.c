@@ -213,9 +213,11 @@ static double score_of(const space *sp, const state *st, long long *evals)
 /* Steepest descent from st over moves, swaps and order changes. */
 static double descend(const space *sp, state *st, double cur, long long *evals, long long cap)
 {
+    state best, cand;
+    double bs;
     for (;;) {
-        state best = *st, cand;
-        double bs = cur;
+        best = *st;
+        bs = cur;
         for (int k = 0; k < sp->nprimes; k++)
             for (int a = 0; a < sp->nallowed[k]; a++) {
                 int s = sp->allowed[k][a];
@@ -230,6 +232,8 @@ static double descend(const space *sp, state *st, double cur, long long *evals, 
                 double v = score_of(sp, &cand, evals);
                 if (v >= 0 && v < bs)
                     bs = v, best = cand;
+                if (cap > 0 && *evals >= cap)
+                    goto capped;
             }
         for (int k = 0; k < sp->nprimes; k++)
             for (int l = k + 1; l < sp->nprimes; l++) {
@@ -248,6 +252,8 @@ static double descend(const space *sp, state *st, double cur, long long *evals, 
                 double v = score_of(sp, &cand, evals);
                 if (v >= 0 && v < bs)
                     bs = v, best = cand;
+                if (cap > 0 && *evals >= cap)
+                    goto capped;
             }
         for (int j = 0; j < sp->nperm; j++)
             for (int c = 0; c < 3; c++) {
@@ -259,12 +265,21 @@ static double descend(const space *sp, state *st, double cur, long long *evals, 
                 double v = score_of(sp, &cand, evals);
                 if (v >= 0 && v < bs)
                     bs = v, best = cand;
+                if (cap > 0 && *evals >= cap)
+                    goto capped;
             }
         if (bs >= cur || (cap > 0 && *evals >= cap))
             return cur;
         *st = best;
         cur = bs;
     }
+capped:
+    /* the cap reached inside a pass: keep the best move found so far */
+    if (bs < cur) {
+        *st = best;
+        cur = bs;
+    }
+    return cur;
 }
 
 /* A random valid start: primes in random order, each to a random allowed

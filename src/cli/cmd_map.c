@@ -337,7 +337,6 @@ static int run(int argc, char **argv)
             st_json_begin_object(&j, "search");
             st_json_string(&j, "objective", st_aobj_name(mo.objective));
             st_json_int(&j, "seed", (long long)mo.seed);
-            st_json_int(&j, "threads", mo.threads);
             st_json_int(&j, "evaluated", r.evaluated);
             st_json_bool(&j, "exhaustive", r.exhaustive);
             st_json_bool(&j, "truncated", r.truncated);
