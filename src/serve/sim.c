@@ -400,11 +400,11 @@ static void give_back(sim *s, replica *r, long long n)
         s->err = ST_ENOMEM;
 }
 
-/* blocks leave the pool */
-static void take_blocks(sim *s, replica *r, long long n)
+/* blocks leave the pool (most decode steps take none: no call then) */
+static inline void take_blocks(sim *s, replica *r, long long n)
 {
     r->free_blocks -= n;
-    if (r->fq_on)
+    if (n > 0 && r->fq_on)
         fq_take(s, r, n);
 }
 
