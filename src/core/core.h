@@ -27,7 +27,8 @@ enum {
     ST_EINVAL = -1,   /* bad input (file content, argument) */
     ST_ENOMEM = -2,   /* allocation failed */
     ST_EIO = -3,      /* cannot read or write a file */
-    ST_ENOTFOUND = -4 /* no preset/workload of that name */
+    ST_ENOTFOUND = -4, /* no preset/workload of that name */
+    ST_ECANCELED = -5  /* a long run stopped on request (a cancelled sweep) */
 };
 
 typedef struct st_error {

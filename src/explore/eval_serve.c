@@ -85,6 +85,7 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
     if (rc)
         return rc;
     st_serve_result r;
+    c.cancel = st_explore_cancel_flag(); /* a cancelled sweep stops the run */
     rc = st_serve_run(&c, &rq, &r, err);
     st_reqset_free(&rq);
     if (rc)

@@ -23,6 +23,12 @@ int st_explore_eval_train(const st_sweep *s, const st_pvalue *const *v, st_point
  * TDP: NVIDIA's A100 SXM4 datasheet-class boards idle at roughly 50-60 W of
  * 400 W in nvidia-smi, H100 SXM at roughly 70-100 W of 700 W. */
 #define ST_GPU_IDLE_FRACTION 0.15
+
+/* The cancel flag of the sweep run whose worker evaluates the point on this
+ * thread (NULL outside a run): long evaluators poll it and return
+ * ST_ECANCELED, which the pool takes as a stop, not a failure. */
+const int *st_explore_cancel_flag(void);
+void st_explore_set_cancel_flag(const int *flag);
 double st_explore_gpu_energy(double tdp_w, double total_s, double busy_s);
 
 #endif

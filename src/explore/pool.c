@@ -3,6 +3,7 @@
  * A byte on a pipe per finished chunk lets the consumer poll() the queue
  * together with its keyboard. Cancel is a flag checked between points. */
 #include "config.h"
+#include "explore/evaluators.h"
 #include "explore/explore.h"
 
 #include <errno.h>
@@ -57,10 +58,15 @@ static void notify(st_sweep_run *r)
     (void)w; /* a full pipe already wakes the consumer */
 }
 
+static _Thread_local const int *cancel_flag;
+const int *st_explore_cancel_flag(void) { return cancel_flag; }
+void st_explore_set_cancel_flag(const int *flag) { cancel_flag = flag; }
+
 static void *worker(void *arg)
 {
     st_sweep_run *r = arg;
     st_error err;
+    st_explore_set_cancel_flag(&r->cancel);
     for (;;) {
         pthread_mutex_lock(&r->mu);
         long long a = r->next, b = a + r->chunk;
@@ -80,6 +86,8 @@ static void *worker(void *arg)
         pthread_mutex_lock(&r->mu);
         if (i > a)
             r->queue[r->q_tail++] = (range){a, i};
+        if (rc == ST_ECANCELED) /* a point stopped by the cancel: not a failure */
+            rc = 0;
         if (rc && !r->failed) {
             r->failed = rc;
             r->err = err;

@@ -273,7 +273,7 @@ int st_sweep_eval(const st_sweep *s, long long idx, st_point *pt, st_detail *d, 
         return st_error_set(err, ST_EINVAL, "point %lld is outside the sweep (0..%lld)", idx, s->points - 1);
     st_sweep_point_values(s, idx, vals);
     int rc = evaluators[s->kind].eval(s, vals, pt, d, err);
-    if (rc == ST_ENOMEM)
+    if (rc == ST_ENOMEM || rc == ST_ECANCELED)
         return rc;
     if (rc) {
         pt->status = ST_PT_INVALID;

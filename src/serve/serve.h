@@ -181,6 +181,9 @@ typedef struct st_serve_cfg {
     st_preempt preempt;
     double watermark;          /* vllm-v0: keep this fraction of blocks free when admitting */
     st_route route;
+    /* polled while the simulation runs (every 1024 events): nonzero stops
+     * it with ST_ECANCELED (a cancelled sweep's serving point); NULL: never */
+    const int *cancel;
     int prefix_cache;
     st_quant quant;
     int kv_fp8;

@@ -1838,6 +1838,7 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
     if (!rc) {
         /* event loop */
         size_t next = 0;
+        unsigned long long polls = 0; /* events run, for the cancel poll */
         s.kv_dt = 0.05; /* first sample spacing; doubles whenever the buffer fills */
         s.kv_next = rq->n ? rq->r[0].arrival : 0;
         for (;;) {
@@ -1889,6 +1890,11 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
             }
             if (s.err) {
                 rc = s.err;
+                break;
+            }
+            if (cfg->cancel && (++polls & 1023) == 0 && __atomic_load_n(cfg->cancel, __ATOMIC_RELAXED)) {
+                rc = ST_ECANCELED;
+                st_error_set(err, rc, "cancelled");
                 break;
             }
         }
