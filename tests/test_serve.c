@@ -456,6 +456,65 @@ static void test_cancel(void **state)
     st_reqset_free(&rq);
 }
 
+/* the test configuration with the KV cache forced to `blocks` blocks */
+static st_serve_cfg small_cache(long long blocks)
+{
+    st_serve_cfg c;
+    cfg_init(&c);
+    c.num_gpu_blocks = blocks;
+    return c;
+}
+
+/* The livelock guard: preemptions in a row with no token emitted stop the
+ * run with the reason. Two 32-token prompts on 7 blocks: the second is
+ * preempted once at step 18 (tests/cli.sh has the hand trace); a limit of 1
+ * stops the run there, the default lets it finish. */
+static void test_thrash_guard(void **state)
+{
+    (void)state;
+    int in[2] = {32, 32}, out[2] = {40, 40};
+    st_reqset rq = fixed_set(2, in, out, 0);
+    st_serve_cfg c = small_cache(8);
+    st_serve_result r;
+    st_error err = {0};
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    assert_int_equal(r.preemptions, 1);
+    st_serve_result_free(&r);
+    c.max_stuck = 1;
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), ST_EINVAL);
+    assert_non_null(strstr(err.msg, "the KV cache thrashes: 1 preemptions and no token emitted since"));
+    st_reqset_free(&rq);
+}
+
+/* V1 keeps a preempted request's blocks past a shared prefix cached too. By
+ * hand (block 16, 9 usable blocks, two 64-token prompts sharing a 32-token
+ * prefix, both at t=0): step 1 computes both prompts (4 blocks each; A
+ * publishes its first 2 as the group's, B keeps 4 of its own); step 2 both
+ * want a 5th block, A takes the last free one and B (64 tokens computed) is
+ * preempted, its 4 blocks cached. Step 3: B finds the group's 2 blocks and
+ * its own blocks 2-3 after them (32 tokens), recomputes 1 token, and A, done
+ * at 16 tokens out before wanting a 6th block, leaves room for the rest. */
+static void test_resume_after_prefix(void **state)
+{
+    (void)state;
+    int in[2] = {64, 64}, out[2] = {16, 40};
+    st_reqset rq = fixed_set(2, in, out, 0);
+    for (int i = 0; i < 2; i++) {
+        rq.r[i].prefix_group = 0;
+        rq.r[i].prefix_len = 32;
+    }
+    st_serve_cfg c = small_cache(10);
+    st_serve_result r;
+    st_error err = {0};
+    assert_int_equal(st_serve_run(&c, &rq, &r, &err), 0);
+    assert_int_equal(r.preemptions, 1);
+    assert_int_equal(r.req[1].preemptions, 1);
+    assert_int_equal(r.resume_cached_tokens, 32);
+    assert_int_equal(r.req[1].cached_tokens, 32); /* the group's prefix, found on resuming */
+    st_serve_result_free(&r);
+    st_reqset_free(&rq);
+}
+
 static void test_traces(void **state)
 {
     (void)state;
@@ -659,7 +718,7 @@ int main(void)
         cmocka_unit_test(test_spec_closed_form),     cmocka_unit_test(test_preemption),
         cmocka_unit_test(test_arrivals),             cmocka_unit_test(test_prefix_cache),
         cmocka_unit_test(test_determinism),          cmocka_unit_test(test_disagg_colocate),
-        cmocka_unit_test(test_cancel),               cmocka_unit_test(test_traces),               cmocka_unit_test(test_review_regressions),
+        cmocka_unit_test(test_resume_after_prefix),  cmocka_unit_test(test_cancel),               cmocka_unit_test(test_thrash_guard),               cmocka_unit_test(test_traces),               cmocka_unit_test(test_review_regressions),
         cmocka_unit_test(test_choice_lists),         cmocka_unit_test(test_vllm_block_accounting),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -247,7 +247,7 @@ int ui_start_sweep(ui_app *a, st_sweep *s)
     /* a sweep that does not start leaves the last one and its results in
      * place: start first, retire the old run after */
     if (st_sweep_start(s, a->threads, 0, s->points, &run, &err)) {
-        ui_error(a, "%s (the previous sweep's results are kept)", err.msg);
+        ui_error(a, "%s%s", err.msg, a->run ? " (the previous sweep's results are kept)" : "");
         st_sweep_free(s);
         free(s);
         return -1;

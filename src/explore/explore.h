@@ -91,7 +91,7 @@ int st_param_parse(const char *name, st_param *out);
  * bools, enum members) or the index of the resolved object in the sweep's
  * tables (presets, workloads). */
 typedef struct st_pvalue {
-    char text[64];
+    char text[256]; /* a value as written: a number, a name or a preset's path */
     double num;
     int obj;
 } st_pvalue;

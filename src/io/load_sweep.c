@@ -197,7 +197,9 @@ int st_sweep_parse_value(st_sweep *s, st_param p, const char *text, st_pvalue *o
     const st_param_info *pi = st_param_info_of(p);
     memset(out, 0, sizeof *out);
     if (strlen(text) >= sizeof out->text)
-        return st_error_set(err, ST_EINVAL, "%s: value '%.40s...' is too long", pi->name, text);
+        return st_error_set(err, ST_EINVAL, "%s: value '%.40s...' is too long (%zu characters; at most %zu): give "
+                            "a shorter path, e.g. relative to the working folder", pi->name, text, strlen(text),
+                            sizeof out->text - 1);
     snprintf(out->text, sizeof out->text, "%s", text);
     if (!text[0])
         return st_error_set(err, ST_EINVAL, "%s: no value given", pi->name);

@@ -392,7 +392,7 @@ static int mapping_fits(const char *path, const st_ynode *root, const st_accel *
         }
         if (dim >= 0 && fa && fa->kind == ST_Y_SCALAR) {
             const char *q = strchr(fa->scalar, ST_AD_LETTERS[dim]);
-            if (q && atoi(q + 1) != 1) {
+            if (q && atoi(q + 1 + (q[1] == '=')) != 1) { /* "Q3" or "Q=3" */
                 at = fa;
                 break;
             }

@@ -184,6 +184,9 @@ typedef struct st_serve_cfg {
     /* polled while the simulation runs (every 1024 events): nonzero stops
      * it with ST_ECANCELED (a cancelled sweep's serving point); NULL: never */
     const int *cancel;
+    /* > 0: preemptions in a row without a token that stop the run as a
+     * livelock (default ST_SERVE_MAX_STUCK in sim.c, 100,000) */
+    long long max_stuck;
     int prefix_cache;
     st_quant quant;
     int kv_fp8;

@@ -50,6 +50,7 @@ typedef struct pgroup {
  * still in the prefix cache, the rest hold nothing anyone will look up */
 typedef struct fseg {
     int owner; /* request id, or -1 */
+    int start; /* an owned run: the position of its first block in the request */
     long long n;
 } fseg;
 
@@ -267,6 +268,7 @@ typedef struct sim {
     double kv_transfer_sum;
     long long kv_transfers;
     long long resume_cached; /* tokens preempted requests found cached on resuming (V1) */
+    long long stuck; /* preemptions since a step last emitted a token (a livelock guard) */
     int rr[8]; /* round-robin position per (model, pool) */
     st_route route; /* resolved (never ST_ROUTE_AUTO) */
     long long lb_tick; /* ST_ROUTE_VLLM: the coordinator's last publication (100 ms ticks) */
@@ -359,9 +361,21 @@ static int fq_push(replica *r, int owner, long long n)
     }
     fseg *t = &r->fq[(r->fhead + r->fn) % r->fcap];
     t->owner = owner;
+    t->start = 0;
     t->n = n;
     r->fn++;
     return 0;
+}
+
+/* a preempted request's cached blocks, from block `start` of it on */
+static int fq_push_run(replica *r, int id, long long n, int start)
+{
+    if (n <= 0)
+        return 0;
+    int rc = fq_push(r, id, n);
+    if (!rc)
+        fq_at(r, r->fn - 1)->start = start;
+    return rc;
 }
 
 /* allocation: n blocks from the head of the queue */
@@ -517,6 +531,10 @@ static double host_bw(const sim *s)
     return s->cfg->cluster && s->cfg->cluster->node.host_bw > 0 ? s->cfg->cluster->node.host_bw : 0;
 }
 
+/* Preemptions in a row with no token emitted that stop a run as a livelock
+ * (two requests in different pipeline slots evicting each other in turn). */
+#define ST_SERVE_MAX_STUCK 100000
+
 /* returns extra step time (swap-out) */
 static double preempt(sim *s, replica *r, int pos)
 {
@@ -551,17 +569,23 @@ static double preempt(sim *s, replica *r, int pos)
                      s->now, id, q->priv, cpu_blocks, block_bytes / 1e6, s->cfg->swap_space_bytes / 1073741824.0,
                      r->host_blocks - q->priv);
         }
-    } else if (r->fq_on && !q->shared) {
+    } else if (r->fq_on) {
         /* V1: the full blocks of its computed tokens stay cached, behind
-         * the rest of its blocks in the queue (freed in reverse order) */
-        long long cached = q->computed / bs_of(s);
-        if (cached > q->priv)
-            cached = q->priv;
-        r->free_blocks += q->priv;
-        if (fq_push(r, -1, q->priv - cached) || fq_push(r, id, cached))
+         * the rest of its blocks in the queue (freed in reverse order); a
+         * shared prefix's blocks (the first q->shared) go back to their
+         * group, its own blocks follow them */
+        int P = q->shared;
+        long long priv = q->priv, cached = q->computed / bs_of(s) - P;
+        if (cached > priv)
+            cached = priv;
+        if (cached < 0)
+            cached = 0;
+        q->priv = 0;
+        release(s, r, id); /* the group's reference */
+        r->free_blocks += priv;
+        if (fq_push(r, -1, priv - cached) || fq_push_run(r, id, cached, P))
             s->err = ST_ENOMEM;
         q->self_cached = cached > 0;
-        q->priv = 0;
         q->computed = 0;
     } else {
         release(s, r, id);
@@ -569,6 +593,14 @@ static double preempt(sim *s, replica *r, int pos)
     }
     s->out->req[id].preemptions++;
     s->out->preemptions++;
+    long long limit = s->cfg->max_stuck > 0 ? s->cfg->max_stuck : ST_SERVE_MAX_STUCK;
+    if (++s->stuck >= limit && !s->err) {
+        s->err = ST_EINVAL;
+        snprintf(s->errmsg, sizeof s->errmsg,
+                 "at %.3f s the KV cache thrashes: %lld preemptions and no token emitted since (requests in flight "
+                 "on other pipeline stages cannot be preempted, and the rest do not fit beside them); give the "
+                 "cache more blocks, or lower --max-num-seqs or --pp", s->now, limit);
+    }
     q->state = RS_WAITING;
     memmove(&r->run[pos], &r->run[pos + 1], (size_t)(r->nrun - pos - 1) * sizeof *r->run);
     r->nrun--;
@@ -746,13 +778,19 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         rstate *q = &s->rs[id];
         int hit = prefix_lookup(s, r, id);
         /* a preempted request's own blocks still cached (V1): the full
-         * blocks of its tokens but the last, which is always computed */
-        fseg *own = NULL;
+         * blocks of its tokens but the last, which is always computed, that
+         * continue what the prefix lookup found (a lookup stops at the first
+         * block missing: its own blocks past a group prefix no longer cached
+         * are not found) */
+        const fseg *own = NULL;
         int own_hit = 0;
-        if (!hit && q->self_cached && (own = fq_find(r, id)) != NULL) {
-            long long max_hit = (q->in + q->generated - 1) / bs_of(s);
-            own_hit = (int)(own->n < max_hit ? own->n : max_hit);
-            q->computed = own_hit * bs_of(s);
+        if (q->self_cached && (own = fq_find(r, id)) != NULL) {
+            long long max_hit = (q->in + q->generated - 1) / bs_of(s), hb = hit / bs_of(s);
+            long long usable = own->start <= hb ? own->start + own->n - hb : 0;
+            if (usable > max_hit - hb)
+                usable = max_hit - hb;
+            own_hit = usable > 0 ? (int)usable : 0;
+            q->computed = (int)(hb + own_hit) * bs_of(s);
             q->priv = own_hit;
         }
         /* a prompt, a recomputation, or (decode pool) a request whose KV arrived */
@@ -762,18 +800,22 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         int need = need_blocks(s, q, (long long)q->computed + n);
         /* the blocks it finds are no longer free for the rest */
         if (!can_alloc(s, r, need + own_hit)) {
-            prefix_undo(s, r, id, hit);
-            if (own) {
-                q->computed = 0;
+            if (own) { /* its blocks stay in the queue: none are its own yet */
                 q->priv = 0;
+                q->computed = 0;
             }
+            prefix_undo(s, r, id, hit);
             break;
         }
         if (own) {
             /* its cached blocks leave the queue; the rest of its run is
-             * nobody's now */
-            own->n -= own_hit;
-            own->owner = -1;
+             * nobody's now. Looked up again: an eviction in can_alloc may
+             * have moved the queue */
+            fseg *run = fq_find(r, id);
+            if (run) {
+                run->n -= own_hit;
+                run->owner = -1;
+            }
             q->self_cached = 0;
             r->free_blocks -= own_hit;
             s->resume_cached += own_hit * bs_of(s);
@@ -1273,6 +1315,7 @@ static void apply_step(sim *s, int gi, int k)
             }
             q->last = s->now;
             q->generated += emit;
+            s->stuck = 0;
             q->decoding = 1;
             if (!is_static)
                 prefix_publish(s, r, id);
