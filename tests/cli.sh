@@ -2771,4 +2771,13 @@ if [ $rc$rc2$rc3 = 000 ] && cmp -s "$tmp/mt1.json" "$tmp/mt4.json" && jq -e '.se
 else
     not_ok "map: thread-independent stdout, --evals cap" "rc=$rc$rc2$rc3 $(diff "$tmp/mt1.json" "$tmp/mt4.json" | head -4) $(jq -c .search "$tmp/mev.json")"
 fi
+# --pp with a tiny cache once let two requests in different pipeline slots
+# evict each other forever (a hang at 1daf76e): the run ends, finished or
+# stopped with the thrashing reason
+timeout 120 "$S" serve llama3-8b --num-gpu-blocks 200 --qps 50 --requests 100 --lengths uniform:394-1578,365-1462 --seed 307 --shared-prefix 16:256 --pp 2 --max-batched-tokens 128 > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 0 ] || { [ $rc = 1 ] && grep -q "the KV cache thrashes" "$tmp/err"; }; then
+    ok "serve --pp 2 on a tiny cache ends (no livelock)"
+else
+    not_ok "serve --pp livelock" "rc=$rc $(cat "$tmp/err")"
+fi
 tap_done
