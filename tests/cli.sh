@@ -1525,7 +1525,7 @@ if [ -d "$TL/reference-default_problem" ]; then
     # mac.count_per_pe: a PE runs that many MACs a cycle. The reference
     # mapping computes for 86,016 cycles on one MAC a PE (Timeloop's stats):
     # 21,504 on four
-    sed 's/^  adder_bits: 16 /  adder_bits: 16\n  count_per_pe: 4 /' presets/accel/eyeriss-like.yaml > "$tmp/mesh/c4.yaml"
+    sed 's/^  adder_bits: 16 /  adder_bits: 16\n  count_per_pe: 4 /' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/mesh/c4.yaml"
     "$S" map --arch "$tmp/mesh/c4.yaml" --problem "$TL/problems/default_problem.prob.yaml" --mapping "$ref/timeloop-mapper.map.yaml" --json > "$tmp/c4.json"; rc=$?
     if [ $rc = 0 ] && grep -q "count_per_pe: 4" "$tmp/mesh/c4.yaml" && jq -e '.compute_cycles == 21504 and .cycles >= 21504' "$tmp/c4.json" > /dev/null; then
         ok "accel preset: mac.count_per_pe 4 quarters the compute cycles (86,016 -> 21,504)"
@@ -2742,10 +2742,10 @@ fi
 # the search breaks the EDP tie on delay, to the compute bound: ResNet-18
 # conv1's 118,013,952 MACs on 168 PEs, 702,464 cycles; a tensor kept twice
 # is an error at its node
-sed -E 's/(read|write|update|leak|energy_pj): [0-9.]+/\1: 0/' presets/accel/eyeriss-like.yaml > "$tmp/zeroE.yaml"
+sed -E 's/(read|write|update|leak|energy_pj): [0-9.]+/\1: 0/' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/zeroE.yaml"
 "$S" map --arch "$tmp/zeroE.yaml" --layer resnet18:conv1 > "$tmp/z.txt"; rc=$?
 "$S" map --arch "$tmp/zeroE.yaml" --layer resnet18:conv1 --json > "$tmp/z.json"; rc2=$?
-sed 's/keeps: \[inputs, outputs\]/keeps: [inputs, inputs]/' presets/accel/eyeriss-like.yaml > "$tmp/kd.yaml"
+sed 's/keeps: \[inputs, outputs\]/keeps: [inputs, inputs]/' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/kd.yaml"
 "$S" map --arch "$tmp/kd.yaml" --layer resnet18:conv1 > /dev/null 2> "$tmp/err"; rc3=$?
 if [ $rc$rc2 = 00 ] && ! grep -qi nan "$tmp/z.txt" && jq -e '.energy_j == 0 and .cycles == 702464' "$tmp/z.json" > /dev/null &&
    [ $rc3 = 1 ] && grep -q "kd.yaml:59:21: key 'keeps': inputs is listed twice" "$tmp/err"; then
