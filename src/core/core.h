@@ -139,5 +139,7 @@ double st_rng_gamma(st_rng *g, double shape); /* unit scale */
  * mpirun's binding of a rank), not all the machine's; at least 1. The
  * default for thread pools and parallel jobs. */
 int st_cpu_count(void);
+/* The machine's physical memory in bytes (0 when the system does not say). */
+double st_phys_memory_bytes(void);
 
 #endif

@@ -6,6 +6,12 @@
 #include <sched.h>
 #include <unistd.h>
 
+double st_phys_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
 int st_cpu_count(void)
 {
     cpu_set_t set;

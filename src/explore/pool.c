@@ -157,7 +157,11 @@ int st_sweep_start(const st_sweep *s, int threads, long long first, long long co
     long long chunk = count / ((long long)threads * 64);
     r->chunk = chunk < 1 ? 1 : chunk > 512 ? 512 : chunk;
     r->q_cap = (size_t)(count / r->chunk + threads + 2);
-    r->pts = calloc(count ? (size_t)count : 1, sizeof *r->pts);
+    /* more point records than the machine's memory: refused before the
+     * allocation (an allocator may abort rather than fail, as ASan's does) */
+    double phys = st_phys_memory_bytes();
+    int too_big = phys > 0 && (double)count * sizeof *r->pts > phys;
+    r->pts = too_big ? NULL : calloc(count ? (size_t)count : 1, sizeof *r->pts);
     r->queue = calloc(r->q_cap, sizeof *r->queue);
     r->tid = calloc((size_t)threads, sizeof *r->tid);
     if (!r->pts || !r->queue || !r->tid) {
