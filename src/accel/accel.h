@@ -96,6 +96,11 @@ void st_accel_fanout(const st_accel *a, int i, int *fx, int *fy);
  * st_amap_check_constraints. */
 int st_accel_eval(const st_accel *a, const st_aprob *p, const st_amap *m, st_astats *s,
                   st_error *err);
+/* The same, and where an invalid mapping is wrong: the level (the index of
+ * its entry) and the dimension whose factors do not multiply to the
+ * problem's, each -1 when not one of them (NULL: not wanted). */
+int st_accel_eval_at(const st_accel *a, const st_aprob *p, const st_amap *m, st_astats *s, int *level, int *dim,
+                     st_error *err);
 /* The fast path the mapper uses: energy (J) and cycles, 0 when invalid. */
 int st_accel_eval_fast(const st_accel *a, const st_aprob *p, const st_amap *m,
                        double *energy, double *cycles);

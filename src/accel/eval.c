@@ -149,6 +149,7 @@ static double distinct_children(const st_aprob *p, st_tensor t, const double *e,
 }
 
 typedef struct evctx {
+    int bad_level, bad_dim; /* what an invalid mapping got wrong (-1: not one level/dim) */
     double ext[NL][ND];   /* extents inside level i (its loops and all below) */
     double tile[NL][NT];
     double inst[NL + 1];  /* instances in use at level i (inst[n] = MACs) */
@@ -209,7 +210,7 @@ static double served_per_event(const st_aprob *p, const st_amap *m, const evctx 
 #define fail(err, ...) st_error_set((err), ST_EINVAL, __VA_ARGS__)
 
 /* Structure checks shared by both entry points. */
-static int check(const st_accel *a, const st_aprob *p, const st_amap *m, st_error *err)
+static int check(const st_accel *a, const st_aprob *p, const st_amap *m, evctx *x, st_error *err)
 {
     if (m->n != a->n_levels)
         return fail(err, "the mapping has %d levels, the architecture %d", m->n, a->n_levels);
@@ -218,7 +219,7 @@ static int check(const st_accel *a, const st_aprob *p, const st_amap *m, st_erro
         for (int i = 0; i < m->n; i++)
             prod *= (double)m->t[i][d] * m->sx[i][d] * m->sy[i][d];
         if (prod != (double)p->d[d])
-            return fail(err, "the factors of %c multiply to %.0f, the problem has %c=%lld; "
+            return x->bad_dim = d, fail(err, "the factors of %c multiply to %.0f, the problem has %c=%lld; "
                              "every dimension's factors must multiply to its size",
                         ST_AD_LETTERS[d], prod, ST_AD_LETTERS[d], p->d[d]);
     }
@@ -229,38 +230,38 @@ static int check(const st_accel *a, const st_aprob *p, const st_amap *m, st_erro
         st_accel_fanout(a, i, &fx, &fy);
         for (int d = 0; d < ND; d++) {
             if (m->t[i][d] == 0 || m->sx[i][d] == 0 || m->sy[i][d] == 0)
-                return fail(err, "level %s: a factor of %c is 0", l->name, ST_AD_LETTERS[d]);
+                return x->bad_level = i, fail(err, "level %s: a factor of %c is 0", l->name, ST_AD_LETTERS[d]);
             px *= m->sx[i][d];
             py *= m->sy[i][d];
         }
         if (px > fx || py > fy)
-            return fail(err, "level %s: spatial factors use %.0f x %.0f instances below it, "
+            return x->bad_level = i, fail(err, "level %s: spatial factors use %.0f x %.0f instances below it, "
                              "the fan-out is %d x %d",
                         l->name, px, py, fx, fy);
         if (l->cls == ST_MEM_FANOUT) {
             for (int d = 0; d < ND; d++)
                 if (m->t[i][d] != 1)
-                    return fail(err, "level %s is a fan-out stage and holds no data; its "
+                    return x->bad_level = i, fail(err, "level %s is a fan-out stage and holds no data; its "
                                      "temporal factor of %c must be 1",
                                 l->name, ST_AD_LETTERS[d]);
             if (m->keep[i])
-                return fail(err, "level %s is a fan-out stage and cannot keep a tensor",
+                return x->bad_level = i, fail(err, "level %s is a fan-out stage and cannot keep a tensor",
                             l->name);
         }
         for (int t = 0; t < NT; t++)
             if ((m->keep[i] & (1u << t)) && !l->keeps[t])
-                return fail(err, "level %s cannot keep %s (the architecture keeps only what "
+                return x->bad_level = i, fail(err, "level %s cannot keep %s (the architecture keeps only what "
                                  "its `keeps:` lists)",
                             l->name, st_tensor_name((st_tensor)t));
         unsigned seen = 0;
         for (int k = 0; k < ND; k++)
             seen |= 1u << m->perm[i][k];
         if (seen != ST_AD_ALL)
-            return fail(err, "level %s: the loop order does not list every dimension once",
+            return x->bad_level = i, fail(err, "level %s: the loop order does not list every dimension once",
                         l->name);
     }
     if ((m->keep[0] & 7u) != 7u)
-        return fail(err, "the backing store %s must keep every tensor", a->level[0].name);
+        return x->bad_level = 0, fail(err, "the backing store %s must keep every tensor", a->level[0].name);
     return 0;
 }
 
@@ -269,7 +270,8 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
 {
     const int n = m->n;
     int rc;
-    if ((rc = check(a, p, m, err)))
+    x->bad_level = x->bad_dim = -1;
+    if ((rc = check(a, p, m, x, err)))
         return rc;
     /* extents, instances */
     for (int d = 0; d < ND; d++) {
@@ -330,7 +332,7 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
             }
         }
         if (i > 0 && l->cls != ST_MEM_FANOUT && l->depth > 0 && used > st_mem_level_words(l))
-            return fail(err, "level %s: the tiles it keeps need %.0f words, it holds %.0f; "
+            return x->bad_level = i, fail(err, "level %s: the tiles it keeps need %.0f words, it holds %.0f; "
                              "move factors outward",
                         l->name, used, st_mem_level_words(l));
     }
@@ -445,10 +447,20 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
 int st_accel_eval(const st_accel *a, const st_aprob *p, const st_amap *m, st_astats *s,
                   st_error *err)
 {
+    return st_accel_eval_at(a, p, m, s, NULL, NULL, err);
+}
+
+int st_accel_eval_at(const st_accel *a, const st_aprob *p, const st_amap *m, st_astats *s, int *level, int *dim,
+                     st_error *err)
+{
     evctx x;
     int rc = core(a, p, m, s, &x, err);
     if (rc)
         memset(s, 0, sizeof *s);
+    if (level)
+        *level = rc ? x.bad_level : -1;
+    if (dim)
+        *dim = rc ? x.bad_dim : -1;
     return rc;
 }
 

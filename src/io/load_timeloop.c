@@ -362,31 +362,25 @@ static int st_read_timeloop_mapping(const char *path, const st_ynode *root, cons
 }
 
 /* A mapping that reads but does not fit the problem or the architecture:
- * the evaluator's reason, at the entry it concerns (the level's first entry
- * for "level NAME: ...", the first factors naming the dimension whose
- * factors do not multiply to its size), else at the mapping list. */
+ * the evaluator's reason, at the entry it concerns (the level's first entry,
+ * or the first factors naming the dimension whose factors do not multiply to
+ * its size), else at the mapping list. */
 static int mapping_fits(const char *path, const st_ynode *root, const st_accel *a, const st_aprob *p,
                         const st_amap *m, st_error *err)
 {
     st_astats *st = malloc(sizeof *st);
     if (!st)
         return st_error_set(err, ST_ENOMEM, "out of memory");
-    int rc = st_accel_eval(a, p, m, st, err);
+    int lv, dim, rc = st_accel_eval_at(a, p, m, st, &lv, &dim, err);
     free(st);
     if (!rc)
         return 0;
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
     const st_ynode *list = root && root->kind == ST_Y_MAP ? f_get(root, "mapping") : root, *at = list;
-    char name[64] = "";
-    int dim = -1;
-    if (sscanf(msg, "level %63[^: ]", name) != 1)
-        name[0] = 0;
-    if (strncmp(msg, "the factors of ", 15) == 0)
-        dim = dim_of(msg[15]);
     for (size_t k = 0; list && list->kind == ST_Y_SEQ && k < list->n; k++) {
         const st_ynode *e = list->items[k], *tg = f_get(e, "target"), *fa = f_get(e, "factors");
-        if (name[0] && tg && tg->kind == ST_Y_SCALAR && strcmp(tg->scalar, name) == 0) {
+        if (lv >= 0 && tg && tg->kind == ST_Y_SCALAR && find_level(a, tg->scalar) == lv) {
             at = e;
             break;
         }
