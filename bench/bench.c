@@ -243,8 +243,15 @@ static int bench_layer4(void)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* `strata-bench serve`: the serving run alone, in this process (for perf) */
+    if (argc > 1 && !strcmp(argv[1], "serve"))
+        return serve_child();
+    if (argc > 1) {
+        fprintf(stderr, "usage: strata-bench [serve]\n");
+        return 2;
+    }
     st_error err;
     st_gpu g;
     st_gpu_coef c;

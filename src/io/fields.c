@@ -159,7 +159,7 @@ int f_number(const fctx *c, const st_ynode *map, const char *key, double min, do
              double scale, const char *unit, double *out)
 {
     const st_ynode *v = f_get(map, key);
-    double x;
+    double x = 0;
     int rc;
     if (!v)
         return 0;

@@ -218,7 +218,7 @@ int st_load_gpu_or_edge(const char *name_or_path, st_gpu *g, st_edge *e, int *is
 #define TYPED_LOADER(fn, type, kind, field)                                              \
     int fn(const char *name_or_path, type *out, st_error *err)                           \
     {                                                                                    \
-        st_loaded *l;                                                                    \
+        st_loaded *l = NULL;                                                             \
         int rc = load_kind(name_or_path, kind, &l, err);                                 \
         if (rc)                                                                          \
             return rc;                                                                   \

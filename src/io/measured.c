@@ -261,7 +261,7 @@ static int field_int(const csv *c, int idx, const char *name, long long max, lon
 static int field_time(const csv *c, int idx, const char *name, const char *unit, double per_s, double max,
                       double *out_s, st_error *err)
 {
-    double v;
+    double v = 0;
     int rc = field_number(c, idx, name, max, &v, err);
     if (rc)
         return rc;
