@@ -91,6 +91,51 @@ static void test_json_numbers(void **state)
     assert_string_equal(buf, "1e+20");
     st_format_double(buf, sizeof buf, INFINITY);
     assert_string_equal(buf, "null");
+    /* 16 and 17 digits where fewer do not read back (Python's repr agrees) */
+    st_format_double(buf, sizeof buf, 0.1 + 0.2);
+    assert_string_equal(buf, "0.30000000000000004");
+    st_format_double(buf, sizeof buf, 1.0 / 3);
+    assert_string_equal(buf, "0.3333333333333333");
+    st_format_double(buf, sizeof buf, 123456789.125);
+    assert_string_equal(buf, "123456789.125");
+}
+
+/* The reference: the least N whose %.Ng reads back, by trying every N. */
+static void shortest_by_search(char *buf, size_t n, double v)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* The formatter's shortcut (15 digits first) against the exhaustive
+ * search, on 200,000 doubles: random bit patterns over every exponent,
+ * and short decimals (k / 10^d) that read back in few digits. */
+static void test_json_numbers_shortest(void **state)
+{
+    char a[40], b[40];
+    unsigned long long x = 88172645463325252ULL;
+    (void)state;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+        double v;
+        if (i % 2) {
+            unsigned long long bits = x & ~(0x7ffULL << 52);
+            bits |= (unsigned long long)(1 + (x >> 40) % 2046) << 52; /* finite, normal */
+            memcpy(&v, &bits, sizeof v);
+        } else {
+            static const double scale[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e9, 1e12};
+            v = (double)(x % 1000000007ULL) / scale[(x >> 32) % 9] - 5e8;
+        }
+        st_format_double(a, sizeof a, v);
+        if (fabs(v) < 9007199254740992.0 && v == floor(v))
+            continue; /* whole numbers print in full (above) */
+        shortest_by_search(b, sizeof b, v);
+        if (strcmp(a, b) != 0)
+            fail_msg("%.17g: formatted '%s', shortest '%s'", v, a, b);
+    }
 }
 
 /* JSONL lines are JSON (RFC 8259): one object per line, every value
@@ -215,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_ridge_closed_form),
         cmocka_unit_test(test_ridge_errors),
         cmocka_unit_test(test_json_numbers),
+        cmocka_unit_test(test_json_numbers_shortest),
         cmocka_unit_test(test_jsonl),
         cmocka_unit_test(test_suggest),
         cmocka_unit_test(test_units),
