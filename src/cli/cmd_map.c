@@ -381,7 +381,7 @@ const cli_command cmd_map = {
     "  --threads N      search threads (default 1)\n"
     "  --budget S       wall-clock cap on the search; hitting it makes the result depend on\n"
     "                   machine speed (reported as truncated)\n"
-    "  --evals N        cap the evaluations (deterministic) instead\n"
+    "  --evals N        cap the evaluations at N >= 1000 (deterministic) instead\n"
     "  --exhaustive     enumerate every mapping the constraints allow (minutes on big layers);\n"
     "                   spaces under 300,000 mappings are always enumerated\n"
     "  --json           energy_j, cycles, utilization, macs, edp, energy_breakdown, mapping, ...\n",

@@ -589,7 +589,7 @@ const cli_command cmd_train = {
     "                   [--microbatches M] [--zero Z] [--recompute none|selective|full] [--global-batch B]\n"
     "                   [--seq S] [--dtype D] [--lora RANK] [--schedule 1f1b|gpipe|interleaved] [--chunks V]\n"
     "                   [--flash] [--fa3] [--fused] [--torch VER] [--isolated] [--moe-imbalance X] [--trace FILE]\n"
-    "                   [--json]",
+    "                   [--coef FILE] [--json]",
     "Predict one training iteration: time with its band, MFU, tokens/s, memory per GPU, bubble, communication.",
     "  --cluster P      cluster preset, or a node preset as a one-node cluster (default ib-a100)\n"
     "  --gpus N         GPUs (default one node); dp defaults to N / (tp x pp x cp)\n"
@@ -618,6 +618,7 @@ const cli_command cmd_train = {
     "                   experts / top-k (every token on one expert)\n"
     "  --trace FILE     write a Chrome/Perfetto trace of the iteration (each pipeline stage's first\n"
     "                   200,000 / PP forward and backward tasks)\n"
+    "  --coef FILE      kernel coefficient table (default calibration/gpu-kernels.yaml)\n"
     "  --json           iteration_s, sustained, lo_s, hi_s, mfu and tflops_per_gpu (model FLOPs: causal\n"
     "                   attention's unmasked pairs whichever kernel runs), hw_tflops_per_gpu\n"
     "                   (executed: eager attention's extra work and recompute counted),\n"
@@ -630,7 +631,8 @@ const cli_command cmd_train = {
 const cli_command cmd_plan = {
     "plan",
     "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash] [--fa3]\n"
-    "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--torch VER] [--isolated] [--json]",
+    "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--torch VER] [--isolated] [--coef FILE]\n"
+    "                   [--json]",
     "Search parallel configurations: rank by iteration time, memory as the constraint, time-memory Pareto set.",
     "  enumerates DP x TP x PP x CP (x EP for MoE) = N, microbatch sizes 1-16, recompute\n"
     "  none/selective/full, ZeRO 0-3, SP with TP; 1F1B schedule; CP > 1 only with --flash or\n"
@@ -639,6 +641,7 @@ const cli_command cmd_plan = {
     "  --top K          rows to print (default 10)\n"
     "  --torch VER      the PyTorch release every configuration is priced for (as train's)\n"
     "  --isolated       tensor-core kernels at boost (as train's)\n"
+    "  --coef FILE      kernel coefficient table (as train's)\n"
     "  --json           {\"plans\":[...], \"pareto\":[...]} with the train command's keys\n",
     run_plan,
 };
