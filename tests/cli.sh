@@ -2784,4 +2784,24 @@ if [ $rc = 0 ] || { [ $rc = 1 ] && grep -q "the KV cache thrashes" "$tmp/err"; }
 else
     not_ok "serve --pp livelock" "rc=$rc $(cat "$tmp/err")"
 fi
+# the --gpus it names passes the stage rule: for --pp 3 on 8-GPU nodes, 9
+# GPUs make stages of 3 (GPUs 6-8 straddle the first node's end), 12 make
+# stages of 4, which divide a node
+"$S" train llama2-7b --pp 3 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "pass --gpus 12" "$tmp/err" && "$S" train llama2-7b --pp 3 --gpus 12 > /dev/null 2>&1 &&
+   ! "$S" train llama2-7b --pp 3 --gpus 9 > /dev/null 2>&1; then
+    ok "train --pp 3: the --gpus named (12, not 9) gives stages that do not straddle nodes"
+else
+    not_ok "train --pp 3: the --gpus named (12, not 9) gives stages that do not straddle nodes" "rc=$rc $(cat "$tmp/err")"
+fi
+# degrees whose product overflows 32 bits (65,536 x 65,536 = 2^32) are
+# refused by their size, not divided by a wrapped-around 0 (SIGFPE before)
+"$S" train llama2-7b --pp 65536 --cp 65536 > "$tmp/out" 2> "$tmp/err"; rc=$?
+"$S" train llama2-7b --dp 65536 --tp 2 --pp 32768 --gpus 16777216 > /dev/null 2> "$tmp/err2"; rc2=$?
+if [ $rc = 2 ] && grep -q "tp x pp x cp = 4294967296 is more than the 160 GPUs of cluster ib-a100" "$tmp/err" &&
+   [ $rc2 = 2 ] && grep -q "dp x tp x pp x cp = 4294967296 is more than --gpus 16777216" "$tmp/err2"; then
+    ok "train: parallel degrees multiplying past 2^31 are a usage error"
+else
+    not_ok "train: parallel degrees multiplying past 2^31 are a usage error" "rc=$rc rc2=$rc2 $(cat "$tmp/err" "$tmp/err2")"
+fi
 tap_done

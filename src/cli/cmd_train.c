@@ -272,22 +272,35 @@ static void json_result(st_json *j, const st_train_cfg *k, const st_train_result
 
 /* A split that does not fit the default one node (no --gpus): say that it is
  * the default, and name a --gpus that would work on the cluster (the
- * smallest multiple of the split, or the split itself when exact), or that
- * none would (TP x CP must divide a node; the cluster has so many GPUs) */
-static int default_node_error(const st_cluster *cl, long long node_gpus, const char *what, int split, int tp, int cp,
-                              int exact)
+ * smallest multiple of the split from one node up whose pipeline stages do
+ * not straddle nodes, or the split itself when exact), or that none would
+ * (TP x CP must divide a node, and the stages fit the nodes) */
+static int default_node_error(const st_cluster *cl, long long node_gpus, const char *what, long long split, int tp,
+                              int cp, int pp, int exact)
 {
     long long total = (long long)cl->node.gpus * cl->nodes;
     int G = cl->node.gpus;
-    int fits_node = tp <= G && G % tp == 0 && (tp * cp > G || G % (tp * cp) == 0);
-    long long want = exact ? split : split * ((node_gpus + split - 1) / split);
-    if (fits_node && want <= total)
-        return cli_usage_error(&cmd_train, "%s = %d does not fit the %lld GPUs of one %s node (the default without "
+    int fits_node = tp <= G && G % tp == 0 && ((long long)tp * cp > G || G % (tp * cp) == 0);
+    long long want = -1;
+    if (fits_node) {
+        long long m = exact ? split : split * ((node_gpus + split - 1) / split);
+        for (; m <= total; m += split) {
+            if (!st_train_stages_straddle(m / pp, pp, G)) {
+                want = m;
+                break;
+            }
+            if (exact)
+                break;
+        }
+    }
+    if (want > 0)
+        return cli_usage_error(&cmd_train, "%s = %lld does not fit the %lld GPUs of one %s node (the default without "
                                "--gpus): pass --gpus %lld", what, split, node_gpus, cl->id, want);
-    return cli_usage_error(&cmd_train, "%s = %d does not fit the %lld GPUs of one %s node (the default without "
-                           "--gpus), and no --gpus would: the cluster has %lld GPUs, %d a node, and TP x CP must "
-                           "divide a node; use a larger --cluster or a smaller split", what, split, node_gpus, cl->id,
-                           total, G);
+    return cli_usage_error(&cmd_train, "%s = %lld does not fit the %lld GPUs of one %s node (the default without "
+                           "--gpus), and no --gpus would: the cluster has %lld GPUs, %d a node; TP x CP must "
+                           "divide a node, and a pipeline stage (TP x CP x DP GPUs) must be a divisor or a "
+                           "multiple of a node; use a larger --cluster or another split", what, split, node_gpus,
+                           cl->id, total, G);
 }
 
 static int run_train(int argc, char **argv)
@@ -304,18 +317,33 @@ static int run_train(int argc, char **argv)
     k.pp = t.pp ? (int)t.pp : 1;
     k.cp = t.cp ? (int)t.cp : 1;
     k.ep = t.ep ? (int)t.ep : 1;
-    if (gpus % ((long long)k.tp * k.pp * k.cp)) {
+    /* each degree is at most 2^24: the products are formed in double
+     * first, and past the GPUs there are they are refused before they could
+     * overflow */
+    long long total = (long long)s.cl.node.gpus * s.cl.nodes, lim = t.gpus ? gpus : total;
+    double dsplit = (double)k.tp * k.pp * k.cp, dall = dsplit * (t.dp ? (double)t.dp : 1);
+    if (dall > (double)lim) {
         st_model_free(&s.m);
-        if (!t.gpus)
-            return default_node_error(&s.cl, gpus, "tp x pp x cp", k.tp * k.pp * k.cp, k.tp, k.cp, 0);
-        return cli_usage_error(&cmd_train, "--gpus %lld is not a multiple of tp x pp x cp = %d", gpus, k.tp * k.pp * k.cp);
+        if (t.gpus)
+            return cli_usage_error(&cmd_train, "%s = %.0f is more than --gpus %lld", t.dp ? "dp x tp x pp x cp" :
+                                   "tp x pp x cp", dall, gpus);
+        return cli_usage_error(&cmd_train, "%s = %.0f is more than the %lld GPUs of cluster %s; use smaller "
+                               "degrees or a larger --cluster", t.dp ? "dp x tp x pp x cp" : "tp x pp x cp", dall,
+                               total, s.cl.id);
     }
-    k.dp = t.dp ? (int)t.dp : (int)(gpus / ((long long)k.tp * k.pp * k.cp));
-    if ((long long)k.dp * k.tp * k.pp * k.cp != gpus) {
+    long long tpc = (long long)k.tp * k.pp * k.cp;
+    if (gpus % tpc) {
         st_model_free(&s.m);
         if (!t.gpus)
-            return default_node_error(&s.cl, gpus, "dp x tp x pp x cp", k.dp * k.tp * k.pp * k.cp, k.tp, k.cp, 1);
-        return cli_usage_error(&cmd_train, "dp x tp x pp x cp = %d, but --gpus is %lld", k.dp * k.tp * k.pp * k.cp, gpus);
+            return default_node_error(&s.cl, gpus, "tp x pp x cp", tpc, k.tp, k.cp, k.pp, 0);
+        return cli_usage_error(&cmd_train, "--gpus %lld is not a multiple of tp x pp x cp = %lld", gpus, tpc);
+    }
+    k.dp = t.dp ? (int)t.dp : (int)(gpus / tpc);
+    if ((long long)k.dp * tpc != gpus) {
+        st_model_free(&s.m);
+        if (!t.gpus)
+            return default_node_error(&s.cl, gpus, "dp x tp x pp x cp", (long long)k.dp * tpc, k.tp, k.cp, k.pp, 1);
+        return cli_usage_error(&cmd_train, "dp x tp x pp x cp = %lld, but --gpus is %lld", (long long)k.dp * tpc, gpus);
     }
     k.sp = t.sp;
     k.zero = (int)t.zero;

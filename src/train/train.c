@@ -60,6 +60,15 @@ void st_train_default_batches(st_train_cfg *k, long long mbs, long long gb)
     k->global_batch = gb ? gb : (long long)k->dp * k->microbatches;
 }
 
+int st_train_stages_straddle(long long stage, long long pp, int node_gpus)
+{
+    int G = node_gpus;
+    int straddles = stage > G && stage % G;
+    for (long long i = 0; stage < G && i < pp && !straddles; i++)
+        straddles = i * stage / G != ((i + 1) * stage - 1) / G;
+    return straddles;
+}
+
 int st_train_check_scope(const st_model *m, const st_cluster *c, long long gpus, long long seq, st_error *err)
 {
     if (gpus > (long long)c->node.gpus * c->nodes)
@@ -108,10 +117,7 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
      * spans nodes must take whole nodes, or its DP group has a ragged
      * member count per node */
     long long stage = (long long)k->tp * k->cp * k->dp;
-    int straddles = stage > G && stage % G;
-    for (long long i = 0; stage < G && i < k->pp && !straddles; i++)
-        straddles = i * stage / G != ((i + 1) * stage - 1) / G;
-    if (straddles)
+    if (st_train_stages_straddle(stage, k->pp, G))
         return st_error_set(err, ST_EINVAL, "a pipeline stage is TP %d x CP %d x DP %d = %lld GPUs, so stages "
                             "straddle %d-GPU nodes; choose degrees so that a stage is a divisor or a multiple of "
                             "%d GPUs (e.g. another PP)", k->tp, k->cp, k->dp, stage, G, G);

@@ -207,6 +207,10 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *c
 /* The checks that hold for a whole search: the GPUs fit the cluster, the
  * sequence fits the model. 0, or ST_EINVAL saying which. */
 int st_train_check_scope(const st_model *m, const st_cluster *c, long long gpus, long long seq, st_error *err);
+/* 1 when pp pipeline stages of `stage` GPUs each (TP x CP x DP, Megatron's
+ * rank order) straddle node_gpus-GPU nodes: a stage over a node that is not
+ * whole nodes, or a smaller stage that crosses a node boundary. */
+int st_train_stages_straddle(long long stage, long long pp, int node_gpus);
 
 /* Evaluate one iteration. trace (may be NULL): a Chrome/Perfetto trace of
  * the iteration is written there. */
