@@ -2804,4 +2804,17 @@ if [ $rc = 2 ] && grep -q "tp x pp x cp = 4294967296 is more than the 160 GPUs o
 else
     not_ok "train: parallel degrees multiplying past 2^31 are a usage error" "rc=$rc rc2=$rc2 $(cat "$tmp/err" "$tmp/err2")"
 fi
+# CP's K/V ring: three passes a block without recompute (forward, and the
+# backward's two), four when recompute reruns the forward's; the exposed
+# part never exceeds the total (before, recompute's pass was exposed only)
+for r in none selective full; do
+    "$S" train llama2-7b --cluster ib-h100 --gpus 16 --cp 2 --flash --recompute $r --seq 128 --json |
+        jq -c '[.breakdown.cp_comm_s, .breakdown.cp_comm_total_s]' > "$tmp/cp_$r.json"
+done
+if jq -s -e '(.[1][1] / .[0][1] - 4 / 3 | fabs) < 1e-9 and (.[2][1] / .[0][1] - 4 / 3 | fabs) < 1e-9 and
+        all(.[]; .[0] <= .[1])' "$tmp/cp_none.json" "$tmp/cp_selective.json" "$tmp/cp_full.json" > /dev/null; then
+    ok "train --cp 2: recompute adds the rerun forward's ring to the total (4/3), exposed <= total"
+else
+    not_ok "train --cp 2: recompute adds the rerun forward's ring to the total (4/3), exposed <= total" "$(cat "$tmp"/cp_*.json)"
+fi
 tap_done

@@ -1159,6 +1159,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     double tp_ar = coll_time(c, ST_COLL_ALLREDUCE, k->tp, tp_pn, act, err, &rc);
     double tp_blk_f = 2 * tp_ar, tp_blk_b = 2 * tp_ar;
     double cp_blk_f = 0, cp_blk_b = 0, cp_all_blk = 0; /* exposed; all of it, forward + backward */
+    double cp_ring = 0;                                    /* one pass of the K/V ring */
     if (k->cp > 1) {
         double kv = 2.0 * mb * s_loc * (double)(tf->kv_heads >= k->tp ? tf->kv_heads / k->tp : 1) * tf->head_dim * e;
         int pn = per_node_of(G, k->tp, k->cp);
@@ -1167,6 +1168,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         cp_blk_f = ring > pc.blk ? ring - pc.blk : 0;         /* hidden behind attention */
         cp_blk_b = 2 * ring > 2 * pc.blk ? 2 * ring - 2 * pc.blk : 0;
         cp_all_blk = 3 * ring;
+        cp_ring = ring;
     }
     double ep_blk_f = 0, ep_blk_b = 0;
     long long moe_blocks = tf->experts ? (L.blocks / tf->moe_every) : 0;
@@ -1205,6 +1207,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     } else if (k->recompute == ST_RECOMP_SELECTIVE) {
         cp_blk_b += cp_blk_f;
     }
+    if (k->recompute == ST_RECOMP_FULL || k->recompute == ST_RECOMP_SELECTIVE)
+        cp_all_blk += cp_ring; /* the rerun forward's ring, hidden or not */
     /* parameters on the largest stage (the first: embedding; or the last: head) */
     double blk_p = 0, blk_xp = 0; /* parameters per block and TP rank; blk_xp: routed experts' share */
     {
@@ -1509,9 +1513,11 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         /* the iteration */
         r->pipeline_s = pipe_end;
         r->dp_s = nb * dp_one * (zero2_per_mb ? k->microbatches : 1);
-        /* the chain's end minus the backward's can pass the reduction's
-         * own time by a rounding (1e-17 s): never more exposed than it is */
-        r->dp_exposed_s = dp_exposed < r->dp_s ? dp_exposed : r->dp_s;
+        /* the chain's end minus the backward's differs from the
+         * reduction's own time by roundings (1e-17 s) where none of it is
+         * hidden: within 1e-12 of it, it is all of it (never more; and a
+         * JSON dp_overlap_fraction of 0, not 1.2e-14) */
+        r->dp_exposed_s = dp_exposed >= r->dp_s * (1 - 1e-12) ? r->dp_s : dp_exposed > 0 ? dp_exposed : 0;
         r->optimizer_s = opt_s;
         r->zero_s = zero_ag;
         r->iteration_s = end_all + opt_s + zero_ag;
