@@ -2817,4 +2817,20 @@ if jq -s -e '(.[1][1] / .[0][1] - 4 / 3 | fabs) < 1e-9 and (.[2][1] / .[0][1] - 
 else
     not_ok "train --cp 2: recompute adds the rerun forward's ring to the total (4/3), exposed <= total" "$(cat "$tmp"/cp_*.json)"
 fi
+# --moe-imbalance is the busiest expert's load; the busiest rank's is
+# (X + (n - 1)(E - X)/(E - 1)) / n for n = E / EP experts a rank. Mixtral
+# (E = 8) at X = 4: EP 8 gives 4, EP 2 (n = 4) 10/7, EP 1 (every expert on
+# every rank) 1. The routed activations' growth over X = 1 therefore stands
+# at (3/7) / 3 = 1/7 from EP 2 to EP 8, and EP 1 does not change at all
+for c in "1 1" "1 4" "2 1" "2 4" "8 1" "8 4"; do
+    set -- $c
+    "$S" train mixtral-8x7b --ep $1 --moe-imbalance $2 --json | jq -c '[.iteration_s, .memory.activations]'
+done > "$tmp/moeimb.json"
+if jq -s -e '.[0] == .[1] and .[2][1] == .[4][1] and
+        (((.[3][1] - .[2][1]) / (.[5][1] - .[4][1])) - 1 / 7 | fabs) < 1e-9 and .[5][0] > .[3][0]' \
+        "$tmp/moeimb.json" > /dev/null; then
+    ok "train --moe-imbalance: the busiest rank's load from the expert's (1 at EP 1, 1/7 of EP 8's growth at EP 2)"
+else
+    not_ok "train --moe-imbalance: the busiest rank's load from the expert's (1 at EP 1, 1/7 of EP 8's growth at EP 2)" "$(cat "$tmp/moeimb.json")"
+fi
 tap_done

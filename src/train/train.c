@@ -246,6 +246,23 @@ static int push_lora(st_oplist *l, const st_op *base, int r, st_error *err)
     return rc ? rc : st_oplist_push(l, &b, err);
 }
 
+/* The busiest EP rank's routed tokens over an average rank's, for the
+ * busiest expert at x times the mean: that expert's rank holds E / EP
+ * experts (n), and the other experts share the remaining tokens evenly,
+ * (E - x) / (E - 1) of the mean each, so the rank holds
+ * x + (n - 1)(E - x)/(E - 1) means against n on average. One expert a rank
+ * (EP = E): x. Every expert on each rank (EP 1, experts TP-sharded): 1,
+ * since a rank that holds all experts gets every token whatever their
+ * spread. */
+static double moe_rank_load(const st_transformer *tf, int ep, double x)
+{
+    double E = (double)tf->experts;
+    if (!(x > 1) || E <= 1 || ep < 1)
+        return 1;
+    double n = E / ep;
+    return (x + (n - 1) * (E - x) / (E - 1)) / n;
+}
+
 static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *out, st_error *err)
 {
     st_model ms = *m; /* shallow: a transformer holds no pointers we free */
@@ -253,6 +270,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
     long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
     long long L = m->tf.layers + m->tf.encoder_layers;
     memset(out, 0, sizeof *out);
+    double moe_load = moe_rank_load(&m->tf, k->ep, k->moe_imbalance); /* before sharding: all experts */
     st_transformer_shard(tf, k->tp, k->ep);
     /* one stage's blocks; an encoder-decoder keeps its proportions */
     long long per = L / V > 0 ? L / V : 1; /* cost per block; end stages may have none */
@@ -295,8 +313,8 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
                       (op->kind == ST_OP_ELEMENTWISE && strstr(op->name, "residual"))))
             op->rows = (op->rows + k->tp - 1) / k->tp;
         /* MoE: the busiest expert sets the grouped GEMM's pace */
-        if (op->kind == ST_OP_MOE_EXPERTS && k->moe_imbalance > 1)
-            op->m = (long long)ceil(op->m * k->moe_imbalance);
+        if (op->kind == ST_OP_MOE_EXPERTS && moe_load > 1)
+            op->m = (long long)ceil(op->m * moe_load);
         /* FP8: block GEMMs in FP8 */
         if (k->dtype == ST_FP8 && blk && (op->kind == ST_OP_GEMM || op->kind == ST_OP_MOE_EXPERTS))
             op->dtype = ST_FP8;
@@ -1175,7 +1193,7 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     if (k->ep > 1 && moe_blocks) {
         /* the busiest rank receives (and sends back) imbalance x the
          * average, and the exchange lasts as long as its share does */
-        double bytes = (double)mb * s_loc * tf->top_k * tf->hidden * e * k->moe_imbalance;
+        double bytes = (double)mb * s_loc * tf->top_k * tf->hidden * e * moe_rank_load(tf, k->ep, k->moe_imbalance);
         double a2a_bytes = bytes, tp_gather = 0;
         if (k->sp && k->tp > 1) {
             /* Megatron-core's MoE with TP runs sequence parallel: each TP
@@ -1437,7 +1455,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             if (ta.kv_heads < k->tp)
                 ta.kv_heads = k->tp;
             double all_d = block_act_per_token(&ta, 0, k->fused, e, 1, &rep_d);
-            double all_m = tf->experts ? block_act_per_token(&ta, 1, k->fused, e, k->moe_imbalance, &rep_m) : 0;
+            double all_m = tf->experts ? block_act_per_token(&ta, 1, k->fused, e, moe_rank_load(tf, k->ep, k->moe_imbalance),
+                                                             &rep_m)
+                                       : 0;
             double all = block_mix(tf, all_d, all_m), kept = block_mix(tf, rep_d, rep_m);
             full_blk = tok * (k->sp ? all / k->tp : kept + (all - kept) / k->tp);
             /* softmax output, its dropout mask and the dropped-out
