@@ -13,6 +13,9 @@
 
 #define MAX_TRANSFERS 4000000
 #define MAX_CHUNKS 16
+/* NCCL's buffer slots per channel and peer (NCCL_STEPS in its device
+ * headers): how far a sender may run ahead of its receiver's forwarding */
+#define NCCL_STEPS 8
 
 typedef struct xfer {
     int src, dst;     /* global GPU ranks */
@@ -170,15 +173,37 @@ static void gen_ring(gen *q, st_coll c, double S)
             for (int l = 0; l < g; l++)
                 order[a * g + l] = q->rank[a * g + (l + r) % g];
         if (c == ST_COLL_BROADCAST) {
-            /* pipelined chain from member 0 */
+            /* a pipelined chain down the ring from the root (member 0),
+             * under NCCL's flow control: a GPU holds at most NCCL_STEPS
+             * chunks its successor has not forwarded yet, so chunk ch
+             * leaves only once chunk ch - NCCL_STEPS has left the next GPU
+             * (without it the root emptied its whole share into the first
+             * link ahead of every other ring's traffic there, and a
+             * two-node broadcast took 1.6x its bandwidth bound) */
+            int p0 = 0, hops = q->n - 1;
+            for (int i = 0; i < q->n; i++)
+                if (order[i] == q->rank[0])
+                    p0 = i;
+            int *row = malloc((size_t)(NCCL_STEPS + 1) * (size_t)hops * sizeof(int));
+            if (!row) {
+                st_error_set(q->s->err, ST_ENOMEM, "out of memory in the network simulation");
+                q->s->failed = 1;
+                break;
+            }
             for (int ch = 0; ch < q->chunks; ch++) {
+                int *cur = &row[(size_t)(ch % (NCCL_STEPS + 1)) * hops];
+                const int *old = ch >= NCCL_STEPS ? &row[(size_t)((ch - NCCL_STEPS) % (NCCL_STEPS + 1)) * hops] : NULL;
                 int prev = -1;
-                for (int i = 0; i + 1 < q->n; i++) {
-                    int x = add_x(q->s, q->flow, order[i], order[i + 1], S / rings / q->chunks, q->t0);
+                for (int i = 0; i < hops; i++) {
+                    int x = add_x(q->s, q->flow, order[(p0 + i) % q->n], order[(p0 + i + 1) % q->n],
+                                  S / rings / q->chunks, q->t0);
                     dep(q->s, prev, x);
-                    prev = x;
+                    if (old && i + 1 < hops)
+                        dep(q->s, old[i + 1], x);
+                    cur[i] = prev = x;
                 }
             }
+            free(row);
         } else {
             int T = c == ST_COLL_ALLREDUCE ? 2 * (q->n - 1) : q->n - 1;
             ring_pass(q, order, q->n, T, S / rings / q->n, NULL, NULL);
@@ -333,6 +358,21 @@ static void gen_hier(gen *q, st_coll c, double S)
                     memcpy(&arr[(a * g + l) * C], &out[l * C], (size_t)C * sizeof(int));
             }
         }
+        /* the phases are separate collectives (NCCL calls one after the
+         * other, as hierarchical all-reduces run them): a GPU starts the
+         * next once all of this one's chunks have reached it. Without the
+         * boundary the chunks of an all-gather's inter-node phase streamed
+         * straight into the intra-node ring while a reduce-scatter's
+         * waited for its ring to finish, and the two mirror images
+         * simulated 1.09 and 1.60 ms */
+        if (ph + 1 < np)
+            for (int i = 0; i < n; i++) {
+                int j = add_join(q->s, q->flow, q->t0);
+                for (int ch = 0; ch < C; ch++) {
+                    dep(q->s, arr[i * C + ch], j);
+                    arr[i * C + ch] = j;
+                }
+            }
     }
     free(arr), free(order), free(in), free(out);
 }
