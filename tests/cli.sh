@@ -2855,4 +2855,14 @@ if "$S" coll broadcast --bytes 256MiB --gpus 16 --algo ring --sim --chunk 64KiB 
 else
     not_ok "coll --sim broadcast, 2 nodes, 64 KiB chunks: within 10% of the bandwidth bound" "$("$S" coll broadcast --bytes 256MiB --gpus 16 --algo ring --sim --chunk 64KiB --json | jq -c '[.time_s, .sim.time_s]')"
 fi
+# a LoRA adapter's rank is at most its layer's smaller side: GPT-2 small's
+# layers are 768 wide, so 768 runs and 769 is refused (65,536 ran before,
+# with adapters 80 times the model)
+"$S" train gpt2-small --lora 769 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "LoRA rank 769 is more than gpt2-small's adapted layers can use.*give --lora 768 or less" "$tmp/err" &&
+   [ ! -s "$tmp/out" ] && "$S" train gpt2-small --lora 768 > /dev/null 2>&1; then
+    ok "train --lora: ranks past the layers' smaller side are refused with the largest that is not"
+else
+    not_ok "train --lora: ranks past the layers' smaller side are refused with the largest that is not" "rc=$rc $(cat "$tmp/err")"
+fi
 tap_done

@@ -188,6 +188,17 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
                             "weights per microbatch, which strata does not price); use ZeRO 1 or 2 with PP");
     if (k->lora_rank < 0 || k->lora_rank > 65536)
         return st_error_set(err, ST_EINVAL, "LoRA rank must be in 1..65536");
+    /* an adapter B A of rank r on a d_in -> d_out layer has rank at most
+     * min(d_in, d_out): past the adapted layers' smallest side (the hidden
+     * size, or the attention's heads x head_dim where smaller) a rank only
+     * adds parameters */
+    long long lora_max = tf->hidden;
+    if (tf->heads * tf->head_dim > 0 && tf->heads * tf->head_dim < lora_max)
+        lora_max = tf->heads * tf->head_dim;
+    if (k->lora_rank > 0 && k->lora_rank > lora_max)
+        return st_error_set(err, ST_EINVAL, "LoRA rank %d is more than %s's adapted layers can use: an adapter's rank "
+                            "is at most its layer's smaller side, here %lld; give --lora %lld or less",
+                            k->lora_rank, m->id, lora_max, lora_max);
     if (!(k->moe_imbalance >= 1) || k->moe_imbalance > 64)
         return st_error_set(err, ST_EINVAL, "MoE load imbalance must be in [1, 64]");
     /* the busiest expert gets at most every token (each picks an expert
