@@ -2865,4 +2865,14 @@ if [ $rc = 1 ] && grep -q "LoRA rank 769 is more than gpt2-small's adapted layer
 else
     not_ok "train --lora: ranks past the layers' smaller side are refused with the largest that is not" "rc=$rc $(cat "$tmp/err")"
 fi
+# interleaved 1F1B: each unmet condition is named with its value
+"$S" train llama2-7b --schedule interleaved > /dev/null 2> "$tmp/e1"; r1=$?
+"$S" train llama2-7b --pp 4 --gpus 32 --schedule interleaved --microbatches 3 --global-batch 24 > /dev/null 2> "$tmp/e2"; r2=$?
+"$S" train llama2-7b --pp 4 --gpus 32 --schedule interleaved --chunks 1 > /dev/null 2> "$tmp/e3"; r3=$?
+if [ $r1 = 1 ] && grep -q "needs PP >= 2 .*PP is 1" "$tmp/e1" && [ $r2 = 1 ] &&
+   grep -q "3 microbatches on PP 4; give --microbatches 4" "$tmp/e2" && [ $r3 = 1 ] && grep -q "chunks is 1" "$tmp/e3"; then
+    ok "train --schedule interleaved: the failing condition named with its value"
+else
+    not_ok "train --schedule interleaved: the failing condition named with its value" "$r1 $r2 $r3 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3")"
+fi
 tap_done

@@ -143,9 +143,17 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
                             "stages%s; an encoder-decoder model needs PP%s dividing %lld",
                             L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
                             k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L);
-    if (k->sched == ST_PP_INTERLEAVED && (k->chunks < 2 || k->pp < 2 || k->microbatches % k->pp))
-        return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs PP >= 2, --chunks >= 2 and microbatches a "
-                            "multiple of PP (Megatron-LM's rule)");
+    if (k->sched == ST_PP_INTERLEAVED && k->pp < 2)
+        return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs PP >= 2 (it interleaves model chunks across "
+                            "pipeline stages); PP is %d: give --pp 2 or more, or another --schedule", k->pp);
+    if (k->sched == ST_PP_INTERLEAVED && k->chunks < 2)
+        return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs --chunks >= 2 (model chunks a stage); "
+                            "chunks is %d", k->chunks);
+    if (k->sched == ST_PP_INTERLEAVED && k->microbatches % k->pp)
+        return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs microbatches a multiple of PP (Megatron-LM's "
+                            "rule): %lld microbatches on PP %d; give --microbatches %lld (or a --global-batch that "
+                            "makes it)", k->microbatches, k->pp,
+                            (k->microbatches + k->pp - 1) / k->pp * k->pp);
     if (k->microbatches > ST_TRAIN_MAX_MICROBATCHES)
         return st_error_set(err, ST_EINVAL, "%lld microbatches: strata simulates the pipeline one microbatch at a "
                             "time and takes at most %d per iteration; use larger microbatches",
