@@ -43,7 +43,7 @@ if [ "$n" = 2 ]; then ok "list --filter regex selects a100 SXM (2)"; else not_ok
 n=$("$S" list --filter '^l4$' --json | jq '[.presets[].id] == ["l4"]')
 if [ "$n" = true ]; then ok "list --filter anchors match a whole field (^l4$ is the id l4)"; else not_ok "list --filter anchors match a whole field (^l4$ is the id l4)" "got $n"; fi
 "$S" list --kind gpu --kind bogus > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "got 'bogus'" "$tmp/err"; then ok "a second, bad --kind is refused (exit 2)"; else not_ok "a second, bad --kind is refused (exit 2)" "rc=$rc $(cat "$tmp/err")"; fi
+if [ $rc = 2 ] && grep -q "option --kind given twice ('gpu', then 'bogus')" "$tmp/err"; then ok "a second --kind is refused (exit 2): an option is given once"; else not_ok "a second --kind is refused (exit 2): an option is given once" "rc=$rc $(cat "$tmp/err")"; fi
 # output that cannot be written is an error (exit 1 with the reason), not a silent success
 if [ -w /dev/full ]; then
     "$S" list > /dev/full 2> "$tmp/err"; rc=$?
@@ -2874,5 +2874,19 @@ if [ $r1 = 1 ] && grep -q "needs PP >= 2 .*PP is 1" "$tmp/e1" && [ $r2 = 1 ] &&
     ok "train --schedule interleaved: the failing condition named with its value"
 else
     not_ok "train --schedule interleaved: the failing condition named with its value" "$r1 $r2 $r3 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3")"
+fi
+# an option with a value given twice is refused (the last one won before);
+# the list options repeat; numbers are decimal (0x2 read as 2 before)
+"$S" train llama2-7b --tp 2 --tp 4 > "$tmp/out" 2> "$tmp/e1"; r1=$?
+"$S" coll allreduce --bytes 1M --bytes 2M > /dev/null 2> "$tmp/e2"; r2=$?
+"$S" train mixtral-8x7b --moe-imbalance 0x2 > /dev/null 2> "$tmp/e3"; r3=$?
+if [ $r1 = 2 ] && grep -q "option --tp given twice ('2', then '4'); give it once" "$tmp/e1" && [ ! -s "$tmp/out" ] &&
+   [ $r2 = 2 ] && grep -q "option --bytes given twice" "$tmp/e2" &&
+   [ $r3 = 2 ] && grep -q "moe-imbalance: expected a number in \[1, 64\], got '0x2'" "$tmp/e3" &&
+   "$S" serve llama2-7b --gpu h100-sxm --colocate llama2-7b --colocate llama2-7b --qps 1 --requests 3 \
+       --lengths fixed:64,8 > /dev/null 2>&1; then
+    ok "options: a value given twice is refused, --colocate repeats, hexadecimal is refused"
+else
+    not_ok "options: a value given twice is refused, --colocate repeats, hexadecimal is refused" "$r1 $r2 $r3 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3")"
 fi
 tap_done

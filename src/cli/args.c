@@ -4,6 +4,7 @@
 #include "explore/explore.h"
 #include "io/io.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <getopt.h>
@@ -79,6 +80,21 @@ int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long
     return 0;
 }
 
+int cli_parse_num(const cli_command *cmd, const char *opt, const char *text, double lo, double hi, double *out)
+{
+    char *e;
+    double v = strtod(text, &e);
+    /* decimal only, as every other number strata reads: strtod would also
+     * take hex (0x10), leading blanks and a '+' */
+    int dec = (isdigit((unsigned char)text[0]) || text[0] == '.' || text[0] == '-') && !strpbrk(text, "xXpP");
+    if (!dec || e == text || *e || !isfinite(v) || v < lo || v > hi) {
+        cli_usage_error(cmd, "%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, text);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
 int cli_parse_torch(const cli_command *cmd, const char *text, int *ver)
 {
     if (st_torch_parse(text, ver) != 0) {
@@ -97,6 +113,15 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
     char opts[128];
     snprintf(opts, sizeof opts, ":%s", shortopts);
     opterr = 0;
+    /* options given so far in this parse (every command restarts getopt
+     * with optind = 0), for refusing one given twice */
+    static struct {
+        int val;
+        const char *arg;
+    } seen[64];
+    static int n_seen;
+    if (optind == 0)
+        n_seen = 0;
     int li = -1;
     int c = getopt_long(argc, argv, opts, longopts, &li);
     /* a value that is another of the command's options ("--qps --requests
@@ -169,6 +194,23 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
                 cli_usage_error(cmd, "unknown option '%s'", bad);
         }
         return '?';
+    }
+    /* an option that takes a value, given twice (--tp 2 --tp 4), is refused
+     * rather than the last one silently winning; the options that collect a
+     * list (calibrate --ops, serve --colocate) may repeat */
+    const struct option *o = li >= 0 ? &longopts[li] : NULL;
+    for (const struct option *p = longopts; !o && p->name; p++)
+        if (p->val == c && !p->flag)
+            o = p;
+    if (o && o->has_arg != no_argument && strcmp(o->name, "ops") != 0 && strcmp(o->name, "colocate") != 0) {
+        for (int i = 0; i < n_seen; i++)
+            if (seen[i].val == c) {
+                cli_usage_error(cmd, "option --%s given twice ('%s', then '%s'); give it once", o->name,
+                                seen[i].arg ? seen[i].arg : "", optarg ? optarg : "");
+                return '?';
+            }
+        if (n_seen < (int)(sizeof seen / sizeof seen[0]))
+            seen[n_seen].val = c, seen[n_seen++].arg = optarg;
     }
     return c;
 }

@@ -105,6 +105,9 @@ int cli_shared_dir(const char *given, const char *sub, const char *opt, char *bu
 int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long long min,
                  long long max, long long *out);
 /* --torch VER: a PyTorch release (st_torch_parse) into major x 100 + minor */
+/* A decimal number in [lo, hi] (no hexadecimal, blanks or '+'); 2 after a
+ * usage error naming opt. */
+int cli_parse_num(const cli_command *cmd, const char *opt, const char *text, double lo, double hi, double *out);
 int cli_parse_torch(const cli_command *cmd, const char *text, int *ver);
 
 /* A size in bytes: a number with an optional unit B, KiB/MiB/GiB/TiB (or

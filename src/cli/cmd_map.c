@@ -273,14 +273,12 @@ static int run(int argc, char **argv)
                 return 2;
             mo.threads = (int)v;
             break;
-        case 'b': {
-            char *end;
-            mo.budget_s = strtod(optarg, &end);
-            if (end == optarg || *end || !(mo.budget_s > 0) || mo.budget_s > 1e6)
-                return cli_usage_error(&cmd_map, "--budget: expected seconds > 0, got '%s'",
-                                       optarg);
+        case 'b':
+            if (cli_parse_num(&cmd_map, "--budget", optarg, 0, 1e6, &mo.budget_s))
+                return 2;
+            if (!(mo.budget_s > 0))
+                return cli_usage_error(&cmd_map, "--budget: expected seconds > 0, got '%s'", optarg);
             break;
-        }
         case 'e':
             if (cli_parse_ll(&cmd_map, "--evals", optarg, 1000, 1LL << 40, &v))
                 return 2;

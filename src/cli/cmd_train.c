@@ -106,15 +106,10 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         case 't': t->trace = optarg; break;
         case 'H': t->sched = optarg; break;
         case 'V': dst = &t->chunks, nm = "--chunks", hi = 1024; break;
-        case 'I': {
-            char *end;
-            t->imbalance = strtod(optarg, &end);
-            if (end == optarg || *end || !(t->imbalance >= 1 && t->imbalance <= 64)) {
-                cli_usage_error(cmd, "--moe-imbalance: expected a number in [1, 64], got '%s'", optarg);
+        case 'I':
+            if (cli_parse_num(cmd, "--moe-imbalance", optarg, 1, 64, &t->imbalance))
                 return 2;
-            }
             break;
-        }
         case 'F': t->flash = 1; break;
         case '3': t->flash = t->fa3 = 1; break;
         case 'U': t->fused = 1; break;

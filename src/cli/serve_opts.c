@@ -30,21 +30,6 @@ void cli_serve_opts_init(cli_serve_opts *o)
     o->cv = 1;
 }
 
-static int num(const cli_command *cmd, const char *opt, const char *text, double lo, double hi, double *out)
-{
-    char *e;
-    double v = strtod(text, &e);
-    /* decimal only, as every other number strata reads: strtod would also
-     * take hex (0x10), leading blanks and a '+' */
-    int dec = (isdigit((unsigned char)text[0]) || text[0] == '.' || text[0] == '-') && !strpbrk(text, "xXpP");
-    if (!dec || e == text || *e || !isfinite(v) || v < lo || v > hi) {
-        cli_usage_error(cmd, "%s: expected a number in [%g, %g], got '%s'", opt, lo, hi, text);
-        return 2;
-    }
-    *out = v;
-    return 0;
-}
-
 static int pair(const cli_command *cmd, const char *opt, const char *text, long long *a, long long *b)
 {
     char *e;
@@ -117,7 +102,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'B': dst = &o->max_batched_tokens, nm = "--max-batched-tokens", hi = 1 << 24; break;
         case 'C': dst = &o->chunk, nm = "--chunk", hi = 1 << 24, chunk_given = 1; break;
         case 'b': dst = &o->block_size, nm = "--block-size", hi = 1024; break;
-        case 'u': rc = num(cmd, "--gpu-mem-util", optarg, 0.01, 1, &o->gpu_mem_util); break;
+        case 'u': rc = cli_parse_num(cmd, "--gpu-mem-util", optarg, 0.01, 1, &o->gpu_mem_util); break;
         case 'L': dst = &o->max_model_len, nm = "--max-model-len", hi = 1 << 26; break;
         case 'K': dst = &o->num_gpu_blocks, nm = "--num-gpu-blocks", hi = 1LL << 40; break;
         case 'W': rc = cli_parse_bytes(cmd, "--runtime-reserve", optarg, &o->runtime_reserve); break;
@@ -128,18 +113,18 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'X': o->preempt = optarg; break;
         case 'r': o->route = optarg; break;
         case 't': o->trace = optarg; break;
-        case 'q': rc = num(cmd, "--qps", optarg, 1e-9, 1e9, &o->qps); break;
+        case 'q': rc = cli_parse_num(cmd, "--qps", optarg, 1e-9, 1e9, &o->qps); break;
         case 'N': dst = &o->requests, nm = "--requests", hi = ST_SERVE_MAX_REQUESTS; break;
         case 'l': o->lengths = optarg; break;
         case 'a': o->arrival = optarg; break;
-        case 'v': rc = num(cmd, "--cv", optarg, 1e-3, 100, &o->cv); break;
+        case 'v': rc = cli_parse_num(cmd, "--cv", optarg, 1e-3, 100, &o->cv); break;
         case 's': dst = &o->seed, nm = "--seed", lo = 0, hi = (1LL << 62); break;
         case 'p': o->prefix_cache = 1; break;
         case 'o': o->prefix_cache = 0; break;
         case 'H': rc = pair(cmd, "--shared-prefix", optarg, &o->prefix_groups, &o->prefix_len); break;
         case 'k': dst = &o->spec_k, nm = "--spec-k", lo = 0, hi = 16; break;
         case 'A':
-            rc = num(cmd, "--spec-accept", optarg, 0, 1, &o->spec_accept);
+            rc = cli_parse_num(cmd, "--spec-accept", optarg, 0, 1, &o->spec_accept);
             o->spec_accept_given = 1;
             break;
         case 'd': o->draft = optarg; break;
@@ -163,7 +148,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             double *v = c == 'f' ? &o->slo_ttft : &o->slo_tpot;
             char *end;
             double pre = strtod(optarg, &end); /* a number at or below 0 gets the SLO's own words */
-            rc = end != optarg && !*end && pre <= 0 ? 0 : num(cmd, nm2, optarg, 0, 1e6, v);
+            rc = end != optarg && !*end && pre <= 0 ? 0 : cli_parse_num(cmd, nm2, optarg, 0, 1e6, v);
             if (!rc && end != optarg && !*end && pre <= 0)
                 *v = pre;
             if (!rc && *v <= 0) {
