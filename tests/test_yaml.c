@@ -47,6 +47,8 @@ static const bad_case bad_cases[] = {
     {"bad/empty.yaml", 1, 1, "the file is empty"},
     {"bad/only-comment.yaml", 1, 1, "the file is empty"},
     {"bad/binary.yaml", 2, 1, "not a readable YAML/JSON text file"},
+    /* the broken lead byte's own column, not the next byte's (3:12 before) */
+    {"bad/latin1.yaml", 3, 11, "byte 0xe9 (offset 91) starts no UTF-8 character"},
     {"bad/garbage.yaml", 0, 0, "not a readable YAML/JSON text file"},
     {"bad/deep-nesting.yaml", 0, 0, "nesting deeper than 32 levels"},
     {"bad/two-docs.yaml", 3, 1, "a second YAML document"},

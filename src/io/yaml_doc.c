@@ -69,7 +69,8 @@ int st_ynode_is_null(const st_ynode *n)
            strcmp(n->scalar, "Null") == 0 || strcmp(n->scalar, "NULL") == 0;
 }
 
-/* Line and column (1-based) of a byte offset, for reader errors. */
+/* Line and column (1-based, in characters as libyaml counts them: UTF-8
+ * continuation bytes add none) of a byte offset, for reader errors. */
 static void offset_position(const char *buf, size_t len, size_t off, int *line, int *col)
 {
     int l = 1, c = 1;
@@ -77,12 +78,39 @@ static void offset_position(const char *buf, size_t len, size_t off, int *line, 
         if (buf[i] == '\n') {
             l++;
             c = 1;
-        } else {
+        } else if (((unsigned char)buf[i] & 0xC0) != 0x80) {
             c++;
         }
     }
     *line = l;
     *col = c;
+}
+
+/* The offset of the first byte that starts no valid UTF-8 character (a
+ * stray continuation byte, a lead byte its continuation bytes do not
+ * follow, an overlong form or a code point past U+10FFFF or a surrogate),
+ * or len. libyaml reports the byte after a broken lead byte, one column
+ * past the character the user has to fix. */
+static size_t first_bad_utf8(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char b = s[i];
+        size_t n = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
+        if (n == 0 || i + n > len)
+            return i;
+        unsigned long cp = n == 1 ? b : n == 2 ? b & 0x1Fu : n == 3 ? b & 0x0Fu : b & 0x07u;
+        for (size_t k = 1; k < n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return i;
+            cp = cp << 6 | (s[i + k] & 0x3Fu);
+        }
+        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += n;
+    }
+    return len;
 }
 
 static int parser_error(builder *b)
@@ -91,6 +119,14 @@ static int parser_error(builder *b)
     int line, col;
     const char *problem = p->problem ? p->problem : "malformed input";
     if (p->error == YAML_READER_ERROR) {
+        size_t bad = first_bad_utf8((const unsigned char *)b->buf, b->len);
+        if (bad < b->len && bad <= (size_t)p->problem_offset) {
+            offset_position(b->buf, b->len, bad, &line, &col);
+            return st_error_set(b->err, ST_EINVAL,
+                                "%s:%d:%d: not a readable YAML/JSON text file: byte 0x%02x (offset %zu) starts no "
+                                "UTF-8 character (another encoding, such as Latin-1?); save it as UTF-8 text",
+                                b->path, line, col, (unsigned char)b->buf[bad], bad);
+        }
         offset_position(b->buf, b->len, p->problem_offset, &line, &col);
         return st_error_set(b->err, ST_EINVAL,
                             "%s:%d:%d: not a readable YAML/JSON text file: %s (byte 0x%02x at "
