@@ -2889,4 +2889,13 @@ if [ $r1 = 2 ] && grep -q "option --tp given twice ('2', then '4'); give it once
 else
     not_ok "options: a value given twice is refused, --colocate repeats, hexadecimal is refused" "$r1 $r2 $r3 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3")"
 fi
+# plan --quiet: the same answer, nothing on stderr
+"$S" plan gpt2-large --cluster hgx-a100-4gpu --json > "$tmp/p1.json" 2> /dev/null
+"$S" plan gpt2-large --cluster hgx-a100-4gpu --json --quiet > "$tmp/p2.json" 2> "$tmp/p2.err"
+"$S" train gpt2-large --cluster hgx-a100-4gpu --quiet > /dev/null 2> "$tmp/p3.err"; rc=$?
+if cmp -s "$tmp/p1.json" "$tmp/p2.json" && [ ! -s "$tmp/p2.err" ] && [ $rc = 2 ] && grep -q "a plan option" "$tmp/p3.err"; then
+    ok "plan --quiet: same output, no progress; train refuses it"
+else
+    not_ok "plan --quiet: same output, no progress; train refuses it" "rc=$rc $(cat "$tmp/p2.err" "$tmp/p3.err")"
+fi
 tap_done

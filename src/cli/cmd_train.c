@@ -8,13 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Options shared by train and plan. */
 typedef struct topts {
     const char *cluster, *dtype, *coef, *trace, *sched, *recompute;
     long long gpus, dp, tp, pp, cp, ep, mbs, zero, gb, seq, lora, chunks, threads, max_tp, max_pp;
     double imbalance;
-    int sp, flash, fa3, fused, json, top, torch_ver, isolated;
+    int sp, flash, fa3, fused, json, top, torch_ver, isolated, quiet;
 } topts;
 
 /* Options that only one of the two commands reads: train evaluates the one
@@ -46,6 +47,7 @@ static const struct {
     {'a', "--max-tp", 1, "give train its TP with --tp"},
     {'b', "--max-pp", 1, "give train its PP with --pp"},
     {'o', "--top", 1, "train prints its one configuration"},
+    {'q', "--quiet", 1, "train prints no progress"},
 };
 
 /* 2 (after a usage error) when option code c belongs to the other command */
@@ -78,7 +80,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
         {"threads", required_argument, NULL, 'j'},   {"max-tp", required_argument, NULL, 'a'},
         {"max-pp", required_argument, NULL, 'b'},    {"top", required_argument, NULL, 'o'},
         {"json", no_argument, NULL, 'J'},            {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"quiet", no_argument, NULL, 'q'},           {NULL, 0, NULL, 0},
     };
     int c;
     optind = 0;
@@ -130,6 +132,7 @@ static int parse(const cli_command *cmd, int argc, char **argv, topts *t, int *h
             break;
         }
         case 'J': t->json = 1; break;
+        case 'q': t->quiet = 1; break;
         case 'h': *help = 1; return 0;
         default: return 2;
         }
@@ -483,6 +486,28 @@ static int run_train(int argc, char **argv)
     return 0;
 }
 
+/* plan's progress on stderr (not with --quiet): after the first second, a
+ * line rewritten in place on a terminal, else one every 2 s */
+typedef struct plan_progress {
+    int tty, printed;
+    size_t total;
+    double elapsed;
+} plan_progress;
+
+static void plan_progress_line(void *ctx, size_t done, size_t total, double elapsed_s)
+{
+    plan_progress *pg = ctx;
+    pg->total = total;
+    pg->elapsed = elapsed_s;
+    if (elapsed_s < 1.0)
+        return;
+    fprintf(stderr, "%splan: %zu/%zu configurations (%.1f%%)  %.0f/s%s", pg->tty ? "\r" : "", done, total,
+            total ? 100.0 * (double)done / (double)total : 100.0, elapsed_s > 0 ? (double)done / elapsed_s : 0,
+            pg->tty ? "   " : "\n");
+    fflush(stderr);
+    pg->printed = 1;
+}
+
 static int run_plan(int argc, char **argv)
 {
     topts t = {0};
@@ -512,10 +537,20 @@ static int run_plan(int argc, char **argv)
     o.threads = t.threads ? (int)t.threads : 2;
     o.max_tp = (int)t.max_tp;
     o.max_pp = (int)t.max_pp;
+    plan_progress pg = {isatty(2), 0, 0, 0};
+    if (!t.quiet) {
+        o.progress = plan_progress_line;
+        o.progress_ctx = &pg;
+        o.progress_every_s = pg.tty ? 0.2 : 2.0;
+    }
     st_error err;
     st_plan_point *p;
     size_t n;
-    if (st_plan(&s.m, &s.cl, &s.coef, &o, &p, &n, &err)) {
+    int prc = st_plan(&s.m, &s.cl, &s.coef, &o, &p, &n, &err);
+    if (pg.printed) /* the last count, then the line ends */
+        fprintf(stderr, "%splan: %zu configurations in %.3g s%s\n", pg.tty ? "\r" : "", pg.total, pg.elapsed,
+                pg.tty ? "                    " : "");
+    if (prc) {
         st_model_free(&s.m);
         return cli_fail(&err);
     }
@@ -656,7 +691,7 @@ const cli_command cmd_plan = {
     "plan",
     "plan MODEL [--cluster PRESET] [--gpus N] [--global-batch B] [--seq S] [--dtype D] [--lora R] [--flash] [--fa3]\n"
     "                   [--max-tp T] [--max-pp P] [--threads N] [--top K] [--torch VER] [--isolated] [--coef FILE]\n"
-    "                   [--json]",
+    "                   [--quiet] [--json]",
     "Search parallel configurations: rank by iteration time, memory as the constraint, time-memory Pareto set.",
     "  enumerates DP x TP x PP x CP (x EP for MoE) = N, microbatch sizes 1-16, recompute\n"
     "  none/selective/full, ZeRO 0-3, SP with TP; 1F1B schedule; CP > 1 only with --flash or\n"
@@ -666,6 +701,7 @@ const cli_command cmd_plan = {
     "  --torch VER      the PyTorch release every configuration is priced for (as train's)\n"
     "  --isolated       tensor-core kernels at boost (as train's)\n"
     "  --coef FILE      kernel coefficient table (as train's)\n"
+    "  --quiet          no progress line on stderr (shown after the first second otherwise)\n"
     "  --json           {\"plans\":[...], \"pareto\":[...]} with the train command's keys\n",
     run_plan,
 };

@@ -249,6 +249,12 @@ typedef struct st_plan_opts {
     int max_tp, max_pp;     /* 0: no limit */
     int torch_ver;          /* the PyTorch release every configuration is priced for */
     int isolated;           /* st_train_cfg.isolated for every configuration */
+    /* called from the calling thread, at most every progress_every_s
+     * seconds while configurations are evaluated (NULL: none); done counts
+     * the evaluated ones of total */
+    void (*progress)(void *ctx, size_t done, size_t total, double elapsed_s);
+    void *progress_ctx;
+    double progress_every_s;
 } st_plan_opts;
 
 /* Enumerate valid (DP, TP, PP, SP, CP, EP, microbatch size, recompute, ZeRO)
