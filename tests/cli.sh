@@ -1504,8 +1504,9 @@ if [ -d "$TL/reference-default_problem" ]; then
        grep -q "cyc.ERT.yaml:8:39: key 'global_cycle_seconds': expected a number in \[1e-15, 1\], found '.nan'" "$tmp/err.cyc"; then
         ok "Timeloop ERT: a component without its energies, or a bad clock, is FILE:LINE:COL"
     else not_ok "Timeloop ERT: missing energies / bad clock" "$rcs $(cat "$tmp"/err.*)"; fi
-    # constraint factors: 0 is no factor, and one fixed above 1 is not
-    # something the mapper can hold to: both refused, not dropped; width 0
+    # constraint factors: 0 is no factor (refused where it is written); one
+    # fixed above 1 that does not divide the problem (C=2 against conv1's 3
+    # channels) leaves no mapping, said by the mapper; width 0
     sed 's/factors: \[N=1, C=1, P=1, R=1, S=1\]/factors: [N=1, C=0, P=1, R=1, S=1]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/f0.arch.yaml"
     sed 's/factors: \[N=1, C=1, P=1, R=1, S=1\]/factors: [N=1, C=2, P=1, R=1, S=1]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/f2.arch.yaml"
     sed 's/width: 64/width: 0/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/w0.arch.yaml"
@@ -1513,10 +1514,37 @@ if [ -d "$TL/reference-default_problem" ]; then
         "$S" map --arch "$tmp/mesh/$f.arch.yaml" --ert "$E" --layer resnet18:conv1 > /dev/null 2> "$tmp/err.$f"; eval "rc_$f=\$?"
     done
     if [ $rc_f0$rc_f2$rc_w0 = 111 ] && grep -q "f0.arch.yaml:42:24: constraint factors: C=0 is not a factor" "$tmp/err.f0" &&
-       grep -q "f2.arch.yaml:42:24: constraint factors: C=2 fixes a factor above 1, which strata's mapper cannot enforce" "$tmp/err.f2" &&
+       grep -q "fix C's factors (2 at inter_PE_column_spatial (X) = 2), which do not divide problem resnet18:conv1.conv's C = 3" "$tmp/err.f2" &&
        grep -q "w0.arch.yaml:15:14: key 'width': expected a whole number in \[1," "$tmp/err.w0"; then
-        ok "Timeloop arch: constraint factors below 1 or above 1, and width 0, are FILE:LINE:COL"
+        ok "Timeloop arch: a factor of 0 and width 0 are FILE:LINE:COL; a fixed factor not dividing the problem is said"
     else not_ok "Timeloop arch: constraint factors / width" "$rc_f0$rc_f2$rc_w0 $(cat "$tmp/err.f0" "$tmp/err.f2" "$tmp/err.w0")"; fi
+    # constraint factors fixed above 1 are held to: Eyeriss's row-stationary
+    # R=3 in the weight scratchpad and S=3 across a PE column (split 0: Y);
+    # the mapper's best mapping has exactly those, and a split past the
+    # fan-out (S=3 x C=8 = 24 PEs on a 12-PE column) is refused where written
+    sed -e 's/factors: \[N=1, M=1, P=1, Q=1, S=1\]/factors: [N=1, M=1, P=1, Q=1, S=1, R=3]/' \
+        -e 's/factors: \[N=1, P=1, Q=1, R=1\]/factors: [N=1, P=1, Q=1, R=1, S=3]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/rs.arch.yaml"
+    sed 's/factors: \[N=1, P=1, Q=1, R=1\]/factors: [N=1, P=1, Q=1, R=1, S=3, C=8]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/y24.arch.yaml"
+    "$S" map --arch "$tmp/mesh/rs.arch.yaml" --ert "$E" --problem "$TL/problems/resnet50_res2_3x3.prob.yaml" --json 2> /dev/null |
+        jq -c '[(.mapping[] | select(.target == "weights_spad") | .temporal), (.mapping[] | select(.target == "inter_PE_spatial") | .spatial_y), .meets_constraints]' > "$tmp/rs.json"
+    "$S" map --arch "$tmp/mesh/y24.arch.yaml" --ert "$E" --layer resnet18:conv1 > "$tmp/out" 2> "$tmp/err.y24"; rc=$?
+    if jq -e '(.[0] | test(" R3 ")) and (.[1] | test("S3")) and .[2] == true' "$tmp/rs.json" > /dev/null &&
+       [ $rc = 1 ] && [ ! -s "$tmp/out" ] &&
+       grep -q "y24.arch.yaml:52:18: constraint factors at inter_PE_spatial split 24 ways along Y, but its fan-out has 12" "$tmp/err.y24"; then
+        ok "Timeloop constraints: factors fixed above 1 are held to (R3 in weights_spad, S3 across the column)"
+    else not_ok "Timeloop constraints: factors fixed above 1" "rc=$rc $(cat "$tmp/rs.json" "$tmp/err.y24")"; fi
+    # a mapping file against a fixed factor it breaks: psum_spad fixed at
+    # M=4 where Timeloop's reference mapping runs M8 there; the search under
+    # that constraint restarts to the same optimum as enumerating it all
+    sed 's/factors: \[N=1, C=1, R=1, S=1, P=1, Q=1\]/factors: [N=1, C=1, R=1, S=1, P=1, Q=1, M=4]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/m4.arch.yaml"
+    "$S" map --arch "$tmp/mesh/m4.arch.yaml" --ert "$E" --problem "$TL/problems/default_problem.prob.yaml" \
+        --mapping "$ref/timeloop-mapper.map.yaml" > "$tmp/out.m4" 2> /dev/null; rc=$?
+    a=$("$S" map --arch "$tmp/mesh/m4.arch.yaml" --ert "$E" --problem "$TL/problems/default_problem.prob.yaml" --json 2> /dev/null | jq '.edp')
+    b=$("$S" map --arch "$tmp/mesh/m4.arch.yaml" --ert "$E" --problem "$TL/problems/default_problem.prob.yaml" --exhaustive --json 2> /dev/null | jq '.edp')
+    if [ $rc = 0 ] && grep -q "level psum_spad: constraint: the temporal factor of M must be 4 (found 8)" "$tmp/out.m4" &&
+       [ -n "$a" ] && [ "$a" = "$b" ]; then
+        ok "Timeloop constraints: a mapping breaking a fixed factor is named; search = enumeration under it"
+    else not_ok "Timeloop constraints: fixed factor vs mapping file / exhaustive" "rc=$rc a=$a b=$b $(cat "$tmp/out.m4" | tail -3)"; fi
     # --mapping evaluates a given mapping: a search option beside it is a
     # usage error; a sweep takes a Timeloop architecture as strata accel does
     "$S" map --arch eyeriss-like --problem "$TL/problems/default_problem.prob.yaml" --mapping "$ref/timeloop-mapper.map.yaml" --evals 5000 > /dev/null 2> "$tmp/err"; rc=$?

@@ -481,14 +481,20 @@ int st_amap_check_constraints(const st_accel *a, const st_amap *m, st_error *err
     for (int i = 0; i < m->n && i < a->n_levels; i++) {
         const st_mem_level *l = &a->level[i];
         for (int d = 0; d < ND; d++) {
-            if (m->t[i][d] > 1 && !(l->t_allow & (1u << d)))
-                return fail(err, "level %s: constraint: the temporal factor of %c must be 1 "
+            if (l->t_fixed[d] > 1 ? m->t[i][d] != l->t_fixed[d] : m->t[i][d] > 1 && !(l->t_allow & (1u << d)))
+                return fail(err, "level %s: constraint: the temporal factor of %c must be %u "
                                  "(found %u)",
-                            l->name, ST_AD_LETTERS[d], m->t[i][d]);
-            if (m->sx[i][d] > 1 && !(l->sx_allow & (1u << d)))
+                            l->name, ST_AD_LETTERS[d], l->t_fixed[d] > 1 ? l->t_fixed[d] : 1, m->t[i][d]);
+            if (l->sx_fixed[d] > 1 && m->sx[i][d] != l->sx_fixed[d])
+                return fail(err, "level %s: constraint: %c must be split %u ways along X (found %u)", l->name,
+                            ST_AD_LETTERS[d], l->sx_fixed[d], m->sx[i][d]);
+            if (l->sy_fixed[d] > 1 && m->sy[i][d] != l->sy_fixed[d])
+                return fail(err, "level %s: constraint: %c must be split %u ways along Y (found %u)", l->name,
+                            ST_AD_LETTERS[d], l->sy_fixed[d], m->sy[i][d]);
+            if (!l->sx_fixed[d] && m->sx[i][d] > 1 && !(l->sx_allow & (1u << d)))
                 return fail(err, "level %s: constraint: %c may not be split along X",
                             l->name, ST_AD_LETTERS[d]);
-            if (m->sy[i][d] > 1 && !(l->sy_allow & (1u << d)))
+            if (!l->sy_fixed[d] && m->sy[i][d] > 1 && !(l->sy_allow & (1u << d)))
                 return fail(err, "level %s: constraint: %c may not be split along Y",
                             l->name, ST_AD_LETTERS[d]);
         }

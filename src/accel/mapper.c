@@ -43,6 +43,7 @@ typedef struct space {
     unsigned prime_val[MAX_PRIMES];
     int nallowed[MAX_PRIMES];
     unsigned char allowed[MAX_PRIMES][MAX_SLOTS]; /* slot indices; [0] is the backing store */
+    unsigned char pinned[MAX_PRIMES]; /* a prime of a constraint's fixed factor: its one slot, never moved */
     int perm_levels[ST_ACCEL_MAX_LEVELS];         /* levels whose order may vary */
     int nperm;
     st_amap base; /* keeps and fixed orders */
@@ -116,6 +117,63 @@ static void order_for(const st_accel *a, int i, int c, unsigned char *perm)
             perm[k++] = (unsigned char)d;
 }
 
+/* Two primes that the search may exchange freely: the same value of the
+ * same dim, neither pinned by a constraint. Runs of them are enumerated once
+ * (as a multiset), and only the first of a run is moved. */
+static int same_run(const space *sp, int a, int b)
+{
+    return sp->prime_dim[a] == sp->prime_dim[b] && sp->prime_val[a] == sp->prime_val[b] && !sp->pinned[a] &&
+           !sp->pinned[b];
+}
+
+/* The factor slot s fixes for dim d (0: none). */
+static unsigned slot_fixed(const space *sp, int s, int d)
+{
+    const st_mem_level *l = &sp->a->level[sp->slot_level[s]];
+    return sp->slot_kind[s] == SLOT_T ? l->t_fixed[d] : sp->slot_kind[s] == SLOT_X ? l->sx_fixed[d] : l->sy_fixed[d];
+}
+
+static int any_fixed(const unsigned *f)
+{
+    for (int d = 0; d < ND; d++)
+        if (f[d] > 1)
+            return 1;
+    return 0;
+}
+
+/* Append v's prime factors as primes of dim d; pinned to slot `pin` (>= 0)
+ * or free over the slots whose constraints allow d. */
+static int add_primes(space *sp, const st_aprob *p, int d, long long v, int pin, st_error *err)
+{
+    for (long long f = 2; v > 1; f++) {
+        if (f * f > v)
+            f = v;
+        while (v % f == 0) {
+            if (sp->nprimes == MAX_PRIMES)
+                return st_error_set(err, ST_EINVAL, "problem %s has more than %d prime "
+                                                    "factors; the mapper cannot search it",
+                                    p->name, MAX_PRIMES);
+            int k = sp->nprimes++;
+            sp->prime_dim[k] = d;
+            sp->prime_val[k] = (unsigned)f;
+            if (pin >= 0) {
+                sp->pinned[k] = 1;
+                sp->allowed[k][sp->nallowed[k]++] = (unsigned char)pin;
+            } else {
+                for (int s = 0; s < sp->nslots; s++) {
+                    const st_mem_level *l = &sp->a->level[sp->slot_level[s]];
+                    unsigned mask = sp->slot_kind[s] == SLOT_T ? l->t_allow
+                                    : sp->slot_kind[s] == SLOT_X ? l->sx_allow : l->sy_allow;
+                    if (s == 0 || (mask & (1u << d)))
+                        sp->allowed[k][sp->nallowed[k]++] = (unsigned char)s;
+                }
+            }
+            v /= f;
+        }
+    }
+    return 0;
+}
+
 static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj obj,
                        st_error *err)
 {
@@ -129,15 +187,15 @@ static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj 
         const st_mem_level *l = &a->level[i];
         int fx, fy;
         st_accel_fanout(a, i, &fx, &fy);
-        if (l->cls != ST_MEM_FANOUT && (i == 0 || l->t_allow)) {
+        if (l->cls != ST_MEM_FANOUT && (i == 0 || l->t_allow || any_fixed(l->t_fixed))) {
             sp->slot_level[sp->nslots] = i;
             sp->slot_kind[sp->nslots++] = SLOT_T;
         }
-        if (fx > 1 && l->sx_allow) {
+        if (fx > 1 && (l->sx_allow || any_fixed(l->sx_fixed))) {
             sp->slot_level[sp->nslots] = i;
             sp->slot_kind[sp->nslots++] = SLOT_X;
         }
-        if (fy > 1 && l->sy_allow) {
+        if (fy > 1 && (l->sy_allow || any_fixed(l->sy_fixed))) {
             sp->slot_level[sp->nslots] = i;
             sp->slot_kind[sp->nslots++] = SLOT_Y;
         }
@@ -147,29 +205,31 @@ static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj 
             sp->perm_levels[sp->nperm++] = i;
         order_for(a, i, ST_TENSOR_OUTPUTS, sp->base.perm[i]);
     }
+    /* the factors constraints fix come out of each dim first: what is left
+     * is the mapper's to place; the fixed ones are pinned to their slots */
     for (int d = 0; d < ND; d++) {
-        long long v = p->d[d];
-        for (long long f = 2; v > 1; f++) {
-            if (f * f > v)
-                f = v;
-            while (v % f == 0) {
-                if (sp->nprimes == MAX_PRIMES)
-                    return st_error_set(err, ST_EINVAL, "problem %s has more than %d prime "
-                                                        "factors; the mapper cannot search it",
-                                        p->name, MAX_PRIMES);
-                int k = sp->nprimes++;
-                sp->prime_dim[k] = d;
-                sp->prime_val[k] = (unsigned)f;
-                for (int s = 0; s < sp->nslots; s++) {
-                    const st_mem_level *l = &a->level[sp->slot_level[s]];
-                    unsigned mask = sp->slot_kind[s] == SLOT_T ? l->t_allow
-                                    : sp->slot_kind[s] == SLOT_X ? l->sx_allow : l->sy_allow;
-                    if (s == 0 || (mask & (1u << d)))
-                        sp->allowed[k][sp->nallowed[k]++] = (unsigned char)s;
-                }
-                v /= f;
+        long long fixed = 1;
+        char at[160] = "";
+        for (int s = 0; s < sp->nslots; s++) {
+            unsigned f = slot_fixed(sp, s, d);
+            if (f > 1) {
+                fixed *= f;
+                size_t n = strlen(at);
+                snprintf(at + n, sizeof at - n, "%s%u at %s%s", n ? " x " : "", f,
+                         a->level[sp->slot_level[s]].name,
+                         sp->slot_kind[s] == SLOT_T ? "" : sp->slot_kind[s] == SLOT_X ? " (X)" : " (Y)");
             }
         }
+        if (fixed > 1 && (fixed > p->d[d] || p->d[d] % fixed))
+            return st_error_set(err, ST_EINVAL, "the constraints of %s fix %c's factors (%s = %lld), which do not "
+                                "divide problem %s's %c = %lld; relax the constraint or map another problem",
+                                a->name, ST_AD_LETTERS[d], at, fixed, p->name, ST_AD_LETTERS[d], p->d[d]);
+        int rc = add_primes(sp, p, d, p->d[d] / fixed, -1, err);
+        for (int s = 0; s < sp->nslots && !rc; s++)
+            if (slot_fixed(sp, s, d) > 1)
+                rc = add_primes(sp, p, d, slot_fixed(sp, s, d), s, err);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -224,8 +284,7 @@ static double descend(const space *sp, state *st, double cur, long long *evals, 
                 if (s == st->slot[k])
                     continue;
                 /* identical primes of one dim: move only the first of a run */
-                if (k > 0 && sp->prime_dim[k - 1] == sp->prime_dim[k] &&
-                    sp->prime_val[k - 1] == sp->prime_val[k] && st->slot[k - 1] == st->slot[k])
+                if (k > 0 && same_run(sp, k - 1, k) && st->slot[k - 1] == st->slot[k])
                     continue;
                 cand = *st;
                 cand.slot[k] = (unsigned char)s;
@@ -297,9 +356,14 @@ static double random_start(const space *sp, state *st, unsigned long long *rs, l
         order[k] = order[r];
         order[r] = t;
     }
+    for (int k = 0; k < sp->nprimes; k++)
+        if (sp->pinned[k])
+            st->slot[k] = sp->allowed[k][0];
     double cur = score_of(sp, st, evals);
     for (int q = 0; q < sp->nprimes; q++) {
         int k = order[q];
+        if (sp->pinned[k])
+            continue;
         int s = sp->allowed[k][rng_next(rs) % (unsigned long long)sp->nallowed[k]];
         if (s == 0)
             continue;
@@ -356,8 +420,7 @@ static void exh_primes(exh *x, int k)
     for (int a = 0; a < sp->nallowed[k]; a++) {
         int s = sp->allowed[k][a];
         /* equal primes of one dim in non-decreasing slot order: no duplicates */
-        if (k > 0 && sp->prime_dim[k - 1] == sp->prime_dim[k] &&
-            sp->prime_val[k - 1] == sp->prime_val[k] && s < x->st.slot[k - 1])
+        if (k > 0 && same_run(sp, k - 1, k) && s < x->st.slot[k - 1])
             continue;
         x->st.slot[k] = (unsigned char)s;
         exh_primes(x, k + 1);
@@ -377,8 +440,7 @@ static double space_size(const space *sp)
     double n = 1;
     for (int k = 0; k < sp->nprimes;) {
         int run = 1;
-        while (k + run < sp->nprimes && sp->prime_dim[k + run] == sp->prime_dim[k] &&
-               sp->prime_val[k + run] == sp->prime_val[k])
+        while (k + run < sp->nprimes && same_run(sp, k + run - 1, k + run))
             run++;
         /* multisets of size run over nallowed slots: C(run + s - 1, run) */
         double c = 1;

@@ -184,6 +184,11 @@ typedef struct st_mem_level {
      * X/Y; t_perm: letters of a fixed partial permutation, innermost first. */
     unsigned t_allow, sx_allow, sy_allow;
     char t_perm[12];
+    /* factors a constraint fixes above 1 (Timeloop's `factors: M=16`), per
+     * dim G N M C P Q R S: the temporal factor here, and the X or Y split
+     * of the fan-out below, must be exactly that (0: not fixed). A fixed
+     * dim is out of the matching allow mask: no other factor joins it. */
+    unsigned t_fixed[8], sx_fixed[8], sy_fixed[8];
 } st_mem_level;
 
 typedef struct st_accel {

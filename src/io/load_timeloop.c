@@ -415,7 +415,9 @@ int st_load_timeloop_mapping(const char *path, const st_accel *a, const st_aprob
 typedef struct tl_cons {
     char target[48];
     int has_t, has_s, has_keep;
-    unsigned t_fixed1, s_fixed1;  /* dims forced to 1 */
+    unsigned t_fixed1, s_fixed1;  /* dims whose factor is fixed (to 1 or more) */
+    unsigned t_fixed[ST_AD_COUNT], s_fixed[ST_AD_COUNT]; /* the fixed values above 1 */
+    const st_ynode *t_node, *s_node; /* their `factors:`, for errors */
     char t_perm[12], s_perm[12];
     long long split;              /* -1: not given */
     unsigned keep, bypass;
@@ -431,14 +433,15 @@ typedef struct tl_build {
     double cycle_s;
 } tl_build;
 
-/* "N=1 C=1", "[N=1, C=1]" or a list of such -> dims fixed to 1. */
-static int tl_factors(const fctx *c, const st_ynode *v, unsigned *fixed1)
+/* "N=1 C=16", "[N=1, C=16]" or a list of such -> the dims fixed (bits of
+ * *fixed1) and their values above 1 (fixed[d]; 1 leaves it 0). */
+static int tl_factors(const fctx *c, const st_ynode *v, unsigned *fixed1, unsigned *fixed)
 {
     if (!v)
         return 0;
     if (v->kind == ST_Y_SEQ) {
         for (size_t i = 0; i < v->n; i++) {
-            int rc = tl_factors(c, v->items[i], fixed1);
+            int rc = tl_factors(c, v->items[i], fixed1, fixed);
             if (rc)
                 return rc;
         }
@@ -466,12 +469,15 @@ static int tl_factors(const fctx *c, const st_ynode *v, unsigned *fixed1)
             return f_error(c, v, "constraint factors: %c=%.*s is not a factor; give %c=1 to keep the dimension "
                            "out of this level, or leave it out", ST_AD_LETTERS[d], (int)(end - s), s,
                            ST_AD_LETTERS[d]);
-        if (val > 1)
-            /* the mapper fixes factors to 1 only (see strata-presets(5)) */
-            return f_error(c, v, "constraint factors: %c=%ld fixes a factor above 1, which strata's mapper "
-                           "cannot enforce; leave %c out to let the mapper choose it, or give %c=1",
-                           ST_AD_LETTERS[d], val, ST_AD_LETTERS[d], ST_AD_LETTERS[d]);
+        if (val > 1 << 24)
+            return f_error(c, v, "constraint factors: %c=%ld is past any problem's bound (2^24)", ST_AD_LETTERS[d],
+                           val);
+        unsigned was = (*fixed1 >> d & 1u) ? (fixed[d] ? fixed[d] : 1u) : 0u;
+        if (was && was != (unsigned)val)
+            return f_error(c, v, "constraint factors: %c is fixed twice (%u, then %ld); give it once",
+                           ST_AD_LETTERS[d], was, val);
         *fixed1 |= 1u << d;
+        fixed[d] = val > 1 ? (unsigned)val : 0;
         s = end;
     }
     return 0;
@@ -521,12 +527,14 @@ static int tl_read_constraint(tl_build *b, tl_cons *k, const st_ynode *e, const 
     int rc;
     if (strcmp(type, "temporal") == 0) {
         k->has_t = 1;
-        if ((rc = tl_factors(&b->c, f_get(e, "factors"), &k->t_fixed1)) ||
+        k->t_node = f_get(e, "factors") ? f_get(e, "factors") : k->t_node;
+        if ((rc = tl_factors(&b->c, f_get(e, "factors"), &k->t_fixed1, k->t_fixed)) ||
             (rc = tl_perm(&b->c, f_get(e, "permutation"), k->t_perm, sizeof k->t_perm)))
             return rc;
     } else if (strcmp(type, "spatial") == 0) {
         k->has_s = 1;
-        if ((rc = tl_factors(&b->c, f_get(e, "factors"), &k->s_fixed1)) ||
+        k->s_node = f_get(e, "factors") ? f_get(e, "factors") : k->s_node;
+        if ((rc = tl_factors(&b->c, f_get(e, "factors"), &k->s_fixed1, k->s_fixed)) ||
             (rc = tl_perm(&b->c, f_get(e, "permutation"), k->s_perm, sizeof k->s_perm)))
             return rc;
         if (f_get(e, "split") && (rc = f_int(&b->c, e, "split", 0, 1 << 20, &k->split)))
@@ -1003,6 +1011,17 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
         if (k->has_t) {
             l->t_allow = (l->cls == ST_MEM_FANOUT ? 0 : ST_AD_ALL) & ~k->t_fixed1;
             snprintf(l->t_perm, sizeof l->t_perm, "%s", k->t_perm);
+            for (int d = 0; d < ST_AD_COUNT; d++) {
+                if (!k->t_fixed[d])
+                    continue;
+                if (l->cls == ST_MEM_FANOUT) {
+                    rc = f_error(&b->c, k->t_node, "constraint factors: %c=%u at %s, a fan-out that holds no data "
+                                 "and runs no temporal loops; give it as a spatial constraint",
+                                 ST_AD_LETTERS[d], k->t_fixed[d], l->name);
+                    goto out;
+                }
+                l->t_fixed[d] = k->t_fixed[d];
+            }
         }
         if (k->has_s) {
             unsigned all = ST_AD_ALL & ~k->s_fixed1;
@@ -1022,6 +1041,42 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
             } else {
                 l->sx_allow = fx > 1 ? all : 0;
                 l->sy_allow = fy > 1 ? all : 0;
+            }
+            /* a fixed split goes to the axis its place in the permutation
+             * names (before `split`: X), else to the only axis there is */
+            long long px = 1, py = 1;
+            for (int d = 0; d < ST_AD_COUNT; d++) {
+                unsigned f = k->s_fixed[d];
+                if (!f)
+                    continue;
+                const char *at = strchr(k->s_perm, ST_AD_LETTERS[d]);
+                int onx;
+                if (k->split >= 0 && at)
+                    onx = (int)(at - k->s_perm) < k->split;
+                else if (fx > 1 && fy <= 1)
+                    onx = 1;
+                else if (fy > 1 && fx <= 1)
+                    onx = 0;
+                else if (fx <= 1) {
+                    rc = f_error(&b->c, k->s_node, "constraint factors: %c=%u at %s, which has no fan-out below it "
+                                 "to split", ST_AD_LETTERS[d], f, l->name);
+                    goto out;
+                } else {
+                    rc = f_error(&b->c, k->s_node, "constraint factors: %c=%u at %s, whose fan-out has both X and "
+                                 "Y: give a permutation and split to say which axis it takes", ST_AD_LETTERS[d], f,
+                                 l->name);
+                    goto out;
+                }
+                if (onx)
+                    l->sx_fixed[d] = f, px *= f;
+                else
+                    l->sy_fixed[d] = f, py *= f;
+            }
+            if (px > fx || py > fy) {
+                rc = f_error(&b->c, k->s_node, "constraint factors at %s split %lld ways along %c, but its fan-out "
+                             "has %d there; give factors whose product fits", l->name, px > fx ? px : py,
+                             px > fx ? 'X' : 'Y', px > fx ? fx : fy);
+                goto out;
             }
         }
         if (k->has_keep && l->cls != ST_MEM_FANOUT) {
