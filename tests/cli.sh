@@ -2926,4 +2926,16 @@ if cmp -s "$tmp/p1.json" "$tmp/p2.json" && [ ! -s "$tmp/p2.err" ] && [ $rc = 2 ]
 else
     not_ok "plan --quiet: same output, no progress; train refuses it" "rc=$rc $(cat "$tmp/p2.err" "$tmp/p3.err")"
 fi
+# decode attention never gets faster with a longer cache by a jump in its
+# split: FlashAttention-2's heuristic splits 128-key blocks, so 257 keys
+# (3 blocks) take 3 splits where 256 take 2; before, 257 keys ran 31% faster
+# than 256 (split 2 of 128.5 keys against none)
+for kv in 256 257 512 513; do
+    "$S" kernel flash --heads 32 --kv-heads 8 --q-len 1 --kv-len $kv --head-dim 128 --json | jq -c '[.time_s, .split_k]'
+done > "$tmp/fadec.json"
+if jq -s -e '.[1][0] >= .[0][0] and .[3][0] >= .[2][0] and .[0][1] == 2 and .[1][1] == 3' "$tmp/fadec.json" > /dev/null; then
+    ok "kernel flash decode: FlashAttention-2's split of the keys; a longer cache is not faster"
+else
+    not_ok "kernel flash decode: FlashAttention-2's split of the keys; a longer cache is not faster" "$(cat "$tmp/fadec.json")"
+fi
 tap_done

@@ -318,6 +318,45 @@ double st_kclass_time(st_kclass c, const double *beta, const double *x, int nx, 
 #define FA_BLOCK_M 128
 #define FA_BWD_BLOCK_N 128
 #define FA_BWD_BLOCK_N_WIDE 64
+
+/* FlashAttention-2's split-KV (decode) kernel walks the keys in blocks of
+ * 256 for head dims up to 64, 128 up to 128 and 64 above
+ * (run_mha_fwd_splitkv_dispatch's kBlockN) */
+static double fa2_splitkv_block_n(double head_dim)
+{
+    return head_dim <= 64 ? 256 : head_dim <= 128 ? 128 : 64;
+}
+
+/* How many ways FlashAttention-2 splits the keys of `ctas` (batch x heads x
+ * query blocks) over `sms` SMs with n_blocks key blocks (flash_api.cpp's
+ * num_splits_heuristic): none once the CTAs nearly fill the GPU (80% of the
+ * SMs); else, of the splits up to min(128, SMs, key blocks) that change the
+ * blocks each split walks, the fewest whose wave efficiency (waves over
+ * whole waves) reaches 85% of the best one's. More keys never take fewer
+ * splits while the grid stays short, so a longer cache is never priced
+ * faster by a jump in the split. */
+static int fa2_num_splits(double ctas, double sms, double n_blocks)
+{
+    if (ctas >= 0.8 * sms || n_blocks <= 1)
+        return 1;
+    double maxs = 128;
+    if (sms < maxs)
+        maxs = sms;
+    if (n_blocks < maxs)
+        maxs = n_blocks;
+    double best = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int ns = 1; ns <= (int)maxs; ns++) {
+            if (ns > 1 && ceil(n_blocks / ns) == ceil(n_blocks / (ns - 1)))
+                continue; /* walks the same blocks a split as ns - 1 */
+            double waves = ctas * ns / sms, eff = waves / ceil(waves);
+            if (pass == 0 && eff > best)
+                best = eff;
+            if (pass == 1 && eff >= 0.85 * best)
+                return ns;
+        }
+    return 1;
+}
 /* FlashAttention-3 (Hopper): the keys of a tile's key loop that its
  * pipelining cannot hide, FA3_PROLOGUE x FA3_BLOCK_N = 192 (see the FLASH
  * case of st_kernel_estimate). The product is the one constant set on the
@@ -1002,9 +1041,13 @@ static void stream_floor(const st_gpu *g, const st_gpu_coef *c, int cold, st_ker
         e->gpu_s = floor_s;
         e->lo_s *= r;
         e->hi_s *= r;
-        e->memory_s = stream;
+        /* the memory side as the model has it, or the stream where longer
+         * (a warm kernel whose bytes L2 keeps streams almost nothing: its
+         * memory side is not the stream's 0.1 ns) */
+        if (stream > e->memory_s)
+            e->memory_s = stream;
         /* the floor is the launch for a tiny kernel, the stream otherwise */
-        e->bound = vb[VF_LAUNCH] * 1e-6 > e->memory_s ? "latency" : "memory";
+        e->bound = vb[VF_LAUNCH] * 1e-6 > stream ? "latency" : "memory";
     }
 }
 
@@ -1555,16 +1598,11 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
             t.m = FA_BLOCK_M;
         } else {
             /* decode (flash-decoding, Dao et al. 2023): the few query rows pad
-             * to the 64-row minimum MMA block, and the KV length is split so
-             * that about two CTAs run per SM (an assumption), >= SPLITK_MIN_K
-             * keys each */
+             * to the 64-row minimum MMA block, and the KV length is split the
+             * way FlashAttention-2's split-KV kernel splits it */
             t.m = 64;
-            double sm = g->sm_count > 0 ? g->sm_count : 1;
-            double want = ceil(2.0 * sm / s.b);
-            double kmax = ceil(kv_eff / SPLITK_MIN_K);
-            split = (int)(want < kmax ? want : kmax);
-            if (split < 1)
-                split = 1;
+            split = fa2_num_splits(s.b * ceil(s.m / 64.0), g->sm_count > 0 ? g->sm_count : 1,
+                                   ceil(kv_eff / fa2_splitkv_block_n(d)));
         }
         if (t.n < 16)
             t.n = 16;
