@@ -2938,4 +2938,14 @@ if jq -s -e '.[1][0] >= .[0][0] and .[3][0] >= .[2][0] and .[0][1] == 2 and .[1]
 else
     not_ok "kernel flash decode: FlashAttention-2's split of the keys; a longer cache is not faster" "$(cat "$tmp/fadec.json")"
 fi
+# a training step's weights count every parameter: BERT-Large's 335,174,458
+# (its MLM head's transform, embedding norm and token types were left out:
+# 668,176,384 bytes) at 2 bytes, as prefill and show count them
+a=$("$S" eval bert-large --phase train --json | jq '.memory.weights_bytes')
+b=$("$S" eval bert-large --json | jq '.memory.weights_bytes')
+if [ "$a" = 670348916 ] && [ "$b" = 670348916 ]; then
+    ok "eval --phase train: BERT-Large's weights are all 335,174,458 parameters, as prefill's"
+else
+    not_ok "eval --phase train: BERT-Large's weights are all 335,174,458 parameters, as prefill's" "train $a prefill $b"
+fi
 tap_done

@@ -1265,7 +1265,11 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     }
     double ed = (double)st_transformer_embed_width(tf), proj = ed != tf->hidden ? ed * tf->hidden : 0;
     double emb_p = (double)tf->vocab * ed / k->tp + (tf->position == ST_POS_LEARNED ? (double)tf->max_seq * tf->hidden : 0) + proj;
-    double head_p = (tf->lm_head && !tf->tied_embeddings ? (double)tf->vocab * ed / k->tp : 0) + proj;
+    /* the head's side also holds the parameters outside the blocks and the
+     * vocabulary matrices (final norms, an MLM head's transform, a
+     * classifier), whole on every TP rank, as Megatron-LM keeps them */
+    double head_p = (tf->lm_head && !tf->tied_embeddings ? (double)tf->vocab * ed / k->tp : 0) + proj +
+                    st_transformer_params_other(tf);
     /* blocks and parameters per device (device d holds virtual stages d,
      * d + pp, ...); the busiest device sets memory and gradient bytes */
     long long L_all = tf->layers + tf->encoder_layers;

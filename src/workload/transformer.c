@@ -657,6 +657,12 @@ static double transformer_params_non_embedding(const st_transformer *tf)
     return p;
 }
 
+double st_transformer_params_other(const st_transformer *tf)
+{
+    return transformer_params_non_embedding(tf) - stack_params(tf, tf->layers, tf->encoder_layers > 0) -
+           stack_params(tf, tf->encoder_layers, 0);
+}
+
 double st_model_params_expert(const st_model *m)
 {
     if (m->kind != ST_MODEL_TRANSFORMER || m->tf.experts <= 0)

@@ -158,6 +158,10 @@ void st_model_free(st_model *m);
 /* Parameters in total and outside embeddings/LM head (0 on bad model). */
 double st_model_params(const st_model *m);
 double st_model_params_non_embedding(const st_model *m);
+/* A transformer's parameters outside its blocks and its embedding/head
+ * matrices: the final norms (and a post-norm model's embedding norm), an
+ * MLM head's transform, a classifier. */
+double st_transformer_params_other(const st_transformer *tf);
 /* Parameters of the routed experts (0 for dense models). */
 double st_model_params_expert(const st_model *m);
 /* Parameters of one decoder block (moe: a block with routed experts);
