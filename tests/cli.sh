@@ -2948,4 +2948,22 @@ if [ "$a" = 670348916 ] && [ "$b" = 670348916 ]; then
 else
     not_ok "eval --phase train: BERT-Large's weights are all 335,174,458 parameters, as prefill's" "train $a prefill $b"
 fi
+# workload sizes are checked where they are written: a head past 65,536
+# (hidden 200,000 over 2 heads), a config.json's 99,999,999 layers (YAML's
+# bound is 100,000) and a model past 2^53 parameters (2 blocks of 4 x 1e16
+# attention weights, and a 1e16 embedding: 9e16)
+printf 'kind: transformer\nname: big\nlayers: 2\nhidden: 200000\nheads: 2\nffn_hidden: 8\nvocab: 8\nmax_seq: 8\nactivation: gelu\ngated_mlp: false\nnorm: layernorm\nnorm_position: pre\nposition: learned\ncausal: true\nbias: true\ntied_embeddings: true\n' > "$tmp/bighead.yaml"
+printf 'kind: transformer\nname: p\nlayers: 2\nhidden: 100000000\nheads: 20000\nffn_hidden: 8\nvocab: 100000000\nmax_seq: 8\nactivation: gelu\ngated_mlp: false\nnorm: layernorm\nnorm_position: pre\nposition: learned\ncausal: true\nbias: true\ntied_embeddings: true\n' > "$tmp/bigp.yaml"
+printf '{"model_type":"llama","hidden_size":4096,"num_hidden_layers":99999999,"num_attention_heads":32,"vocab_size":32000,"max_position_embeddings":4096}\n' > "$tmp/config.json"
+"$S" show "$tmp/bighead.yaml" > "$tmp/o1" 2> "$tmp/e1"; r1=$?
+"$S" show "$tmp/bigp.yaml" > "$tmp/o2" 2> "$tmp/e2"; r2=$?
+"$S" show "$tmp/config.json" > "$tmp/o3" 2> "$tmp/e3"; r3=$?
+if [ $r1$r2$r3 = 111 ] && grep -q "bighead.yaml:4:9: a head dimension of 100000" "$tmp/e1" &&
+   grep -q "bigp.yaml:4:9: with this hidden size the model has 9e+16 parameters" "$tmp/e2" &&
+   grep -q "config.json:1:62: key 'num_hidden_layers': expected a whole number in \[1, 100000\]" "$tmp/e3" &&
+   [ ! -s "$tmp/o1" ] && [ ! -s "$tmp/o2" ] && [ ! -s "$tmp/o3" ]; then
+    ok "workloads: a head past 65,536, layers past 100,000 and 2^53 parameters are FILE:LINE:COL"
+else
+    not_ok "workloads: a head past 65,536, layers past 100,000 and 2^53 parameters are FILE:LINE:COL" "$r1$r2$r3 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3")"
+fi
 tap_done

@@ -29,8 +29,19 @@ static const st_ynode *first_of(const st_ynode *root, const char *const *keys, c
     return NULL;
 }
 
+static int hf_int_max(const fctx *c, const st_ynode *root, const char *const *keys, int required, long long min,
+                      long long max, long long *out);
+/* A count the YAML format bounds as well (layers, heads: 100,000) */
+#define HF_COUNT_MAX 100000
+
 static int hf_int(const fctx *c, const st_ynode *root, const char *const *keys, int required,
                   long long min, long long *out)
+{
+    return hf_int_max(c, root, keys, required, min, BIG, out);
+}
+
+static int hf_int_max(const fctx *c, const st_ynode *root, const char *const *keys, int required, long long min,
+                      long long max, long long *out)
 {
     const char *which = NULL;
     const st_ynode *v = first_of(root, keys, &which);
@@ -44,7 +55,7 @@ static int hf_int(const fctx *c, const st_ynode *root, const char *const *keys, 
         }
         return f_error(c, root, "Hugging Face config: missing %s", list);
     }
-    return f_node_int(c, v, which, min, BIG, out);
+    return f_node_int(c, v, which, min, max, out);
 }
 
 static int is_type(const char *model_type, const char *const *types)
@@ -222,17 +233,17 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
                            unmodelled[i].key, unmodelled[i].what);
     }
     if ((rc = hf_int(c, root, k_hidden, 1, 1, &tf->hidden)) ||
-        (rc = hf_int(c, root, k_layers, 1, 1, &tf->layers)) ||
-        (rc = hf_int(c, root, k_heads, 1, 1, &tf->heads)) ||
-        (rc = hf_int(c, root, k_kv, 0, 1, &tf->kv_heads)) ||
-        (rc = hf_int(c, root, k_hd, 0, 1, &tf->head_dim)) ||
+        (rc = hf_int_max(c, root, k_layers, 1, 1, HF_COUNT_MAX, &tf->layers)) ||
+        (rc = hf_int_max(c, root, k_heads, 1, 1, HF_COUNT_MAX, &tf->heads)) ||
+        (rc = hf_int_max(c, root, k_kv, 0, 1, HF_COUNT_MAX, &tf->kv_heads)) ||
+        (rc = hf_int_max(c, root, k_hd, 0, 1, 65536, &tf->head_dim)) ||
         (rc = hf_int(c, root, k_ffn, 0, 1, &tf->ffn_hidden)) ||
         (rc = hf_int(c, root, k_moe_ffn, 0, 1, &tf->expert_ffn_hidden)) ||
         (rc = hf_int(c, root, k_vocab, 1, 1, &tf->vocab)) ||
         (rc = hf_int(c, root, k_seq, 0, 1, &tf->max_seq)) ||
-        (rc = hf_int(c, root, k_experts, 0, 1, &tf->experts)) ||
-        (rc = hf_int(c, root, k_topk, 0, 1, &tf->top_k)) ||
-        (rc = hf_int(c, root, k_every, 0, 1, &tf->moe_every)))
+        (rc = hf_int_max(c, root, k_experts, 0, 1, HF_COUNT_MAX, &tf->experts)) ||
+        (rc = hf_int_max(c, root, k_topk, 0, 1, HF_COUNT_MAX, &tf->top_k)) ||
+        (rc = hf_int_max(c, root, k_every, 0, 1, HF_COUNT_MAX, &tf->moe_every)))
         return rc;
     if (tf->ffn_hidden == 0)
         tf->ffn_hidden = 4 * tf->hidden; /* GPT-2: n_inner null means 4 * n_embd */
@@ -258,7 +269,7 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         tf->kv_heads = 1;
     if (encdec) {
         long long dec = 0;
-        if ((rc = hf_int(c, root, k_dec, 0, 1, &dec)))
+        if ((rc = hf_int_max(c, root, k_dec, 0, 1, HF_COUNT_MAX, &dec)))
             return rc;
         tf->encoder_layers = tf->layers;
         if (dec > 0)

@@ -103,6 +103,24 @@ int st_check_transformer(const fctx *c, const st_ynode *at, st_transformer *tf)
         if (tf->expert_ffn_hidden == 0)
             tf->expert_ffn_hidden = tf->ffn_hidden;
     }
+    /* the largest head any attention kernel takes (FlashAttention's and
+     * the eager path's alike are priced up to it) */
+    if (tf->head_dim > 65536) {
+        const st_ynode *hn = f_get(at, "head_dim") ? f_get(at, "head_dim") : key_node(at, "hidden", "hidden_size");
+        return f_error(c, hn, "a head dimension of %lld: attention kernels take heads up to 65536; give a smaller "
+                       "head_dim (or hidden over heads)", tf->head_dim);
+    }
+    /* counts strata keeps exactly, up to 2^53: checked here so that the
+     * error names the file and the key that makes the model that large */
+    st_model tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.kind = ST_MODEL_TRANSFORMER;
+    tmp.tf = *tf;
+    double params = st_model_params(&tmp);
+    if (!(params <= ST_MAX_ELEMENTS))
+        return f_error(c, key_node(at, "hidden", "hidden_size"),
+                       "with this hidden size the model has %.3g parameters; strata counts up to 2^53 = 9.0e15: "
+                       "make it smaller (hidden, ffn_hidden, vocab or layers)", params);
     return 0;
 }
 
@@ -130,7 +148,7 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
         (rc = f_int(c, root, "encoder_layers", 0, 100000, &tf->encoder_layers)) ||
         (rc = f_int(c, root, "heads", 1, 100000, &tf->heads)) ||
         (rc = f_int(c, root, "kv_heads", 1, 100000, &tf->kv_heads)) ||
-        (rc = f_int(c, root, "head_dim", 1, 100000, &tf->head_dim)) ||
+        (rc = f_int(c, root, "head_dim", 1, 65536, &tf->head_dim)) ||
         (rc = f_int(c, root, "ffn_hidden", 1, BIG, &tf->ffn_hidden)) ||
         (rc = f_int(c, root, "vocab", 1, BIG, &tf->vocab)) ||
         (rc = f_int(c, root, "max_seq", 1, BIG, &tf->max_seq)) ||
