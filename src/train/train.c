@@ -150,10 +150,18 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
         return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs --chunks >= 2 (model chunks a stage); "
                             "chunks is %d", k->chunks);
     if (k->sched == ST_PP_INTERLEAVED && k->microbatches % k->pp)
+    {
+        /* the fix: the next multiple of PP, at the microbatch size the run
+         * has, which the global batch must then cover on every DP rank */
+        long long want = (k->microbatches + k->pp - 1) / k->pp * k->pp;
+        long long mbs = k->global_batch > 0 && k->dp > 0 ? k->global_batch / ((long long)k->dp * k->microbatches) : 1;
+        if (mbs < 1)
+            mbs = 1;
         return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs microbatches a multiple of PP (Megatron-LM's "
-                            "rule): %lld microbatches on PP %d; give --microbatches %lld (or a --global-batch that "
-                            "makes it)", k->microbatches, k->pp,
-                            (k->microbatches + k->pp - 1) / k->pp * k->pp);
+                            "rule): %lld microbatches on PP %d; give --microbatches %lld with --global-batch %lld "
+                            "(DP %d x %lld microbatches of %lld)", k->microbatches, k->pp, want,
+                            (long long)k->dp * want * mbs, k->dp, want, mbs);
+    }
     if (k->microbatches > ST_TRAIN_MAX_MICROBATCHES)
         return st_error_set(err, ST_EINVAL, "%lld microbatches: strata simulates the pipeline one microbatch at a "
                             "time and takes at most %d per iteration; use larger microbatches",
@@ -250,6 +258,14 @@ static void lists_free(lists *l)
     st_oplist_free(&l->core);
 }
 
+/* The block GEMMs that take a LoRA adapter: every projection but the MoE
+ * router, whose n (the experts, 8 for Mixtral) no adapter's rank fits and
+ * which PEFT's usual targets leave out */
+static int lora_target(const st_op *op)
+{
+    return op->kind == ST_OP_GEMM && !strstr(op->name, "router");
+}
+
 static int push_lora(st_oplist *l, const st_op *base, int r, st_error *err)
 {
     st_op a = *base, b = *base;
@@ -276,10 +292,11 @@ static int push_lora(st_oplist *l, const st_op *base, int r, st_error *err)
 static double moe_rank_load(const st_transformer *tf, int ep, double x)
 {
     double E = (double)tf->experts;
-    if (!(x > 1) || E <= 1 || ep < 1)
-        return 1;
+    if (!(x > 1) || E <= 1 || ep <= 1)
+        return 1; /* every rank holds every expert: exactly 1, not 1 + an ulp */
     double n = E / ep;
-    return (x + (n - 1) * (E - x) / (E - 1)) / n;
+    double f = (x + (n - 1) * (E - x) / (E - 1)) / n;
+    return f > 1 ? f : 1;
 }
 
 static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *out, st_error *err)
@@ -344,7 +361,7 @@ static int build(const st_model *m, const st_train_cfg *k, long long mb, lists *
             rc = st_oplist_push(&out->fwd, &cast, err);
             op = &out->fwd.ops[i];
         }
-        if (!rc && k->lora_rank && blk && op->kind == ST_OP_GEMM)
+        if (!rc && k->lora_rank && blk && lora_target(op))
             rc = push_lora(&out->fwd, op, k->lora_rank, err);
     }
     /* LoRA: nothing below the adapters needs the input gradient at the first
@@ -396,7 +413,7 @@ static int iteration_flops(const st_model *m, const st_train_cfg *k, st_attn_imp
     int rc = st_transformer_ops(&full, &go, &fo, err);
     for (size_t i = 0; i < fo.n && !rc; i++) {
         rc = st_oplist_push(&all, &fo.ops[i], err);
-        if (!rc && k->lora_rank && is_block(fo.ops[i].layer) && fo.ops[i].kind == ST_OP_GEMM)
+        if (!rc && k->lora_rank && is_block(fo.ops[i].layer) && lora_target(&fo.ops[i]))
             rc = push_lora(&all, &fo.ops[i], k->lora_rank, err);
     }
     size_t nf = all.n;
