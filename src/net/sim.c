@@ -331,10 +331,30 @@ static void gen_hier(gen *q, st_coll c, double S)
         phases[np++] = 0, phases[np++] = 1;
     else
         phases[np++] = 1, phases[np++] = 2;
+    int last = -1; /* the scope of the phase that ran last (1: among nodes, 0: inside), -1: none */
     for (int ph = 0; ph < np; ph++) {
+        if ((phases[ph] == 1 && k < 2) || (phases[ph] != 1 && g < 2))
+            continue; /* nothing to move: no boundary either */
+        /* the phases are separate collectives (NCCL calls one after the
+         * other, as hierarchical all-reduces run them): a GPU starts this
+         * one once all of the last one's chunks have reached it. Without
+         * the boundary the chunks of an all-gather's inter-node phase
+         * streamed straight into the intra-node ring while a
+         * reduce-scatter's waited for its ring to finish, and the two
+         * mirror images simulated 1.09 and 1.60 ms. On one node the
+         * reduce-scatter and all-gather passes meet with no network call
+         * between them and run on as the ring does. */
+        int scope = phases[ph] == 1;
+        if (last >= 0 && last != scope)
+            for (int i = 0; i < n; i++) {
+                int j = add_join(q->s, q->flow, q->t0);
+                for (int ch = 0; ch < C; ch++) {
+                    dep(q->s, arr[i * C + ch], j);
+                    arr[i * C + ch] = j;
+                }
+            }
+        last = scope;
         if (phases[ph] == 1) { /* among nodes, per local index */
-            if (k < 2)
-                continue;
             int T = c == ST_COLL_ALLREDUCE ? 2 * (k - 1) : k - 1;
             for (int l = 0; l < g; l++) {
                 for (int a = 0; a < k; a++) {
@@ -346,8 +366,6 @@ static void gen_hier(gen *q, st_coll c, double S)
                     memcpy(&arr[(a * g + l) * C], &out[a * C], (size_t)C * sizeof(int));
             }
         } else { /* inside each node */
-            if (g < 2)
-                continue;
             for (int a = 0; a < k; a++) {
                 for (int l = 0; l < g; l++) {
                     order[l] = q->rank[a * g + l];
@@ -358,21 +376,6 @@ static void gen_hier(gen *q, st_coll c, double S)
                     memcpy(&arr[(a * g + l) * C], &out[l * C], (size_t)C * sizeof(int));
             }
         }
-        /* the phases are separate collectives (NCCL calls one after the
-         * other, as hierarchical all-reduces run them): a GPU starts the
-         * next once all of this one's chunks have reached it. Without the
-         * boundary the chunks of an all-gather's inter-node phase streamed
-         * straight into the intra-node ring while a reduce-scatter's
-         * waited for its ring to finish, and the two mirror images
-         * simulated 1.09 and 1.60 ms */
-        if (ph + 1 < np)
-            for (int i = 0; i < n; i++) {
-                int j = add_join(q->s, q->flow, q->t0);
-                for (int ch = 0; ch < C; ch++) {
-                    dep(q->s, arr[i * C + ch], j);
-                    arr[i * C + ch] = j;
-                }
-            }
     }
     free(arr), free(order), free(in), free(out);
 }
