@@ -281,14 +281,16 @@ static int default_node_error(const st_cluster *cl, long long node_gpus, const c
     int fits_node = tp <= G && G % tp == 0 && ((long long)tp * cp > G || G % (tp * cp) == 0);
     long long want = -1;
     if (fits_node) {
-        long long m = exact ? split : split * ((node_gpus + split - 1) / split);
-        for (; m <= total; m += split) {
-            if (!st_train_stages_straddle(m / pp, pp, G)) {
-                want = m;
-                break;
-            }
-            if (exact)
-                break;
+        if (exact) {
+            if (split <= total && !st_train_stages_straddle(split / pp, pp, G))
+                want = split;
+        } else {
+            /* the smallest multiple from one node up; on a cluster too small
+             * for any, the largest below a node (--pp 3 on one 8-GPU node:
+             * 6, stages of 2) */
+            for (long long m = split; m <= total && want < node_gpus; m += split)
+                if (!st_train_stages_straddle(m / pp, pp, G))
+                    want = m; /* each valid one replaces the last until one reaches a node */
         }
     }
     if (want > 0)
@@ -657,8 +659,8 @@ const cli_command cmd_train = {
     "  --global-batch B sequences per iteration (default dp x microbatches)\n"
     "  --zero Z         ZeRO stage 0-3 (3 = FSDP full sharding)\n"
     "  --dtype D        fp32, tf32, fp16, bf16 or fp8 (default the model's)\n"
-    "  --lora RANK      LoRA adapters of this rank on every linear layer of the blocks (Q, K and V\n"
-    "                   as one fused projection: one adapter); base frozen\n"
+    "  --lora RANK      LoRA adapters of this rank on every linear layer of the blocks but an MoE\n"
+    "                   router (Q, K and V as one fused projection: one adapter); base frozen\n"
     "  --flash          FlashAttention-2 (default eager attention, as plain PyTorch); --cp > 1\n"
     "                   needs it (ring attention is a fused kernel's online softmax), and a\n"
     "                   causal model's --seq a multiple of 2 x CP (Megatron-LM's balanced chunks)\n"
