@@ -274,10 +274,9 @@ static int run(int argc, char **argv)
             mo.threads = (int)v;
             break;
         case 'b':
-            if (cli_parse_num(&cmd_map, "--budget", optarg, 0, 1e6, &mo.budget_s))
+            /* seconds; 0 would be no budget, so the least is a microsecond */
+            if (cli_parse_num(&cmd_map, "--budget", optarg, 1e-6, 1e6, &mo.budget_s))
                 return 2;
-            if (!(mo.budget_s > 0))
-                return cli_usage_error(&cmd_map, "--budget: expected seconds > 0, got '%s'", optarg);
             break;
         case 'e':
             if (cli_parse_ll(&cmd_map, "--evals", optarg, 1000, 1LL << 40, &v))
