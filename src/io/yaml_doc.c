@@ -119,7 +119,11 @@ static int parser_error(builder *b)
     int line, col;
     const char *problem = p->problem ? p->problem : "malformed input";
     if (p->error == YAML_READER_ERROR) {
-        size_t bad = first_bad_utf8((const unsigned char *)b->buf, b->len);
+        /* a UTF-16 file (its byte-order mark first), which libyaml reads,
+         * is not UTF-8: its fault is where libyaml says */
+        const unsigned char *u = (const unsigned char *)b->buf;
+        int utf16 = b->len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF));
+        size_t bad = utf16 ? b->len : first_bad_utf8(u, b->len);
         if (bad < b->len && bad <= (size_t)p->problem_offset) {
             offset_position(b->buf, b->len, bad, &line, &col);
             return st_error_set(b->err, ST_EINVAL,
