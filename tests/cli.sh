@@ -2974,4 +2974,13 @@ if [ $r1$r2$r3 = 111 ] && grep -q "bighead.yaml:4:9: a head dimension of 100000"
 else
     not_ok "workloads: a head past 65,536, layers past 100,000 and 2^53 parameters are FILE:LINE:COL" "$r1$r2$r3 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3")"
 fi
+# a CNN's step has no sequence and no attention choice: null in the JSON
+# (show and eval gave the transformer defaults, 2048 and eager)
+if "$S" eval resnet50 --json | jq -e '.seq == null and .attention == null' > /dev/null &&
+   "$S" show resnet50 --json | jq -e '.seq == null and .attention == null' > /dev/null &&
+   "$S" eval llama2-7b --json | jq -e '.seq == 2048 and .attention == "eager"' > /dev/null; then
+    ok "eval/show --json: a CNN's seq and attention are null"
+else
+    not_ok "eval/show --json: a CNN's seq and attention are null" "$("$S" eval resnet50 --json | jq -c '{seq, attention}')"
+fi
 tap_done
