@@ -2411,8 +2411,9 @@ else
     not_ok "map --mapping: a spatial entry without a permutation is read" "rc=$rc $(cat "$tmp/err")"
 fi
 # a model past strata's counts: plan says why, as train does, instead of
-# an empty table
-sed "s/^hidden: .*/hidden: 99999996/; s/^max_seq: .*/max_seq: 100000000/" "$srcdir/workloads/gpt2-small.yaml" > "$tmp/huge-plan.yaml"
+# an empty table (now as the model loads, at its hidden size; 1,500 heads
+# keep its head dimension at 65,536, the most attention kernels take)
+sed "s/^hidden: .*/hidden: 98304000/; s/^heads: .*/heads: 1500/; s/^max_seq: .*/max_seq: 100000000/" "$srcdir/workloads/gpt2-small.yaml" > "$tmp/huge-plan.yaml"
 "$S" plan "$tmp/huge-plan.yaml" --gpus 8 > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "strata counts up to 2^53" "$tmp/err" && [ ! -s "$tmp/out" ]; then
     ok "plan: a model no configuration can evaluate is an error naming why"

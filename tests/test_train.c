@@ -129,7 +129,8 @@ static void test_memory(void **state)
  * Large (36 blocks, h 1280, vocabulary 50,257, 1,024 learned positions,
  * tied embeddings) on 4 A100s:
  * - FP8 keeps an FP8 copy of the block GEMMs' weights only: 3 bytes a
- *   block parameter, 2 for the embedding (V h + 1024 h), so 3 P - emb;
+ *   block parameter, 2 for the embedding (V h + 1024 h) and the final layer
+ *   norm (2 h), so 3 P - emb - 2 h;
  * - GPipe's last stage keeps every microbatch's logits (bf16 + fp32 loss,
  *   6 bytes a vocabulary entry a token) until its backward;
  * - ZeRO-2 without PP reduce-scatters every microbatch's gradients
@@ -153,7 +154,7 @@ static void test_fp8_gpipe_zero2(void **state)
     double P = r.mem.weights / 2;
     k.dtype = ST_FP8;
     assert_int_equal(st_train_eval(&f->m, &hc, &f->coef, &k, &z, NULL, &err), 0);
-    assert_true(rel_diff(z.mem.weights, 3 * P - emb) < 1e-9);
+    assert_true(rel_diff(z.mem.weights, 3 * P - emb - 2 * h) < 1e-9); /* ln_f's 2h stay 16-bit too */
 
     st_train_cfg_default(&k, &f->m, 1);
     k.pp = 4, k.microbatches = 8, k.global_batch = 8, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1;
@@ -261,6 +262,9 @@ static void test_activation_terms(void **state)
     k.global_batch = 256, k.seq = 4096, k.microbatches = 32;
     assert_int_equal(st_train_eval(&x, &cl, &f->coef, &k, &r, NULL, &err), 0);
     double blk = (4096.0 * 6144 + 4096.0 * 4096 + 8 * 3 * 4096.0 * 14336 / 8) / 2 + 2 * 4096 + 4096 * 8;
+    /* memory is the first stage's (1F1B keeps the most microbatches in
+     * flight there): its embedding, not the last stage's head and final
+     * RMSNorm, 4096 parameters more */
     assert_true(rel_diff(r.mem.weights, 2 * (8 * blk + 32000.0 * 4096 / 2)) < 1e-9);
     /* ZeRO-1 shards the dense part's 12-byte Adam state over DP 8, the
      * experts' only over the dp / ep = 1 ranks that hold the same expert
@@ -277,7 +281,9 @@ static void test_activation_terms(void **state)
     {
         st_net_group g8;
         st_coll_est e8;
-        double bytes = 2 * dense, nb = ceil(bytes / (25.0 * 1024 * 1024));
+        /* the reduction is the stage with the most parameters: the last,
+         * with the final RMSNorm's 4096 beside its head */
+        double bytes = 2 * (dense + 4096), nb = ceil(bytes / (25.0 * 1024 * 1024));
         assert_int_equal(st_net_group_init(&cl, 8, 4, &g8, &err), 0);
         assert_int_equal(st_coll_estimate(&g8, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, bytes / nb, &e8, &err), 0);
         assert_true(rel_diff(r.dp_s, nb * e8.time_s * r.dp_contention) < 1e-9);
@@ -305,8 +311,8 @@ static void test_activation_terms(void **state)
      * x 2 B (5120). FP32 weights per rank and block: QKV 1280 x (320 + 2 x
      * 64) and its bias, projection 320 x 1280 and its whole 1280 bias,
      * fc1 1280 x 1280 and its bias, fc2 1280 x 1280 and its whole bias,
-     * both norms' 2 x 1280 whole; the embedding 50257 x 1280 / 4 and the
-     * 1024 x 1280 positions */
+     * both norms' 2 x 1280 whole; the embedding 50257 x 1280 / 4, the
+     * 1024 x 1280 positions and the final layer norm's 2 x 1280, whole */
     m.tf.kv_heads = 2;
     st_train_cfg_default(&k, &m, 4);
     k.global_batch = 1, k.seq = 1024, k.dtype = ST_BF16, k.flash = 1, k.tp = 4, k.dp = 1;
@@ -315,7 +321,7 @@ static void test_activation_terms(void **state)
     k.dtype = ST_FP32;
     assert_int_equal(st_train_eval(&m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
     double h = 1280, wblk = h * (320 + 128) + (320 + 128) + 320 * h + h + 2 * h * 1280 + 1280 + h + 2 * (2 * h);
-    assert_true(rel_diff(r.mem.weights, 4 * (36 * wblk + 50257 * h / 4 + 1024 * h)) < 1e-9);
+    assert_true(rel_diff(r.mem.weights, 4 * (36 * wblk + 50257 * h / 4 + 1024 * h + 2 * h)) < 1e-9);
 }
 
 /* One ZeRO-3 round for `bytes` of weights on group g: all-gather forward
@@ -365,13 +371,16 @@ static void test_comm(void **state)
     /* ZeRO-3 over DP 4, one microbatch, BF16: every block's weights
      * gathered forward and backward and its gradients reduce-scattered
      * (the ZeRO paper's 1.5x of DP's volume), GPT-2 Large's block 12h^2 +
-     * 13h parameters; the tied embedding (50257 + 1024 positions) x h the
-     * same way; nothing else communicates */
+     * 13h parameters; the tied embedding (50257 + 1024 positions) x h, and
+     * on the head's side the final layer norm's 2h, the same way; nothing
+     * else communicates */
     st_train_cfg_default(&k, &f->m, 4);
     k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.zero = 3;
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
-    double h = 1280, blk = 2 * (12 * h * h + 13 * h), emb = 2 * (50257 + 1024) * h;
-    assert_true(rel_diff(r.comm_total_s, 36 * z3_round(&g, blk) + z3_round(&g, emb)) < 1e-9);
+    double h = 1280, blk = 2 * (12 * h * h + 13 * h), emb = 2 * (50257 + 1024) * h, lnf = 2 * (2 * h);
+    /* the embedding's round, and the head side's: the tied head has no
+     * matrix of its own, only the final layer norm's 2h */
+    assert_true(rel_diff(r.comm_total_s, 36 * z3_round(&g, blk) + z3_round(&g, emb) + z3_round(&g, lnf)) < 1e-9);
     assert_true(r.dp_s == 0 && r.zero_s > 0 && r.zero_s == r.comm_s && r.comm_s < r.comm_total_s);
     /* the first block's gather is paid whole each way: at least 2 ag + rs
      * exposed, besides the embedding's */
@@ -386,18 +395,21 @@ static void test_comm(void **state)
      * same rounds run on a group of 4, and a quarter of the weights stays */
     k.dp = 2, k.cp = 2, k.global_batch = 2, k.flash = 1; /* ring attention runs fused */
     assert_int_equal(st_train_eval(&f->m, &f->c, &f->coef, &k, &r, NULL, &err), 0);
-    assert_true(rel_diff(r.comm_total_s - r.cp_all_s, 36 * z3_round(&g, blk) + z3_round(&g, emb)) < 1e-9);
+    assert_true(rel_diff(r.comm_total_s - r.cp_all_s, 36 * z3_round(&g, blk) + z3_round(&g, emb) +
+                                                           z3_round(&g, lnf)) < 1e-9);
     assert_true(r.dp_s == 0 && r.cp_all_s >= r.cp_s); /* CP's ring: cp_all_s, its exposed part cp_s */
-    assert_true(rel_diff(r.mem.weights, (36 * blk + emb) / 4) < 1e-9);
+    assert_true(rel_diff(r.mem.weights, (36 * blk + emb + lnf) / 4) < 1e-9);
     /* untied head (Llama-2-7B, PP 1): the one stage gathers embedding and
-     * head both, each 32000 x 4096 BF16, and comm counts both */
+     * head both, each 32000 x 4096 BF16 (the head with the final RMSNorm's
+     * 4096), and comm counts both */
     st_model l;
     assert_int_equal(st_load_model("llama2-7b", &l, &err), 0);
     st_train_cfg_default(&k, &l, 4);
     k.global_batch = 4, k.seq = 1024, k.dtype = ST_BF16, k.zero = 3, k.flash = 1;
     assert_int_equal(st_train_eval(&l, &f->c, &f->coef, &k, &r, NULL, &err), 0);
     double lb = 2 * (4096.0 * 4096 * 4 + 3 * 4096.0 * 11008 + 2 * 4096), le = 2 * 32000.0 * 4096;
-    assert_true(rel_diff(r.comm_total_s, 32 * z3_round(&g, lb) + 2 * z3_round(&g, le)) < 1e-9);
+    assert_true(rel_diff(r.comm_total_s, 32 * z3_round(&g, lb) + z3_round(&g, le) + z3_round(&g, le + 2 * 4096.0)) <
+                1e-9);
     st_model_free(&l);
 }
 
