@@ -1545,6 +1545,32 @@ if [ -d "$TL/reference-default_problem" ]; then
        [ -n "$a" ] && [ "$a" = "$b" ]; then
         ok "Timeloop constraints: a mapping breaking a fixed factor is named; search = enumeration under it"
     else not_ok "Timeloop constraints: fixed factor vs mapping file / exhaustive" "rc=$rc a=$a b=$b $(cat "$tmp/out.m4" | tail -3)"; fi
+    # the backing store obeys its constraints too (DRAM M=4: the free primes
+    # of M went there before); three levels at M=2^24 overflowed the product
+    # (SIGFPE); a level whose dims are all fixed still has its loop order
+    # searched (exhaustive 605 against 201 with the order given); a fixed
+    # factor on the MAC, and R=3C=3, are refused where written
+    sed '0,/      datawidth: 8/s//      datawidth: 8\n    constraints:\n      temporal: {factors: [M=4]}/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/dram.arch.yaml"
+    sed -e '0,/      datawidth: 8/s//      datawidth: 8\n    constraints:\n      temporal: {factors: [M=16777216]}/' \
+        -e 's/bypass: \[Weights\]}/bypass: [Weights]}\n      temporal: {factors: [M=16777216]}/' \
+        -e 's/factors: \[N=1, C=1, R=1, S=1, P=1, Q=1\]/factors: [N=1, C=1, R=1, S=1, P=1, Q=1, M=16777216]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/ovf.arch.yaml"
+    sed 's/bypass: \[Weights\]}/bypass: [Weights]}\n      temporal: {factors: [N=1, C=1, R=1, S=1, Q=1, P=14, M=2]}/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/p0.arch.yaml"
+    sed 's/bypass: \[Weights\]}/bypass: [Weights]}\n      temporal: {permutation: [P, M], factors: [N=1, C=1, R=1, S=1, Q=1, P=14, M=2]}/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/p1.arch.yaml"
+    sed 's/      adder_width: 16/      adder_width: 16\n    constraints:\n      temporal: {factors: [M=4]}/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/mac.arch.yaml"
+    sed 's/factors: \[N=1, M=1, P=1, Q=1, S=1\]/factors: [N=1, M=1, P=1, Q=1, S=1, R=3C=3]/' "$TL/eyeriss_like.arch.yaml" > "$tmp/mesh/rc.arch.yaml"
+    d=$("$S" map --arch "$tmp/mesh/dram.arch.yaml" --ert "$E" --problem "$TL/problems/vit_fc1_gemm.prob.yaml" --json 2> /dev/null |
+        jq -c '[(.mapping[] | select(.target == "DRAM") | .temporal | test(" M4 ")), .meets_constraints]')
+    "$S" map --arch "$tmp/mesh/ovf.arch.yaml" --ert "$E" --problem "$TL/problems/default_problem.prob.yaml" > /dev/null 2> "$tmp/err.ovf"; r1=$?
+    p0=$("$S" map --arch "$tmp/mesh/p0.arch.yaml" --ert "$E" --problem "$TL/problems/default_problem.prob.yaml" --exhaustive --json 2> /dev/null | jq '.edp')
+    p1=$("$S" map --arch "$tmp/mesh/p1.arch.yaml" --ert "$E" --problem "$TL/problems/default_problem.prob.yaml" --exhaustive --json 2> /dev/null | jq '.edp')
+    "$S" map --arch "$tmp/mesh/mac.arch.yaml" --ert "$E" --problem "$TL/problems/default_problem.prob.yaml" > /dev/null 2> "$tmp/err.mac"; r2=$?
+    "$S" map --arch "$tmp/mesh/rc.arch.yaml" --ert "$E" --problem "$TL/problems/default_problem.prob.yaml" > /dev/null 2> "$tmp/err.rc"; r3=$?
+    if [ "$d" = "[true,true]" ] && [ $r1 = 1 ] && grep -q "16777216 at psum_spad = 4.72236648286964" "$tmp/err.ovf" &&
+       [ -n "$p0" ] && awk -v a="$p0" -v b="$p1" 'BEGIN { exit !(a <= b) }' &&
+       [ $r2 = 1 ] && grep -q "mac.arch.yaml:109:27: constraint factors for 'mac', which is not a storage level" "$tmp/err.mac" &&
+       [ $r3 = 1 ] && grep -q "rc.arch.yaml:84:46: constraint factors: R=3C=3 is not a whole number" "$tmp/err.rc"; then
+        ok "Timeloop constraints: DRAM's held to, no overflow, orders searched, misplaced or malformed factors refused"
+    else not_ok "Timeloop constraints: DRAM / overflow / order / misplaced" "d=$d r=$r1$r2$r3 p0=$p0 p1=$p1 $(cat "$tmp/err.ovf" "$tmp/err.mac" "$tmp/err.rc")"; fi
     # --mapping evaluates a given mapping: a search option beside it is a
     # usage error; a sweep takes a Timeloop architecture as strata accel does
     "$S" map --arch eyeriss-like --problem "$TL/problems/default_problem.prob.yaml" --mapping "$ref/timeloop-mapper.map.yaml" --evals 5000 > /dev/null 2> "$tmp/err"; rc=$?

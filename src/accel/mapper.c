@@ -160,13 +160,21 @@ static int add_primes(space *sp, const st_aprob *p, int d, long long v, int pin,
                 sp->pinned[k] = 1;
                 sp->allowed[k][sp->nallowed[k]++] = (unsigned char)pin;
             } else {
+                /* the backing store takes what no other level does, but a
+                 * constraint on it (DRAM's factors: [C=1] or [M=4]) binds
+                 * there too */
                 for (int s = 0; s < sp->nslots; s++) {
                     const st_mem_level *l = &sp->a->level[sp->slot_level[s]];
                     unsigned mask = sp->slot_kind[s] == SLOT_T ? l->t_allow
                                     : sp->slot_kind[s] == SLOT_X ? l->sx_allow : l->sy_allow;
-                    if (s == 0 || (mask & (1u << d)))
+                    if (mask & (1u << d))
                         sp->allowed[k][sp->nallowed[k]++] = (unsigned char)s;
                 }
+                if (sp->nallowed[k] == 0)
+                    return st_error_set(err, ST_EINVAL, "the constraints of %s leave no level a factor of %c: the "
+                                        "problem %s has %c = %lld, whose factors beyond those fixed must go "
+                                        "somewhere; allow %c at some level", sp->a->name, ST_AD_LETTERS[d],
+                                        p->name, ST_AD_LETTERS[d], p->d[d], ST_AD_LETTERS[d]);
             }
             v /= f;
         }
@@ -208,9 +216,12 @@ static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj 
             sp->slot_level[sp->nslots] = i;
             sp->slot_kind[sp->nslots++] = SLOT_Y;
         }
-        /* the loop order can only matter where two or more dims may loop */
-        if (l->cls != ST_MEM_FANOUT && !l->t_perm[0] &&
-            (i == 0 || __builtin_popcount(l->t_allow) >= 2))
+        /* the loop order can only matter where two or more dims may loop:
+         * the free ones and those a constraint fixes above 1 */
+        unsigned loops = l->t_allow;
+        for (int d = 0; d < ND; d++)
+            loops |= l->t_fixed[d] > 1 ? 1u << d : 0;
+        if (l->cls != ST_MEM_FANOUT && !l->t_perm[0] && (i == 0 || __builtin_popcount(loops) >= 2))
             sp->perm_levels[sp->nperm++] = i;
         order_for(a, i, ST_TENSOR_OUTPUTS, sp->base.perm[i]);
     }
@@ -218,11 +229,15 @@ static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj 
      * is the mapper's to place; the fixed ones are pinned to their slots */
     for (int d = 0; d < ND; d++) {
         long long fixed = 1;
+        double shown = 1; /* the product as written, for the message */
         char at[160] = "";
         for (int s = 0; s < sp->nslots; s++) {
             unsigned f = slot_fixed(sp, s, d);
             if (f > 1) {
-                fixed *= f;
+                /* past the problem's size it cannot divide: stop there
+                 * rather than overflow (three levels at 2^24 wrapped to 0) */
+                fixed = fixed > p->d[d] ? fixed : fixed * f;
+                shown *= f;
                 size_t n = strlen(at);
                 snprintf(at + n, sizeof at - n, "%s%u at %s%s", n ? " x " : "", f,
                          a->level[sp->slot_level[s]].name,
@@ -230,9 +245,9 @@ static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj 
             }
         }
         if (fixed > 1 && (fixed > p->d[d] || p->d[d] % fixed))
-            return st_error_set(err, ST_EINVAL, "the constraints of %s fix %c's factors (%s = %lld), which do not "
+            return st_error_set(err, ST_EINVAL, "the constraints of %s fix %c's factors (%s = %.17g), which do not "
                                 "divide problem %s's %c = %lld; relax the constraint or map another problem",
-                                a->name, ST_AD_LETTERS[d], at, fixed, p->name, ST_AD_LETTERS[d], p->d[d]);
+                                a->name, ST_AD_LETTERS[d], at, shown, p->name, ST_AD_LETTERS[d], p->d[d]);
         int rc = add_primes(sp, p, d, p->d[d] / fixed, -1, err);
         for (int s = 0; s < sp->nslots && !rc; s++)
             if (slot_fixed(sp, s, d) > 1)
@@ -358,6 +373,10 @@ static double random_start(const space *sp, state *st, unsigned long long *rs, l
     memset(st, 0, sizeof *st);
     for (int j = 0; j < sp->nperm; j++)
         st->cls[sp->perm_levels[j]] = (unsigned char)(rng_next(rs) % 3);
+    /* every prime starts in its first allowed slot: the backing store,
+     * unless a constraint there keeps it out */
+    for (int k = 0; k < sp->nprimes; k++)
+        st->slot[k] = sp->allowed[k][0];
     for (int k = 0; k < sp->nprimes; k++)
         order[k] = k;
     for (int k = sp->nprimes - 1; k > 0; k--) {
@@ -365,21 +384,18 @@ static double random_start(const space *sp, state *st, unsigned long long *rs, l
         order[k] = order[r];
         order[r] = t;
     }
-    for (int k = 0; k < sp->nprimes; k++)
-        if (sp->pinned[k])
-            st->slot[k] = sp->allowed[k][0];
     double cur = score_of(sp, st, evals);
     for (int q = 0; q < sp->nprimes; q++) {
         int k = order[q];
         if (sp->pinned[k])
             continue;
         int s = sp->allowed[k][rng_next(rs) % (unsigned long long)sp->nallowed[k]];
-        if (s == 0)
+        if (s == sp->allowed[k][0])
             continue;
         st->slot[k] = (unsigned char)s;
         double v = score_of(sp, st, evals);
         if (v < 0)
-            st->slot[k] = 0;
+            st->slot[k] = sp->allowed[k][0];
         else
             cur = v;
     }

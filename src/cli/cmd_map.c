@@ -330,6 +330,10 @@ static int run(int argc, char **argv)
         cli_json_astats(&j, &a, &r.stats);
         cli_json_amap(&j, &a, &r.best);
         st_json_bool(&j, "meets_constraints", cons_ok);
+        if (cons_ok) /* the first constraint broken, as the text's note says it */
+            st_json_null(&j, "constraint_violation");
+        else
+            st_json_string(&j, "constraint_violation", cerr.msg);
         if (!mapf) {
             st_json_begin_object(&j, "search");
             st_json_string(&j, "objective", st_aobj_name(mo.objective));

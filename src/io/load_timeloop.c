@@ -462,16 +462,26 @@ static int tl_factors(const fctx *c, const st_ynode *v, unsigned *fixed1, unsign
             s++;
         char *end;
         errno = 0;
-        long val = strtol(s, &end, 10);
-        if (end == s)
+        /* decimal digits, then a separator (space, comma, bracket) or the
+         * end: not 0x3, 3.5 or 3C=3 */
+        size_t nd = strspn(s, "0123456789");
+        long val = nd ? strtol(s, &end, 10) : 0;
+        if (!nd && *s != '-')
             return f_error(c, v, "constraint factors: %c needs a number", ST_AD_LETTERS[d]);
-        if (errno == ERANGE || val < 1)
+        if (nd && s[nd] && !strchr(" ,[]", s[nd]))
+            return f_error(c, v, "constraint factors: %c=%.*s is not a whole number; give %c=N with N >= 1",
+                           ST_AD_LETTERS[d], (int)strcspn(s, " ,[]"), s, ST_AD_LETTERS[d]);
+        if (!nd || val < 1)
             return f_error(c, v, "constraint factors: %c=%.*s is not a factor; give %c=1 to keep the dimension "
-                           "out of this level, or leave it out", ST_AD_LETTERS[d], (int)(end - s), s,
+                           "out of this level, or leave it out", ST_AD_LETTERS[d], (int)strcspn(s, " ,[]"), s,
                            ST_AD_LETTERS[d]);
-        if (val > 1 << 24)
-            return f_error(c, v, "constraint factors: %c=%ld is past any problem's bound (2^24)", ST_AD_LETTERS[d],
-                           val);
+        if (errno == ERANGE || val > 1 << 24)
+            return f_error(c, v, "constraint factors: %c=%.*s is past any problem's bound (2^24)", ST_AD_LETTERS[d],
+                           (int)nd, s);
+        if (d == ST_AD_G && val > 1)
+            return f_error(c, v, "constraint factors: G=%ld, but Timeloop's conv2D problem has no G (groups); "
+                           "leave it out", val);
+        end = (char *)s + nd;
         unsigned was = (*fixed1 >> d & 1u) ? (fixed[d] ? fixed[d] : 1u) : 0u;
         if (was && was != (unsigned)val)
             return f_error(c, v, "constraint factors: %c is fixed twice (%u, then %ld); give it once",
@@ -1005,8 +1015,20 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
     for (int i = 0; i < b->ncons; i++) {
         const tl_cons *k = &b->cons[i];
         int lv = find_level(a, k->target);
-        if (lv < 0)
+        if (lv < 0) {
+            /* a target with no level (the MAC, a container without a mesh,
+             * a misspelt name): factors fixed above 1 there would be lost */
+            int fixed = 0;
+            for (int d = 0; d < ST_AD_COUNT; d++)
+                fixed |= k->t_fixed[d] > 1 || k->s_fixed[d] > 1;
+            if (fixed) {
+                rc = f_error(&b->c, k->t_node ? k->t_node : k->s_node, "constraint factors for '%s', which is not "
+                             "a storage level or a fan-out of this architecture; put them on a level it has",
+                             k->target);
+                goto out;
+            }
             continue;
+        }
         st_mem_level *l = &a->level[lv];
         if (k->has_t) {
             l->t_allow = (l->cls == ST_MEM_FANOUT ? 0 : ST_AD_ALL) & ~k->t_fixed1;
@@ -1067,10 +1089,11 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
                                  l->name);
                     goto out;
                 }
+                /* f <= 2^24 and a mesh far less: stop growing once past it */
                 if (onx)
-                    l->sx_fixed[d] = f, px *= f;
+                    l->sx_fixed[d] = f, px = px > fx ? px : px * f;
                 else
-                    l->sy_fixed[d] = f, py *= f;
+                    l->sy_fixed[d] = f, py = py > fy ? py : py * f;
             }
             if (px > fx || py > fy) {
                 rc = f_error(&b->c, k->s_node, "constraint factors at %s split %lld ways along %c, but its fan-out "
