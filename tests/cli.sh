@@ -3010,4 +3010,19 @@ if "$S" eval resnet50 --json | jq -e '.seq == null and .attention == null' > /de
 else
     not_ok "eval/show --json: a CNN's seq and attention are null" "$("$S" eval resnet50 --json | jq -c '{seq, attention}')"
 fi
+# the LoRA bound counts the MLP's and the experts' widths too (Qwen3-30B-A3B's
+# experts are 2048 x 768: 768); a UTF-16 file's fault is placed in its own
+# characters (3:1 for a control character opening line 3, 3:41 before: its
+# bytes were counted); an empty file given with --ert is said to be empty
+"$S" train qwen3-30b-a3b --lora 769 --gpus 8 > /dev/null 2> "$tmp/e1"; r1=$?
+printf 'kind: gpu\nname: caf\303\251\n\001' | iconv -f UTF-8 -t UTF-16 > "$tmp/u16.yaml" # libc-bin's iconv
+"$S" show "$tmp/u16.yaml" > /dev/null 2> "$tmp/e2"; r2=$?
+: > "$tmp/empty.arch.yaml"
+"$S" map --arch "$tmp/empty.arch.yaml" --ert "$SH/timeloop/eyeriss_like.ERT.yaml" --layer resnet18:conv1 > /dev/null 2> "$tmp/e3"; r3=$?
+if [ $r1 = 1 ] && grep -q "here 768; give --lora 768 or less" "$tmp/e1" && [ $r2 = 1 ] && grep -q "u16.yaml:3:1: " "$tmp/e2" &&
+   [ $r3 != 0 ] && grep -q "empty.arch.yaml:1:1: the file is empty" "$tmp/e3"; then
+    ok "train --lora bound by the experts; UTF-16 faults placed by character; an empty --arch with --ert is empty"
+else
+    not_ok "train --lora bound by the experts; UTF-16 faults placed by character; an empty --arch with --ert is empty" "$r1$r2$r3 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3")"
+fi
 tap_done

@@ -1155,10 +1155,16 @@ int st_load_arch(const char *name, const char *ert, st_accel *a, st_error *err)
         if (tl < 0 && ert)
             return tl;
     }
-    if (ert)
+    if (ert) {
+        /* a file that is no preset either (empty, another kind): its own
+         * error, not the claim that it is a preset */
+        st_accel probe;
+        if ((rc = st_resolve(name, ST_FILE_ACCEL, path, sizeof path, err)) || (rc = st_load_accel(path, &probe, err)))
+            return rc;
         return st_error_set(err, ST_EINVAL, "--ert applies to a Timeloop architecture file; "
                                             "%s is a strata preset with its energies inside",
                             name);
+    }
     if ((rc = st_resolve(name, ST_FILE_ACCEL, path, sizeof path, err)))
         return rc;
     return st_load_accel(path, a, err);

@@ -74,11 +74,26 @@ int st_ynode_is_null(const st_ynode *n)
 static void offset_position(const char *buf, size_t len, size_t off, int *line, int *col)
 {
     int l = 1, c = 1;
+    const unsigned char *u = (const unsigned char *)buf;
+    /* a UTF-16 file (byte-order mark first): two-byte units, after the mark */
+    int le = len >= 2 && u[0] == 0xFF && u[1] == 0xFE, be = len >= 2 && u[0] == 0xFE && u[1] == 0xFF;
+    if (le || be) {
+        for (size_t i = 2; i + 1 < len && i < off; i += 2) {
+            unsigned unit = le ? (unsigned)u[i] | (unsigned)u[i + 1] << 8 : (unsigned)u[i] << 8 | u[i + 1];
+            if (unit == '\n')
+                l++, c = 1;
+            else if (unit < 0xDC00 || unit > 0xDFFF) /* a low surrogate ends a character begun */
+                c++;
+        }
+        *line = l;
+        *col = c;
+        return;
+    }
     for (size_t i = 0; i < off && i < len; i++) {
         if (buf[i] == '\n') {
             l++;
             c = 1;
-        } else if (((unsigned char)buf[i] & 0xC0) != 0x80) {
+        } else if ((u[i] & 0xC0) != 0x80) {
             c++;
         }
     }

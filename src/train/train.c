@@ -211,6 +211,10 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     long long lora_max = tf->hidden;
     if (tf->heads * tf->head_dim > 0 && tf->heads * tf->head_dim < lora_max)
         lora_max = tf->heads * tf->head_dim;
+    if (tf->ffn_hidden > 0 && tf->ffn_hidden < lora_max) /* an MLP narrower than the model */
+        lora_max = tf->ffn_hidden;
+    if (tf->experts > 0 && tf->expert_ffn_hidden > 0 && tf->expert_ffn_hidden < lora_max)
+        lora_max = tf->expert_ffn_hidden; /* Qwen3-30B-A3B's experts: 2048 x 768 */
     if (k->lora_rank > 0 && k->lora_rank > lora_max)
         return st_error_set(err, ST_EINVAL, "LoRA rank %d is more than %s's adapted layers can use: an adapter's rank "
                             "is at most its layer's smaller side, here %lld; give --lora %lld or less",
