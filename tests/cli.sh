@@ -3025,4 +3025,20 @@ if [ $r1 = 1 ] && grep -q "here 768; give --lora 768 or less" "$tmp/e1" && [ $r2
 else
     not_ok "train --lora bound by the experts; UTF-16 faults placed by character; an empty --arch with --ert is empty" "$r1$r2$r3 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3")"
 fi
+# strata's own accelerator format fixes factors as Timeloop's does:
+# eyeriss-like with {R: 3} in the weight scratchpad and {S: 3} across the
+# PE column maps ResNet-50's 3x3 layer with exactly those; {S: 3, C: 8} is
+# 24 PEs on a 12-PE column, refused at the key
+sed -e 's/^      permutation: \[C, R\]$/      permutation: [C, R]\n      factors: {R: 3}/' \
+    -e 's/^      spatial_y: \[C, S, M\]$/      spatial_y: [C, S, M]\n      spatial_y_factors: {S: 3}/' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/nat.yaml"
+sed 's/spatial_y_factors: {S: 3}/spatial_y_factors: {S: 3, C: 8}/' "$tmp/nat.yaml" > "$tmp/nat24.yaml"
+"$S" map --arch "$tmp/nat.yaml" --layer resnet50:conv2_1.conv2 --json 2> /dev/null |
+    jq -c '[(.mapping[] | select(.target == "weights_spad") | .temporal), (.mapping[] | select(.target == "inter_PE_spatial") | .spatial_y), .meets_constraints]' > "$tmp/nat.json"
+"$S" map --arch "$tmp/nat24.yaml" --layer resnet50:conv2_1.conv2 > "$tmp/out" 2> "$tmp/err"; rc=$?
+if jq -e '(.[0] | test(" R3 ")) and (.[1] | test("S3")) and .[2] == true' "$tmp/nat.json" > /dev/null &&
+   [ $rc = 1 ] && [ ! -s "$tmp/out" ] && grep -q "nat24.yaml:87:26: levels\[3\] (inter_PE_spatial): its fixed splits take 24 along Y, but the fan-out below it has 12" "$tmp/err"; then
+    ok "accelerator presets: factors and spatial_y_factors fix factors as Timeloop constraints do"
+else
+    not_ok "accelerator presets: factors and spatial_y_factors fix factors" "rc=$rc $(cat "$tmp/nat.json" "$tmp/err")"
+fi
 tap_done

@@ -28,7 +28,7 @@ static const fkey level_keys[] = {
     {"write_bw_words", 0, "words per cycle"},
     {"keeps", 0, "list of inputs, weights, outputs (required unless class: fanout)"},
     {"energy_pj", 0, "{read, write, update, leak} (required unless class: fanout)"},
-    {"constraints", 0, "{temporal, permutation, spatial_x, spatial_y}"},
+    {"constraints", 0, "{temporal, permutation, spatial_x, spatial_y, factors, spatial_x_factors, spatial_y_factors}"},
 };
 
 /* A list of loop-dimension letters (G N M C P Q R S) -> bit mask, and the
@@ -63,13 +63,45 @@ static int read_dims(const fctx *c, const st_ynode *map, const char *key, unsign
     return 0;
 }
 
+/* {R: 3, M: 16}: factors fixed here (Timeloop's `factors: [R=3, M=16]`).
+ * Each dim's value goes to fixed[d] (above 1), and the dim leaves *allow:
+ * no other factor joins it (1 keeps the dim out, as leaving it out of the
+ * allow list does). */
+static int read_fixed(const fctx *c, const st_ynode *map, const char *key, unsigned *fixed, unsigned *allow)
+{
+    static const char letters[] = ST_AD_LETTERS;
+    const st_ynode *v = f_get(map, key);
+    if (!v)
+        return 0;
+    if (v->kind != ST_Y_MAP)
+        return f_error(c, v, "key '%s': expected a mapping of loop dimensions to factors such as {R: 3}, found %s",
+                       key, st_ykind_name(v->kind));
+    for (size_t k = 0; k < v->n; k++) {
+        const char *name = v->keys[k]->scalar;
+        const char *hit = strlen(name) == 1 ? strchr(letters, name[0]) : NULL;
+        if (!hit || !name[0])
+            return f_error(c, v->keys[k], "key '%s': expected one of G, N, M, C, P, Q, R, S, found %s", key, name);
+        long long f;
+        int rc = f_node_int(c, v->items[k], name, 1, 1 << 24, &f);
+        if (rc)
+            return rc;
+        int d = (int)(hit - letters);
+        fixed[d] = f > 1 ? (unsigned)f : 0;
+        *allow &= ~(1u << d);
+    }
+    return 0;
+}
+
 static int read_constraints(const fctx *lc, const st_ynode *it, st_mem_level *l)
 {
     static const fkey ckeys[] = {
         {"temporal", 0, "dims whose temporal factor may exceed 1"},
         {"permutation", 0, "fixed loop order, innermost first"},
         {"spatial_x", 0, "dims the fan-out below may split along X"},
-        {"spatial_y", 0, "dims the fan-out below may split along Y"}};
+        {"spatial_y", 0, "dims the fan-out below may split along Y"},
+        {"factors", 0, "temporal factors fixed here, {R: 3}"},
+        {"spatial_x_factors", 0, "X splits fixed for the fan-out below, {M: 16}"},
+        {"spatial_y_factors", 0, "Y splits fixed for the fan-out below, {C: 4}"}};
     const st_ynode *cn = f_get(it, "constraints");
     fctx cc = *lc;
     unsigned pmask = 0;
@@ -81,15 +113,26 @@ static int read_constraints(const fctx *lc, const st_ynode *it, st_mem_level *l)
     if (!cn)
         return 0;
     cc.what = "constraints";
-    if ((rc = f_check_map(&cc, cn, ckeys, 4)) ||
+    if ((rc = f_check_map(&cc, cn, ckeys, 7)) ||
         (rc = read_dims(&cc, cn, "temporal", &l->t_allow, NULL, 0)) ||
         (rc = read_dims(&cc, cn, "permutation", &pmask, l->t_perm, sizeof l->t_perm)) ||
         (rc = read_dims(&cc, cn, "spatial_x", &l->sx_allow, NULL, 0)) ||
-        (rc = read_dims(&cc, cn, "spatial_y", &l->sy_allow, NULL, 0)))
+        (rc = read_dims(&cc, cn, "spatial_y", &l->sy_allow, NULL, 0)) ||
+        (rc = read_fixed(&cc, cn, "factors", l->t_fixed, &l->t_allow)) ||
+        (rc = read_fixed(&cc, cn, "spatial_x_factors", l->sx_fixed, &l->sx_allow)) ||
+        (rc = read_fixed(&cc, cn, "spatial_y_factors", l->sy_fixed, &l->sy_allow)))
         return rc;
+    for (int d = 0; d < ST_AD_COUNT; d++)
+        if (l->sx_fixed[d] && l->sy_fixed[d])
+            return f_error(&cc, f_get(cn, "spatial_y_factors"), "dimension %c is fixed along both X and Y; give "
+                           "it one axis", ST_AD_LETTERS[d]);
     if (l->cls == ST_MEM_FANOUT && l->t_allow)
         return f_error(&cc, f_get(cn, "temporal"), "a fanout level holds no data and cannot "
                        "have temporal loops; remove 'temporal'");
+    for (int d = 0; d < ST_AD_COUNT; d++)
+        if (l->cls == ST_MEM_FANOUT && l->t_fixed[d])
+            return f_error(&cc, f_get(cn, "factors"), "a fanout level holds no data and cannot have temporal loops; "
+                           "fix its splits with spatial_x_factors or spatial_y_factors");
     return 0;
 }
 
@@ -280,6 +323,23 @@ int st_read_accel(const fctx *c, const st_ynode *root, st_accel *a)
     if (a->level[0].cls == ST_MEM_FANOUT)
         return f_error(c, levels->items[0], "levels[0] (%s) is the backing store and cannot "
                                             "be a fanout level", a->level[0].name);
+    /* fixed splits within the fan-out below each level */
+    for (int i = 0; i < a->n_levels; i++) {
+        const st_mem_level *l = &a->level[i];
+        int fx, fy;
+        st_accel_fanout(a, i, &fx, &fy);
+        long long px = 1, py = 1;
+        for (int d = 0; d < ST_AD_COUNT; d++) {
+            px = px > fx ? px : px * (l->sx_fixed[d] ? l->sx_fixed[d] : 1);
+            py = py > fy ? py : py * (l->sy_fixed[d] ? l->sy_fixed[d] : 1);
+        }
+        if (px > fx || py > fy) {
+            const st_ynode *cn = f_get(levels->items[i], "constraints");
+            return f_error(c, f_get(cn, px > fx ? "spatial_x_factors" : "spatial_y_factors"),
+                           "levels[%d] (%s): its fixed splits take %lld along %c, but the fan-out below it has %d "
+                           "there", i, l->name, px > fx ? px : py, px > fx ? 'X' : 'Y', px > fx ? fx : fy);
+        }
+    }
     for (int t = 0; t < ST_TENSOR_COUNT; t++)
         if (!a->level[0].keeps[t])
             return f_error(c, levels->items[0],
