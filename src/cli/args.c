@@ -105,6 +105,19 @@ int cli_parse_torch(const cli_command *cmd, const char *text, int *ver)
     return 0;
 }
 
+/* Whether `name` is one of the space-separated words of list (NULL: none) */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *w = list; w && *w;) {
+        size_t l = strcspn(w, " ");
+        if (l == n && strncmp(w, name, n) == 0)
+            return 1;
+        w += l + (w[l] == ' ');
+    }
+    return 0;
+}
+
 int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts)
 {
@@ -196,13 +209,13 @@ int cli_getopt(const cli_command *cmd, int argc, char **argv, const char *shorto
         return '?';
     }
     /* an option that takes a value, given twice (--tp 2 --tp 4), is refused
-     * rather than the last one silently winning; the options that collect a
-     * list (calibrate --ops, serve --colocate) may repeat */
+     * rather than the last one silently winning; the options a command lists
+     * as collecting a list (its `repeatable`) may repeat */
     const struct option *o = li >= 0 ? &longopts[li] : NULL;
     for (const struct option *p = longopts; !o && p->name; p++)
         if (p->val == c && !p->flag)
             o = p;
-    if (o && o->has_arg != no_argument && strcmp(o->name, "ops") != 0 && strcmp(o->name, "colocate") != 0) {
+    if (o && o->has_arg != no_argument && !listed(cmd->repeatable, o->name)) {
         for (int i = 0; i < n_seen; i++)
             if (seen[i].val == c) {
                 cli_usage_error(cmd, "option --%s given twice ('%s', then '%s'); give it once", o->name,

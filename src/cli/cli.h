@@ -11,6 +11,10 @@ typedef struct cli_command {
     const char *summary; /* one sentence */
     const char *help;    /* option details, printed by --help */
     int (*run)(int argc, char **argv);
+    /* long options, space-separated, that collect a list and so may be
+     * given more than once (cli_getopt refuses any other option given
+     * twice with a value); NULL: none */
+    const char *repeatable;
 } cli_command;
 
 extern const cli_command cmd_list;

@@ -283,4 +283,5 @@ const cli_command cmd_accel = {
     "  --json           layers[] (energy_j, cycles, utilization, energy_breakdown by\n"
     "                   component, energy_by_tensor, mapping) and total{}\n",
     run,
+    NULL,
 };

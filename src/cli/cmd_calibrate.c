@@ -388,4 +388,5 @@ const cli_command cmd_calibrate = {
     "                   fit (calibration/edge-reference.csv: model,workload,preset,dtype,\n"
     "                   latency_ms,role); tools/calibrate-edge writes calibration/edge.yaml\n",
     run,
+    "ops",
 };

@@ -311,4 +311,5 @@ const cli_command cmd_coll = {
     "                   protocol, time_s, algbw, busbw (bytes/s), latency_s, transfer_s,\n"
     "                   algorithms[], sim{}, sweep[]\n",
     run,
+    NULL,
 };

@@ -495,4 +495,5 @@ const cli_command cmd_eval = {
     "optimizer's states are counted with --no-optimizer too (it leaves the step out of the\n"
     "time, not the states out of memory).\n",
     run,
+    NULL,
 };

@@ -521,4 +521,5 @@ const cli_command cmd_kernel = {
     "                      softmax, gatherTopK's radix select, a block per token in waves over the\n"
     "                      SMs, and a bitonic sort of the winners)\n",
     run,
+    NULL,
 };

@@ -109,4 +109,5 @@ const cli_command cmd_list = {
     "                   each field is matched on its own, so ^l4$ finds the id l4)\n"
     "  --json           machine-readable output: {data_root, presets[], workloads[]}\n",
     run,
+    NULL,
 };

@@ -387,4 +387,5 @@ const cli_command cmd_map = {
     "                   spaces under 300,000 mappings are always enumerated\n"
     "  --json           energy_j, cycles, utilization, macs, edp, energy_breakdown, mapping, ...\n",
     run,
+    NULL,
 };

@@ -94,6 +94,7 @@ const cli_command cmd_serve = {
     "                        max_concurrency, trimmed_requests, models[] (co-located: each\n"
     "                        model's ttft_s, tpot_s, latency_s), ...\n",
     run,
+    "colocate",
 };
 
 static void dist_text(const char *name, const st_dist *d, FILE *o)

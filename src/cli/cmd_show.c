@@ -255,4 +255,5 @@ const cli_command cmd_show = {
     "  --json           machine-readable output; a workload gives ops[] (name, layer, kind,\n"
     "                   pass, dtype, repeat, shape, flops, bytes, ...), total_flops, total_bytes\n",
     run,
+    NULL,
 };

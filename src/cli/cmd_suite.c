@@ -996,4 +996,5 @@ const cli_command cmd_suite = {
     "the suite before anything runs (FILE:LINE:COL); a command that fails, or a metric its\n"
     "output lacks, marks that scenario failed and the exit status 1.\n",
     run,
+    NULL,
 };

@@ -160,4 +160,5 @@ const cli_command cmd_summary = {
     "  --model NAME     workload (default " DEFAULT_MODEL ")\n"
     "  --json           machine-readable output\n",
     run,
+    NULL,
 };

@@ -463,4 +463,5 @@ const cli_command cmd_sweep = {
     "  --json           the front and counts as one JSON object on stdout\n"
     "  --quiet          no progress line on stderr\n",
     run,
+    NULL,
 };

@@ -687,6 +687,7 @@ const cli_command cmd_train = {
     "                   config{}, breakdown{}, memory{}\n"
     "\nLayers that do not divide over the stages go one fewer on the end stages (Llama 3: 126 on 16).\n",
     run_train,
+    NULL,
 };
 
 const cli_command cmd_plan = {
@@ -706,4 +707,5 @@ const cli_command cmd_plan = {
     "  --quiet          no progress line on stderr (shown after the first second otherwise)\n"
     "  --json           {\"plans\":[...], \"pareto\":[...]} with the train command's keys\n",
     run_plan,
+    NULL,
 };

@@ -51,4 +51,5 @@ const cli_command cmd_ui = {
     "  --threads N      sweep workers (default: the cores); the UI thread is apart\n"
     "  Keys: ? in the explorer; screens 1-6; q quits. See strata(1).\n",
     run,
+    NULL,
 };

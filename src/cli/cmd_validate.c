@@ -614,4 +614,5 @@ const cli_command cmd_validate = {
     "                   error_mean_pct, ...}, within_bars}]}\n"
     "                   with device, op, n, mape, p90 (percent) per row\n",
     run,
+    NULL,
 };
