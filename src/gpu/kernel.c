@@ -1465,9 +1465,9 @@ static int kernel_estimate(const st_gpu *g, const st_gpu_coef *c, const st_kerne
             st_error_set(err, ST_EINVAL, "attention needs positive batch, heads, q_len, kv_len and head_dim");
             return ST_EINVAL;
         }
-        if (k->head_dim > 65536) {
-            st_error_set(err, ST_EINVAL, "a head dimension of %lld: no attention kernel takes heads over 65536 "
-                                         "wide (models use 64-256)", (long long)k->head_dim);
+        if (k->head_dim > ST_MAX_HEAD_DIM) {
+            st_error_set(err, ST_EINVAL, "a head dimension of %lld: no attention kernel takes heads over %d "
+                                         "wide (models use 64-256)", (long long)k->head_dim, ST_MAX_HEAD_DIM);
             return ST_EINVAL;
         }
         if (k->kv_heads > 0 && (k->kv_heads > k->heads || k->heads % k->kv_heads)) {

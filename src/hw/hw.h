@@ -158,6 +158,10 @@ const char *st_tensor_name(st_tensor t);
 typedef enum st_mem_class { ST_MEM_DRAM = 0, ST_MEM_SRAM, ST_MEM_REGFILE, ST_MEM_FANOUT } st_mem_class;
 const char *st_mem_class_name(st_mem_class c);
 
+/* The widest attention head any attention kernel here prices (models use
+ * 64-256): workload files and `strata kernel flash` refuse more. */
+#define ST_MAX_HEAD_DIM 65536
+
 #define ST_ACCEL_MAX_LEVELS 12
 /* Loop dimensions of an accelerator problem, in bit order (see accel.h):
  * groups, batch, output channels, input channels, output width and height,

@@ -13,7 +13,7 @@
 #include <strings.h>
 
 
-#define BIG 100000000LL
+#define BIG ST_WL_SIZE_MAX
 
 /* First of the keys present (and not null). */
 static const st_ynode *first_of(const st_ynode *root, const char *const *keys, const char **which)
@@ -31,8 +31,6 @@ static const st_ynode *first_of(const st_ynode *root, const char *const *keys, c
 
 static int hf_int_max(const fctx *c, const st_ynode *root, const char *const *keys, int required, long long min,
                       long long max, long long *out);
-/* A count the YAML format bounds as well (layers, heads: 100,000) */
-#define HF_COUNT_MAX 100000
 
 static int hf_int(const fctx *c, const st_ynode *root, const char *const *keys, int required,
                   long long min, long long *out)
@@ -233,17 +231,17 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
                            unmodelled[i].key, unmodelled[i].what);
     }
     if ((rc = hf_int(c, root, k_hidden, 1, 1, &tf->hidden)) ||
-        (rc = hf_int_max(c, root, k_layers, 1, 1, HF_COUNT_MAX, &tf->layers)) ||
-        (rc = hf_int_max(c, root, k_heads, 1, 1, HF_COUNT_MAX, &tf->heads)) ||
-        (rc = hf_int_max(c, root, k_kv, 0, 1, HF_COUNT_MAX, &tf->kv_heads)) ||
-        (rc = hf_int_max(c, root, k_hd, 0, 1, 65536, &tf->head_dim)) ||
+        (rc = hf_int_max(c, root, k_layers, 1, 1, ST_WL_COUNT_MAX, &tf->layers)) ||
+        (rc = hf_int_max(c, root, k_heads, 1, 1, ST_WL_COUNT_MAX, &tf->heads)) ||
+        (rc = hf_int_max(c, root, k_kv, 0, 1, ST_WL_COUNT_MAX, &tf->kv_heads)) ||
+        (rc = hf_int_max(c, root, k_hd, 0, 1, ST_MAX_HEAD_DIM, &tf->head_dim)) ||
         (rc = hf_int(c, root, k_ffn, 0, 1, &tf->ffn_hidden)) ||
         (rc = hf_int(c, root, k_moe_ffn, 0, 1, &tf->expert_ffn_hidden)) ||
         (rc = hf_int(c, root, k_vocab, 1, 1, &tf->vocab)) ||
         (rc = hf_int(c, root, k_seq, 0, 1, &tf->max_seq)) ||
-        (rc = hf_int_max(c, root, k_experts, 0, 1, HF_COUNT_MAX, &tf->experts)) ||
-        (rc = hf_int_max(c, root, k_topk, 0, 1, HF_COUNT_MAX, &tf->top_k)) ||
-        (rc = hf_int_max(c, root, k_every, 0, 1, HF_COUNT_MAX, &tf->moe_every)))
+        (rc = hf_int_max(c, root, k_experts, 0, 1, ST_WL_COUNT_MAX, &tf->experts)) ||
+        (rc = hf_int_max(c, root, k_topk, 0, 1, ST_WL_COUNT_MAX, &tf->top_k)) ||
+        (rc = hf_int_max(c, root, k_every, 0, 1, ST_WL_COUNT_MAX, &tf->moe_every)))
         return rc;
     if (tf->ffn_hidden == 0)
         tf->ffn_hidden = 4 * tf->hidden; /* GPT-2: n_inner null means 4 * n_embd */
@@ -269,7 +267,7 @@ int st_read_hf(const fctx *c, const st_ynode *root, st_model *m)
         tf->kv_heads = 1;
     if (encdec) {
         long long dec = 0;
-        if ((rc = hf_int_max(c, root, k_dec, 0, 1, HF_COUNT_MAX, &dec)))
+        if ((rc = hf_int_max(c, root, k_dec, 0, 1, ST_WL_COUNT_MAX, &dec)))
             return rc;
         tf->encoder_layers = tf->layers;
         if (dec > 0)

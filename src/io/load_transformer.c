@@ -4,8 +4,7 @@
 
 #include <string.h>
 
-#define BIG 100000000LL /* 1e8: far past any real dimension, small enough that
-                           products of dimensions stay exact in a double */
+#define BIG ST_WL_SIZE_MAX
 
 static const fkey tf_keys[] = {
     {"kind", 1, "transformer"},
@@ -105,10 +104,10 @@ int st_check_transformer(const fctx *c, const st_ynode *at, st_transformer *tf)
     }
     /* the largest head any attention kernel takes (FlashAttention's and
      * the eager path's alike are priced up to it) */
-    if (tf->head_dim > 65536) {
+    if (tf->head_dim > ST_MAX_HEAD_DIM) {
         const st_ynode *hn = f_get(at, "head_dim") ? f_get(at, "head_dim") : key_node(at, "hidden", "hidden_size");
-        return f_error(c, hn, "a head dimension of %lld: attention kernels take heads up to 65536; give a smaller "
-                       "head_dim (or hidden over heads)", tf->head_dim);
+        return f_error(c, hn, "a head dimension of %lld: attention kernels take heads up to %d; give a smaller "
+                       "head_dim (or hidden over heads)", tf->head_dim, ST_MAX_HEAD_DIM);
     }
     /* counts strata keeps exactly, up to 2^53: checked here so that the
      * error names the file and the key that makes the model that large */
@@ -144,11 +143,11 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
     if ((rc = f_check_map(c, root, tf_keys, sizeof tf_keys / sizeof tf_keys[0])) ||
         (rc = f_string(c, root, "name", m->name, sizeof m->name)) ||
         (rc = f_int(c, root, "hidden", 1, BIG, &tf->hidden)) ||
-        (rc = f_int(c, root, "layers", 1, 100000, &tf->layers)) ||
-        (rc = f_int(c, root, "encoder_layers", 0, 100000, &tf->encoder_layers)) ||
-        (rc = f_int(c, root, "heads", 1, 100000, &tf->heads)) ||
-        (rc = f_int(c, root, "kv_heads", 1, 100000, &tf->kv_heads)) ||
-        (rc = f_int(c, root, "head_dim", 1, 65536, &tf->head_dim)) ||
+        (rc = f_int(c, root, "layers", 1, ST_WL_COUNT_MAX, &tf->layers)) ||
+        (rc = f_int(c, root, "encoder_layers", 0, ST_WL_COUNT_MAX, &tf->encoder_layers)) ||
+        (rc = f_int(c, root, "heads", 1, ST_WL_COUNT_MAX, &tf->heads)) ||
+        (rc = f_int(c, root, "kv_heads", 1, ST_WL_COUNT_MAX, &tf->kv_heads)) ||
+        (rc = f_int(c, root, "head_dim", 1, ST_MAX_HEAD_DIM, &tf->head_dim)) ||
         (rc = f_int(c, root, "ffn_hidden", 1, BIG, &tf->ffn_hidden)) ||
         (rc = f_int(c, root, "vocab", 1, BIG, &tf->vocab)) ||
         (rc = f_int(c, root, "max_seq", 1, BIG, &tf->max_seq)) ||
@@ -229,9 +228,9 @@ int st_read_transformer(const fctx *c, const st_ynode *root, st_model *m)
         fctx mc = *c;
         mc.what = "moe";
         if ((rc = f_check_map(&mc, moe, moe_keys, 4)) ||
-            (rc = f_int(&mc, moe, "experts", 1, 100000, &tf->experts)) ||
-            (rc = f_int(&mc, moe, "top_k", 1, 100000, &tf->top_k)) ||
-            (rc = f_int(&mc, moe, "every", 1, 100000, &tf->moe_every)) ||
+            (rc = f_int(&mc, moe, "experts", 1, ST_WL_COUNT_MAX, &tf->experts)) ||
+            (rc = f_int(&mc, moe, "top_k", 1, ST_WL_COUNT_MAX, &tf->top_k)) ||
+            (rc = f_int(&mc, moe, "every", 1, ST_WL_COUNT_MAX, &tf->moe_every)) ||
             (rc = f_int(&mc, moe, "expert_ffn_hidden", 1, BIG, &tf->expert_ffn_hidden)))
             return rc;
     }

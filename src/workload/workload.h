@@ -318,6 +318,12 @@ typedef struct st_gen_opts {
 /* The largest element count strata handles in one tensor or as a parameter
  * count: 2^53, where doubles stop counting exactly. */
 #define ST_MAX_ELEMENTS 9007199254740992.0
+/* Workload files' bounds: a size (hidden, ffn_hidden, vocab, max_seq) up
+ * to 1e8, far past any real dimension and small enough that products of
+ * dimensions stay exact in a double; a count (layers, heads, experts,
+ * top-k) up to 100,000. The YAML form and config.json share them. */
+#define ST_WL_SIZE_MAX 100000000LL
+#define ST_WL_COUNT_MAX 100000LL
 
 /* Defaults: prefill, batch 1, seq 2048, the model's dtype, eager attention,
  * logits on all positions, optimizer on. */
