@@ -344,17 +344,19 @@ static int fa2_num_splits(double ctas, double sms, double n_blocks)
         maxs = sms;
     if (n_blocks < maxs)
         maxs = n_blocks;
-    double best = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int ns = 1; ns <= (int)maxs; ns++) {
-            if (ns > 1 && ceil(n_blocks / ns) == ceil(n_blocks / (ns - 1)))
-                continue; /* walks the same blocks a split as ns - 1 */
-            double waves = ctas * ns / sms, eff = waves / ceil(waves);
-            if (pass == 0 && eff > best)
-                best = eff;
-            if (pass == 1 && eff >= 0.85 * best)
-                return ns;
-        }
+    /* each eligible split's efficiency once (0: walks the same blocks a
+     * split as one fewer), then the fewest within 85% of the best */
+    double eff[128], best = 0;
+    int m = (int)maxs;
+    for (int ns = 1; ns <= m; ns++) {
+        double waves = ctas * ns / sms;
+        eff[ns - 1] = ns > 1 && ceil(n_blocks / ns) == ceil(n_blocks / (ns - 1)) ? 0 : waves / ceil(waves);
+        if (eff[ns - 1] > best)
+            best = eff[ns - 1];
+    }
+    for (int ns = 1; ns <= m; ns++)
+        if (eff[ns - 1] > 0 && eff[ns - 1] >= 0.85 * best)
+            return ns;
     return 1;
 }
 /* FlashAttention-3 (Hopper): the keys of a tile's key loop that its
