@@ -88,6 +88,10 @@ typedef struct st_astats {
 
 /* Fan-out of level i to the level below (or to the MACs): X and Y counts. */
 void st_accel_fanout(const st_accel *a, int i, int *fx, int *fy);
+/* The split that level l's constraints fix along X (y = 0) or Y (y = 1):
+ * the product of its fixed factors there, saturating at 2^31 (past any
+ * fan-out; three factors of 2^24 would overflow). */
+long long st_alevel_fixed_split(const st_mem_level *l, int y);
 
 /* Evaluate a mapping. ST_EINVAL with a sentence for an invalid one (factors
  * that do not multiply to the problem, a spatial split wider than the

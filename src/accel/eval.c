@@ -476,6 +476,16 @@ int st_accel_eval_fast(const st_accel *a, const st_aprob *p, const st_amap *m, d
     return 1;
 }
 
+long long st_alevel_fixed_split(const st_mem_level *l, int y)
+{
+    const unsigned *f = y ? l->sy_fixed : l->sx_fixed;
+    long long p = 1;
+    for (int d = 0; d < ND; d++)
+        if (f[d] > 1)
+            p = p > (1LL << 31) ? p : p * f[d];
+    return p;
+}
+
 int st_amap_check_constraints(const st_accel *a, const st_amap *m, st_error *err)
 {
     for (int i = 0; i < m->n && i < a->n_levels; i++) {

@@ -197,9 +197,7 @@ static int build_space(space *sp, const st_accel *a, const st_aprob *p, st_aobj 
         st_accel_fanout(a, i, &fx, &fy);
         /* fixed splits past the fan-out (an array a sweep made smaller than
          * the constraints assume) leave no mapping: say so, not drop them */
-        long long px = 1, py = 1;
-        for (int d = 0; d < ND; d++)
-            px *= l->sx_fixed[d] > 1 ? l->sx_fixed[d] : 1, py *= l->sy_fixed[d] > 1 ? l->sy_fixed[d] : 1;
+        long long px = st_alevel_fixed_split(l, 0), py = st_alevel_fixed_split(l, 1);
         if (px > fx || py > fy)
             return st_error_set(err, ST_EINVAL, "the constraints of %s split %lld ways along %c at %s, but its "
                                 "fan-out has %d there", a->name, px > fx ? px : py, px > fx ? 'X' : 'Y', l->name,

@@ -328,11 +328,7 @@ int st_read_accel(const fctx *c, const st_ynode *root, st_accel *a)
         const st_mem_level *l = &a->level[i];
         int fx, fy;
         st_accel_fanout(a, i, &fx, &fy);
-        long long px = 1, py = 1;
-        for (int d = 0; d < ST_AD_COUNT; d++) {
-            px = px > fx ? px : px * (l->sx_fixed[d] ? l->sx_fixed[d] : 1);
-            py = py > fy ? py : py * (l->sy_fixed[d] ? l->sy_fixed[d] : 1);
-        }
+        long long px = st_alevel_fixed_split(l, 0), py = st_alevel_fixed_split(l, 1);
         if (px > fx || py > fy) {
             const st_ynode *cn = f_get(levels->items[i], "constraints");
             return f_error(c, f_get(cn, px > fx ? "spatial_x_factors" : "spatial_y_factors"),

@@ -1066,7 +1066,6 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
             }
             /* a fixed split goes to the axis its place in the permutation
              * names (before `split`: X), else to the only axis there is */
-            long long px = 1, py = 1;
             for (int d = 0; d < ST_AD_COUNT; d++) {
                 unsigned f = k->s_fixed[d];
                 if (!f)
@@ -1089,12 +1088,12 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
                                  l->name);
                     goto out;
                 }
-                /* f <= 2^24 and a mesh far less: stop growing once past it */
                 if (onx)
-                    l->sx_fixed[d] = f, px = px > fx ? px : px * f;
+                    l->sx_fixed[d] = f;
                 else
-                    l->sy_fixed[d] = f, py = py > fy ? py : py * f;
+                    l->sy_fixed[d] = f;
             }
+            long long px = st_alevel_fixed_split(l, 0), py = st_alevel_fixed_split(l, 1);
             if (px > fx || py > fy) {
                 rc = f_error(&b->c, k->s_node, "constraint factors at %s split %lld ways along %c, but its fan-out "
                              "has %d there; give factors whose product fits", l->name, px > fx ? px : py,
