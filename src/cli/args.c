@@ -95,6 +95,12 @@ int cli_parse_num(const cli_command *cmd, const char *opt, const char *text, dou
     return 0;
 }
 
+int cli_digits_pair(const char *text)
+{
+    size_t a = strspn(text, "0123456789");
+    return a > 0 && text[a] == ':' && text[a + 1] && strspn(text + a + 1, "0123456789") == strlen(text + a + 1);
+}
+
 int cli_parse_torch(const cli_command *cmd, const char *text, int *ver)
 {
     if (st_torch_parse(text, ver) != 0) {
@@ -289,6 +295,23 @@ void cli_wl_apply(const cli_wl *w, const st_model *m, st_gen_opts *o)
     o->with_optimizer = !w->no_opt;
     o->optim_foreach = w->optimizer && strcmp(w->optimizer, "foreach") == 0;
     o->accumulate_grads = w->accum;
+}
+
+void cli_json_step(st_json *j, const st_model *m, const st_gen_opts *o)
+{
+    int tfm = m->kind == ST_MODEL_TRANSFORMER;
+    st_json_string(j, "phase", st_phase_name(o->phase));
+    st_json_int(j, "batch", o->batch);
+    if (tfm)
+        st_json_int(j, "seq", o->seq);
+    else
+        st_json_null(j, "seq");
+    st_json_int(j, "kv_len", o->kv_len);
+    st_json_string(j, "dtype", st_dtype_name(o->dtype));
+    if (tfm)
+        st_json_string(j, "attention", st_attn_name(o->attn));
+    else
+        st_json_null(j, "attention");
 }
 
 void cli_json_train_opts(st_json *j, const st_gen_opts *o)

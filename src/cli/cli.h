@@ -113,6 +113,10 @@ int cli_parse_ll(const cli_command *cmd, const char *opt, const char *text, long
  * usage error naming opt. */
 int cli_parse_num(const cli_command *cmd, const char *opt, const char *text, double lo, double hi, double *out);
 int cli_parse_torch(const cli_command *cmd, const char *text, int *ver);
+/* 1 when text is decimal digits, a colon, decimal digits ("16:1024"), the
+ * A:B form of serve --shared-prefix and sweep --range (no blanks or signs,
+ * which strtoll would take) */
+int cli_digits_pair(const char *text);
 
 /* A size in bytes: a number with an optional unit B, KiB/MiB/GiB/TiB (or
  * K/M/G/T, binary, as nccl-tests reads them), KB/MB/GB/TB (decimal). */
@@ -157,6 +161,10 @@ int cli_wl_applies(const cli_command *cmd, const cli_wl *w, const st_model *m, c
 /* JSON keys of a training step's options (optimizer: none, fused or
  * foreach; accumulate_grads); nothing outside --phase train. */
 void cli_json_train_opts(st_json *j, const st_gen_opts *o);
+/* The step a workload was generated for: phase, batch, seq, kv_len, dtype,
+ * attention (seq and attention null for a CNN, whose input size is in its
+ * file). */
+void cli_json_step(st_json *j, const st_model *m, const st_gen_opts *o);
 /* The same for the text step line (", fused AdamW, gradients accumulate"),
  * and the attention kernel's words ("eager", "fused", "fused
  * (FlashAttention-3)"). */

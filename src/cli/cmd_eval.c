@@ -232,21 +232,7 @@ static void json_step(const st_model *m, const st_gpu *g, const st_gen_opts *o, 
     st_json_begin_object(&j, NULL);
     st_json_string(&j, "workload", m->id);
     st_json_string(&j, "gpu", g->id);
-    st_json_string(&j, "phase", st_phase_name(o->phase));
-    st_json_int(&j, "batch", o->batch);
-    /* a CNN has no sequence or attention choice (its input size is in its
-     * file): null, not the transformer defaults */
-    int tfm = m->kind == ST_MODEL_TRANSFORMER;
-    if (tfm)
-        st_json_int(&j, "seq", o->seq);
-    else
-        st_json_null(&j, "seq");
-    st_json_int(&j, "kv_len", o->kv_len);
-    st_json_string(&j, "dtype", st_dtype_name(o->dtype));
-    if (tfm)
-        st_json_string(&j, "attention", st_attn_name(o->attn));
-    else
-        st_json_null(&j, "attention");
+    cli_json_step(&j, m, o);
     st_json_bool(&j, "fused", co->fused);
     st_json_bool(&j, "recompute", co->recompute);
     st_json_bool(&j, "sustained", co->sustained && g->tc_sustained_w_per_tflops > 0);

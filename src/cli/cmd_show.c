@@ -109,21 +109,7 @@ static void json_model(const st_model *m, const st_gen_opts *o, const st_oplist 
     st_json_string(&j, "name", m->name);
     st_json_number(&j, "params", st_model_params(m));
     st_json_number(&j, "params_non_embedding", st_model_params_non_embedding(m));
-    st_json_string(&j, "phase", st_phase_name(o->phase));
-    st_json_int(&j, "batch", o->batch);
-    /* a CNN has no sequence or attention choice (its input size is in its
-     * file): null, not the transformer defaults */
-    int tfm = m->kind == ST_MODEL_TRANSFORMER;
-    if (tfm)
-        st_json_int(&j, "seq", o->seq);
-    else
-        st_json_null(&j, "seq");
-    st_json_int(&j, "kv_len", o->kv_len);
-    st_json_string(&j, "dtype", st_dtype_name(o->dtype));
-    if (tfm)
-        st_json_string(&j, "attention", st_attn_name(o->attn));
-    else
-        st_json_null(&j, "attention");
+    cli_json_step(&j, m, o);
     cli_json_train_opts(&j, o);
     st_json_begin_array(&j, "ops");
     for (size_t i = 0; i < l->n; i++)

@@ -43,9 +43,7 @@ static void progress_line(const st_sweep *s, const st_sweep_progress *p, int tty
 static int parse_range(const char *t, long long *a, long long *b)
 {
     char *end;
-    /* digits, a colon, digits: strtoll would also take blanks and signs */
-    size_t da = strspn(t, "0123456789");
-    if (da == 0 || t[da] != ':' || strspn(t + da + 1, "0123456789") != strlen(t + da + 1) || !t[da + 1])
+    if (!cli_digits_pair(t))
         return -1;
     errno = 0;
     *a = strtoll(t, &end, 10);

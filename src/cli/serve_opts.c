@@ -33,10 +33,7 @@ void cli_serve_opts_init(cli_serve_opts *o)
 static int pair(const cli_command *cmd, const char *opt, const char *text, long long *a, long long *b)
 {
     char *e;
-    /* digits only on both sides: strtoll would take blanks and a '+' */
-    const char *colon = strchr(text, ':');
-    if (!colon || strspn(text, "0123456789") != (size_t)(colon - text) || !colon[1] ||
-        strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+    if (!cli_digits_pair(text)) {
         cli_usage_error(cmd, "%s: expected A:B with positive integers, got '%s'", opt, text);
         return 2;
     }
