@@ -24,13 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -118,7 +111,7 @@ static int serve_child(void)
     int have = stat(spec, &st) == 0;
     char lens[1300];
     snprintf(lens, sizeof lens, have ? "trace:%s" : "uniform:1-1713,1-1303", spec);
-    double t0 = now();
+    double t0 = st_mono_s();
     st_lenspec ls;
     st_arrivals a = {0};
     a.qps = 1000;
@@ -136,7 +129,7 @@ static int serve_child(void)
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
-    double t = now() - t0;
+    double t = st_mono_s() - t0;
     printf("serving simulation, 1,000,000 requests (%s lengths, 1 replica, vLLM V1, 1 core): %.2f s, "
            "%lld steps, %.3g requests/s simulated  [bar < 10 s]\n",
            have ? "ShareGPT" : "uniform ShareGPT-mean", t, r.steps, 1e6 / t);
@@ -194,13 +187,13 @@ static int bench_layer4(void)
     double alone = 0, t[5];
     long long xfers = 0;
     for (int rep = 0; rep < 5; rep++) {
-        double t0 = now();
+        double t0 = st_mono_s();
         if (st_net_simulate(&cl, f, nf, 65536, r, &err)) {
             fprintf(stderr, "bench: %s\n", err.msg);
             free(f), free(r);
             return 1;
         }
-        t[rep] = now() - t0;
+        t[rep] = st_mono_s() - t0;
     }
     double dp = r[0].time_s;
     for (size_t i = 0; i < nf; i++)
@@ -227,13 +220,13 @@ static int bench_layer4(void)
     size_t n = 0;
     for (int rep = 0; rep < 3; rep++) {
         free(pts);
-        double t0 = now();
+        double t0 = st_mono_s();
         if (st_plan(&m, &cl, &coef, &o, &pts, &n, &err)) {
             fprintf(stderr, "bench: %s\n", err.msg);
             st_model_free(&m);
             return 1;
         }
-        t[rep] = now() - t0;
+        t[rep] = st_mono_s() - t0;
     }
     qsort(t, 3, sizeof *t, cmp_d);
     printf("plan search, Llama-2-70B on 64 GPUs of ib-h100 (global batch 1024, seq 4096, BF16; %zu "
@@ -284,8 +277,8 @@ int main(int argc, char **argv)
     double sink = 0, rates[7];
     for (int r = 0; r < 7; r++) {
         long long n = 0;
-        double t0 = now();
-        while (now() - t0 < 0.2) {
+        double t0 = st_mono_s();
+        while (st_mono_s() - t0 < 0.2) {
             for (int i = 0; i < NK; i++) {
                 st_kernel_est e;
                 if (st_kernel_estimate(&g, &c, &ks[i], NULL, 0, &e, &err) == 0)
@@ -293,7 +286,7 @@ int main(int argc, char **argv)
             }
             n += NK;
         }
-        rates[r] = (double)n / (now() - t0);
+        rates[r] = (double)n / (st_mono_s() - t0);
     }
     qsort(rates, 7, sizeof *rates, cmp_d);
     printf("kernel estimates per second (1 core, median of 7): %.3g  [bar >= 1e6]\n", rates[3]);
@@ -310,13 +303,13 @@ int main(int argc, char **argv)
     double times[21];
     st_step *step = malloc(sizeof *step);
     for (int r = 0; r < 21; r++) {
-        double t0 = now();
+        double t0 = st_mono_s();
         st_oplist ops = {0, 0, NULL};
         if (st_model_ops(&m, &o, &ops, &err) || st_compose(&g, &c, &ops, &co, step, &err)) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }
-        times[r] = now() - t0;
+        times[r] = st_mono_s() - t0;
         sink += step->total_s;
         st_oplist_free(&ops);
     }
@@ -353,13 +346,13 @@ int main(int argc, char **argv)
     double erates[7];
     for (int rep = 0; rep < 7; rep++) {
         const int n = 200000;
-        double t0 = now();
+        double t0 = st_mono_s();
         for (int i = 0; i < n; i++) {
             double e, cy;
             mr->best.t[0][ST_AD_N] = 1 + (unsigned)(i & 0); /* keep the loop honest */
             sink += st_accel_eval_fast(&a, &p, &mr->best, &e, &cy) ? e : 0;
         }
-        erates[rep] = n / (now() - t0);
+        erates[rep] = n / (st_mono_s() - t0);
     }
     qsort(erates, 7, sizeof *erates, cmp_d);
     printf("accelerator mapping evaluations per second, ResNet-50 3x3 on eyeriss-like (1 core, "

@@ -433,16 +433,9 @@ static void draw_error(ui_app *a)
     ui_text(r.y + r.h - 2, r.x + 2, w - 4, ui_attr(UI_C_ERR), "press any key; the explorer keeps running");
 }
 
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void draw(ui_app *a)
 {
-    double t0 = mono();
+    double t0 = st_mono_s();
     erase();
     if (LINES < 12 || COLS < 60) {
         /* short lines: the message has to fit the terminal it complains of */
@@ -470,7 +463,7 @@ static void draw(ui_app *a)
         draw_error(a);
     draw_prompt(a);
     refresh();
-    double dt = mono() - t0;
+    double dt = st_mono_s() - t0;
     a->frame_s_sum += dt;
     a->frame_s_max = dt > a->frame_s_max ? dt : a->frame_s_max;
     a->frames++;
@@ -860,7 +853,7 @@ int ui_bench_frames(const char *sweep_path, int threads, double *mean_s, double 
     }
     resizeterm(50, 160);
     colours_init();
-    double t0 = mono();
+    double t0 = st_mono_s();
     st_sweep_progress p;
     do { /* as the event loop does: wait on the queue, drain, draw */
         struct pollfd fd = {st_sweep_notify_fd(a->run), POLLIN, 0};
@@ -869,7 +862,7 @@ int ui_bench_frames(const char *sweep_path, int threads, double *mean_s, double 
         draw(a);
         st_sweep_get_progress(a->run, &p);
     } while (!p.finished);
-    *sweep_s = mono() - t0;
+    *sweep_s = st_mono_s() - t0;
     *mean_s = a->frames ? a->frame_s_sum / (double)a->frames : 0;
     *max_s = a->frame_s_max;
     *frames = a->frames;

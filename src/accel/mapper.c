@@ -54,13 +54,6 @@ typedef struct state {
     unsigned char cls[ST_ACCEL_MAX_LEVELS]; /* order class per level */
 } state;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static unsigned long long rng_next(unsigned long long *s)
 {
     unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
@@ -498,7 +491,7 @@ static void *worker(void *arg)
     j->best_score = -1;
     j->best_r = -1;
     for (int r = j->tid; r < j->restarts; r += j->threads) {
-        if (j->deadline > 0 && now_s() > j->deadline) {
+        if (j->deadline > 0 && st_mono_s() > j->deadline) {
             j->truncated = 1;
             break;
         }
@@ -535,7 +528,7 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
                  st_mapper_result *r, st_error *err)
 {
     space *sp = malloc(sizeof *sp);
-    double t0 = now_s();
+    double t0 = st_mono_s();
     int rc;
     memset(r, 0, sizeof *r);
     if (!sp)
@@ -654,7 +647,7 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
     to_map(sp, &best, &r->best);
     free(sp);
     r->score = best_score;
-    r->seconds = now_s() - t0;
+    r->seconds = st_mono_s() - t0;
     r->evals_per_s = r->seconds > 0 ? (double)r->evaluated / r->seconds : 0;
     return st_accel_eval(a, p, &r->best, &r->stats, err);
 }

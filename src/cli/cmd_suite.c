@@ -70,13 +70,6 @@ static void stop_children(int sig)
     raise(sig);
 }
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* ---- running one case ------------------------------------------------------ */
 static int grow(char **buf, size_t *n, size_t *cap, const char *src, size_t len)
 {
@@ -141,12 +134,12 @@ static void run_case(const pool *p, int slot, child *r)
     size_t cap_o = 0, cap_e = 0;
     struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
     int open_fds = 2, oom = 0, timed_out = 0;
-    double t0 = mono_s();
+    double t0 = st_mono_s();
     char buf[65536];
     while (open_fds) {
         int wait_ms = -1;
         if (p->timeout_s > 0) {
-            double left = p->timeout_s - (mono_s() - t0);
+            double left = p->timeout_s - (st_mono_s() - t0);
             if (left <= 0) {
                 timed_out = 1;
                 kill(pid, SIGKILL);

@@ -19,13 +19,6 @@
 #include <mpi.h>
 #endif
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void progress_line(const st_sweep *s, const st_sweep_progress *p, int tty, int final)
 {
     char eta[32] = "";
@@ -277,7 +270,7 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
     }
     if (!setup_rc && writer && out && cli_out_dir(out, "--out", &err))
         setup_rc = 1;
-    double t0 = mono_s();
+    double t0 = st_mono_s();
     if (!setup_rc) {
         /* --mpi: this rank's contiguous share of the points */
         long long a, b;
@@ -344,7 +337,7 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
         st_sweep_get_progress(r, &p);
         if (p.finished)
             break;
-        double now = mono_s();
+        double now = st_mono_s();
         if (!quiet && now - last >= (tty ? 0.2 : 2.0)) {
             progress_line(s, &p, tty, 0);
             last = now;
@@ -358,7 +351,7 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
 #ifdef HAVE_MPI
     if (mpi->on) {
         st_sweep_run *whole = NULL;
-        int grc = mpi_gather(mpi, s, r, rc, first, count, mono_s() - t0, &whole, &err);
+        int grc = mpi_gather(mpi, s, r, rc, first, count, st_mono_s() - t0, &whole, &err);
         st_sweep_run_free(r);
         r = whole;
         if (mpi->rank != 0 || grc) {

@@ -141,5 +141,7 @@ double st_rng_gamma(st_rng *g, double shape); /* unit scale */
 int st_cpu_count(void);
 /* The machine's physical memory in bytes (0 when the system does not say). */
 double st_phys_memory_bytes(void);
+/* Seconds on the monotonic clock (for elapsed times, progress and budgets) */
+double st_mono_s(void);
 
 #endif

@@ -4,6 +4,7 @@
 #include "core/core.h"
 
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 double st_phys_memory_bytes(void)
@@ -17,4 +18,11 @@ int st_cpu_count(void)
     cpu_set_t set;
     long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+double st_mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }

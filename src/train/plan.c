@@ -24,13 +24,6 @@ typedef struct job {
     double t0, last;
 } job;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void *worker(void *arg)
 {
     job *j = arg;
@@ -38,7 +31,7 @@ static void *worker(void *arg)
         j->ok[i] = st_train_eval_memo(j->m, j->c, j->coef, &j->pts[i].cfg, &j->pts[i].r, NULL, j->memo, NULL) == 0;
         size_t d = __atomic_add_fetch(j->done, 1, __ATOMIC_RELAXED);
         if (j->o && j->o->progress) {
-            double t = now_s();
+            double t = st_mono_s();
             if (t - j->last >= j->o->progress_every_s) {
                 j->o->progress(j->o->progress_ctx, d, j->n, t - j->t0);
                 j->last = t;
@@ -162,7 +155,7 @@ int st_plan(const st_model *m, const st_cluster *c, const st_gpu_coef *coef, con
     int started = 0;
     st_train_memo *memo = st_train_memo_new();
     size_t done = 0;
-    double t0 = now_s();
+    double t0 = st_mono_s();
     for (int t = 0; t < T; t++) {
         jobs[t] = (job){m, c, coef, memo, pts, ok, n, T, t, &done, t == 0 ? o : NULL, t0, t0};
         if (t > 0 && pthread_create(&th[t], NULL, worker, &jobs[t]) == 0)
