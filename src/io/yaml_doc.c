@@ -71,13 +71,20 @@ int st_ynode_is_null(const st_ynode *n)
 
 /* Line and column (1-based, in characters as libyaml counts them: UTF-8
  * continuation bytes add none) of a byte offset, for reader errors. */
+/* A UTF-16 file's byte-order mark: 1 little-endian, 2 big-endian, 0 none
+ * (libyaml reads such files; they are not UTF-8) */
+static int utf16_bom(const unsigned char *u, size_t len)
+{
+    return len < 2 ? 0 : u[0] == 0xFF && u[1] == 0xFE ? 1 : u[0] == 0xFE && u[1] == 0xFF ? 2 : 0;
+}
+
 static void offset_position(const char *buf, size_t len, size_t off, int *line, int *col)
 {
     int l = 1, c = 1;
     const unsigned char *u = (const unsigned char *)buf;
-    /* a UTF-16 file (byte-order mark first): two-byte units, after the mark */
-    int le = len >= 2 && u[0] == 0xFF && u[1] == 0xFE, be = len >= 2 && u[0] == 0xFE && u[1] == 0xFF;
-    if (le || be) {
+    /* a UTF-16 file: two-byte units, after the mark */
+    int bom = utf16_bom(u, len), le = bom == 1;
+    if (bom) {
         for (size_t i = 2; i + 1 < len && i < off; i += 2) {
             unsigned unit = le ? (unsigned)u[i] | (unsigned)u[i + 1] << 8 : (unsigned)u[i] << 8 | u[i + 1];
             if (unit == '\n')
@@ -137,8 +144,7 @@ static int parser_error(builder *b)
         /* a UTF-16 file (its byte-order mark first), which libyaml reads,
          * is not UTF-8: its fault is where libyaml says */
         const unsigned char *u = (const unsigned char *)b->buf;
-        int utf16 = b->len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF));
-        size_t bad = utf16 ? b->len : first_bad_utf8(u, b->len);
+        size_t bad = utf16_bom(u, b->len) ? b->len : first_bad_utf8(u, b->len);
         if (bad < b->len && bad <= (size_t)p->problem_offset) {
             offset_position(b->buf, b->len, bad, &line, &col);
             return st_error_set(b->err, ST_EINVAL,
