@@ -2781,6 +2781,42 @@ if [ $rc$rc2$rc3$rc4 = 0000 ] && jq -e '.preemptions == 1 and .resume_cached_tok
 else
     not_ok "serve: V1 resume from cached blocks" "rc=$rc$rc2$rc3$rc4 $(cat "$tmp/rc33.json" "$tmp/rc40.json" | head -c 400)"
 fi
+# vLLM 0.19's full-sequence admission gate (scheduler_reserve_full_isl), by
+# hand: 110 blocks less V1's null block leave 109. When B (1,600 prompt
+# tokens: 100 blocks) arrives at 50 ms, A (160 + 200 tokens) holds at least
+# ceil(161 / 16) = 11 blocks, so at most 98 are free and B must wait until A
+# finishes, with no preemption. Without the gate B gets in on its first
+# 512-token chunk (32 blocks) while A runs, and the two then fight for
+# blocks (B, the newest, is preempted).
+printf '{"input_toks": 160, "output_toks": 200, "arrival_time": 0}\n{"input_toks": 1600, "output_toks": 10, "arrival_time": 0.05}\n' > "$tmp/isl.jsonl"
+"$S" serve llama3.1-8b --trace "$tmp/isl.jsonl" --num-gpu-blocks 110 --max-batched-tokens 512 --max-num-seqs 16 --per-request "$tmp/isl1.csv" --json > "$tmp/isl1.json"; rc=$?
+"$S" serve llama3.1-8b --trace "$tmp/isl.jsonl" --num-gpu-blocks 110 --max-batched-tokens 512 --max-num-seqs 16 --no-reserve-full-isl --per-request "$tmp/isl2.csv" --json > "$tmp/isl2.json"; rc2=$?
+"$S" serve llama3.1-8b --trace "$tmp/isl.jsonl" --sched sarathi --no-reserve-full-isl > /dev/null 2> "$tmp/err"; rc3=$?
+if [ $rc$rc2$rc3 = 002 ] && jq -e '.preemptions == 0' "$tmp/isl1.json" > /dev/null &&
+   jq -e '.preemptions > 0' "$tmp/isl2.json" > /dev/null &&
+   awk -F, 'NR == 2 { a = $9 } NR == 3 { exit !($7 >= a) }' "$tmp/isl1.csv" &&
+   awk -F, 'NR == 2 { a = $9 } NR == 3 { exit !($7 < a) }' "$tmp/isl2.csv" &&
+   grep -q "sarathi has none" "$tmp/err"; then
+    ok "serve (V1): a waiting request is admitted only when its whole prompt's blocks fit (vLLM 0.19)"
+else
+    not_ok "serve: V1 full-sequence admission gate" "rc=$rc$rc2$rc3 $(cat "$tmp/isl1.csv" "$tmp/isl2.csv" "$tmp/err")"
+fi
+# the sweep's reserve_full_isl is serve's gate: each point's mean latency is
+# the serve command's with and without --no-reserve-full-isl; refused under
+# another scheduler
+printf 'sweep: isl\nevaluate: serve\nfixed:\n  workload: llama2-7b\n  gpu: a100-80gb-sxm\n  requests: 300\n  lengths: "uniform:1100-2000,50-300"\n  max_model_len: 4096\n  qps: 6\naxes:\n  reserve_full_isl: [true, false]\nobjectives: [latency, throughput]\n' > "$tmp/isl.yaml"
+"$S" sweep "$tmp/isl.yaml" --out "$tmp/isl-out" --quiet > /dev/null; rc=$?
+l1=$("$S" serve llama2-7b --gpu a100-80gb-sxm --requests 300 --lengths uniform:1100-2000,50-300 --max-model-len 4096 --qps 6 --json | jq '.latency_s.mean')
+l2=$("$S" serve llama2-7b --gpu a100-80gb-sxm --requests 300 --lengths uniform:1100-2000,50-300 --max-model-len 4096 --qps 6 --no-reserve-full-isl --json | jq '.latency_s.mean')
+sed 's/  qps: 6/  qps: 6\n  sched: sarathi/' "$tmp/isl.yaml" > "$tmp/isl2.yaml"
+"$S" sweep "$tmp/isl2.yaml" > /dev/null 2> "$tmp/err"; rc2=$?
+if [ $rc = 0 ] && [ $rc2 != 0 ] && [ "$l1" != "$l2" ] &&
+   awk -F, -v a="$l1" -v b="$l2" 'NR == 2 { x = ($2 == "true" && $6 == a) } NR == 3 { y = ($2 == "false" && $6 == b) } END { exit !(x && y) }' "$tmp/isl-out/points.csv" &&
+   grep -q "sched sarathi has none" "$tmp/err"; then
+    ok "sweep reserve_full_isl: the serve command's gate, per point"
+else
+    not_ok "sweep reserve_full_isl" "rc=$rc $rc2 l1=$l1 l2=$l2 $(head -3 "$tmp/isl-out/points.csv") $(cat "$tmp/err")"
+fi
 # vLLM V1's DP balancer (the default under --sched vllm), by hand: A (400
 # tokens out) goes to replica 0 and B (2 out) to 1, the tie at 0 going to
 # the first; at 1.0 s the published counts are 1 running on 0 and nothing

@@ -18,9 +18,9 @@ const cli_command cmd_serve = {
     "                   [--gpu-mem-util F] [--max-model-len N] [--num-gpu-blocks N] [--runtime-reserve SIZE]\n"
     "                   [--preempt recompute|swap] [--swap-space SIZE] [--route R]\n"
     "                   (--trace FILE | --qps Q --requests N --lengths SPEC [--arrival A --cv C]) [--trim]\n"
-    "                   [--shared-prefix G:L] [--prefix-cache] [--spec-k K --spec-accept A --draft MODEL]\n"
-    "                   [--dtype D] [--quant w4a16|w8a8|fp8] [--kv-dtype D] [--disagg P:D]\n"
-    "                   [--colocate MODEL --share time|space]\n"
+    "                   [--shared-prefix G:L] [--prefix-cache] [--no-reserve-full-isl]\n"
+    "                   [--spec-k K --spec-accept A --draft MODEL] [--dtype D] [--quant w4a16|w8a8|fp8]\n"
+    "                   [--kv-dtype D] [--disagg P:D] [--colocate MODEL --share time|space]\n"
     "                   [--slo-ttft S --slo-tpot S] [--eager] [--attn auto|flash|flash3] [--seed N] [--coef FILE]\n"
     "                   [--per-request FILE.csv] [--trace-out FILE.json] [--json]",
     "Simulate serving a request stream: TTFT, TPOT, latency, throughput, KV cache, preemptions.",
@@ -61,6 +61,9 @@ const cli_command cmd_serve = {
     "  --lengths SPEC        fixed:IN,OUT  uniform:LO-HI,LO-HI  zipf:S,MAX_IN,MAX_OUT  trace:FILE\n"
     "  --shared-prefix G:L   requests share one of G prefixes of L tokens (prefix-caching workloads)\n"
     "  --prefix-cache / --no-prefix-cache   reuse cached prefix blocks (default on, as vLLM V1)\n"
+    "  --no-reserve-full-isl  vllm: admit a waiting request on its next chunk's KV blocks, as vLLM\n"
+    "                        before 0.19; by default (--reserve-full-isl) its whole prompt's\n"
+    "                        blocks must fit (0.19's scheduler_reserve_full_isl)\n"
     "  --spec-k K            speculative decoding: K draft tokens per step\n"
     "  --spec-accept A       per-token acceptance probability of the drafts (required with --spec-k)\n"
     "  --draft MODEL         draft model (default: a self-drafting head, one block + LM head)\n"

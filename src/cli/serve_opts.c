@@ -25,6 +25,7 @@ void cli_serve_opts_init(cli_serve_opts *o)
     o->seed = (long long)d.seed;
     o->spec_accept = d.spec_accept;
     o->prefix_cache = d.prefix_cache;
+    o->reserve_full_isl = d.reserve_full_isl;
     o->runtime_reserve = d.runtime_reserve_bytes;
     o->swap_space = d.swap_space_bytes;
     o->cv = 1;
@@ -73,6 +74,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         {"lengths", required_argument, NULL, 'l'},      {"arrival", required_argument, NULL, 'a'},
         {"cv", required_argument, NULL, 'v'},           {"seed", required_argument, NULL, 's'},
         {"prefix-cache", no_argument, NULL, 'p'},       {"no-prefix-cache", no_argument, NULL, 'o'},
+        {"reserve-full-isl", no_argument, NULL, 'i' + 256}, {"no-reserve-full-isl", no_argument, NULL, 'j' + 256},
         {"shared-prefix", required_argument, NULL, 'H'}, {"spec-k", required_argument, NULL, 'k'},
         {"spec-accept", required_argument, NULL, 'A'},  {"draft", required_argument, NULL, 'd'},
         {"quant", required_argument, NULL, 'Q'},        {"kv-dtype", required_argument, NULL, 'V'},
@@ -88,7 +90,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
     cli_serve_opts_init(o);
     *help = 0;
     optind = 0;
-    int c, chunk_given = 0, swap_given = 0;
+    int c, chunk_given = 0, swap_given = 0, isl_given = 0;
     while ((c = cli_getopt(cmd, argc, argv, "g:h", opts)) != -1) {
         long long *dst = NULL, lo = 1, hi = 1LL << 30;
         const char *nm = NULL;
@@ -125,6 +127,8 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 's': dst = &o->seed, nm = "--seed", lo = 0, hi = (1LL << 62); break;
         case 'p': o->prefix_cache = 1; break;
         case 'o': o->prefix_cache = 0; break;
+        case 'i' + 256: o->reserve_full_isl = 1, isl_given = 1; break;
+        case 'j' + 256: o->reserve_full_isl = 0, isl_given = 1; break;
         case 'H': rc = pair(cmd, "--shared-prefix", optarg, &o->prefix_groups, &o->prefix_len); break;
         case 'k': dst = &o->spec_k, nm = "--spec-k", lo = 0, hi = 16; break;
         case 'A':
@@ -189,6 +193,13 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         if (chunk_given && scratch.sched != ST_SCHED_SARATHI) {
             cli_usage_error(cmd, "--chunk is sarathi's step budget; under --sched %s the budget is "
                                  "--max-batched-tokens", st_sched_name(scratch.sched));
+            return 2;
+        }
+        /* the full-sequence admission gate is vLLM V1's (0.19) */
+        if (isl_given && scratch.sched != ST_SCHED_VLLM) {
+            cli_usage_error(cmd, "--reserve-full-isl and --no-reserve-full-isl set vLLM V1's admission gate; "
+                                 "--sched %s has none: drop them, or use --sched vllm",
+                            st_sched_name(scratch.sched));
             return 2;
         }
         /* only swap preemption uses the host's swap space */
@@ -370,6 +381,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->runtime_reserve_bytes = o->runtime_reserve;
     c->swap_space_bytes = o->swap_space;
     c->prefix_cache = o->prefix_cache;
+    c->reserve_full_isl = o->reserve_full_isl;
     st_serve_resolve_batch(c); /* unset: vLLM's defaults for the GPU (and the scheduler) */
     c->spec_k = (int)o->spec_k;
     c->spec_accept = o->spec_accept;

@@ -95,6 +95,7 @@ void st_serve_cfg_default(st_serve_cfg *c)
     c->block_size = 16;
     c->gpu_mem_util = 0.9;
     c->prefix_cache = 1;
+    c->reserve_full_isl = 1;
     c->watermark = 0.01; /* vLLM V0 BlockSpaceManager watermark */
     /* Assumption, not measured: what vLLM's profiler charges besides the
      * weights and the activations counted in cost.c (the CUDA-graph pool,

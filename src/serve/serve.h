@@ -188,6 +188,11 @@ typedef struct st_serve_cfg {
      * livelock (default ST_SERVE_MAX_STUCK in sim.c, 100,000) */
     long long max_stuck;
     int prefix_cache;
+    /* vLLM 0.19's scheduler_reserve_full_isl (on by default): under the V1
+     * scheduler a waiting request is admitted only when the blocks of its
+     * whole sequence so far (prompt and any tokens it generated before a
+     * preemption) fit, not just those of its first chunk */
+    int reserve_full_isl;
     st_quant quant;
     int kv_fp8;
     /* attention kernel: 1 FlashAttention-3 (Hopper only), 0 FlashAttention-2,

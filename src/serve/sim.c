@@ -804,8 +804,18 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         if (n > budget)
             n = trim(s, r, q, n, budget);
         int need = need_blocks(s, q, (long long)q->computed + n);
+        /* vLLM 0.19 (scheduler_reserve_full_isl, on by default): the blocks
+         * of the whole sequence so far must fit, less those it shares
+         * (kv_cache_manager.allocate_slots with full_sequence_must_fit;
+         * free counts the cached blocks nobody holds), or the waiting queue
+         * stops there without preempting: a long prompt no longer gets in
+         * on its first chunk's blocks, to be preempted (the newest) when a
+         * later chunk finds no room */
+        long long full = 0;
+        if (s->cfg->sched == ST_SCHED_VLLM && s->cfg->reserve_full_isl)
+            full = blocks_for(s, (long long)q->in + q->generated) - q->shared;
         /* the blocks it finds are no longer free for the rest */
-        if (!can_alloc(s, r, need + own_hit)) {
+        if (full > r->free_blocks + r->evictable || !can_alloc(s, r, need + own_hit)) {
             if (own) { /* its blocks stay in the queue: none are its own yet */
                 q->priv = 0;
                 q->computed = 0;
