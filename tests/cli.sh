@@ -2817,6 +2817,93 @@ if [ $rc = 0 ] && [ $rc2 != 0 ] && [ "$l1" != "$l2" ] &&
 else
     not_ok "sweep reserve_full_isl" "rc=$rc $rc2 l1=$l1 l2=$l2 $(head -3 "$tmp/isl-out/points.csv") $(cat "$tmp/err")"
 fi
+# serve: a generated span past the clock's resolution is refused (1e-9 req/s
+# x 200,000 requests spans 2e14 s, where a double of seconds resolves
+# 0.03 s: TTFTs of milliseconds read 0); a line past 1 MiB (a file with no
+# newline) stops the read; lengths are digits only; a size that underflows
+# is under a byte; a switch with its negation, and --trim with no room,
+# are refused
+"$S" serve llama3.1-8b --qps 1e-9 --requests 200000 --lengths fixed:100,50 > /dev/null 2> "$tmp/e1"; r1=$?
+head -c 1100000 /dev/zero | tr '\0' 'a' > "$tmp/long.jsonl"
+"$S" serve llama3.1-8b --trace "$tmp/long.jsonl" > /dev/null 2> "$tmp/e2"; r2=$?
+bad=0
+for l in "uniform: +1-+2,3-4" "fixed: 10, 10" "zipf:0x1,100,100" "uniform:1-+2,3-4" "zipf:1,20000000,100"; do
+    "$S" serve llama3.1-8b --qps 1 --requests 2 --lengths "$l" > /dev/null 2>&1 && bad=1
+done
+"$S" serve llama3.1-8b --qps 1 --requests 2 --lengths "zipf:1.2,1000,500" > /dev/null || bad=1
+"$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:10,10 --runtime-reserve 1e-400G > /dev/null 2> "$tmp/e3"; r3=$?
+"$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:10,10 --runtime-reserve 0e5 > /dev/null; r4=$?
+"$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:10,10 --prefix-cache --no-prefix-cache > /dev/null 2> "$tmp/e4"; r5=$?
+"$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:10,10 --max-model-len 1 --trim > /dev/null 2> "$tmp/e5"; r6=$?
+if [ $r1 != 0 ] && grep -q "past the 1e+09 s" "$tmp/e1" && [ $r2 != 0 ] && grep -q "long.jsonl:1:1: a line longer than 1 MiB" "$tmp/e2" &&
+   [ $bad = 0 ] && [ $r3 = 2 ] && grep -q "less than one byte" "$tmp/e3" && [ $r4 = 0 ] &&
+   [ $r5 = 2 ] && grep -q "contradict each other" "$tmp/e4" && [ $r6 != 0 ] && grep -q "raise --max-model-len to 2" "$tmp/e5"; then
+    ok "serve: spans past the clock's resolution, unbounded lines, signed or blank lengths, underflowing sizes, contradicting switches refused"
+else
+    not_ok "serve: bad-input refusals" "r=$r1 $r2 $bad $r3 $r4 $r5 $r6 $(cat "$tmp/e1" "$tmp/e2" "$tmp/e3" "$tmp/e4" "$tmp/e5")"
+fi
+# serve: MFU is at most 1 (model FLOPs over the peak of the type the block
+# GEMMs run in: FP8 under --quant fp8, whose peak is twice BF16's on an H100,
+# so the same prefill-bound run's MFU at most halves and stays below 1); a
+# one-token output has no TPOT: an empty CSV field
+"$S" serve llama3.1-8b --qps 5000 --requests 50 --lengths fixed:5000,1 --quant fp8 --json > "$tmp/m8.json"; r1=$?
+"$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:10,1 --per-request "$tmp/one.csv" > /dev/null; r2=$?
+if [ $r1$r2 = 00 ] && jq -e '.mfu > 0 and .mfu <= 1' "$tmp/m8.json" > /dev/null &&
+   awk -F, 'NR > 1 && $11 != "" { exit 1 }' "$tmp/one.csv" && [ "$(wc -l < "$tmp/one.csv")" = 3 ]; then
+    ok "serve: MFU against the FP8 peak under --quant fp8; no TPOT for one-token outputs in --per-request"
+else
+    not_ok "serve: fp8 MFU / one-token TPOT" "r=$r1$r2 $(jq .mfu "$tmp/m8.json") $(cat "$tmp/one.csv")"
+fi
+# validate vllm: every run folder (not the first 256), a byte-order mark
+# taken as serve takes it, and no score against an empty measurement (all
+# one-token outputs: no TPOT) where 0% was "perfect"
+mkdir -p "$tmp/vv"
+i=0
+while [ $i -lt 260 ]; do
+    i=$((i + 1)); mkdir -p "$tmp/vv/RTXPRO6000_r$i"
+    printf '{"kind": "vllm-run", "vllm_version": "0.19.0", "engine_kwargs": {"max_num_seqs": 128, "max_batched_tokens": 2048}, "model": "meta-llama/Llama-3.1-8B"}\n' > "$tmp/vv/RTXPRO6000_r$i/meta.json"
+    printf '{"input_toks": 100, "output_toks": 3, "arrival_time": 0}\n' > "$tmp/vv/RTXPRO6000_r$i/requests.jsonl"
+done
+"$S" validate vllm --data "$tmp/vv" --json > "$tmp/vv.json" 2> "$tmp/err"; r1=$?
+mkdir -p "$tmp/vv1/RTXPRO6000_x"
+cp "$tmp/vv/RTXPRO6000_r1/meta.json" "$tmp/vv1/RTXPRO6000_x/"
+printf '\357\273\277{"input_toks": 100, "output_toks": 1, "arrival_time": 1.0, "queued_ts": 10.0, "first_token_ts": 10.05, "last_token_ts": 10.05}\n' > "$tmp/vv1/RTXPRO6000_x/requests.jsonl"
+"$S" validate vllm --data "$tmp/vv1" --json > "$tmp/vv1.json"; r2=$?
+"$S" validate vllm --data "$tmp/vv1" > "$tmp/vv1.txt"; r3=$?
+if [ $r1$r2$r3 = 000 ] && jq -e '(.runs | length) == 260' "$tmp/vv.json" > /dev/null &&
+   jq -e '.runs[0].tpot.measured_mean == null and .runs[0].tpot.error_mean_pct == null and .runs[0].within_bars == null' "$tmp/vv1.json" > /dev/null &&
+   grep -q "not assessed" "$tmp/vv1.txt" && grep -q "TPOT     mean         n/a ms" "$tmp/vv1.txt"; then
+    ok "validate vllm: all 260 run folders; a BOM taken; no score against a measurement without samples"
+else
+    not_ok "validate vllm: runs past 256 / BOM / empty measurement" "r=$r1$r2$r3 $(cat "$tmp/err") $(jq -c '.runs | length' "$tmp/vv.json") $(cat "$tmp/vv1.txt")"
+fi
+# sweep: one-token outputs have no TPOT (not 0, the best value); ep is 1 or
+# dp x tp (vLLM's layout) and other degrees are invalid points; a range
+# that repeats a value is refused; --out may not replace a trace the sweep
+# reads, and a failed sweep leaves none of the folders it made
+printf 'sweep: t\nevaluate: serve\nfixed:\n  workload: llama3.1-8b\n  gpu: h100-sxm\n  requests: 20\n  lengths: "uniform:1-2,1-1"\naxes:\n  qps: [1, 2]\nobjectives: [latency, throughput]\n' > "$tmp/t1.yaml"
+"$S" sweep "$tmp/t1.yaml" --out "$tmp/t1o" --quiet > /dev/null; r1=$?
+printf 'sweep: t\nevaluate: serve\nfixed:\n  workload: mixtral-8x7b\n  gpu: h100-sxm\n  tp: 2\n  requests: 20\naxes:\n  ep: [1, 2, 8]\nobjectives: [latency, throughput]\n' > "$tmp/t2.yaml"
+"$S" sweep "$tmp/t2.yaml" --out "$tmp/t2o" --quiet > /dev/null; r2=$?
+printf 'sweep: t\nevaluate: serve\nfixed:\n  workload: llama3.1-8b\n  gpu: h100-sxm\naxes:\n  qps: {from: 4, to: 4, steps: 3}\nobjectives: [latency, throughput]\n' > "$tmp/t3.yaml"
+"$S" sweep "$tmp/t3.yaml" > /dev/null 2> "$tmp/e3"; r3=$?
+mkdir -p "$tmp/t4o"
+printf '{"input_toks": 100, "output_toks": 20, "arrival_time": 0}\n' > "$tmp/t4o/points.csv"
+cp "$tmp/t4o/points.csv" "$tmp/t4keep"
+printf 'sweep: t\nevaluate: serve\nfixed:\n  workload: llama3.1-8b\n  gpu: h100-sxm\n  requests: 20\n  lengths: "trace:%s"\naxes:\n  qps: [1, 2]\nobjectives: [latency, throughput]\n' "$tmp/t4o/points.csv" > "$tmp/t4.yaml"
+"$S" sweep "$tmp/t4.yaml" --out "$tmp/t4o" > /dev/null 2> "$tmp/e4"; r4=$?
+printf 'sweep: t\nevaluate: serve\nfixed:\n  workload: llama3.1-8b\n  gpu: h100-sxm\n  requests: 20\n  sched: sarathi\naxes:\n  reserve_full_isl: [true]\nobjectives: [latency, throughput]\n' > "$tmp/t5.yaml"
+"$S" sweep "$tmp/t5.yaml" --out "$tmp/t5o/a/b" > /dev/null 2>&1; r5=$?
+if [ $r1 = 0 ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "tpot_s") c = i } NR > 1 && $c != "" { exit 1 }' "$tmp/t1o/points.csv" &&
+   [ $r2 = 0 ] && awk -F, 'NR == 2 && $3 != "ok" { exit 1 } NR == 3 && $3 != "ok" { exit 1 } NR == 4 && $3 != "invalid" { exit 1 }' "$tmp/t2o/points.csv" &&
+   grep -q "so ep is 1 or dp x tp = 2" "$tmp/t2o/points.csv" &&
+   [ $r3 != 0 ] && grep -q "t3.yaml:7:8: axis qps: the range gives 4 twice" "$tmp/e3" &&
+   [ $r4 = 2 ] && cmp -s "$tmp/t4o/points.csv" "$tmp/t4keep" && grep -q "the sweep's lengths value" "$tmp/e4" &&
+   [ $r5 != 0 ] && [ ! -e "$tmp/t5o" ]; then
+    ok "sweep: no TPOT for one-token outputs, ep 1 or dp x tp, ranges without repeats, traces and folders safe from --out"
+else
+    not_ok "sweep: tpot / ep / range repeats / --out" "r=$r1 $r2 $r3 $r4 $r5 $(cat "$tmp/t2o/points.csv" "$tmp/e3" "$tmp/e4")"
+fi
 # vLLM V1's DP balancer (the default under --sched vllm), by hand: A (400
 # tokens out) goes to replica 0 and B (2 out) to 1, the tie at 0 going to
 # the first; at 1.0 s the published counts are 1 running on 0 and nothing

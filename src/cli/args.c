@@ -440,7 +440,14 @@ static int data_guard(const char *path, int calibration_ok, st_error *err)
 
 int cli_out_dir(const char *dir, const char *what, st_error *err)
 {
+    return cli_out_dir_made(dir, what, NULL, 0, err);
+}
+
+int cli_out_dir_made(const char *dir, const char *what, char *made, size_t n, st_error *err)
+{
     struct stat st;
+    if (made && n)
+        made[0] = 0;
     if (!dir[0])
         return st_error_set(err, ST_EINVAL, "%s is empty: give the folder for the export files", what);
     /* before the folder is made: a refused one is not left behind */
@@ -455,18 +462,41 @@ int cli_out_dir(const char *dir, const char *what, st_error *err)
             *p = 0;
             if (data_guard(part, 0, err)) /* each level, before it is made */
                 return ST_EINVAL;
-            if (mkdir(part, 0777) && errno != EEXIST)
+            if (mkdir(part, 0777) == 0) {
+                if (made && n && !made[0])
+                    snprintf(made, n, "%s", part);
+            } else if (errno != EEXIST) {
                 return st_error_set(err, ST_EIO, "cannot make %s for the %s folder %s: %s", part, what, dir,
                                     strerror(errno));
+            }
             *p = '/';
         }
     errno = 0;
-    if ((mkdir(dir, 0777) && errno != EEXIST) || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+    int mk = mkdir(dir, 0777);
+    if ((mk && errno != EEXIST) || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
         if (errno == EEXIST || errno == 0)
             errno = ENOTDIR;
         return st_error_set(err, ST_EIO, "cannot use %s as the %s folder: %s", dir, what, strerror(errno));
     }
+    if (mk == 0 && made && n && !made[0])
+        snprintf(made, n, "%s", dir);
     return 0;
+}
+
+void cli_out_dir_undo(const char *dir, const char *made)
+{
+    char p[4096];
+    if (!made || !made[0] || snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
+        return;
+    /* from the folder up to the first one made, each while it is empty */
+    for (;;) {
+        if (rmdir(p) != 0 || strcmp(p, made) == 0)
+            return;
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p)
+            return;
+        *slash = 0;
+    }
 }
 
 int cli_out_open(cli_out *o, const char *path, st_error *err)
@@ -717,7 +747,8 @@ int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, d
                                      "(0.5KiB is 512)", opt, text);
                 return -1;
             }
-            if (b > 0 && b < 0.5) {
+            /* a nonzero digit that strtod underflowed to 0 (1e-400G) is under a byte too */
+            if ((b > 0 && b < 0.5) || (b == 0 && strcspn(text, "123456789") < strcspn(text, "eE") && text[strcspn(text, "eE")])) {
                 cli_usage_error(cmd, "%s: '%s' is less than one byte; sizes count whole bytes", opt, text);
                 return -1;
             }

@@ -33,6 +33,26 @@ static void progress_line(const st_sweep *s, const st_sweep_progress *p, int tty
 }
 
 /* A..B (inclusive-exclusive point range) */
+/* --out must not replace a file the sweep reads: the files n values of
+ * parameter p name (a preset or workload given as a path, a length
+ * distribution's trace:FILE) */
+static int guard_values(const char *path, st_param p, const st_pvalue *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        const char *f = v[i].text;
+        if (strncmp(f, "trace:", 6) == 0)
+            f += 6;
+        else if (!st_name_is_path(f))
+            continue;
+        char what[96];
+        snprintf(what, sizeof what, "the sweep's %s value", st_param_info_of(p)->name);
+        int rc = cli_out_guard(&cmd_sweep, "--out", path, what, f);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int parse_range(const char *t, long long *a, long long *b)
 {
     char *end;
@@ -267,8 +287,16 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
         snprintf(path, sizeof path, "%s/%s", out, st_sweep_exports[i].name);
         if ((setup_rc = cli_out_guard(&cmd_sweep, "--out", path, "the sweep file", argv[optind])))
             said = 1;
+        /* nor a file a value names: a preset or workload path, a trace */
+        for (int p = 0; !setup_rc && p < ST_PARAM_COUNT; p++)
+            if ((setup_rc = guard_values(path, (st_param)p, s->base_set[p] ? &s->base[p] : NULL, 1)))
+                said = 1;
+        for (size_t a = 0; !setup_rc && a < s->n_axes; a++)
+            if ((setup_rc = guard_values(path, s->axes[a].param, s->axes[a].v, s->axes[a].n)))
+                said = 1;
     }
-    if (!setup_rc && writer && out && cli_out_dir(out, "--out", &err))
+    char made[4096] = "";
+    if (!setup_rc && writer && out && cli_out_dir_made(out, "--out", made, sizeof made, &err))
         setup_rc = 1;
     double t0 = st_mono_s();
     if (!setup_rc) {
@@ -315,6 +343,8 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
             st_sweep_cancel(r);
             st_sweep_run_free(r);
         }
+        if (out)
+            cli_out_dir_undo(out, made);
         if (loaded)
             st_sweep_free(s);
         free(s);
@@ -430,6 +460,8 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
                 printf("wrote %s/points.csv, front.csv, points.json, front.json\n", out);
         }
     }
+    if (rc && out)
+        cli_out_dir_undo(out, made); /* nothing written: the folders it made go too */
     st_sweep_run_free(r);
     st_sweep_free(s);
     free(s);

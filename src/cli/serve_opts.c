@@ -90,7 +90,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
     cli_serve_opts_init(o);
     *help = 0;
     optind = 0;
-    int c, chunk_given = 0, swap_given = 0, isl_given = 0;
+    int c, chunk_given = 0, swap_given = 0, isl_given = 0, pc_given = 0;
     while ((c = cli_getopt(cmd, argc, argv, "g:h", opts)) != -1) {
         long long *dst = NULL, lo = 1, hi = 1LL << 30;
         const char *nm = NULL;
@@ -125,10 +125,10 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'a': o->arrival = optarg; break;
         case 'v': rc = cli_parse_num(cmd, "--cv", optarg, 1e-3, 100, &o->cv); break;
         case 's': dst = &o->seed, nm = "--seed", lo = 0, hi = (1LL << 62); break;
-        case 'p': o->prefix_cache = 1; break;
-        case 'o': o->prefix_cache = 0; break;
-        case 'i' + 256: o->reserve_full_isl = 1, isl_given = 1; break;
-        case 'j' + 256: o->reserve_full_isl = 0, isl_given = 1; break;
+        case 'p': o->prefix_cache = 1, pc_given |= 1; break;
+        case 'o': o->prefix_cache = 0, pc_given |= 2; break;
+        case 'i' + 256: o->reserve_full_isl = 1, isl_given |= 1; break;
+        case 'j' + 256: o->reserve_full_isl = 0, isl_given |= 2; break;
         case 'H': rc = pair(cmd, "--shared-prefix", optarg, &o->prefix_groups, &o->prefix_len); break;
         case 'k': dst = &o->spec_k, nm = "--spec-k", lo = 0, hi = 16; break;
         case 'A':
@@ -179,6 +179,13 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             return 2;
         if (dst && cli_parse_ll(cmd, nm, optarg, lo, hi, dst))
             return 2;
+    }
+    /* a switch and its negation together: which was meant? */
+    if (pc_given == 3 || isl_given == 3) {
+        cli_usage_error(cmd, "%s and %s contradict each other: give one",
+                        pc_given == 3 ? "--prefix-cache" : "--reserve-full-isl",
+                        pc_given == 3 ? "--no-prefix-cache" : "--no-reserve-full-isl");
+        return 2;
     }
     {
         st_serve_cfg scratch;
@@ -444,8 +451,13 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
         const st_model *m = q->model == 0 ? &s->model : &s->colocated[q->model - 1];
         long long mlen = o->max_model_len > 0 ? o->max_model_len : m->tf.max_seq;
         double total = (double)q->in + (double)q->out, diff = total - (double)mlen;
-        if (mlen < 2 || diff <= 0)
+        if (diff <= 0)
             continue;
+        if (mlen < 2) {
+            rc = st_error_set(err, ST_EINVAL, "--trim keeps one prompt and one output token of a request, but "
+                              "max_model_len %lld holds fewer; raise --max-model-len to 2 or more", mlen);
+            break;
+        }
         long long in = q->in - (long long)ceil(diff * q->in / total);
         long long out = q->out - (long long)ceil(diff * q->out / total);
         q->in = (int)(in < 1 ? 1 : in);

@@ -97,8 +97,14 @@ static int read_measured(const char *path, measured *m, st_error *err)
     const char *missing_key = NULL;
     static const char *const keys[4] = {"queued_ts", "first_token_ts", "last_token_ts", "output_toks"};
     ssize_t len;
-    while ((len = getline(&line, &lcap, f)) > 0) {
+    while ((len = st_read_line(&line, &lcap, f, 1 << 20)) != -1) {
         lineno++;
+        if (len < 0) {
+            rc = len == -3 ? st_error_set(err, ST_ENOMEM, "out of memory reading %s", path)
+                           : st_error_set(err, ST_EINVAL, "%s:%zu:1: a line longer than 1 MiB: requests.jsonl has a "
+                                          "request a line", path, lineno);
+            break;
+        }
         const char *z = memchr(line, '\0', (size_t)len);
         if (z) {
             rc = st_error_set(err, ST_EINVAL, "%s:%zu:%d: a NUL byte: requests.jsonl is text", path, lineno,
@@ -106,6 +112,11 @@ static int read_measured(const char *path, measured *m, st_error *err)
             break;
         }
         const char *p = line;
+        int bom = lineno == 1 && len >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
+                  (unsigned char)p[2] == 0xBF; /* a UTF-8 byte-order mark, as serve --trace takes it */
+        if (bom)
+            p += 3;
+        const char *obj = p;
         while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
             p++;
         if (!*p)
@@ -113,8 +124,8 @@ static int read_measured(const char *path, measured *m, st_error *err)
         double v[4];
         int found[4], col;
         char why[160];
-        if (st_jsonl_parse(line, keys, 4, v, found, &col, why, sizeof why)) {
-            rc = st_error_set(err, ST_EINVAL, "%s:%zu:%d: %s", path, lineno, col, why);
+        if (st_jsonl_parse(obj, keys, 4, v, found, &col, why, sizeof why)) {
+            rc = st_error_set(err, ST_EINVAL, "%s:%zu:%d: %s", path, lineno, col + (bom ? 3 : 0), why);
             break;
         }
         if (!found[0] || !found[1] || !found[2] || !found[3]) {
@@ -190,7 +201,37 @@ static int read_measured(const char *path, measured *m, st_error *err)
     return rc;
 }
 
-static double ape(double pred, double meas) { return meas != 0 ? 100.0 * (pred - meas) / meas : 0; }
+/* signed error in percent; NaN (null, "n/a") where either side has no sample
+ * or the measurement is not positive: no error can be scored against it */
+static double ape(double pred, double meas)
+{
+    return isfinite(pred) && isfinite(meas) && meas > 0 ? 100.0 * (pred - meas) / meas : NAN;
+}
+
+/* a statistic of a distribution, NaN when it has no sample (the TPOT of
+ * one-token outputs) */
+static double stat_of(const st_dist *d, double v) { return d->n > 0 ? v : NAN; }
+
+/* a table cell: "%10.3f UNIT", or n/a */
+static void fmt_val(char *buf, size_t n, double v, const char *unit)
+{
+    if (isnan(v))
+        snprintf(buf, n, "%10s %s", "n/a", unit);
+    else
+        snprintf(buf, n, "%10.3f %s", v, unit);
+}
+
+/* the bars: 1 met, 0 not, -1 not assessable (a metric without a score) */
+static int bars_met(const st_serve_result *r, const measured *m)
+{
+    double e[3] = {ape(stat_of(&r->tpot, r->tpot.mean), stat_of(&m->tpot, m->tpot.mean)),
+                   ape(stat_of(&r->e2e, r->e2e.mean), stat_of(&m->e2e, m->e2e.mean)),
+                   ape(stat_of(&r->ttft, r->ttft.mean), stat_of(&m->ttft, m->ttft.mean))};
+    for (int k = 0; k < 3; k++)
+        if (isnan(e[k]))
+            return -1;
+    return fabs(e[0]) <= 10 && fabs(e[1]) <= 10 && fabs(e[2]) <= 25;
+}
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -199,20 +240,33 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
     DIR *d = opendir(dir);
     if (!d)
         return st_error_set(err, ST_EIO, "%s: %s", dir, strerror(errno));
-    char *names[256];
-    int nn = 0;
+    char **names = NULL;
+    int nn = 0, cap = 0;
     struct dirent *de;
-    while ((de = readdir(d)) && nn < 256) {
+    while ((de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue;
         char p[1200];
         struct stat st;
         snprintf(p, sizeof p, "%s/%s/requests.jsonl", dir, de->d_name);
-        if (stat(p, &st) == 0)
-            names[nn++] = strdup(de->d_name);
+        if (stat(p, &st) != 0)
+            continue;
+        char **grown = nn < cap ? names : realloc(names, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *names);
+        char *nm = grown ? strdup(de->d_name) : NULL;
+        if (grown)
+            names = grown;
+        if (!nm) {
+            closedir(d);
+            for (int i = 0; i < nn; i++)
+                free(names[i]);
+            free(names);
+            return st_error_set(err, ST_ENOMEM, "out of memory listing %s", dir);
+        }
+        names[nn++] = nm;
     }
     closedir(d);
-    qsort(names, (size_t)nn, sizeof *names, cmp_str);
+    if (nn > 1)
+        qsort(names, (size_t)nn, sizeof *names, cmp_str);
     st_json j;
     if (json) {
         st_json_init(&j, out, 1);
@@ -301,26 +355,32 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
             const st_dist *pd[3] = {&r.ttft, &r.tpot, &r.e2e}, *md[3] = {&m.ttft, &m.tpot, &m.e2e};
             for (int k = 0; k < 3; k++) {
                 st_json_begin_object(&j, keys[k]);
-                st_json_number(&j, "predicted_mean", pd[k]->mean);
-                st_json_number(&j, "predicted_p50", pd[k]->p50);
-                st_json_number(&j, "predicted_p90", pd[k]->p90);
-                st_json_number(&j, "predicted_p99", pd[k]->p99);
+                double pv[4] = {stat_of(pd[k], pd[k]->mean), stat_of(pd[k], pd[k]->p50), stat_of(pd[k], pd[k]->p90),
+                                stat_of(pd[k], pd[k]->p99)};
+                double mv[4] = {stat_of(md[k], md[k]->mean), stat_of(md[k], md[k]->p50), stat_of(md[k], md[k]->p90),
+                                stat_of(md[k], md[k]->p99)};
+                st_json_number(&j, "predicted_mean", pv[0]);
+                st_json_number(&j, "predicted_p50", pv[1]);
+                st_json_number(&j, "predicted_p90", pv[2]);
+                st_json_number(&j, "predicted_p99", pv[3]);
                 if (m.have) {
-                    st_json_number(&j, "measured_mean", md[k]->mean);
-                    st_json_number(&j, "measured_p50", md[k]->p50);
-                    st_json_number(&j, "measured_p90", md[k]->p90);
-                    st_json_number(&j, "measured_p99", md[k]->p99);
-                    st_json_number(&j, "error_mean_pct", ape(pd[k]->mean, md[k]->mean));
-                    st_json_number(&j, "error_p50_pct", ape(pd[k]->p50, md[k]->p50));
-                    st_json_number(&j, "error_p90_pct", ape(pd[k]->p90, md[k]->p90));
-                    st_json_number(&j, "error_p99_pct", ape(pd[k]->p99, md[k]->p99));
+                    st_json_number(&j, "measured_mean", mv[0]);
+                    st_json_number(&j, "measured_p50", mv[1]);
+                    st_json_number(&j, "measured_p90", mv[2]);
+                    st_json_number(&j, "measured_p99", mv[3]);
+                    st_json_number(&j, "error_mean_pct", ape(pv[0], mv[0]));
+                    st_json_number(&j, "error_p50_pct", ape(pv[1], mv[1]));
+                    st_json_number(&j, "error_p90_pct", ape(pv[2], mv[2]));
+                    st_json_number(&j, "error_p99_pct", ape(pv[3], mv[3]));
                 }
                 st_json_end_object(&j);
             }
             if (m.have) {
-                int pass = fabs(ape(r.tpot.mean, m.tpot.mean)) <= 10 && fabs(ape(r.e2e.mean, m.e2e.mean)) <= 10 &&
-                           fabs(ape(r.ttft.mean, m.ttft.mean)) <= 25;
-                st_json_bool(&j, "within_bars", pass);
+                int pass = bars_met(&r, &m);
+                if (pass < 0)
+                    st_json_null(&j, "within_bars");
+                else
+                    st_json_bool(&j, "within_bars", pass);
             }
             st_json_end_object(&j);
         } else {
@@ -339,23 +399,33 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
             const st_dist *pd[3] = {&r.ttft, &r.tpot, &r.e2e}, *md[3] = {&m.ttft, &m.tpot, &m.e2e};
             for (int k = 0; k < 3; k++) {
                 const char *st[4] = {"mean", "p50", "p90", "p99"};
-                double pv[4] = {pd[k]->mean, pd[k]->p50, pd[k]->p90, pd[k]->p99};
-                double mv[4] = {md[k]->mean, md[k]->p50, md[k]->p90, md[k]->p99};
+                double pv[4] = {stat_of(pd[k], pd[k]->mean), stat_of(pd[k], pd[k]->p50), stat_of(pd[k], pd[k]->p90),
+                                stat_of(pd[k], pd[k]->p99)};
+                double mv[4] = {stat_of(md[k], md[k]->mean), stat_of(md[k], md[k]->p50), stat_of(md[k], md[k]->p90),
+                                stat_of(md[k], md[k]->p99)};
                 for (int s = 0; s < 4; s++) {
                     double scale = k == 1 ? 1e3 : 1;
                     const char *unit = k == 1 ? "ms" : "s ";
-                    if (m.have)
-                        fprintf(out, "  %-8s %-5s %10.3f %s %10.3f %s %+7.1f\n", keys[k], st[s], mv[s] * scale, unit,
-                                pv[s] * scale, unit, ape(pv[s], mv[s]));
+                    char ms[32], ps[32], es[16];
+                    fmt_val(ms, sizeof ms, mv[s] * scale, unit);
+                    fmt_val(ps, sizeof ps, pv[s] * scale, unit);
+                    double e = ape(pv[s], mv[s]);
+                    if (isnan(e))
+                        snprintf(es, sizeof es, "%7s", "n/a");
                     else
-                        fprintf(out, "  %-8s %-5s %12s %10.3f %s\n", keys[k], st[s], "-", pv[s] * scale, unit);
+                        snprintf(es, sizeof es, "%+7.1f", e);
+                    if (m.have)
+                        fprintf(out, "  %-8s %-5s %s %s %s\n", keys[k], st[s], ms, ps, es);
+                    else
+                        fprintf(out, "  %-8s %-5s %12s %s\n", keys[k], st[s], "-", ps);
                 }
             }
             if (m.have) {
-                int pass = fabs(ape(r.tpot.mean, m.tpot.mean)) <= 10 && fabs(ape(r.e2e.mean, m.e2e.mean)) <= 10 &&
-                           fabs(ape(r.ttft.mean, m.ttft.mean)) <= 25;
+                int pass = bars_met(&r, &m);
                 fprintf(out, "  bars (TPOT and latency means within 10%%, TTFT mean within 25%%): %s\n\n",
-                        pass ? "met" : "NOT met");
+                        pass < 0 ? "not assessed (a mean without a positive measurement or a sample)"
+                        : pass  ? "met"
+                                : "NOT met");
             } else {
                 fprintf(out, "  (no engine timestamps in requests.jsonl: prediction only)\n\n");
             }
@@ -366,6 +436,7 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
     }
     for (int i = 0; i < nn; i++)
         free(names[i]);
+    free(names);
     if (json) { /* valid JSON even when a run failed: the runs so far */
         st_json_end_array(&j);
         st_json_end_object(&j);

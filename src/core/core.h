@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define ST_VERSION PACKAGE_VERSION
 
@@ -143,5 +144,12 @@ int st_cpu_count(void);
 double st_phys_memory_bytes(void);
 /* Seconds on the monotonic clock (for elapsed times, progress and budgets) */
 double st_mono_s(void);
+
+/* One line of f into *line (grown as needed, *cap its size), with its
+ * newline, NUL-terminated; NUL bytes in it are kept (the length tells).
+ * Returns its length, -1 at the end of the file, -2 when the line runs past
+ * max bytes (reading stops there: a file with no newline cannot take all
+ * memory), -3 out of memory. */
+ssize_t st_read_line(char **line, size_t *cap, FILE *f, size_t max);
 
 #endif

@@ -27,8 +27,14 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
     c.pp = (int)nval(v[ST_P_PP], 1);
     c.dp = (int)nval(v[ST_P_DP], 1);
     c.cp = (int)nval(v[ST_P_CP], 1);
-    /* ep > 1 turns on expert parallelism over the DP x TP ranks (vLLM) */
-    c.ep = nval(v[ST_P_EP], 1) > 1 ? c.dp * c.tp : 1;
+    /* expert parallelism spans the DP x TP ranks, as vLLM's
+     * --enable-expert-parallel lays it out (strata serve --ep): ep is 1 or
+     * dp x tp, and any other degree is not a layout vLLM can run */
+    double epv = nval(v[ST_P_EP], 1);
+    if (epv > 1 && epv != (double)c.dp * c.tp)
+        return st_error_set(err, ST_EINVAL, "ep %g: serving's expert parallelism spans the DP x TP ranks (vLLM's "
+                            "--enable-expert-parallel), so ep is 1 or dp x tp = %d", epv, c.dp * c.tp);
+    c.ep = epv > 1 ? c.dp * c.tp : 1;
     if (v[ST_P_SCHED])
         c.sched = (st_sched)v[ST_P_SCHED]->num;
     c.max_num_seqs = (int)nval(v[ST_P_MAX_SEQS], c.max_num_seqs);
@@ -105,8 +111,9 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
     pt->m[ST_M_MEMORY] = r.weights_bytes_per_gpu + r.kv_peak_frac * (double)r.kv_blocks * r.kv_bytes_per_block;
     pt->m[ST_M_COST] = out_tok > 0 ? (double)r.gpus * r.duration_s / out_tok * 1000 : NAN;
     pt->m[ST_M_MFU] = r.mfu;
-    pt->m[ST_M_TTFT] = r.ttft.mean;
-    pt->m[ST_M_TPOT] = r.tpot.mean;
+    /* no sample (one-token outputs have no TPOT): NaN, as serve --json's null */
+    pt->m[ST_M_TTFT] = r.ttft.n ? r.ttft.mean : NAN;
+    pt->m[ST_M_TPOT] = r.tpot.n ? r.tpot.mean : NAN;
     pt->m[ST_M_GOODPUT] = r.goodput_req_s;
     pt->fits = 1;
     if (d) {

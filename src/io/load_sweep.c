@@ -355,23 +355,74 @@ static int push_value(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
     return rc;
 }
 
-/* A listed value given twice would evaluate the same points twice (and tie
- * on the front); as with objectives, it is an error. Ranges cannot repeat,
- * so only lists are checked (pairwise: a list is written by hand). */
-static int listed_once(const fctx *c, const st_sweep_axis *ax, const st_ynode *n)
+/* A value given twice would evaluate the same points twice (and tie on the
+ * front); as with objectives, it is an error. Values sort by their key (a
+ * length distribution as written, a name in any case, else the number), so
+ * 100,000 of them take no longer to check than to read. */
+typedef struct vkey {
+    const st_pvalue *v;
+    size_t i;
+    st_pkind k;
+} vkey;
+
+static int vkey_cmp_keys(const vkey *a, const vkey *b)
 {
-    st_pkind k = st_param_info_of(ax->param)->kind;
-    const st_pvalue *nv = &ax->v[ax->n - 1];
-    for (size_t j = 0; j + 1 < ax->n; j++) {
-        const st_pvalue *o = &ax->v[j];
-        int same = k == ST_PK_LENGTHS ? strcmp(o->text, nv->text) == 0
-                   : k >= ST_PK_GPU    ? strcasecmp(o->text, nv->text) == 0
-                                       : o->num == nv->num;
-        if (same)
-            return f_error(c, n, "axis %s: '%s' is the same value as '%s', given before; list each value once",
-                           st_param_info_of(ax->param)->name, nv->text, o->text);
+    if (a->k == ST_PK_LENGTHS)
+        return strcmp(a->v->text, b->v->text);
+    if (a->k >= ST_PK_GPU)
+        return strcasecmp(a->v->text, b->v->text);
+    return a->v->num < b->v->num ? -1 : a->v->num > b->v->num;
+}
+
+static int vkey_cmp(const void *pa, const void *pb)
+{
+    const vkey *a = pa, *b = pb;
+    int c = vkey_cmp_keys(a, b);
+    return c ? c : a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* the first value (in the axis's order) equal to one before it: its index,
+ * and in *before the earlier one's; -1 when all differ */
+static long long first_repeat(const st_sweep_axis *ax, size_t *before, int *oom)
+{
+    *oom = 0;
+    if (ax->n < 2)
+        return -1;
+    vkey *ks = malloc(ax->n * sizeof *ks);
+    if (!ks) {
+        *oom = 1;
+        return -1;
     }
-    return 0;
+    st_pkind k = st_param_info_of(ax->param)->kind;
+    for (size_t i = 0; i < ax->n; i++)
+        ks[i] = (vkey){&ax->v[i], i, k};
+    qsort(ks, ax->n, sizeof *ks, vkey_cmp);
+    long long best = -1;
+    for (size_t j = 1; j < ax->n; j++) {
+        /* within a run of equal keys the first is the earliest: the second
+         * repeats it */
+        if (vkey_cmp_keys(&ks[j], &ks[j - 1]) || (j >= 2 && !vkey_cmp_keys(&ks[j - 1], &ks[j - 2])))
+            continue;
+        if (best < 0 || ks[j].i < (size_t)best) {
+            best = (long long)ks[j].i;
+            *before = ks[j - 1].i;
+        }
+    }
+    free(ks);
+    return best;
+}
+
+static int listed_once(const fctx *c, const st_sweep_axis *ax, const st_ynode *seq)
+{
+    size_t before = 0;
+    int oom;
+    long long j = first_repeat(ax, &before, &oom);
+    if (oom)
+        return st_error_set(c->err, ST_ENOMEM, "out of memory");
+    if (j < 0)
+        return 0;
+    return f_error(c, seq->items[j], "axis %s: '%s' is the same value as '%s', given before; list each value once",
+                   st_param_info_of(ax->param)->name, ax->v[j].text, ax->v[before].text);
 }
 
 /* {from: A, to: B, step: D} | {from, to, factor: F} | {from, to, steps: N} |
@@ -449,6 +500,14 @@ static int range_axis(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
             st_format_double(buf, sizeof buf, v);
         if ((rc = push_value(c, s, ax, n, buf)))
             return rc;
+        /* a range rises, so a repeat follows its twin: from = to with
+         * several steps, or a step below the 15 digits a value keeps */
+        if (ax->n >= 2 && ax->v[ax->n - 1].num == ax->v[ax->n - 2].num)
+            return f_error(c, n, "axis %s: the range gives %s twice (%s); a sweep takes each value once",
+                           st_param_info_of(ax->param)->name, buf,
+                           from == to ? "from and to are equal: give the one value"
+                           : k == ST_PK_INT ? "its values round to the same whole number: widen the step"
+                                            : "its step is below the 15 significant digits a value keeps: widen it");
     }
     return 0;
 }
@@ -486,9 +545,9 @@ static int read_axes(const fctx *c, st_sweep *s, const st_ynode *axes)
                     return f_error(c, v->items[k], "axis %s: expected a value, found a %s",
                                    axes->keys[i]->scalar, st_ykind_name(v->items[k]->kind));
                 rc = push_value(c, s, ax, v->items[k], v->items[k]->scalar);
-                if (!rc)
-                    rc = listed_once(c, ax, v->items[k]);
             }
+            if (!rc)
+                rc = listed_once(c, ax, v);
         } else {
             rc = push_value(c, s, ax, v, v->scalar); /* one value: an axis of one */
         }

@@ -23,16 +23,24 @@ void st_lenspec_free(st_lenspec *l)
 }
 
 /* ---- length specs ---------------------------------------------------------- */
+/* zipf: the longest length its tables take (80 MB each) */
+#define ST_ZIPF_MAX 10000000
+
 static int parse_range(const char *s, int *lo, int *hi, const char **end)
 {
     char *e;
     errno = 0;
+    /* digits only: strtol would also take blanks and a sign */
+    if (!isdigit((unsigned char)*s))
+        return -1;
     long a = strtol(s, &e, 10);
     if (e == s || errno || a < 1 || a > 100000000)
         return -1;
     long b = a;
     if (*e == '-') {
         const char *s2 = e + 1;
+        if (!isdigit((unsigned char)*s2))
+            return -1;
         b = strtol(s2, &e, 10);
         if (e == s2 || errno || b < a || b > 100000000)
             return -1;
@@ -70,13 +78,23 @@ int st_lenspec_parse(const char *s, st_lenspec *out, st_error *err)
     if (kl == 4 && strncmp(s, "zipf", 4) == 0) {
         char *x;
         out->kind = ST_LEN_ZIPF;
+        /* decimal only: strtod would also take blanks, a sign and hexadecimal */
+        if (!isdigit((unsigned char)*arg) && *arg != '.')
+            goto bad;
         out->zipf_s = strtod(arg, &x);
-        if (x == arg || *x != ',' || !(out->zipf_s > 0) || out->zipf_s > 10)
+        if (x == arg || *x != ',' || !(out->zipf_s > 0) || out->zipf_s > 10 || memchr(arg, 'x', (size_t)(x - arg)) ||
+            memchr(arg, 'X', (size_t)(x - arg)))
             goto bad;
         out->in_lo = out->out_lo = 1;
         if (parse_range(x + 1, &out->in_hi, &out->in_hi, &e) || *e != ',' ||
             parse_range(e + 1, &out->out_hi, &out->out_hi, &e) || *e)
             goto bad;
+        /* each draws from a table of MAX doubles */
+        if (out->in_hi > ST_ZIPF_MAX || out->out_hi > ST_ZIPF_MAX) {
+            st_error_set(err, ST_EINVAL, "--lengths '%s': zipf draws from a table per length, at most %d tokens "
+                         "long; lower MAX_IN and MAX_OUT", s, ST_ZIPF_MAX);
+            return ST_EINVAL;
+        }
         return 0;
     }
     if (kl == 5 && strncmp(s, "trace", 5) == 0) {
@@ -208,6 +226,12 @@ int st_requests_generate(const st_arrivals *a, const st_lenspec *l, st_reqset *o
     }
     free(zi.cdf);
     free(zo.cdf);
+    if (t > ST_SERVE_MAX_SPAN_S) {
+        st_error_set(err, ST_EINVAL, "%zu requests at --qps %g arrive over %.3g s, past the %.0e s the simulator's clock "
+                     "resolves to a microsecond; raise --qps or lower --requests", a->n, a->qps, t, ST_SERVE_MAX_SPAN_S);
+        st_reqset_free(out);
+        return ST_EINVAL;
+    }
     out->n = a->n;
     return 0;
 }
@@ -327,8 +351,14 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
     int rc = 0, csv = -1, c_arr = -1, c_in = -1, c_out = -1, ncols = 0;
     double t0 = 0;
     int have_t0 = 0;
-    while ((len = getline(&line, &lcap, f)) > 0) {
+    while ((len = st_read_line(&line, &lcap, f, 1 << 20)) != -1) {
         lineno++;
+        if (len < 0) {
+            rc = len == -3 ? st_error_set(err, ST_ENOMEM, "out of memory reading %s", path)
+                           : st_error_set(err, ST_EINVAL, "%s:%zu:1: a line longer than 1 MiB: a trace is JSON lines "
+                                          "or CSV, a request a line", path, lineno);
+            break;
+        }
         char *p = line;
         /* a NUL byte would end the line there for every reader below */
         const char *z = memchr(line, '\0', (size_t)len);
@@ -482,9 +512,10 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
     }
     for (size_t i = 0; i < out->n; i++) {
         out->r[i].arrival -= t0;
-        if (!isfinite(out->r[i].arrival) || out->r[i].arrival > 1e12) {
-            st_error_set(err, ST_EINVAL, "%s:%d:1: this request arrives more than 1e12 s after the first; check the "
-                         "arrival_time column", path, out->r[i].line);
+        if (!isfinite(out->r[i].arrival) || out->r[i].arrival > ST_SERVE_MAX_SPAN_S) {
+            st_error_set(err, ST_EINVAL, "%s:%d:1: this request arrives more than %.0e s after the first, past the "
+                         "simulator's clock resolution; check the arrival_time column", path, out->r[i].line,
+                         ST_SERVE_MAX_SPAN_S);
             st_reqset_free(out);
             return ST_EINVAL;
         }

@@ -264,8 +264,11 @@ int st_serve_write_requests(FILE *f, const st_serve_result *r)
                "ttft_s,tpot_s,latency_s,preemptions,cached_tokens\n");
     for (size_t i = 0; i < r->n_requests; i++) {
         const st_req_out *q = &r->req[i];
-        double tpot = q->out > 1 ? (q->done - q->first) / (q->out - 1) : 0;
-        fprintf(f, "%zu,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n", i, q->model, q->replica, q->in,
+        /* a one-token output has no time per output token: an empty field */
+        char tpot[32] = "";
+        if (q->out > 1)
+            snprintf(tpot, sizeof tpot, "%.6f", (q->done - q->first) / (q->out - 1));
+        fprintf(f, "%zu,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%.6f,%d,%d\n", i, q->model, q->replica, q->in,
                 q->out, q->arrival, q->scheduled, q->first, q->done, q->first - q->arrival, tpot,
                 q->done - q->arrival, q->preemptions, q->cached_tokens);
     }

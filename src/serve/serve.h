@@ -302,6 +302,10 @@ typedef struct st_serve_result {
  * took 13 GB. serve --requests (its help text states the cap), sweep's
  * 'requests' and st_requests_generate all stop here. */
 #define ST_SERVE_MAX_REQUESTS 10000000LL
+/* the longest span of arrivals a run takes, s (31.7 years): the simulator's
+ * clock is a double of seconds, whose resolution there (0.12 us) stays well
+ * under a step; a 1e14 s span left a request's TTFT to rounding */
+#define ST_SERVE_MAX_SPAN_S 1e9
 
 void st_serve_result_free(st_serve_result *r);
 

@@ -2032,7 +2032,10 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
             if (s.have_draft)
                 held += s.draft.weights_bytes;
             out->memory_per_gpu_bytes = held;
-            double peak = st_gpu_peak(cfg->gpu, s.cost[0].dtype, 0);
+            /* the peak of the type the block GEMMs run in: FP8 or INT8 under
+             * fp8 and w8a8 quantisation (W4A16 dequantises to 16 bits) */
+            st_dtype mm = cfg->quant == ST_QUANT_FP8 ? ST_FP8 : cfg->quant == ST_QUANT_W8A8 ? ST_INT8 : s.cost[0].dtype;
+            double peak = st_gpu_peak(cfg->gpu, mm, 0);
             /* MFU counts the model FLOPs the requests needed: each prompt
              * token computed once (not the ones the prefix cache served) and
              * each output token; a static batch's padding, rejected draft
