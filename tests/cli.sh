@@ -1423,6 +1423,89 @@ printf 'mapping:\n  - target: nowhere\n    type: temporal\n    factors: C3\n' > 
 check "a mapping naming an unknown level lists the levels" \
     sh -c "! '$S' map --arch eyeriss-like --layer resnet50:conv1 --mapping '$tmp/bad2.map.yaml' 2> '$tmp/err' && grep -q 'psum_spad' '$tmp/err'"
 
+TL="$SH/timeloop"
+# map --objective delay breaks a tie in cycles by energy, and energy a tie
+# in energy by cycles, each exactly (a tie-break folded into one double
+# fell below its precision): the exhaustive search's delay pick has the
+# least energy of the mappings at its cycles, so no more than any
+# mapping's at those cycles, the EDP pick's among them
+printf 'problem:\n  instance: {C: 4, M: 8, R: 3, S: 3, N: 1, P: 8, Q: 8}\n' > "$tmp/small.prob.yaml"
+"$S" map --arch eyeriss-like --problem "$tmp/small.prob.yaml" --exhaustive --objective delay --json > "$tmp/md.json" 2> /dev/null; r1=$?
+"$S" map --arch eyeriss-like --problem "$tmp/small.prob.yaml" --exhaustive --objective edp --json > "$tmp/me.json" 2> /dev/null; r2=$?
+if [ $r1$r2 = 00 ] && jq -s -e '.[0].cycles <= .[1].cycles and (.[0].cycles < .[1].cycles or .[0].energy_j <= .[1].energy_j)' "$tmp/md.json" "$tmp/me.json" > /dev/null &&
+   jq -s -e '.[0].cycles == .[1].cycles and .[0].energy_j <= .[1].energy_j' "$tmp/md.json" "$tmp/me.json" > /dev/null; then
+    ok "map --objective delay: among the fastest mappings the least energy (ties broken exactly)"
+else
+    not_ok "map delay tie-break" "r=$r1$r2 $(jq -c '{cycles, energy_j}' "$tmp/md.json" "$tmp/me.json")"
+fi
+# a backing store given a depth holds its tensors whole (a 3x3 layer's
+# inputs 64 x 58 x 58, weights 64 x 64 x 9 and outputs 64 x 56 x 56:
+# 452,864 words, against DRAM depth 1 x 8 words); a level may not take the
+# breakdown's own names
+sed '0,/^    width_bits: 64 .*/s//    width_bits: 64\n    depth: 1/' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/dram1.yaml"
+sed 's/name: psum_spad/name: noc/' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/noc.yaml"
+printf 'problem:\n  instance: {C: 64, M: 64, R: 3, S: 3, N: 1, P: 56, Q: 56}\n' > "$tmp/dp.prob.yaml"
+"$S" map --arch "$tmp/dram1.yaml" --problem "$tmp/dp.prob.yaml" > /dev/null 2> "$tmp/e1"; r1=$?
+"$S" map --arch "$tmp/noc.yaml" --problem "$tmp/dp.prob.yaml" > /dev/null 2> "$tmp/e2"; r2=$?
+if [ $r1 != 0 ] && grep -q "level DRAM, the backing store of .* holds 8 words but the tensors of .* need 452864" "$tmp/e1" &&
+   [ $r2 != 0 ] && grep -q "noc.yaml:[0-9]*:[0-9]*: level name 'noc' is the energy breakdown's own entry" "$tmp/e2"; then
+    ok "map: a backing store with a depth must hold its tensors; levels named mac or noc refused"
+else
+    not_ok "map: backing store depth / reserved names" "r=$r1$r2 $(cat "$tmp/e1" "$tmp/e2")"
+fi
+# Timeloop architectures: the MACs come last, below storage whose
+# instances they divide; a range that is no range, a misspelt mesh key or
+# constraint target, is an error at its place
+if [ -d "$TL/reference-default_problem" ]; then
+    A="$TL/eyeriss_like.arch.yaml"; F="$TL/reference-default_problem/parsed-processed-input.yaml"
+    E="$TL/eyeriss_like.ERT.yaml"; P="$TL/problems/default_problem.prob.yaml"
+    m=$(grep -n '!Component # MAC unit' "$A" | cut -d: -f1)
+    { sed -n 1,17p "$A"; sed -n "$m,$((m + 6))p" "$A"; sed -n "18,$((m - 1))p" "$A"; } > "$tmp/tl1.yaml"
+    sed 's/spatial: {meshX: 14}/spatial: {meshx: 14}/' "$A" > "$tmp/tl2.yaml"
+    sed '0,/target: shared_glb/s/target: shared_glb/target: shared_gbl/' "$F" > "$tmp/tl3.yaml"
+    sed 's/psum_spad\[1\.\.168\]/psum_spad[168..1]/' "$F" > "$tmp/tl4.yaml"
+    sed 's/mac\[1\.\.168\]/mac[1..1]/' "$F" > "$tmp/tl5.yaml"
+    out=
+    for n in 1 2 3 4 5; do
+        "$S" map --arch "$tmp/tl$n.yaml" --ert "$E" --problem "$P" > /dev/null 2> "$tmp/tle$n" && out="$out tl$n:accepted"
+    done
+    if [ -z "$out" ] && grep -q "tl1.yaml:[0-9]*:[0-9]*: component shared_glb comes after the compute component" "$tmp/tle1" &&
+       grep -q "tl2.yaml:38:15: architecture: unknown key 'meshx'; did you mean 'meshX'" "$tmp/tle2" &&
+       grep -q "tl3.yaml:[0-9]*:[0-9]*: constraint target 'shared_gbl' is no component or container of this architecture (did you mean 'shared_glb'?)" "$tmp/tle3" &&
+       grep -q "tl4.yaml:146:19: 'psum_spad\[168..1\]': expected NAME\[LO..HI\]" "$tmp/tle4" &&
+       grep -q "tl5.yaml:172:13: compute component mac has 1 instance, but the storage above it (psum_spad) has 168" "$tmp/tle5"; then
+        ok "Timeloop architectures: the MACs last and dividing the storage above; ranges, mesh keys and targets checked at FILE:LINE:COL"
+    else
+        not_ok "Timeloop architecture checks" "$out $(cat "$tmp"/tle[1-5])"
+    fi
+else
+    skip_test "Timeloop architecture checks" "no ../shared/data/timeloop"
+fi
+# YAML: a quoted number is a string ("3" is not 3) and -0 reads as 0;
+# Timeloop problems: version 0.4 only, conv2D's seven dimensions each once;
+# show names a Timeloop file for what it is; suite --shared of a file says
+# it is no folder
+printf 'problem:\n  instance: {C: "3", M: 8, R: 3, S: 3, N: 1, P: 8, Q: 8}\n' > "$tmp/q1.prob.yaml"
+printf 'problem:\n  version: 9.9\n  instance: {C: 3, M: 8, R: 3, S: 3, N: 1, P: 8, Q: 8}\n' > "$tmp/q2.prob.yaml"
+printf 'problem:\n  version: 0.4\n  shape:\n    dimensions: [C, M, R, S, N, P, C]\n  instance: {C: 3, M: 8, R: 3, S: 3, N: 1, P: 8, Q: 8}\n' > "$tmp/q3.prob.yaml"
+printf 'problem:\n  version: "0.4"\n  instance: {C: 3, M: 8, R: 3, S: 3, N: 1, P: 8, Q: 8}\n' > "$tmp/q4.prob.yaml"
+sed 's/^  energy_pj: 0.207692 .*/  energy_pj: -0.0/' "$srcdir/presets/accel/eyeriss-like.yaml" > "$tmp/neg0.yaml"
+out=
+for n in 1 2 3; do "$S" map --arch eyeriss-like --problem "$tmp/q$n.prob.yaml" > /dev/null 2> "$tmp/qe$n" && out="$out q$n:accepted"; done
+"$S" map --arch eyeriss-like --problem "$tmp/q4.prob.yaml" > /dev/null || out="$out q4:refused"
+"$S" map --arch "$tmp/neg0.yaml" --problem "$tmp/q4.prob.yaml" > "$tmp/neg0.txt" || out="$out neg0:refused"
+printf 'architecture:\n  version: 0.4\n  nodes: []\n' > "$tmp/tlarch.yaml"
+"$S" show "$tmp/tlarch.yaml" > /dev/null 2> "$tmp/qe5" && out="$out show:accepted"
+"$S" suite --shared /etc/passwd > /dev/null 2> "$tmp/qe6" && out="$out suite:accepted"
+if [ -z "$out" ] && grep -q "q1.prob.yaml:2:17: key 'C': expected a whole number in \[1, 2147483648\], found the quoted string '3'" "$tmp/qe1" &&
+   grep -q "q2.prob.yaml:2:12: version 9.9: strata reads Timeloop's v0.4 format" "$tmp/qe2" &&
+   grep -q "q3.prob.yaml:4:36: problem shape: dimension C is listed twice" "$tmp/qe3" &&
+   ! grep -q -- "-0\.0" "$tmp/neg0.txt" && grep -q "a Timeloop architecture file, not a strata preset" "$tmp/qe5" &&
+   grep -q -- "--shared /etc/passwd: Not a directory" "$tmp/qe6"; then
+    ok "inputs: quoted numbers refused, -0 read as 0; Timeloop problem version and dimensions checked; show and suite --shared name what they got"
+else
+    not_ok "inputs: quoted numbers / -0 / Timeloop problem checks" "$out $(cat "$tmp"/qe[1-6]) $(grep -- '-0' "$tmp/neg0.txt" | head -3)"
+fi
 # Timeloop's own reference run (shared data): cycles exact, utilization,
 # total energy and each component's fJ/MAC from timeloop-mapper.stats.txt
 TL="$SH/timeloop"

@@ -325,6 +325,21 @@ static const char *trim(const char *s, size_t *len)
     return s;
 }
 
+/* a range's number: plain when it is one (the loader takes no quoted
+ * numbers), else quoted, for the loader to name what it got */
+static void put_number(sbuf *b, const char *t)
+{
+    char *end;
+    if (*t && strspn(t, "0123456789.eE+-") == strlen(t)) {
+        strtod(t, &end);
+        if (!*end) {
+            put(b, "%s", t);
+            return;
+        }
+    }
+    put_quoted(b, t, strlen(t));
+}
+
 /* "A..B x2" | "A..B +S" | "A..B nN" | "A..B" as a range map. */
 static int put_range(sbuf *b, const char *t)
 {
@@ -341,19 +356,14 @@ static int put_range(sbuf *b, const char *t)
     if (sscanf(dots + 2, " %63s %63s %7s", to, how, extra) < 1 || extra[0])
         return -1;
     put(b, "{from: ");
-    put_quoted(b, from, strlen(from));
+    put_number(b, from);
     put(b, ", to: ");
-    put_quoted(b, to, strlen(to));
-    if (how[0] == 'x')
-        put(b, ", factor: \"%s\"}", how + 1);
-    else if (how[0] == '+')
-        put(b, ", step: \"%s\"}", how + 1);
-    else if (how[0] == 'n')
-        put(b, ", steps: \"%s\"}", how + 1);
-    else if (!how[0])
-        put(b, ", step: 1}");
-    else
+    put_number(b, to);
+    if (how[0] != 'x' && how[0] != '+' && how[0] != 'n' && how[0])
         return -1;
+    put(b, ", %s: ", how[0] == 'x' ? "factor" : how[0] == 'n' ? "steps" : "step");
+    put_number(b, how[0] ? how + 1 : "1");
+    put(b, "}");
     return 0;
 }
 

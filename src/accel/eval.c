@@ -331,10 +331,16 @@ static int core(const st_accel *a, const st_aprob *p, const st_amap *m, st_astat
                 used += x->tile[i][t];
             }
         }
-        if (i > 0 && l->cls != ST_MEM_FANOUT && l->depth > 0 && used > st_mem_level_words(l))
-            return x->bad_level = i, fail(err, "level %s: the tiles it keeps need %.0f words, it holds %.0f; "
-                             "move factors outward",
-                        l->name, used, st_mem_level_words(l));
+        /* the backing store too, when it is given a depth: it holds whole
+         * tensors, and no mapping can move them further out */
+        if (l->cls != ST_MEM_FANOUT && l->depth > 0 && used > st_mem_level_words(l))
+            return x->bad_level = i,
+                   i == 0 ? fail(err, "level %s, the backing store, holds %.0f words but the tensors it keeps need "
+                                      "%.0f; give it the depth they need, or none (an unbounded DRAM)",
+                                 l->name, st_mem_level_words(l), used)
+                          : fail(err, "level %s: the tiles it keeps need %.0f words, it holds %.0f; "
+                                      "move factors outward",
+                                 l->name, used, st_mem_level_words(l));
     }
     /* the data movement of each tensor along its chain of keepers */
     for (int t = 0; t < NT; t++) {

@@ -267,29 +267,53 @@ static void to_map(const space *sp, const state *st, st_amap *m)
     }
 }
 
-static double score_of(const space *sp, const state *st, long long *evals)
+/* A mapping's score: the objective (a), then what breaks its ties (b):
+ * cycles under energy and EDP (also where every access and MAC is free, an
+ * architecture of zero energies), energy under delay. Compared in that
+ * order: a tie-break folded into one double (c x (1 + 1e-12 e)) fell below
+ * its precision, and delay kept a mapping of twice the energy at the same
+ * cycles. a < 0: not a valid mapping. */
+typedef struct mscore {
+    double a, b;
+} mscore;
+
+static const mscore NO_SCORE = {-1, 0};
+
+static int valid_score(mscore s) { return s.a >= 0; }
+
+/* x is better than y: a valid one beats none, then the lower objective, then
+ * the lower tie-break */
+static int better(mscore x, mscore y)
+{
+    if (!valid_score(x))
+        return 0;
+    if (!valid_score(y))
+        return 1;
+    return x.a < y.a || (x.a == y.a && x.b < y.b);
+}
+
+static int same_score(mscore x, mscore y) { return x.a == y.a && x.b == y.b; }
+
+static mscore score_of(const space *sp, const state *st, long long *evals)
 {
     st_amap m;
     double e, c;
     to_map(sp, st, &m);
     (*evals)++;
     if (!st_accel_eval_fast(sp->a, sp->p, &m, &e, &c))
-        return -1;
-    /* ties go to the faster mapping, also where every access and MAC is
-     * free (an architecture of zero energies): the 1e-300 x cycles term is
-     * below a double's precision next to any nonzero product */
+        return NO_SCORE;
     switch (sp->obj) {
-    case ST_AOBJ_ENERGY: return e * (1 + 1e-12 * c) + 1e-300 * c;
-    case ST_AOBJ_DELAY: return c * (1 + 1e-12 * e);
-    default: return e * c + 1e-300 * c;
+    case ST_AOBJ_ENERGY: return (mscore){e, c};
+    case ST_AOBJ_DELAY: return (mscore){c, e};
+    default: return (mscore){e * c, c};
     }
 }
 
 /* Steepest descent from st over moves, swaps and order changes. */
-static double descend(const space *sp, state *st, double cur, long long *evals, long long cap)
+static mscore descend(const space *sp, state *st, mscore cur, long long *evals, long long cap)
 {
     state best, cand;
-    double bs;
+    mscore bs;
     for (;;) {
         best = *st;
         bs = cur;
@@ -303,8 +327,8 @@ static double descend(const space *sp, state *st, double cur, long long *evals, 
                     continue;
                 cand = *st;
                 cand.slot[k] = (unsigned char)s;
-                double v = score_of(sp, &cand, evals);
-                if (v >= 0 && v < bs)
+                mscore v = score_of(sp, &cand, evals);
+                if (better(v, bs))
                     bs = v, best = cand;
                 if (cap > 0 && *evals >= cap)
                     goto capped;
@@ -323,8 +347,8 @@ static double descend(const space *sp, state *st, double cur, long long *evals, 
                 cand = *st;
                 cand.slot[k] = st->slot[l];
                 cand.slot[l] = st->slot[k];
-                double v = score_of(sp, &cand, evals);
-                if (v >= 0 && v < bs)
+                mscore v = score_of(sp, &cand, evals);
+                if (better(v, bs))
                     bs = v, best = cand;
                 if (cap > 0 && *evals >= cap)
                     goto capped;
@@ -336,20 +360,20 @@ static double descend(const space *sp, state *st, double cur, long long *evals, 
                     continue;
                 cand = *st;
                 cand.cls[i] = (unsigned char)c;
-                double v = score_of(sp, &cand, evals);
-                if (v >= 0 && v < bs)
+                mscore v = score_of(sp, &cand, evals);
+                if (better(v, bs))
                     bs = v, best = cand;
                 if (cap > 0 && *evals >= cap)
                     goto capped;
             }
-        if (bs >= cur || (cap > 0 && *evals >= cap))
+        if (!better(bs, cur) || (cap > 0 && *evals >= cap))
             return cur;
         *st = best;
         cur = bs;
     }
 capped:
     /* the cap reached inside a pass: keep the best move found so far */
-    if (bs < cur) {
+    if (better(bs, cur)) {
         *st = best;
         cur = bs;
     }
@@ -358,7 +382,7 @@ capped:
 
 /* A random valid start: primes in random order, each to a random allowed
  * slot unless that breaks validity (then it stays in the backing store). */
-static double random_start(const space *sp, state *st, unsigned long long *rs, long long *evals)
+static mscore random_start(const space *sp, state *st, unsigned long long *rs, long long *evals)
 {
     int order[MAX_PRIMES];
     memset(st, 0, sizeof *st);
@@ -375,7 +399,7 @@ static double random_start(const space *sp, state *st, unsigned long long *rs, l
         order[k] = order[r];
         order[r] = t;
     }
-    double cur = score_of(sp, st, evals);
+    mscore cur = score_of(sp, st, evals);
     for (int q = 0; q < sp->nprimes; q++) {
         int k = order[q];
         if (sp->pinned[k])
@@ -384,8 +408,8 @@ static double random_start(const space *sp, state *st, unsigned long long *rs, l
         if (s == sp->allowed[k][0])
             continue;
         st->slot[k] = (unsigned char)s;
-        double v = score_of(sp, st, evals);
-        if (v < 0)
+        mscore v = score_of(sp, st, evals);
+        if (!valid_score(v))
             st->slot[k] = sp->allowed[k][0];
         else
             cur = v;
@@ -397,7 +421,7 @@ static double random_start(const space *sp, state *st, unsigned long long *rs, l
 typedef struct exh {
     const space *sp;
     state st, best;
-    double best_score;
+    mscore best_score;
     long long evals, valid;
     int split, threads, tid; /* the first `split` primes' choices are dealt out */
     long long combo, best_combo;
@@ -407,10 +431,10 @@ typedef struct exh {
 static void exh_perms(exh *x, int j)
 {
     if (j == x->sp->nperm) {
-        double v = score_of(x->sp, &x->st, &x->evals);
-        if (v >= 0) {
+        mscore v = score_of(x->sp, &x->st, &x->evals);
+        if (valid_score(v)) {
             x->valid++;
-            if (x->best_score < 0 || v < x->best_score)
+            if (better(v, x->best_score))
                 x->best_score = v, x->best = x->st, x->best_combo = x->combo;
         }
         return;
@@ -479,7 +503,7 @@ typedef struct job {
     long long cap_per_restart;
     double deadline;
     state best;
-    double best_score;
+    mscore best_score;
     int best_r;
     long long evals;
     int truncated;
@@ -488,7 +512,7 @@ typedef struct job {
 static void *worker(void *arg)
 {
     job *j = arg;
-    j->best_score = -1;
+    j->best_score = NO_SCORE;
     j->best_r = -1;
     for (int r = j->tid; r < j->restarts; r += j->threads) {
         if (j->deadline > 0 && st_mono_s() > j->deadline) {
@@ -500,11 +524,10 @@ static void *worker(void *arg)
         rs = rng_next(&mix);
         state st;
         long long ev = 0;
-        double v = random_start(j->sp, &st, &rs, &ev);
+        mscore v = random_start(j->sp, &st, &rs, &ev);
         v = descend(j->sp, &st, v, &ev, j->cap_per_restart);
         j->evals += ev;
-        if (v >= 0 && (j->best_score < 0 || v < j->best_score ||
-                       (v == j->best_score && r < j->best_r))) {
+        if (better(v, j->best_score) || (valid_score(v) && same_score(v, j->best_score) && r < j->best_r)) {
             j->best_score = v;
             j->best = st;
             j->best_r = r;
@@ -537,8 +560,23 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
         free(sp);
         return rc;
     }
+    /* the backing store keeps its tensors whole, whatever the mapping: a depth
+     * below them is said as such, not as no mapping found */
+    const st_mem_level *l0 = &a->level[0];
+    if (a->n_levels > 0 && l0->cls != ST_MEM_FANOUT && l0->depth > 0) {
+        double used = 0;
+        for (int t = 0; t < ST_TENSOR_COUNT; t++)
+            if (l0->keeps[t])
+                used += st_aprob_tensor_words(p, (st_tensor)t);
+        if (used > st_mem_level_words(l0)) {
+            free(sp);
+            return st_error_set(err, ST_EINVAL, "level %s, the backing store of %s, holds %.0f words but the tensors "
+                                "of %s it keeps need %.0f; give it the depth they need, or none (an unbounded "
+                                "DRAM)", l0->name, a->name, st_mem_level_words(l0), p->name, used);
+        }
+    }
     state best;
-    double best_score = -1;
+    mscore best_score = NO_SCORE;
     memset(&best, 0, sizeof best);
     if (o->exhaustive || space_size(sp) <= EXHAUSTIVE_MAX) {
         int nt = o->threads > 0 ? o->threads : 1;
@@ -549,7 +587,7 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
         }
         for (int t = 0; t < nt; t++) {
             x[t].sp = sp;
-            x[t].best_score = -1;
+            x[t].best_score = NO_SCORE;
             x[t].threads = nt;
             x[t].tid = t;
             x[t].split = sp->nprimes < 3 ? sp->nprimes : 3;
@@ -568,9 +606,9 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
             }
             r->evaluated += x[t].evals;
             r->valid += x[t].valid;
-            if (x[t].best_score >= 0 &&
-                (best_score < 0 || x[t].best_score < best_score ||
-                 (x[t].best_score == best_score && x[t].best_combo < best_combo))) {
+            if (better(x[t].best_score, best_score) ||
+                (valid_score(x[t].best_score) && same_score(x[t].best_score, best_score) &&
+                 x[t].best_combo < best_combo)) {
                 best_score = x[t].best_score;
                 best = x[t].best;
                 best_combo = x[t].best_combo;
@@ -621,9 +659,9 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
         for (int t = 0; t < nt; t++) {
             r->evaluated += jobs[t].evals;
             r->truncated |= jobs[t].truncated;
-            if (jobs[t].best_score >= 0 &&
-                (best_score < 0 || jobs[t].best_score < best_score ||
-                 (jobs[t].best_score == best_score && jobs[t].best_r < best_r))) {
+            if (better(jobs[t].best_score, best_score) ||
+                (valid_score(jobs[t].best_score) && same_score(jobs[t].best_score, best_score) &&
+                 jobs[t].best_r < best_r)) {
                 best_score = jobs[t].best_score;
                 best = jobs[t].best;
                 best_r = jobs[t].best_r;
@@ -633,7 +671,7 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
         free(jobs);
         free(th);
     }
-    if (best_score < 0) {
+    if (!valid_score(best_score)) {
         free(sp);
         if (r->truncated)
             return st_error_set(err, ST_EINVAL, "the search for a mapping of %s on %s stopped (its time budget "
@@ -646,7 +684,7 @@ int st_accel_map(const st_accel *a, const st_aprob *p, const st_mapper_opts *o,
     }
     to_map(sp, &best, &r->best);
     free(sp);
-    r->score = best_score;
+    r->score = best_score.a;
     r->seconds = st_mono_s() - t0;
     r->evals_per_s = r->seconds > 0 ? (double)r->evaluated / r->seconds : 0;
     return st_accel_eval(a, p, &r->best, &r->stats, err);

@@ -730,7 +730,12 @@ static int run(int argc, char **argv)
     {
         st_error e2 = {0};
         if (shared_opt) {
-            if (access(shared_opt, R_OK | X_OK) != 0) {
+            struct stat sh;
+            if (stat(shared_opt, &sh) == 0 && !S_ISDIR(sh.st_mode))
+                errno = ENOTDIR; /* a file: "not a directory", not its permissions */
+            else if (access(shared_opt, R_OK | X_OK) == 0)
+                errno = 0;
+            if (errno) {
                 st_regex_free(re);
                 return cli_usage_error(&cmd_suite, "--shared %s: %s; name the measured-data folder (laid out like "
                                                    "../shared/data)", shared_opt, strerror(errno));

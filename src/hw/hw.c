@@ -74,6 +74,11 @@ double st_mem_level_words(const st_mem_level *l)
     return (double)l->depth * (double)l->width_bits / (double)l->word_bits;
 }
 
+int st_level_name_reserved(const char *name)
+{
+    return strcmp(name, "mac") == 0 || strcmp(name, "noc") == 0;
+}
+
 static const char *const topo_names[ST_TOPO_COUNT] = {
     "nvswitch", "nvlink_mesh", "pcie", "ring", "fat_tree", "rail_optimized", "torus2d", "switch",
 };

@@ -211,6 +211,9 @@ typedef struct st_accel {
 
 /* Capacity of one instance in words (0 = unbounded). */
 double st_mem_level_words(const st_mem_level *l);
+/* a level name the energy breakdown (map --json, accel) keeps for its own
+ * entries: "mac" and "noc" */
+int st_level_name_reserved(const char *name);
 
 /* ---- nodes and clusters --------------------------------------------------- */
 typedef enum st_topology {

@@ -112,6 +112,10 @@ static int node_number(const fctx *c, const st_ynode *v, const char *key, double
     if (v->kind != ST_Y_SCALAR || st_ynode_is_null(v))
         return f_error(c, v, "key '%s': expected %s, found %s", key, range,
                        found(v, buf, sizeof buf));
+    /* a quoted scalar is a string in YAML (and JSON): "3" is not 3 */
+    if (!v->plain)
+        return f_error(c, v, "key '%s': expected %s, found the quoted string '%s'; write the number without "
+                       "quotes", key, range, v->scalar);
     errno = 0;
     x = strtod(v->scalar, &end);
     /* strtod also takes hex, inf and nan: none of them belongs in a spec */
@@ -124,7 +128,7 @@ static int node_number(const fctx *c, const st_ynode *v, const char *key, double
     if (x < min || x > max)
         return f_error(c, v, "key '%s': expected %s, found %s", key, range,
                        found(v, buf, sizeof buf));
-    *out = x;
+    *out = x == 0 ? 0 : x; /* -0 reads as 0 (it printed as -0.0000) */
     return 0;
 }
 
@@ -143,6 +147,9 @@ int f_node_int(const fctx *c, const st_ynode *v, const char *key, long long min,
     if (v->kind != ST_Y_SCALAR || st_ynode_is_null(v))
         return f_error(c, v, "key '%s': expected a whole number in [%lld, %lld], found %s", key,
                        min, max, found(v, buf, sizeof buf));
+    if (!v->plain)
+        return f_error(c, v, "key '%s': expected a whole number in [%lld, %lld], found the quoted string '%s'; "
+                       "write the number without quotes", key, min, max, v->scalar);
     errno = 0;
     x = strtoll(v->scalar, &end, 10);
     if (end == v->scalar || *end != '\0' || v->scalar[0] == ' ')

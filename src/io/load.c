@@ -73,6 +73,11 @@ static int load_doc(const st_ydoc *doc, st_loaded *out, st_error *err)
             snprintf(out->model.path, sizeof out->model.path, "%s", doc->path);
             return st_read_hf(&c, root, &out->model);
         }
+        /* Timeloop's own files: map and accel read them, with their ERT */
+        if (f_get(root, "architecture") || f_get(root, "problem"))
+            return f_error(&c, root, "a Timeloop %s file, not a strata preset or workload: `strata map --arch "
+                           "ARCH.yaml --problem PROB.yaml` reads Timeloop files (an architecture with its ERT beside "
+                           "it, or --ert)", f_get(root, "architecture") ? "architecture" : "problem");
         return f_error(&c, root,
                        "missing required key 'kind' (gpu, edge, accelerator, node, cluster, "
                        "transformer or cnn)");

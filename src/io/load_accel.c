@@ -295,6 +295,10 @@ int st_read_accel(const fctx *c, const st_ynode *root, st_accel *a)
             if (strcmp(a->level[j].name, a->level[i].name) == 0)
                 return f_error(&lc, levels->items[i], "level name '%s' is used twice",
                                a->level[i].name);
+        if (st_level_name_reserved(a->level[i].name))
+            return f_error(&lc, levels->items[i], "level name '%s' is the energy breakdown's own entry for the "
+                           "%s; name the level something else", a->level[i].name,
+                           strcmp(a->level[i].name, "mac") == 0 ? "MACs" : "network on chip");
     }
     a->n_levels = (int)levels->n;
     for (int i = 1; i < a->n_levels; i++) {

@@ -45,6 +45,16 @@ static int tensor_of(const char *s)
 
 /* ---- problem ---------------------------------------------------------------- */
 
+/* Timeloop's format version: 0.4 (written as a number or a string), or none */
+static int tl_version(const fctx *c, const st_ynode *n)
+{
+    const st_ynode *v = f_get(n, "version");
+    if (!v || st_ynode_is_null(v) || (v->kind == ST_Y_SCALAR && strcmp(v->scalar, "0.4") == 0))
+        return 0;
+    return f_error(c, v, "version %s: strata reads Timeloop's v0.4 format (version: 0.4)",
+                   v->kind == ST_Y_SCALAR ? v->scalar : st_ykind_name(v->kind));
+}
+
 /* The shape must be Timeloop's conv2D: anything else would be read wrongly. */
 static int check_shape(const fctx *c, const st_ynode *shape)
 {
@@ -67,7 +77,8 @@ static int check_shape(const fctx *c, const st_ynode *shape)
     if ((dims && dims->kind != ST_Y_SEQ) || (ds && ds->kind != ST_Y_SEQ))
         return f_error(c, dims && dims->kind != ST_Y_SEQ ? dims : ds, "problem shape: '%s' must be a list",
                        dims && dims->kind != ST_Y_SEQ ? "dimensions" : "data_spaces");
-    if (dims)
+    if (dims) {
+        unsigned seen = 0;
         for (size_t i = 0; i < dims->n; i++) {
             const st_ynode *d = dims->items[i];
             if (d->kind != ST_Y_SCALAR || strlen(d->scalar) != 1 || !strchr(want_dims, d->scalar[0]))
@@ -75,7 +86,16 @@ static int check_shape(const fctx *c, const st_ynode *shape)
                                      "conv2D dimensions C M R S N P Q; only the conv2D shape "
                                      "is supported (write GEMMs as C x M x P)",
                                d->kind == ST_Y_SCALAR ? d->scalar : st_ykind_name(d->kind));
+            unsigned bit = 1u << (strchr(want_dims, d->scalar[0]) - want_dims);
+            if (seen & bit)
+                return f_error(c, d, "problem shape: dimension %s is listed twice; conv2D's are C M R S N P Q, "
+                                     "each once", d->scalar);
+            seen |= bit;
         }
+        if (seen != (1u << 7) - 1)
+            return f_error(c, dims, "problem shape: the dimensions must be C M R S N P Q, each once (conv2D); "
+                                    "%zu are listed", dims->n);
+    }
     if (ds) {
         if (ds->n != 3)
             return f_error(c, ds, "problem shape: %zu data spaces; the conv2D shape has three "
@@ -118,6 +138,8 @@ static int st_read_timeloop_problem(const char *path, const st_ynode *root, st_a
     if (!pr)
         return f_error(&c, root, "not a Timeloop problem file: no top-level `problem:` key");
     if ((rc = f_check_map(&c, pr, prob_keys, 3)))
+        return rc;
+    if ((rc = tl_version(&c, pr)))
         return rc;
     inst = f_get(pr, "instance");
     c.what = "problem.instance";
@@ -182,11 +204,11 @@ int st_load_timeloop_problem(const char *path, st_aprob *p, st_error *err)
 /* ---- mapping ---------------------------------------------------------------- */
 
 /* "C1 M8 R1" or "C=1,M=8" -> factors; absent dims stay 1. */
-static int parse_factors(const fctx *c, const st_ynode *v, unsigned *f)
+static int parse_factors(const fctx *c, const st_ynode *entry, const st_ynode *v, unsigned *f)
 {
     const char *s;
     if (!v || v->kind != ST_Y_SCALAR)
-        return f_error(c, v, "key 'factors': expected a string such as \"C1 M8 R3\", found %s",
+        return f_error(c, v ? v : entry, "key 'factors': expected a string such as \"C1 M8 R3\", found %s",
                        v ? st_ykind_name(v->kind) : "nothing");
     s = v->scalar;
     unsigned seen = 0;
@@ -318,7 +340,7 @@ static int st_read_timeloop_mapping(const char *path, const st_ynode *root, cons
             unsigned f[ST_AD_COUNT] = {1, 1, 1, 1, 1, 1, 1, 1};
             if (set_t[lv]++)
                 return f_error(&c, e, "%s: a second temporal entry for %s", what, tg->scalar);
-            if ((rc = parse_factors(&c, f_get(e, "factors"), f)) ||
+            if ((rc = parse_factors(&c, e, f_get(e, "factors"), f)) ||
                 (rc = parse_perm(&c, f_get(e, "permutation"), m->perm[lv], NULL, 0)))
                 return rc;
             memcpy(m->t[lv], f, sizeof f);
@@ -329,7 +351,7 @@ static int st_read_timeloop_mapping(const char *path, const st_ynode *root, cons
             int fx, fy;
             if (set_s[lv]++)
                 return f_error(&c, e, "%s: a second spatial entry for %s", what, tg->scalar);
-            if ((rc = parse_factors(&c, f_get(e, "factors"), f)) ||
+            if ((rc = parse_factors(&c, e, f_get(e, "factors"), f)) ||
                 (rc = parse_perm(&c, f_get(e, "permutation"), perm, NULL, 0)))
                 return rc;
             if (f_get(e, "split") && (rc = f_int(&c, e, "split", 0, 1 << 20, &split)))
@@ -418,10 +440,13 @@ typedef struct tl_cons {
     unsigned t_fixed1, s_fixed1;  /* dims whose factor is fixed (to 1 or more) */
     unsigned t_fixed[ST_AD_COUNT], s_fixed[ST_AD_COUNT]; /* the fixed values above 1 */
     const st_ynode *t_node, *s_node; /* their `factors:`, for errors */
+    const st_ynode *at;              /* the first entry naming the target, for errors */
     char t_perm[12], s_perm[12];
     long long split;              /* -1: not given */
     unsigned keep, bypass;
 } tl_cons;
+
+#define TL_MAX_NAMES 256
 
 typedef struct tl_build {
     fctx c;
@@ -430,8 +455,26 @@ typedef struct tl_build {
     int have_mac;
     tl_cons cons[2 * ST_ACCEL_MAX_LEVELS];
     int ncons;
+    char names[TL_MAX_NAMES][48]; /* every component and container, for constraint targets */
+    int nnames;
     double cycle_s;
 } tl_build;
+
+/* a named node (component or container), its [range] left off */
+static void tl_name_seen(tl_build *b, const char *name)
+{
+    if (b->nnames < TL_MAX_NAMES)
+        snprintf(b->names[b->nnames++], sizeof b->names[0], "%.*s", (int)strcspn(name, "["), name);
+}
+
+static int tl_name_known(const tl_build *b, const char *name)
+{
+    size_t n = strcspn(name, "[");
+    for (int i = 0; i < b->nnames; i++)
+        if (strlen(b->names[i]) == n && strncmp(b->names[i], name, n) == 0)
+            return 1;
+    return 0;
+}
 
 /* "N=1 C=16", "[N=1, C=16]" or a list of such -> the dims fixed (bits of
  * *fixed1) and their values above 1 (fixed[d]; 1 leaves it 0). */
@@ -535,6 +578,8 @@ static tl_cons *tl_cons_for(tl_build *b, const char *target)
 static int tl_read_constraint(tl_build *b, tl_cons *k, const st_ynode *e, const char *type)
 {
     int rc;
+    if (!k->at)
+        k->at = e;
     if (strcmp(type, "temporal") == 0) {
         k->has_t = 1;
         k->t_node = f_get(e, "factors") ? f_get(e, "factors") : k->t_node;
@@ -590,6 +635,18 @@ static int tl_attr_int_min(const fctx *c, const st_ynode *attrs, const char *key
     return f_node_int(c, v, key, min, 1LL << 40, out);
 }
 
+/* the same within [min, max]: the widths strata keeps as int, at the
+ * limits the preset loader puts on them */
+static int tl_attr_int_in(const fctx *c, const st_ynode *attrs, const char *key, long long dflt, long long min,
+                          long long max, long long *out)
+{
+    const st_ynode *v = f_get(attrs, key);
+    *out = dflt;
+    if (!v || st_ynode_is_null(v))
+        return 0;
+    return f_node_int(c, v, key, min, max, out);
+}
+
 static int tl_attr_int(const fctx *c, const st_ynode *attrs, const char *key, long long dflt,
                        long long *out)
 {
@@ -626,9 +683,19 @@ static int tl_add_level(tl_build *b, const st_ynode *at, const char *name, st_me
         if ((int)strlen(a->level[i].name) == len && strncmp(a->level[i].name, name, (size_t)len) == 0)
             return f_error(&b->c, at, "component name '%.*s' is given twice; a mapping names its levels, so "
                            "give each its own", len, name);
+    if (a->n_levels > 0) {
+        const st_mem_level *up = &a->level[a->n_levels - 1];
+        if (instances < up->instances || instances % up->instances)
+            return f_error(&b->c, at, "component %.*s has %d instances, but %s above it has %d; each of those feeds "
+                           "a whole number of them, so give it a multiple of %d", len, name, instances, up->name,
+                           up->instances, up->instances);
+    }
     st_mem_level *l = &a->level[a->n_levels++];
     memset(l, 0, sizeof *l);
     snprintf(l->name, sizeof l->name, "%.*s", (int)strcspn(name, "["), name);
+    if (st_level_name_reserved(l->name))
+        return f_error(&b->c, at, "component name '%s' is the energy breakdown's own entry for the %s; name "
+                       "the component something else", l->name, strcmp(l->name, "mac") == 0 ? "MACs" : "network on chip");
     l->cls = cls;
     l->instances = instances;
     l->mesh_x = mesh_x;
@@ -653,17 +720,31 @@ static int tl_component(tl_build *b, const st_ynode *node, const char *name, int
         if (b->have_mac++)
             return f_error(&b->c, node, "a second compute component (%s); one MAC array is "
                                         "supported", name);
+        /* the MACs end the hierarchy, below its innermost storage: each of
+         * that level's instances feeds a whole number of them */
+        if (a->n_levels == 0)
+            return f_error(&b->c, node, "compute component %s comes before any storage; Timeloop's hierarchy "
+                                        "runs from the backing store (DRAM) down to the MACs: put it last", name);
+        const st_mem_level *in = &a->level[a->n_levels - 1];
+        if (instances < in->instances || instances % in->instances)
+            return f_error(&b->c, node, "compute component %.*s has %d instance%s, but the storage above it (%s) "
+                                        "has %d; each of those feeds a whole number of MACs, so give it a "
+                                        "multiple of %d", (int)strcspn(name, "["), name, instances,
+                           instances == 1 ? "" : "s", in->name, in->instances, in->instances);
         a->pe_x = mesh_x;
         a->pe_y = instances / mesh_x;
         a->macs_per_pe = 1;
-        if ((rc = tl_attr_int_min(&b->c, attrs, "multiplier_width", 8, 1, &mw)) ||
-            (rc = tl_attr_int_min(&b->c, attrs, "adder_width", 16, 1, &aw)) ||
-            (rc = tl_attr_int_min(&b->c, attrs, "datawidth", mw, 1, &mw)))
+        if ((rc = tl_attr_int_in(&b->c, attrs, "multiplier_width", 8, 1, 1024, &mw)) ||
+            (rc = tl_attr_int_in(&b->c, attrs, "adder_width", 16, 1, 1024, &aw)) ||
+            (rc = tl_attr_int_in(&b->c, attrs, "datawidth", mw, 1, 1024, &mw)))
             return rc;
         a->mac_bits = (int)mw;
         a->adder_bits = (int)aw;
         return 0;
     }
+    if (b->have_mac)
+        return f_error(&b->c, node, "component %s comes after the compute component; Timeloop's hierarchy ends "
+                                    "at the MACs: put the storage above them", name);
     st_mem_class mc;
     if (strcasecmp(k, "DRAM") == 0 || strstr(k, "DRAM"))
         mc = ST_MEM_DRAM;
@@ -676,11 +757,11 @@ static int tl_component(tl_build *b, const st_ynode *node, const char *name, int
     else
         return f_error(&b->c, cls, "component %s: class '%s' is not supported (DRAM, "
                                    "*SRAM*, *RF*/regfile, dummy_storage, *mac*)", name, k);
-    if ((rc = tl_attr_int_min(&b->c, attrs, "datawidth", 8, 1, &datawidth)) ||
-        (rc = tl_attr_int(&b->c, attrs, "block_size", 0, &block)) ||
-        (rc = tl_attr_int_min(&b->c, attrs, "width", block ? block * datawidth : datawidth, 1, &width)) ||
+    if ((rc = tl_attr_int_in(&b->c, attrs, "datawidth", 8, 1, 1024, &datawidth)) ||
+        (rc = tl_attr_int_in(&b->c, attrs, "block_size", 0, 0, 1 << 20, &block)) ||
+        (rc = tl_attr_int_in(&b->c, attrs, "width", block ? block * datawidth : datawidth, 1, 1 << 20, &width)) ||
         (rc = tl_attr_int(&b->c, attrs, "depth", 0, &depth)) ||
-        (rc = tl_attr_int(&b->c, attrs, "n_banks", 0, &banks)) ||
+        (rc = tl_attr_int_in(&b->c, attrs, "n_banks", 0, 0, 1 << 20, &banks)) ||
         (rc = tl_attr_int(&b->c, attrs, "read_bandwidth", 0, &rbw)) ||
         (rc = tl_attr_int(&b->c, attrs, "write_bandwidth", 0, &wbw)))
         return rc;
@@ -718,6 +799,7 @@ static int tl_walk(tl_build *b, const st_ynode *nodes)
         }
         if (!nm || nm->kind != ST_Y_SCALAR)
             return f_error(&b->c, nd, "architecture node without a name");
+        tl_name_seen(b, nm->scalar);
         if (f_get(nd, "class")) {
             if ((rc = tl_component(b, nd, nm->scalar, b->count, b->mesh_x)) ||
                 (rc = tl_node_constraints(b, nm->scalar, f_get(nd, "constraints"))))
@@ -741,6 +823,9 @@ static int tl_walk(tl_build *b, const st_ynode *nodes)
         if (sp) {
             long long mx = 1, my = 1;
             char stage[64];
+            static const fkey mesh_keys[] = {{"meshX", 0, "instances across"}, {"meshY", 0, "instances down"}};
+            if ((rc = f_check_map(&b->c, sp, mesh_keys, 2)))
+                return rc;
             if ((rc = tl_mesh(&b->c, sp, "meshX", &mx)) || (rc = tl_mesh(&b->c, sp, "meshY", &my)))
                 return rc;
             long long m = mx * my; /* each side at most 2^24: no overflow */
@@ -767,8 +852,12 @@ static int tl_range(const char *name)
 {
     const char *lb = strchr(name, '[');
     long long lo, hi;
-    if (!lb || sscanf(lb, "[%lld..%lld]", &lo, &hi) != 2 || hi < lo)
+    int end = 0;
+    if (!lb)
         return 1;
+    /* NAME[LO..HI], LO <= HI, nothing after: else -1 (a typo, not one instance) */
+    if (sscanf(lb, "[%lld..%lld]%n", &lo, &hi, &end) != 2 || end == 0 || lb[end] || hi < lo)
+        return -1;
     /* bounds first: hi - lo of two large values would overflow */
     if (lo < -TL_MAX_INSTANCES || hi > TL_MAX_INSTANCES || hi - lo >= TL_MAX_INSTANCES)
         return 0;
@@ -785,6 +874,9 @@ static int tl_flat(tl_build *b, const st_ynode *subtree)
         const st_ynode *local = f_get(t, "local");
         double gcs = 0;
         int rc;
+        const st_ynode *tn = f_get(t, "name");
+        if (tn && tn->kind == ST_Y_SCALAR)
+            tl_name_seen(b, tn->scalar);
         if (attrs && f_get(attrs, "global_cycle_seconds")) {
             if ((rc = f_node_number(&b->c, f_get(attrs, "global_cycle_seconds"), "global_cycle_seconds", 1e-15, 1,
                                     &gcs)))
@@ -798,7 +890,11 @@ static int tl_flat(tl_build *b, const st_ynode *subtree)
                 long long mx;
                 if (!nm || nm->kind != ST_Y_SCALAR)
                     return f_error(&b->c, comp, "architecture component without a name");
+                tl_name_seen(b, nm->scalar);
                 int inst = tl_range(nm->scalar);
+                if (inst < 0)
+                    return f_error(&b->c, nm, "'%s': expected NAME[LO..HI], whole numbers with LO <= HI, for "
+                                   "its instances (psum_spad[0..167] is 168)", nm->scalar);
                 if (inst < 1)
                     return f_error(&b->c, nm, "'%s': more than %lld instances; strata maps up to that many (16 M)",
                                    nm->scalar, TL_MAX_INSTANCES);
@@ -980,6 +1076,8 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
         rc = f_error(&b->c, doc.root, "not a Timeloop architecture: no `architecture:` key");
         goto out;
     }
+    if ((rc = tl_version(&b->c, arch)))
+        goto out;
     if (f_get(arch, "nodes"))
         rc = tl_walk(b, f_get(arch, "nodes"));
     else if (f_get(arch, "subtree"))
@@ -1015,9 +1113,21 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
     for (int i = 0; i < b->ncons; i++) {
         const tl_cons *k = &b->cons[i];
         int lv = find_level(a, k->target);
+        if (lv < 0 && !tl_name_known(b, k->target)) {
+            /* a name nothing in the architecture has: a typo would drop its
+             * bypass, keep and factors without a word */
+            const char *cand[TL_MAX_NAMES];
+            for (int q = 0; q < b->nnames; q++)
+                cand[q] = b->names[q];
+            const char *s = st_suggest(k->target, cand, (size_t)b->nnames);
+            const st_ynode *at = k->t_node ? k->t_node : k->s_node ? k->s_node : k->at;
+            rc = f_error(&b->c, at, "constraint target '%s' is no component or container of this architecture%s%s%s",
+                         k->target, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+            goto out;
+        }
         if (lv < 0) {
-            /* a target with no level (the MAC, a container without a mesh,
-             * a misspelt name): factors fixed above 1 there would be lost */
+            /* a target with no level (the MAC, a container without a mesh):
+             * factors fixed above 1 there would be lost */
             int fixed = 0;
             for (int d = 0; d < ST_AD_COUNT; d++)
                 fixed |= k->t_fixed[d] > 1 || k->s_fixed[d] > 1;
