@@ -2987,6 +2987,26 @@ if [ $r1 = 0 ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "tpot_s
 else
     not_ok "sweep: tpot / ep / range repeats / --out" "r=$r1 $r2 $r3 $r4 $r5 $(cat "$tmp/t2o/points.csv" "$tmp/e3" "$tmp/e4")"
 fi
+# --async-scheduling (vLLM 0.19's batch queue), by hand: B arrives at 50 ms
+# while A decodes alone in steps of A's TPOT. Scheduled at a step's end, B
+# joins the step after the one it arrived in; scheduled as that step starts,
+# the batch after it was already built without B, so B joins one step (one
+# TPOT of A) later. A request alone on an idle engine starts at once either
+# way. Off by default.
+printf '{"input_toks": 100, "output_toks": 50, "arrival_time": 0}\n{"input_toks": 100, "output_toks": 5, "arrival_time": 0.05}\n' > "$tmp/as.jsonl"
+printf '{"input_toks": 100, "output_toks": 5, "arrival_time": 0}\n' > "$tmp/as1.jsonl"
+"$S" serve llama3.1-8b --trace "$tmp/as.jsonl" --per-request "$tmp/as-sync.csv" > /dev/null; r1=$?
+"$S" serve llama3.1-8b --trace "$tmp/as.jsonl" --async-scheduling --per-request "$tmp/as-async.csv" > /dev/null; r2=$?
+"$S" serve llama3.1-8b --trace "$tmp/as1.jsonl" --json > "$tmp/as1-sync.json"; r3=$?
+"$S" serve llama3.1-8b --trace "$tmp/as1.jsonl" --async-scheduling --json > "$tmp/as1-async.json"; r4=$?
+"$S" serve llama3.1-8b --trace "$tmp/as.jsonl" --sched orca --async-scheduling > /dev/null 2> "$tmp/err"; r5=$?
+if [ $r1$r2$r3$r4 = 0000 ] && [ $r5 = 2 ] && grep -q "orca has none" "$tmp/err" &&
+   paste -d, "$tmp/as-sync.csv" "$tmp/as-async.csv" | awk -F, 'NR == 2 { d = $11 } NR == 3 { lag = $21 - $7; exit !(d > 0 && lag > 0.95 * d && lag < 1.05 * d) }' &&
+   [ "$(jq .ttft_s.mean "$tmp/as1-sync.json")" = "$(jq .ttft_s.mean "$tmp/as1-async.json")" ]; then
+    ok "serve --async-scheduling: a request arriving during a step joins one step later; an idle engine starts at once"
+else
+    not_ok "serve --async-scheduling" "r=$r1$r2$r3$r4$r5 $(cat "$tmp/as-sync.csv" "$tmp/as-async.csv" "$tmp/err")"
+fi
 # vLLM V1's DP balancer (the default under --sched vllm), by hand: A (400
 # tokens out) goes to replica 0 and B (2 out) to 1, the tie at 0 going to
 # the first; at 1.0 s the published counts are 1 running on 0 and nothing

@@ -26,6 +26,7 @@ void cli_serve_opts_init(cli_serve_opts *o)
     o->spec_accept = d.spec_accept;
     o->prefix_cache = d.prefix_cache;
     o->reserve_full_isl = d.reserve_full_isl;
+    o->async_sched = d.async_sched;
     o->runtime_reserve = d.runtime_reserve_bytes;
     o->swap_space = d.swap_space_bytes;
     o->cv = 1;
@@ -75,6 +76,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         {"cv", required_argument, NULL, 'v'},           {"seed", required_argument, NULL, 's'},
         {"prefix-cache", no_argument, NULL, 'p'},       {"no-prefix-cache", no_argument, NULL, 'o'},
         {"reserve-full-isl", no_argument, NULL, 'i' + 256}, {"no-reserve-full-isl", no_argument, NULL, 'j' + 256},
+        {"async-scheduling", no_argument, NULL, 'k' + 256}, {"no-async-scheduling", no_argument, NULL, 'l' + 256},
         {"shared-prefix", required_argument, NULL, 'H'}, {"spec-k", required_argument, NULL, 'k'},
         {"spec-accept", required_argument, NULL, 'A'},  {"draft", required_argument, NULL, 'd'},
         {"quant", required_argument, NULL, 'Q'},        {"kv-dtype", required_argument, NULL, 'V'},
@@ -90,7 +92,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
     cli_serve_opts_init(o);
     *help = 0;
     optind = 0;
-    int c, chunk_given = 0, swap_given = 0, isl_given = 0, pc_given = 0;
+    int c, chunk_given = 0, swap_given = 0, isl_given = 0, pc_given = 0, as_given = 0;
     while ((c = cli_getopt(cmd, argc, argv, "g:h", opts)) != -1) {
         long long *dst = NULL, lo = 1, hi = 1LL << 30;
         const char *nm = NULL;
@@ -129,6 +131,8 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         case 'o': o->prefix_cache = 0, pc_given |= 2; break;
         case 'i' + 256: o->reserve_full_isl = 1, isl_given |= 1; break;
         case 'j' + 256: o->reserve_full_isl = 0, isl_given |= 2; break;
+        case 'k' + 256: o->async_sched = 1, as_given |= 1; break;
+        case 'l' + 256: o->async_sched = 0, as_given |= 2; break;
         case 'H': rc = pair(cmd, "--shared-prefix", optarg, &o->prefix_groups, &o->prefix_len); break;
         case 'k': dst = &o->spec_k, nm = "--spec-k", lo = 0, hi = 16; break;
         case 'A':
@@ -181,10 +185,9 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             return 2;
     }
     /* a switch and its negation together: which was meant? */
-    if (pc_given == 3 || isl_given == 3) {
-        cli_usage_error(cmd, "%s and %s contradict each other: give one",
-                        pc_given == 3 ? "--prefix-cache" : "--reserve-full-isl",
-                        pc_given == 3 ? "--no-prefix-cache" : "--no-reserve-full-isl");
+    if (pc_given == 3 || isl_given == 3 || as_given == 3) {
+        const char *what = pc_given == 3 ? "prefix-cache" : isl_given == 3 ? "reserve-full-isl" : "async-scheduling";
+        cli_usage_error(cmd, "--%s and --no-%s contradict each other: give one", what, what);
         return 2;
     }
     {
@@ -203,6 +206,12 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             return 2;
         }
         /* the full-sequence admission gate is vLLM V1's (0.19) */
+        if (as_given && scratch.sched != ST_SCHED_VLLM) {
+            cli_usage_error(cmd, "--async-scheduling and --no-async-scheduling set vLLM V1's batch queue; "
+                                 "--sched %s has none: drop them, or use --sched vllm",
+                            st_sched_name(scratch.sched));
+            return 2;
+        }
         if (isl_given && scratch.sched != ST_SCHED_VLLM) {
             cli_usage_error(cmd, "--reserve-full-isl and --no-reserve-full-isl set vLLM V1's admission gate; "
                                  "--sched %s has none: drop them, or use --sched vllm",
@@ -389,6 +398,7 @@ int cli_serve_setup_load(const cli_serve_opts *o, const char *model, cli_serve_s
     c->swap_space_bytes = o->swap_space;
     c->prefix_cache = o->prefix_cache;
     c->reserve_full_isl = o->reserve_full_isl;
+    c->async_sched = o->async_sched;
     st_serve_resolve_batch(c); /* unset: vLLM's defaults for the GPU (and the scheduler) */
     c->spec_k = (int)o->spec_k;
     c->spec_accept = o->spec_accept;

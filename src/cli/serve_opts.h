@@ -16,6 +16,7 @@ typedef struct cli_serve_opts {
     double gpu_mem_util, qps, cv, spec_accept, slo_ttft, slo_tpot, runtime_reserve, swap_space;
     int ep, prefix_cache, json, eager, spec_accept_given, trim;
     int reserve_full_isl; /* --reserve-full-isl 1, --no-reserve-full-isl 0, else the default */
+    int async_sched;      /* --async-scheduling 1, --no-async-scheduling 0 */
 } cli_serve_opts;
 
 void cli_serve_opts_init(cli_serve_opts *o);

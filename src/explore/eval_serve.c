@@ -65,6 +65,10 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
         return st_error_set(err, ST_EINVAL, "reserve_full_isl sets vLLM V1's admission gate; sched %s has none",
                             st_sched_name(c.sched));
     c.reserve_full_isl = (int)nval(v[ST_P_RESERVE_FULL_ISL], c.reserve_full_isl);
+    if (v[ST_P_ASYNC_SCHED] && c.sched != ST_SCHED_VLLM)
+        return st_error_set(err, ST_EINVAL, "async_scheduling sets vLLM V1's batch queue; sched %s has none",
+                            st_sched_name(c.sched));
+    c.async_sched = (int)nval(v[ST_P_ASYNC_SCHED], c.async_sched);
     c.slo_ttft_s = nval(v[ST_P_SLO_TTFT], 0);
     c.slo_tpot_s = nval(v[ST_P_SLO_TPOT], 0);
     c.seed = (unsigned long long)nval(v[ST_P_SERVE_SEED], (double)c.seed);

@@ -85,6 +85,8 @@ static const st_param_info params[ST_PARAM_COUNT] = {
     [ST_P_PREFIX_CACHE] = {"prefix_cache", ST_PK_BOOL, 0, 1, "reuse cached prefix blocks"},
     [ST_P_RESERVE_FULL_ISL] = {"reserve_full_isl", ST_PK_BOOL, 0, 1,
                                "vllm: admit a request only when its whole prompt's KV blocks fit (vLLM 0.19)"},
+    [ST_P_ASYNC_SCHED] = {"async_scheduling", ST_PK_BOOL, 0, 1,
+                          "vllm: schedule each batch as the step before it starts (vLLM 0.19's batch queue)"},
     [ST_P_SLO_TTFT] = {"slo_ttft", ST_PK_NUM, 0, 1e6, "goodput SLO on TTFT, s (0: none)"},
     [ST_P_SLO_TPOT] = {"slo_tpot", ST_PK_NUM, 0, 1e6, "goodput SLO on TPOT, s (0: none)"},
     [ST_P_SERVE_SEED] = {"seed", ST_PK_INT, 0, 1e15, "arrival, length and acceptance seed"},
@@ -120,7 +122,7 @@ static const st_param serve_params[] = {
     ST_P_GPU, ST_P_WORKLOAD, ST_P_CLUSTER, ST_P_TP, ST_P_PP, ST_P_CP, ST_P_DP, ST_P_EP, ST_P_SCHED, ST_P_MAX_SEQS,
     ST_P_MAX_TOKENS, ST_P_CHUNK, ST_P_BLOCK, ST_P_MEM_UTIL, ST_P_QPS, ST_P_REQUESTS, ST_P_LENGTHS,
     ST_P_QUANT, ST_P_SPEC_K, ST_P_SPEC_ACCEPT, ST_P_PREFIX_CACHE, ST_P_SLO_TTFT, ST_P_SLO_TPOT,
-    ST_P_SERVE_SEED, ST_P_ATTN, ST_P_MAX_MODEL_LEN, ST_P_RESERVE_FULL_ISL,
+    ST_P_SERVE_SEED, ST_P_ATTN, ST_P_MAX_MODEL_LEN, ST_P_RESERVE_FULL_ISL, ST_P_ASYNC_SCHED,
 };
 
 /* latency .. mfu; the serving metrics only from the serving evaluator */

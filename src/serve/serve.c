@@ -96,6 +96,7 @@ void st_serve_cfg_default(st_serve_cfg *c)
     c->gpu_mem_util = 0.9;
     c->prefix_cache = 1;
     c->reserve_full_isl = 1;
+    c->async_sched = 0; /* off: see --async-scheduling in strata(1) and the README */
     c->watermark = 0.01; /* vLLM V0 BlockSpaceManager watermark */
     /* Assumption, not measured: what vLLM's profiler charges besides the
      * weights and the activations counted in cost.c (the CUDA-graph pool,

@@ -193,6 +193,11 @@ typedef struct st_serve_cfg {
      * whole sequence so far (prompt and any tokens it generated before a
      * preemption) fit, not just those of its first chunk */
     int reserve_full_isl;
+    /* vLLM 0.19's async scheduling (on there by default for generation): the
+     * batch queue schedules a step's successor as the step starts (sim.c,
+     * build_v1). Off by default here: the measured run's TTFTs sit closer
+     * to scheduling at the step's end (README, "Serving") */
+    int async_sched;
     st_quant quant;
     int kv_fp8;
     /* attention kernel: 1 FlashAttention-3 (Hopper only), 0 FlashAttention-2,

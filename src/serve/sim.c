@@ -72,6 +72,14 @@ typedef struct replica {
     int sbn, sb_in, sb_out, sb_step;
     long long outstanding; /* routed, not finished (routing) */
     long long host_blocks; /* --preempt swap: blocks swapped out to host memory */
+    /* async scheduling (vLLM V1's batch queue, see build_v1): the last
+     * step's start and end (lag_end 0: none to lag behind), and what its
+     * finished requests gave back, which the batch built as it ends cannot
+     * use yet: their blocks and seats, and a placeholder row each */
+    double step_start, lag_cut, lag_end;
+    long long fresh_blocks;
+    int fresh_seats;
+    int *ph, nph, phcap;
 } replica;
 
 typedef struct slot {
@@ -753,8 +761,10 @@ static int make_room(sim *s, replica *r, batch *b, int i, int need, int *preempt
     return 0;
 }
 
-/* vLLM V1 / Sarathi: running first, then waiting, under a token budget */
-static void build_v1(sim *s, replica *r, batch *b, long long budget)
+/* vLLM V1 / Sarathi: running first, then waiting, under a token budget.
+ * cut >= 0: only requests that arrived by then join (a new one; a preempted
+ * one is back in the queue already); held: seats not free yet (build_v1) */
+static void build_v1_core(sim *s, replica *r, batch *b, long long budget, double cut, int held)
 {
     int preempted = 0;
     for (int i = 0; i < r->nrun && budget > 0; i++) {
@@ -779,9 +789,11 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
      * would otherwise be empty (the preempted request itself comes back) */
     if (preempted && b->n > 0)
         return;
-    while (r->wn > 0 && r->nrun < max_seqs(s) && budget > 0) {
+    while (r->wn > 0 && r->nrun + held < max_seqs(s) && budget > 0) {
         int id = wq_front(r);
         rstate *q = &s->rs[id];
+        if (cut >= 0 && q->generated == 0 && q->computed == 0 && !q->swapped && s->rq->r[id].arrival > cut)
+            break;
         int hit = prefix_lookup(s, r, id);
         /* a preempted request's own blocks still cached (V1): the full
          * blocks of its tokens but the last, which is always computed, that
@@ -839,6 +851,42 @@ static void build_v1(sim *s, replica *r, batch *b, long long budget)
         admit(s, r, b, id, need, n);
         budget -= n;
     }
+}
+
+/* vLLM V1's async scheduling (on by default for generation in 0.19,
+ * vllm/config/vllm.py; the engine core's batch queue, two deep,
+ * vllm/v1/engine/core.py step_with_batch_queue) schedules the next batch as
+ * soon as it submits one, its running requests continuing on placeholder
+ * tokens. So the batch that runs after a step was built when that step
+ * started: it saw the arrivals up to then, not the seats and blocks the
+ * step's finished requests gave back, and it carries a row for each of
+ * them, whose output is dropped. A replica that was idle schedules at once.
+ * Not modelled with PP (its own batch queue), speculative decoding or
+ * disaggregated pools: they run as before. */
+static int async_on(const sim *s, const group *g)
+{
+    const st_serve_cfg *c = s->cfg;
+    return c->async_sched && c->sched == ST_SCHED_VLLM && g->pp == 1 && c->spec_k == 0 && c->prefill_replicas == 0;
+}
+
+static void build_v1(sim *s, replica *r, batch *b, long long budget)
+{
+    int lag = r->lag_end > 0 && r->lag_end == s->now;
+    r->lag_end = 0;
+    if (!lag) {
+        build_v1_core(s, r, b, budget, -1, 0);
+        return;
+    }
+    for (int i = 0; i < r->nph && budget > 0; i++, budget--)
+        batch_add(s, r, b, r->ph[i], 1);
+    long long hidden = r->fresh_blocks < r->free_blocks ? r->fresh_blocks : r->free_blocks;
+    r->free_blocks -= hidden;
+    build_v1_core(s, r, b, budget, r->lag_cut, r->fresh_seats);
+    r->free_blocks += hidden;
+    /* nothing to run, not even a placeholder, though requests wait: the
+     * engine had nothing queued, so it schedules them now */
+    if (b->n == 0 && r->wn > 0)
+        build_v1_core(s, r, b, budget, -1, 0);
 }
 
 /* vLLM V0: prefill-first; swapped requests come back first */
@@ -1226,6 +1274,7 @@ static void try_start(sim *s, int gi, scratch *sc)
         slot *sl = &g->slots[k * g->n + i];
         sl->active = 1;
         sl->t_end = s->now + total;
+        s->rep[g->first + i].step_start = s->now;
         trace_step(s, g->first + i, s->now, total, &bs[i]);
     }
     s->busy += stage * (double)g->n;
@@ -1286,6 +1335,26 @@ static void kv_transfer(sim *s, replica *from, int id)
         s->err = ST_ENOMEM;
 }
 
+/* a request finished in the step just ended, under async scheduling: its
+ * blocks and seat come back a step late, and the next batch keeps a row for
+ * it (build_v1) */
+static void note_finished(sim *s, replica *r, int id)
+{
+    r->fresh_blocks += s->rs[id].priv;
+    r->fresh_seats++;
+    if (r->nph == r->phcap) {
+        int nc = r->phcap ? 2 * r->phcap : 64;
+        int *p = realloc(r->ph, (size_t)nc * sizeof *p);
+        if (!p) {
+            s->err = ST_ENOMEM;
+            return;
+        }
+        r->ph = p;
+        r->phcap = nc;
+    }
+    r->ph[r->nph++] = id;
+}
+
 static void apply_step(sim *s, int gi, int k)
 {
     group *g = &s->grp[gi];
@@ -1293,6 +1362,13 @@ static void apply_step(sim *s, int gi, int k)
     unsigned long long ntok = 0;
     for (int i = 0; i < g->n; i++) {
         replica *r = &s->rep[g->first + i];
+        if (async_on(s, g)) {
+            /* what the next batch, built as this step started, cannot see */
+            r->lag_end = s->now;
+            r->lag_cut = r->step_start;
+            r->nph = r->fresh_seats = 0;
+            r->fresh_blocks = 0;
+        }
         slot *sl = &g->slots[k * g->n + i];
         int kk = spec_k(s, r);
         int is_static = s->cfg->sched == ST_SCHED_STATIC;
@@ -1342,6 +1418,8 @@ static void apply_step(sim *s, int gi, int k)
             if (q->generated >= q->out) {
                 /* a static batch keeps its blocks until its longest request
                  * ends (below); the request's own tokens are done now */
+                if (!is_static && r->lag_end == s->now)
+                    note_finished(s, r, id);
                 if (!is_static) {
                     release(s, r, id);
                     remove_running(r, id);
@@ -2066,6 +2144,7 @@ int st_serve_run(const st_serve_cfg *cfg_in, const st_reqset *rq, st_serve_resul
         free(s.rep[i].pg);
         free(s.rep[i].sb);
         free(s.rep[i].fq);
+        free(s.rep[i].ph);
     }
     for (int gi = 0; s.grp && gi < s.ngrp; gi++) {
         for (int k = 0; s.grp[gi].slots && k < s.grp[gi].pp * s.grp[gi].n; k++)
