@@ -3007,6 +3007,22 @@ if [ $r1$r2$r3$r4 = 0000 ] && [ $r5 = 2 ] && grep -q "orca has none" "$tmp/err" 
 else
     not_ok "serve --async-scheduling" "r=$r1$r2$r3$r4$r5 $(cat "$tmp/as-sync.csv" "$tmp/as-async.csv" "$tmp/err")"
 fi
+# --usage-context: vLLM's batch defaults by how the engine is built
+# (EngineArgs.get_batch_defaults): vllm serve 1024 / 8192 on an H100 and
+# 256 / 2048 on an A100, the offline LLM class 1024 / 16384 and 256 / 8192,
+# an engine built directly SchedulerConfig's 128 / 2048 on both
+got=
+for gpu in h100-sxm a100-80gb-sxm; do
+    for u in serve llm engine; do
+        got="$got $("$S" serve llama3.1-8b --gpu $gpu --qps 1 --requests 2 --lengths fixed:10,10 --usage-context $u --json | jq -r '"\(.max_num_seqs)/\(.max_batched_tokens)"')"
+    done
+done
+"$S" serve llama3.1-8b --qps 1 --requests 2 --lengths fixed:10,10 --usage-context offline > /dev/null 2> "$tmp/err"; rc=$?
+if [ "$got" = " 1024/8192 1024/16384 128/2048 256/2048 256/8192 128/2048" ] && [ $rc = 2 ] && grep -q "choose serve" "$tmp/err"; then
+    ok "serve --usage-context: vllm serve's, the LLM class's and a bare engine's batch defaults"
+else
+    not_ok "serve --usage-context" "got:$got rc=$rc $(cat "$tmp/err")"
+fi
 # vLLM V1's DP balancer (the default under --sched vllm), by hand: A (400
 # tokens out) goes to replica 0 and B (2 out) to 1, the tie at 0 going to
 # the first; at 1.0 s the published counts are 1 running on 0 and nothing

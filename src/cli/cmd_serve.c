@@ -14,9 +14,9 @@ static int run(int argc, char **argv);
 const cli_command cmd_serve = {
     "serve",
     "serve MODEL [--gpu PRESET] [--cluster NODE] [--tp N --pp N --cp N --dp N --ep] [--sched S]\n"
-    "                   [--max-num-seqs N] [--max-batched-tokens N] [--chunk N] [--block-size N]\n"
-    "                   [--gpu-mem-util F] [--max-model-len N] [--num-gpu-blocks N] [--runtime-reserve SIZE]\n"
-    "                   [--preempt recompute|swap] [--swap-space SIZE] [--route R]\n"
+    "                   [--max-num-seqs N] [--max-batched-tokens N] [--usage-context U] [--chunk N]\n"
+    "                   [--block-size N] [--gpu-mem-util F] [--max-model-len N] [--num-gpu-blocks N]\n"
+    "                   [--runtime-reserve SIZE] [--preempt recompute|swap] [--swap-space SIZE] [--route R]\n"
     "                   (--trace FILE | --qps Q --requests N --lengths SPEC [--arrival A --cv C]) [--trim]\n"
     "                   [--shared-prefix G:L] [--prefix-cache] [--no-reserve-full-isl] [--async-scheduling]\n"
     "                   [--spec-k K --spec-accept A --draft MODEL] [--dtype D] [--quant w4a16|w8a8|fp8]\n"
@@ -39,7 +39,9 @@ const cli_command cmd_serve = {
     "  --max-num-seqs N      running requests per replica (default: vLLM's for the GPU, 1024 on\n"
     "                        GPUs of 70 GiB or more other than the A100, else 256)\n"
     "  --max-batched-tokens N  token budget per step (default: vLLM's, 8192 or 2048 alike)\n"
-    "  --chunk N             sarathi: token budget = chunk size (default 512)\n"
+    "  --usage-context U     whose defaults those two take: serve (vllm serve, the default), llm\n"
+    "                        (the offline LLM class: 1024 and 16384, else 256 and 8192) or\n"
+    "                        engine (an engine built directly: 128 and 2048)\n"    "  --chunk N             sarathi: token budget = chunk size (default 512)\n"
     "  --block-size N        KV block size in tokens (default 16)\n"
     "  --gpu-mem-util F      fraction of GPU memory for weights + activations + KV (default 0.9)\n"
     "  --max-model-len N     longest request (default: the model's context)\n"
@@ -219,6 +221,7 @@ void cli_serve_json(st_json *j, const st_serve_cfg *c, const st_serve_result *r)
     st_json_int(j, "dp", c->dp);
     st_json_int(j, "ep", c->ep);
     st_json_int(j, "gpus", r->gpus);
+    st_json_string(j, "usage_context", st_usage_name(c->usage));
     st_json_int(j, "max_num_seqs", c->max_num_seqs);
     st_json_int(j, "max_batched_tokens", c->max_batched_tokens);
     st_json_int(j, "block_size", c->block_size);

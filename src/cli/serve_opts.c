@@ -77,6 +77,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
         {"prefix-cache", no_argument, NULL, 'p'},       {"no-prefix-cache", no_argument, NULL, 'o'},
         {"reserve-full-isl", no_argument, NULL, 'i' + 256}, {"no-reserve-full-isl", no_argument, NULL, 'j' + 256},
         {"async-scheduling", no_argument, NULL, 'k' + 256}, {"no-async-scheduling", no_argument, NULL, 'l' + 256},
+        {"usage-context", required_argument, NULL, 'u' + 256},
         {"shared-prefix", required_argument, NULL, 'H'}, {"spec-k", required_argument, NULL, 'k'},
         {"spec-accept", required_argument, NULL, 'A'},  {"draft", required_argument, NULL, 'd'},
         {"quant", required_argument, NULL, 'Q'},        {"kv-dtype", required_argument, NULL, 'V'},
@@ -120,6 +121,7 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
             break;
         case 'X': o->preempt = optarg; break;
         case 'r': o->route = optarg; break;
+        case 'u' + 256: o->usage = optarg; break;
         case 't': o->trace = optarg; break;
         case 'q': rc = cli_parse_num(cmd, "--qps", optarg, 1e-9, 1e9, &o->qps); break;
         case 'N': dst = &o->requests, nm = "--requests", hi = ST_SERVE_MAX_REQUESTS; break;
@@ -297,6 +299,8 @@ static int serve_enums(const cli_serve_opts *o, st_serve_cfg *c, st_error *err)
         return enum_err(err, "--quant", o->quant, st_quant_choices());
     if (o->route && st_route_parse(o->route, &c->route))
         return enum_err(err, "--route", o->route, "rr, least, vllm or auto");
+    if (o->usage && st_usage_parse(o->usage, &c->usage))
+        return enum_err(err, "--usage-context", o->usage, "serve (vllm serve), llm (the offline LLM class) or engine");
     if (o->preempt) {
         if (strcmp(o->preempt, "swap") == 0)
             c->preempt = ST_PREEMPT_SWAP;

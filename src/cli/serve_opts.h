@@ -9,6 +9,7 @@ typedef struct cli_serve_opts {
     const char *gpu, *cluster, *sched, *trace, *lengths, *draft, *quant, *kv_dtype, *coef, *preempt, *route;
     const char *dtype; /* --dtype: auto (NULL), fp16 or bf16 */
     const char *attn;  /* --attn: flash (NULL) or flash3 */
+    const char *usage; /* --usage-context: serve (NULL), llm or engine */
     const char *arrival, *per_request, *trace_out, *colocate[3], *share;
     int n_colocate;
     long long tp, pp, cp, dp, max_num_seqs, max_batched_tokens, chunk, block_size, max_model_len, num_gpu_blocks;

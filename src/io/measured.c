@@ -1239,8 +1239,10 @@ int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err)
         f_error(&c, ek, "engine_kwargs must be an object");
         goto done;
     }
-    if (kv && kv->kind != ST_Y_MAP)
-        kv = NULL;
+    if (kv && kv->kind != ST_Y_MAP) {
+        f_error(&c, kv, "kv_cache must be an object (the engine's logged KV cache: num_gpu_blocks, ...)");
+        goto done;
+    }
     m->engine_line = ek ? ek->line : 1;
     m->engine_col = ek ? ek->col : 1;
     {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "serve/serve.h"
 
@@ -115,8 +116,36 @@ void st_serve_cfg_default(st_serve_cfg *c)
     c->trace_max_events = 200000;
 }
 
+static const char *const usage_names[ST_USAGE_COUNT] = {"serve", "llm", "engine"};
+
+const char *st_usage_name(st_usage u)
+{
+    return u >= 0 && u < ST_USAGE_COUNT ? usage_names[u] : "?";
+}
+
+int st_usage_parse(const char *s, st_usage *out)
+{
+    for (int i = 0; i < ST_USAGE_COUNT; i++)
+        if (strcasecmp(s, usage_names[i]) == 0) {
+            *out = (st_usage)i;
+            return 0;
+        }
+    return -1;
+}
+
 void st_serve_batch_defaults(const st_gpu *g, int *max_num_seqs, long long *max_batched_tokens)
 {
+    st_serve_batch_defaults_for(g, ST_USAGE_SERVE, max_num_seqs, max_batched_tokens);
+}
+
+void st_serve_batch_defaults_for(const st_gpu *g, st_usage u, int *max_num_seqs, long long *max_batched_tokens)
+{
+    if (u == ST_USAGE_ENGINE) {
+        /* no default for this context: SchedulerConfig's own */
+        *max_num_seqs = 128;
+        *max_batched_tokens = 2048;
+        return;
+    }
     int big = 0;
     if (g && g->mem_bytes >= 70.0 * 1073741824.0) {
         /* vLLM matches "a100" in the lower-cased device name */
@@ -127,14 +156,17 @@ void st_serve_batch_defaults(const st_gpu *g, int *max_num_seqs, long long *max_
         big = !strstr(name, "a100");
     }
     *max_num_seqs = big ? 1024 : 256;
-    *max_batched_tokens = big ? 8192 : 2048;
+    if (u == ST_USAGE_LLM)
+        *max_batched_tokens = big ? 16384 : 8192;
+    else
+        *max_batched_tokens = big ? 8192 : 2048;
 }
 
 void st_serve_resolve_batch(st_serve_cfg *c)
 {
     int seqs;
     long long tokens;
-    st_serve_batch_defaults(c->gpu, &seqs, &tokens);
+    st_serve_batch_defaults_for(c->gpu, c->usage, &seqs, &tokens);
     if (c->sched == ST_SCHED_VLLM_V0) {
         /* vLLM V0 (its SchedulerConfig without chunked prefill, which is
          * how this scheduler runs): 256 sequences whatever the GPU, and a

@@ -93,6 +93,14 @@ int st_route_parse(const char *s, st_route *out);
 
 typedef enum st_preempt { ST_PREEMPT_RECOMPUTE = 0, ST_PREEMPT_SWAP } st_preempt;
 
+/* vLLM's usage context, which picks its batch defaults (EngineArgs
+ * get_batch_defaults): the OpenAI server (vllm serve), the offline LLM
+ * class, or an engine built directly (AsyncLLM, LLMEngine.from_engine_args:
+ * SchedulerConfig's own defaults) */
+typedef enum st_usage { ST_USAGE_SERVE = 0, ST_USAGE_LLM, ST_USAGE_ENGINE, ST_USAGE_COUNT } st_usage;
+const char *st_usage_name(st_usage u);
+int st_usage_parse(const char *s, st_usage *out);
+
 typedef enum st_quant { ST_QUANT_NONE = 0, ST_QUANT_W4A16, ST_QUANT_W8A8, ST_QUANT_FP8, ST_QUANT_COUNT } st_quant;
 const char *st_quant_name(st_quant q);
 const char *st_quant_choices(void); /* "none, w4a16, w8a8 or fp8" */
@@ -187,6 +195,7 @@ typedef struct st_serve_cfg {
     /* > 0: preemptions in a row without a token that stop the run as a
      * livelock (default ST_SERVE_MAX_STUCK in sim.c, 100,000) */
     long long max_stuck;
+    st_usage usage; /* whose batch defaults (--usage-context) */
     int prefix_cache;
     /* vLLM 0.19's scheduler_reserve_full_isl (on by default): under the V1
      * scheduler a waiting request is admitted only when the blocks of its
@@ -237,8 +246,12 @@ void st_serve_cfg_default(st_serve_cfg *c);
  * whose throughput a larger budget lowered, vLLM PR #17885, and smaller
  * GPUs) 256 and 2,048. */
 void st_serve_batch_defaults(const st_gpu *g, int *max_num_seqs, long long *max_batched_tokens);
-/* Fill a 0 max_num_seqs or max_batched_tokens with st_serve_batch_defaults
- * for c->gpu. */
+/* the same for a usage context: the LLM class takes 1024 and 16,384 on the
+ * large GPUs, 256 and 8,192 elsewhere; an engine built directly 128 and
+ * 2,048 on any GPU */
+void st_serve_batch_defaults_for(const st_gpu *g, st_usage u, int *max_num_seqs, long long *max_batched_tokens);
+/* Fill a 0 max_num_seqs or max_batched_tokens with st_serve_batch_defaults_for
+ * c->gpu and c->usage. */
 void st_serve_resolve_batch(st_serve_cfg *c);
 /* Whether attention runs FlashAttention-3: cfg->fa3, or for -1 vLLM's choice on
  * cfg->gpu (FA3 on Hopper) */
