@@ -443,6 +443,17 @@ int cli_out_dir(const char *dir, const char *what, st_error *err)
     return cli_out_dir_made(dir, what, NULL, 0, err);
 }
 
+/* a folder cli_out_dir_made made: one line each in made (n bytes); one that
+ * does not fit is not listed (undo then leaves it) */
+static void made_add(char *made, size_t n, const char *path)
+{
+    if (!made || !n)
+        return;
+    size_t used = strlen(made), len = strlen(path);
+    if (used + len + 2 <= n)
+        snprintf(made + used, n - used, "%s\n", path);
+}
+
 int cli_out_dir_made(const char *dir, const char *what, char *made, size_t n, st_error *err)
 {
     struct stat st;
@@ -463,8 +474,7 @@ int cli_out_dir_made(const char *dir, const char *what, char *made, size_t n, st
             if (data_guard(part, 0, err)) /* each level, before it is made */
                 return ST_EINVAL;
             if (mkdir(part, 0777) == 0) {
-                if (made && n && !made[0])
-                    snprintf(made, n, "%s", part);
+                made_add(made, n, part);
             } else if (errno != EEXIST) {
                 return st_error_set(err, ST_EIO, "cannot make %s for the %s folder %s: %s", part, what, dir,
                                     strerror(errno));
@@ -478,24 +488,31 @@ int cli_out_dir_made(const char *dir, const char *what, char *made, size_t n, st
             errno = ENOTDIR;
         return st_error_set(err, ST_EIO, "cannot use %s as the %s folder: %s", dir, what, strerror(errno));
     }
-    if (mk == 0 && made && n && !made[0])
-        snprintf(made, n, "%s", dir);
+    if (mk == 0)
+        made_add(made, n, dir);
     return 0;
 }
 
 void cli_out_dir_undo(const char *dir, const char *made)
 {
-    char p[4096];
-    if (!made || !made[0] || snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
+    (void)dir;
+    if (!made || !made[0])
         return;
-    /* from the folder up to the first one made, each while it is empty */
+    /* exactly the folders mkdir made, the last made first (a path with ..
+     * or doubled slashes names them as they were made) */
+    char list[4096];
+    snprintf(list, sizeof list, "%s", made);
     for (;;) {
-        if (rmdir(p) != 0 || strcmp(p, made) == 0)
+        size_t len = strlen(list);
+        if (len && list[len - 1] == '\n')
+            list[--len] = 0;
+        if (!len)
             return;
-        char *slash = strrchr(p, '/');
-        if (!slash || slash == p)
+        char *nl = strrchr(list, '\n');
+        char *p = nl ? nl + 1 : list;
+        if (rmdir(p) != 0)
             return;
-        *slash = 0;
+        *p = 0;
     }
 }
 

@@ -67,9 +67,9 @@ int cli_out_open(cli_out *o, const char *path, st_error *err);
  * made), made if absent, an error if it is not a folder; what names it in
  * messages ("--out"). */
 int cli_out_dir(const char *dir, const char *what, st_error *err);
-/* cli_out_dir, and in made (n bytes) the top-most folder it made ("" when it
- * made none); cli_out_dir_undo removes what it made for dir, from dir up to
- * made, while each is empty (a failed run leaves no folders behind) */
+/* cli_out_dir, and in made (n bytes) each folder it made, a line each ("" when
+ * it made none); cli_out_dir_undo removes them, the last made first, while
+ * each is empty (a failed run leaves no folders behind) */
 int cli_out_dir_made(const char *dir, const char *what, char *made, size_t n, st_error *err);
 void cli_out_dir_undo(const char *dir, const char *made);
 /* A sweep's export files (points.csv, front.csv, points.json, front.json)

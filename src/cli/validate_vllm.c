@@ -97,11 +97,11 @@ static int read_measured(const char *path, measured *m, st_error *err)
     const char *missing_key = NULL;
     static const char *const keys[4] = {"queued_ts", "first_token_ts", "last_token_ts", "output_toks"};
     ssize_t len;
-    while ((len = st_read_line(&line, &lcap, f, 1 << 20)) != -1) {
+    while ((len = st_read_line(&line, &lcap, f, ST_TRACE_LINE_MAX)) != -1) {
         lineno++;
         if (len < 0) {
             rc = len == -3 ? st_error_set(err, ST_ENOMEM, "out of memory reading %s", path)
-                           : st_error_set(err, ST_EINVAL, "%s:%zu:1: a line longer than 1 MiB: requests.jsonl has a "
+                           : st_error_set(err, ST_EINVAL, "%s:%zu:1: a line longer than 256 MiB: requests.jsonl has a "
                                           "request a line", path, lineno);
             break;
         }
@@ -313,6 +313,9 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
         o.block_size = meta.block_size;
         o.gpu_mem_util = meta.gpu_mem_util;
         o.prefix_cache = meta.prefix_cache;
+        /* the full-prompt admission gate came with 0.19 (scheduler_reserve_full_isl) */
+        if (meta.vllm_major >= 0 && (meta.vllm_major == 0 && meta.vllm_minor < 19))
+            o.reserve_full_isl = 0;
         o.seed = meta.seed;
         if (meta.kv_fp8)
             o.kv_dtype = "fp8";

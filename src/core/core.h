@@ -146,7 +146,8 @@ double st_phys_memory_bytes(void);
 double st_mono_s(void);
 
 /* One line of f into *line (grown as needed, *cap its size), with its
- * newline, NUL-terminated; NUL bytes in it are kept (the length tells).
+ * newline, NUL-terminated; a NUL byte read ends the line there, kept in
+ * it (the length tells: the caller names the binary file).
  * Returns its length, -1 at the end of the file, -2 when the line runs past
  * max bytes (reading stops there: a file with no newline cannot take all
  * memory), -3 out of memory. */

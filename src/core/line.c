@@ -19,7 +19,7 @@ ssize_t st_read_line(char **line, size_t *cap, FILE *f, size_t max)
             *cap = nc;
         }
         (*line)[n++] = (char)c;
-        if (c == '\n')
+        if (c == '\n' || c == 0) /* a NUL ends it too: no text file has one */
             break;
         if (n > max) {
             (*line)[n] = 0;

@@ -457,6 +457,7 @@ typedef struct tl_build {
     int ncons;
     char names[TL_MAX_NAMES][48]; /* every component and container, for constraint targets */
     int nnames;
+    int names_full; /* more than TL_MAX_NAMES: targets are not checked against them */
     double cycle_s;
 } tl_build;
 
@@ -465,6 +466,8 @@ static void tl_name_seen(tl_build *b, const char *name)
 {
     if (b->nnames < TL_MAX_NAMES)
         snprintf(b->names[b->nnames++], sizeof b->names[0], "%.*s", (int)strcspn(name, "["), name);
+    else
+        b->names_full = 1;
 }
 
 static int tl_name_known(const tl_build *b, const char *name)
@@ -1113,7 +1116,7 @@ int st_load_timeloop_arch(const char *arch_path, const char *ert_path, st_accel 
     for (int i = 0; i < b->ncons; i++) {
         const tl_cons *k = &b->cons[i];
         int lv = find_level(a, k->target);
-        if (lv < 0 && !tl_name_known(b, k->target)) {
+        if (lv < 0 && !b->names_full && !tl_name_known(b, k->target)) {
             /* a name nothing in the architecture has: a typo would drop its
              * bypass, keep and factors without a word */
             const char *cand[TL_MAX_NAMES];

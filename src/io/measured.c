@@ -1286,6 +1286,18 @@ int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err)
                 m->dtype = hit == 0 ? NULL : (hit == 1 || hit == 4) ? "bf16" : "fp16";
         }
     }
+    m->vllm_major = m->vllm_minor = -1;
+    {
+        /* the release, for what changed between them (the admission gate of 0.19) */
+        const st_ynode *vv = present(doc.root, "vllm_version");
+        int ma = 0, mi = 0; /* X.Y, then anything: 0.19.0, 0.19.0rc1, 0.19.1+cu128 */
+        if (vv && (vv->kind != ST_Y_SCALAR || sscanf(vv->scalar, "%d.%d", &ma, &mi) != 2 || ma < 0 || mi < 0)) {
+            f_error(&c, vv, "vllm_version: expected a release such as \"0.19.0\"");
+            goto done;
+        }
+        if (vv)
+            m->vllm_major = ma, m->vllm_minor = mi;
+    }
     m->model[0] = 0;
     {
         const st_ynode *mv = present(doc.root, "model");

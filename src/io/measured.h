@@ -215,6 +215,7 @@ typedef struct st_vllm_meta {
     const char *dtype;               /* engine dtype: NULL (auto), "fp16" or "bf16" */
     int model_line, model_col;       /* where "model" is, for errors about it */
     int engine_line, engine_col;     /* where engine_kwargs is (1:1 without it) */
+    int vllm_major, vllm_minor;      /* vllm_version X.Y[.Z]; -1 when not given */
 } st_vllm_meta;
 int st_read_vllm_meta(const char *path, st_vllm_meta *m, st_error *err);
 

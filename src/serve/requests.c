@@ -351,11 +351,11 @@ int st_requests_load(const char *path, st_reqset *out, st_error *err)
     int rc = 0, csv = -1, c_arr = -1, c_in = -1, c_out = -1, ncols = 0;
     double t0 = 0;
     int have_t0 = 0;
-    while ((len = st_read_line(&line, &lcap, f, 1 << 20)) != -1) {
+    while ((len = st_read_line(&line, &lcap, f, ST_TRACE_LINE_MAX)) != -1) {
         lineno++;
         if (len < 0) {
             rc = len == -3 ? st_error_set(err, ST_ENOMEM, "out of memory reading %s", path)
-                           : st_error_set(err, ST_EINVAL, "%s:%zu:1: a line longer than 1 MiB: a trace is JSON lines "
+                           : st_error_set(err, ST_EINVAL, "%s:%zu:1: a line longer than 256 MiB: a trace is JSON lines "
                                           "or CSV, a request a line", path, lineno);
             break;
         }

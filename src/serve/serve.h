@@ -324,6 +324,9 @@ typedef struct st_serve_result {
  * clock is a double of seconds, whose resolution there (0.12 us) stays well
  * under a step; a 1e14 s span left a request's TTFT to rounding */
 #define ST_SERVE_MAX_SPAN_S 1e9
+/* the longest line a trace may have: room for a long prompt's text beside
+ * its counts, and a bound on a file without newlines */
+#define ST_TRACE_LINE_MAX (256u << 20)
 
 void st_serve_result_free(st_serve_result *r);
 
