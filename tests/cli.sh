@@ -3017,6 +3017,18 @@ if [ $r1$r2 = 00 ] && cmp -s "$tmp/as2-sync.csv" "$tmp/as2-async.csv" && [ "$(cu
 else
     not_ok "serve --async-scheduling, idle lockstep rank" "r=$r1$r2 $(cat "$tmp/as2-sync.csv" "$tmp/as2-async.csv")"
 fi
+# prefix caching under preemption: a request's cached tokens are counted at
+# its first admission, as vLLM's num_cached_tokens (it found the prefix again
+# on every re-admission: 3,280 cached of an 813-token prompt), so no request
+# has more cached tokens than prompt tokens, the hit ratio is at most 1 and
+# MFU is not negative
+"$S" serve llama3.1-8b --num-gpu-blocks 150 --qps 1000 --requests 300 --lengths fixed:900,700 --seed 5 --shared-prefix 2:512 --prefix-cache --per-request "$tmp/pc.csv" --json > "$tmp/pc.json"; rc=$?
+if [ $rc = 0 ] && jq -e '.preemptions > 0 and .prefix_hit_ratio > 0 and .prefix_hit_ratio <= 1 and .mfu >= 0' "$tmp/pc.json" > /dev/null &&
+   awk -F, 'NR > 1 && $14 > $4 { exit 1 }' "$tmp/pc.csv"; then
+    ok "serve: prefix-cache hits counted once per request under preemption (ratio <= 1, cached <= prompt)"
+else
+    not_ok "serve: prefix-cache hits under preemption" "rc=$rc $(jq -c '{prefix_hit_ratio, mfu, preemptions}' "$tmp/pc.json")"
+fi
 # --usage-context: vLLM's batch defaults by how the engine is built
 # (EngineArgs.get_batch_defaults): vllm serve 1024 / 8192 on an H100 and
 # 256 / 2048 on an A100, the offline LLM class 1024 / 16384 and 256 / 8192,

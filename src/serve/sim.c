@@ -499,7 +499,12 @@ static int prefix_lookup(sim *s, replica *r, int id)
         r->evictable -= g->blocks;
     q->shared = g->blocks;
     q->computed = hit * bs_of(s);
-    s->out->req[id].cached_tokens += q->computed;
+    /* the prompt tokens served from the cache, as vLLM counts them
+     * (num_cached_tokens): at the first admission only; a preempted
+     * request found the prefix again on every re-admission, and its
+     * count passed its prompt (hit ratios above 1, a negative MFU) */
+    if (s->out->req[id].scheduled < 0)
+        s->out->req[id].cached_tokens += q->computed;
     return q->computed;
 }
 
@@ -511,7 +516,8 @@ static void prefix_undo(sim *s, replica *r, int id, int hit)
         return;
     release(s, r, id);
     q->computed = 0;
-    s->out->req[id].cached_tokens -= hit;
+    if (s->out->req[id].scheduled < 0) /* counted by that lookup */
+        s->out->req[id].cached_tokens -= hit;
 }
 
 /* after a step: a request that computed its group's prefix donates it */
