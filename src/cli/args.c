@@ -493,9 +493,8 @@ int cli_out_dir_made(const char *dir, const char *what, char *made, size_t n, st
     return 0;
 }
 
-void cli_out_dir_undo(const char *dir, const char *made)
+void cli_out_dir_undo(const char *made)
 {
-    (void)dir;
     if (!made || !made[0])
         return;
     /* exactly the folders mkdir made, the last made first (a path with ..

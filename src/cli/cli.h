@@ -71,7 +71,7 @@ int cli_out_dir(const char *dir, const char *what, st_error *err);
  * it made none); cli_out_dir_undo removes them, the last made first, while
  * each is empty (a failed run leaves no folders behind) */
 int cli_out_dir_made(const char *dir, const char *what, char *made, size_t n, st_error *err);
-void cli_out_dir_undo(const char *dir, const char *made);
+void cli_out_dir_undo(const char *made);
 /* A sweep's export files (points.csv, front.csv, points.json, front.json)
  * into dir, all or none (cmd_sweep.c; the TUI's export too). */
 struct st_sweep;

@@ -344,7 +344,7 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
             st_sweep_run_free(r);
         }
         if (out)
-            cli_out_dir_undo(out, made);
+            cli_out_dir_undo(made);
         if (loaded)
             st_sweep_free(s);
         free(s);
@@ -461,7 +461,7 @@ static int sweep_body(char **argv, const char *out, const char *range, long long
         }
     }
     if (rc && out)
-        cli_out_dir_undo(out, made); /* nothing written: the folders it made go too */
+        cli_out_dir_undo(made); /* nothing written: the folders it made go too */
     st_sweep_run_free(r);
     st_sweep_free(s);
     free(s);

@@ -207,17 +207,11 @@ int cli_serve_parse(const cli_command *cmd, int argc, char **argv, cli_serve_opt
                                  "--max-batched-tokens", st_sched_name(scratch.sched));
             return 2;
         }
-        /* the full-sequence admission gate is vLLM V1's (0.19) */
-        if (as_given && scratch.sched != ST_SCHED_VLLM) {
-            cli_usage_error(cmd, "--async-scheduling and --no-async-scheduling set vLLM V1's batch queue; "
-                                 "--sched %s has none: drop them, or use --sched vllm",
-                            st_sched_name(scratch.sched));
-            return 2;
-        }
-        if (isl_given && scratch.sched != ST_SCHED_VLLM) {
-            cli_usage_error(cmd, "--reserve-full-isl and --no-reserve-full-isl set vLLM V1's admission gate; "
-                                 "--sched %s has none: drop them, or use --sched vllm",
-                            st_sched_name(scratch.sched));
+        /* vLLM V1's own switches: its admission gate (0.19) and batch queue */
+        if ((as_given || isl_given) && scratch.sched != ST_SCHED_VLLM) {
+            cli_usage_error(cmd, "--%s sets vLLM V1's %s; --sched %s has none of them: drop it, or use --sched "
+                                 "vllm", isl_given ? "reserve-full-isl" : "async-scheduling",
+                            isl_given ? "admission gate" : "batch queue", st_sched_name(scratch.sched));
             return 2;
         }
         /* only swap preemption uses the host's swap space */

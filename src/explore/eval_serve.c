@@ -61,13 +61,12 @@ int st_explore_eval_serve(const st_sweep *s, const st_pvalue *const *v, st_point
     c.spec_k = (int)nval(v[ST_P_SPEC_K], 0);
     c.spec_accept = nval(v[ST_P_SPEC_ACCEPT], c.spec_accept);
     c.prefix_cache = (int)nval(v[ST_P_PREFIX_CACHE], c.prefix_cache);
-    if (v[ST_P_RESERVE_FULL_ISL] && c.sched != ST_SCHED_VLLM)
-        return st_error_set(err, ST_EINVAL, "reserve_full_isl sets vLLM V1's admission gate; sched %s has none",
-                            st_sched_name(c.sched));
+    /* vLLM V1's own switches, as strata serve refuses them elsewhere */
+    if ((v[ST_P_RESERVE_FULL_ISL] || v[ST_P_ASYNC_SCHED]) && c.sched != ST_SCHED_VLLM)
+        return st_error_set(err, ST_EINVAL, "%s sets vLLM V1's %s; sched %s has none of them",
+                            v[ST_P_RESERVE_FULL_ISL] ? "reserve_full_isl" : "async_scheduling",
+                            v[ST_P_RESERVE_FULL_ISL] ? "admission gate" : "batch queue", st_sched_name(c.sched));
     c.reserve_full_isl = (int)nval(v[ST_P_RESERVE_FULL_ISL], c.reserve_full_isl);
-    if (v[ST_P_ASYNC_SCHED] && c.sched != ST_SCHED_VLLM)
-        return st_error_set(err, ST_EINVAL, "async_scheduling sets vLLM V1's batch queue; sched %s has none",
-                            st_sched_name(c.sched));
     c.async_sched = (int)nval(v[ST_P_ASYNC_SCHED], c.async_sched);
     c.slo_ttft_s = nval(v[ST_P_SLO_TTFT], 0);
     c.slo_tpot_s = nval(v[ST_P_SLO_TPOT], 0);
