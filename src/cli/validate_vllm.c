@@ -212,6 +212,14 @@ static double ape(double pred, double meas)
  * one-token outputs) */
 static double stat_of(const st_dist *d, double v) { return d->n > 0 ? v : NAN; }
 
+/* mean, P50, P90 and P99 of d, each NaN without a sample */
+static void stats4(const st_dist *d, double out[4])
+{
+    const double v[4] = {d->mean, d->p50, d->p90, d->p99};
+    for (int i = 0; i < 4; i++)
+        out[i] = stat_of(d, v[i]);
+}
+
 /* a table cell: "%10.3f UNIT", or n/a */
 static void fmt_val(char *buf, size_t n, double v, const char *unit)
 {
@@ -358,10 +366,9 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
             const st_dist *pd[3] = {&r.ttft, &r.tpot, &r.e2e}, *md[3] = {&m.ttft, &m.tpot, &m.e2e};
             for (int k = 0; k < 3; k++) {
                 st_json_begin_object(&j, keys[k]);
-                double pv[4] = {stat_of(pd[k], pd[k]->mean), stat_of(pd[k], pd[k]->p50), stat_of(pd[k], pd[k]->p90),
-                                stat_of(pd[k], pd[k]->p99)};
-                double mv[4] = {stat_of(md[k], md[k]->mean), stat_of(md[k], md[k]->p50), stat_of(md[k], md[k]->p90),
-                                stat_of(md[k], md[k]->p99)};
+                double pv[4], mv[4];
+                stats4(pd[k], pv);
+                stats4(md[k], mv);
                 st_json_number(&j, "predicted_mean", pv[0]);
                 st_json_number(&j, "predicted_p50", pv[1]);
                 st_json_number(&j, "predicted_p90", pv[2]);
@@ -402,10 +409,9 @@ int cli_validate_vllm(const char *dir, int json, const char *coef, FILE *out, st
             const st_dist *pd[3] = {&r.ttft, &r.tpot, &r.e2e}, *md[3] = {&m.ttft, &m.tpot, &m.e2e};
             for (int k = 0; k < 3; k++) {
                 const char *st[4] = {"mean", "p50", "p90", "p99"};
-                double pv[4] = {stat_of(pd[k], pd[k]->mean), stat_of(pd[k], pd[k]->p50), stat_of(pd[k], pd[k]->p90),
-                                stat_of(pd[k], pd[k]->p99)};
-                double mv[4] = {stat_of(md[k], md[k]->mean), stat_of(md[k], md[k]->p50), stat_of(md[k], md[k]->p90),
-                                stat_of(md[k], md[k]->p99)};
+                double pv[4], mv[4];
+                stats4(pd[k], pv);
+                stats4(md[k], mv);
                 for (int s = 0; s < 4; s++) {
                     double scale = k == 1 ? 1e3 : 1;
                     const char *unit = k == 1 ? "ms" : "s ";
