@@ -107,7 +107,7 @@ const char *st_suggest(const char *word, const char *const *candidates, size_t n
  *   sum_i w_i (y_i - x_i . beta)^2 + lambda |beta|^2
  * for n rows of X (row-major, n x p); w may be NULL (all ones). Solved as the
  * augmented least-squares system [sqrt(w) X; sqrt(lambda) I] beta =
- * [sqrt(w) y; 0] with LAPACKE_dgels (QR), so ill-conditioned features do not
+ * [sqrt(w) y; 0] by Householder QR (dgels's steps), so ill-conditioned features do not
  * square their condition number. resid_sd (may be NULL) gets the weighted RMS
  * of the residuals. Deterministic for given inputs. */
 int st_ridge(const double *X, const double *y, const double *w, size_t n, size_t p,
