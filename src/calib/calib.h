@@ -105,8 +105,11 @@ int st_calib_add_vidur(st_calib_data *d, const char *vidur_dir, const char *gpu_
 /* The GPU preset a VIDUR GPU folder name denotes ("a100" -> a100-80gb-sxm). */
 const char *st_vidur_gpu_preset(const char *folder);
 
-/* Fit every class. report (may be NULL) gets a human summary. */
-int st_calibrate(const st_calib_data *d, st_gpu_coef *out, FILE *report, st_error *err);
+/* Fit every class, on `threads` threads (1 to ST_CALIB_MAX_THREADS; the
+ * table is the same on any number). report (may be NULL) gets a human
+ * summary. One calibration at a time per process. */
+#define ST_CALIB_MAX_THREADS 1024
+int st_calibrate(const st_calib_data *d, int threads, st_gpu_coef *out, FILE *report, st_error *err);
 
 /* Predicted time of a sample (with dispatch where the sample has it). */
 int st_calib_predict(const st_calib_data *d, size_t i, const st_gpu_coef *c, st_kernel_est *e,

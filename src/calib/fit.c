@@ -11,6 +11,7 @@
 #include "calib/calib.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -609,42 +610,150 @@ static int refit_objective(const st_calib_data *data, st_gpu_coef *c, unsigned o
     return fit_all(data, c, 1, obj, NULL, 0, only, err);
 }
 
+/* Threads the searches below evaluate their points on (st_calibrate's
+ * argument; one calibration at a time, as the row picks above). */
+static int fit_threads = 1;
+
+/* A search's points, evaluated on fit_threads threads: point i is the
+ * coefficients `base` with set(ctx, i, ...) applied, scored by f. Each
+ * point's objective is computed alone, from the same inputs, whichever
+ * thread takes it, and the caller compares them in index order: the
+ * result is the same bit for bit on any number of threads. */
+typedef struct points {
+    const st_calib_data *data;
+    const st_gpu_coef *base;
+    void (*set)(const void *ctx, size_t i, st_gpu_coef *t);
+    const void *ctx;
+    grid_objective f;
+    unsigned only;
+    size_t count;
+    double *obj;
+    size_t *n;
+    int *rc;
+    st_error *err;
+    size_t next; /* the next point to take (mu) */
+    pthread_mutex_t mu;
+} points;
+
+static void *points_worker(void *arg)
+{
+    points *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->count)
+            return NULL;
+        st_gpu_coef t = *p->base;
+        p->set(p->ctx, i, &t);
+        st_error_clear(&p->err[i]);
+        p->rc[i] = p->f(p->data, &t, p->only, &p->obj[i], &p->n[i], &p->err[i]);
+    }
+}
+
+static void points_free(points *p)
+{
+    free(p->obj), free(p->n), free(p->rc), free(p->err);
+    p->obj = NULL, p->n = NULL, p->rc = NULL, p->err = NULL;
+}
+
+/* Evaluate the points; obj, n, rc and err get one entry each (points_free
+ * releases them; on an error there are none). A thread
+ * that cannot start leaves its share to the others (the caller's thread
+ * always takes part). */
+static int eval_points(points *p, st_error *err)
+{
+    p->obj = malloc((p->count ? p->count : 1) * sizeof *p->obj);
+    p->n = malloc((p->count ? p->count : 1) * sizeof *p->n);
+    p->rc = malloc((p->count ? p->count : 1) * sizeof *p->rc);
+    p->err = malloc((p->count ? p->count : 1) * sizeof *p->err);
+    if (!p->obj || !p->n || !p->rc || !p->err) {
+        points_free(p);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    p->next = 0;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_t tid[ST_CALIB_MAX_THREADS];
+    int extra = fit_threads - 1, started = 0;
+    if ((size_t)extra > p->count)
+        extra = p->count ? (int)p->count - 1 : 0;
+    for (int t = 0; t < extra; t++)
+        if (pthread_create(&tid[started], NULL, points_worker, p) == 0)
+            started++;
+    points_worker(p);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&p->mu);
+    return 0;
+}
+
 /* A grid search over two coefficients of c (fields at byte offsets fa and
  * fb) by objective f; a first value of 0 means "off" and is tried once,
  * with the second coefficient 0. vb NULL: one coefficient (fa) alone.
- * Keeps the best pair (the first of equals); *n gets the samples the
- * objective covers. */
+ * Keeps the best pair (the first of equals, in the order a then b); *n
+ * gets the samples the objective covers (0 at the first point: nothing
+ * depends on the pair, c is left as it was). The first point (in that
+ * order) that fails is the error. */
+typedef struct grid_spec {
+    size_t fa, fb;
+    const double *va, *vb;
+    size_t *ia, *ib; /* point -> indices into va, vb */
+} grid_spec;
+
+static void grid_set(const void *ctx, size_t i, st_gpu_coef *t)
+{
+    const grid_spec *g = ctx;
+    double a = g->va[g->ia[i]];
+    *(double *)((char *)t + g->fa) = a;
+    if (g->vb)
+        *(double *)((char *)t + g->fb) = a == 0 ? 0 : g->vb[g->ib[i]];
+}
+
 static int grid2(const st_calib_data *data, st_gpu_coef *c, size_t fa, const double *va, size_t na, size_t fb,
                  const double *vb, size_t nb, grid_objective f, unsigned only, size_t *n, st_error *err)
 {
-    double best = INFINITY, ba = 0, bb = 0;
     *n = 0;
     if (!vb)
         nb = 1;
+    size_t cap = na * nb > 0 ? na * nb : 1;
+    grid_spec g = {fa, fb, va, vb, malloc(cap * sizeof(size_t)), malloc(cap * sizeof(size_t))};
+    if (!g.ia || !g.ib) {
+        free(g.ia), free(g.ib);
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    }
+    size_t count = 0;
     for (size_t i = 0; i < na; i++)
         for (size_t j = 0; j < nb; j++) {
             if (va[i] == 0 && j > 0)
                 continue;
-            st_gpu_coef t = *c;
-            *(double *)((char *)&t + fa) = va[i];
-            if (vb)
-                *(double *)((char *)&t + fb) = va[i] == 0 ? 0 : vb[j];
-            double o;
-            int rc = f(data, &t, only, &o, n, err);
-            if (rc)
-                return rc;
-            if (*n == 0)
-                return 0;
-            if (o < best * (1 - 1e-12)) {
-                best = o;
-                ba = va[i];
-                bb = va[i] == 0 || !vb ? 0 : vb[j];
-            }
+            g.ia[count] = i, g.ib[count] = j, count++;
         }
-    *(double *)((char *)c + fa) = ba;
-    if (vb)
-        *(double *)((char *)c + fb) = bb;
-    return 0;
+    points p = {.data = data, .base = c, .set = grid_set, .ctx = &g, .f = f, .only = only, .count = count};
+    int rc = eval_points(&p, err);
+    double best = INFINITY, ba = 0, bb = 0;
+    for (size_t k = 0; k < count && !rc; k++) {
+        if (p.rc[k]) {
+            *err = p.err[k];
+            rc = p.rc[k];
+            break;
+        }
+        *n = p.n[k];
+        if (*n == 0)
+            break;
+        if (p.obj[k] < best * (1 - 1e-12)) {
+            best = p.obj[k];
+            ba = va[g.ia[k]];
+            bb = ba == 0 || !vb ? 0 : vb[g.ib[k]];
+        }
+    }
+    if (!rc && count && *n) {
+        *(double *)((char *)c + fa) = ba;
+        if (vb)
+            *(double *)((char *)c + fb) = bb;
+    }
+    points_free(&p);
+    free(g.ia), free(g.ib);
+    return rc;
 }
 
 /* The rows a one-term grid fits on */
@@ -673,35 +782,52 @@ static int pick_topk(const st_calib_data *data, const st_calib_sample *s)
     return st_topk_waves(&data->gpus[s->gpu], (double)s->k.rows, (double)s->k.cols) >= TOPK_FIT_MIN_WAVES;
 }
 
-/* Squared log error of the rows `pick` takes */
-static int sq_log_error(const st_calib_data *data, const st_gpu_coef *c, row_pick pick, double *obj, size_t *n,
-                        st_error *err)
+/* The rows a one-term grid fits and its objective: their squared log
+ * error. The grids run on one thread, in order; which rows a pick takes
+ * does not depend on the coefficients being searched, so use_rows lists
+ * them once per grid, not once per grid point (the layer-norm grid has
+ * over 7,000 points, each of which scanned every sample). */
+static struct {
+    size_t *idx, n;
+} grid_rows;
+
+static int use_rows(const st_calib_data *data, row_pick pick, st_error *err)
 {
+    free(grid_rows.idx);
+    grid_rows.n = 0;
+    grid_rows.idx = malloc((data->n ? data->n : 1) * sizeof *grid_rows.idx);
+    if (!grid_rows.idx)
+        return st_error_set(err, ST_ENOMEM, "out of memory");
+    for (size_t i = 0; i < data->n; i++)
+        if (pick(data, &data->s[i]))
+            grid_rows.idx[grid_rows.n++] = i;
+    return 0;
+}
+
+static void drop_rows(void)
+{
+    free(grid_rows.idx);
+    grid_rows.idx = NULL;
+    grid_rows.n = 0;
+}
+
+static int rows_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
+                          st_error *err)
+{
+    (void)only; /* no class is refitted */
     *obj = 0, *n = 0;
-    for (size_t i = 0; i < data->n; i++) {
-        const st_calib_sample *s = &data->s[i];
-        if (!pick(data, s))
-            continue;
+    for (size_t r = 0; r < grid_rows.n; r++) {
+        size_t i = grid_rows.idx[r];
         st_kernel_est e;
         double pr;
         int rc = st_calib_predict(data, i, c, &e, &pr, err);
         if (rc)
             return rc;
-        double l = log(pr / s->t_s);
+        double l = log(pr / data->s[i].t_s);
         *obj += l * l;
         (*n)++;
     }
     return 0;
-}
-
-/* The rows a one-term grid fits (grid_rows) and its objective: their
- * squared log error (the grid runs on one thread, in order) */
-static row_pick grid_rows;
-static int rows_objective(const st_calib_data *data, st_gpu_coef *c, unsigned only, double *obj, size_t *n,
-                          st_error *err)
-{
-    (void)only; /* no class is refitted */
-    return sq_log_error(data, c, grid_rows, obj, n, err);
 }
 
 /* One cycles coefficient (a field of st_gpu_coef, `name` in the table) on a
@@ -717,8 +843,10 @@ static int fit_cycles(const st_calib_data *data, st_gpu_coef *c, const char *nam
         count = (int)(sizeof cyc / sizeof cyc[0]);
     for (int i = 0; i < count; i++)
         cyc[i] = step * (i + 1);
-    grid_rows = rows;
-    int rc = grid2(data, c, field, cyc, (size_t)count, 0, NULL, 0, rows_objective, 0, nbest, err);
+    int rc = use_rows(data, rows, err);
+    if (rc)
+        return rc;
+    rc = grid2(data, c, field, cyc, (size_t)count, 0, NULL, 0, rows_objective, 0, nbest, err);
     if (rc)
         return rc;
     double *v = (double *)((char *)c + field);
@@ -756,8 +884,10 @@ static int fit_lsu(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_e
     for (int j = 0; j < 11; j++)
         share[j] = 0.1 * j;
     size_t n;
-    grid_rows = pick_lsu;
-    int rc = grid2(data, c, offsetof(st_gpu_coef, lsu_cycles), cyc, 45, offsetof(st_gpu_coef, lsu_hit_share), share,
+    int rc = use_rows(data, pick_lsu, err);
+    if (rc)
+        return rc;
+    rc = grid2(data, c, offsetof(st_gpu_coef, lsu_cycles), cyc, 45, offsetof(st_gpu_coef, lsu_hit_share), share,
                    11, rows_objective, 0, &n, err);
     if (rc)
         return rc;
@@ -986,7 +1116,8 @@ static int fit_norm(const st_calib_data *data, st_gpu_coef *c, FILE *report, st_
         c->norm_iter[k].cycles = c->norm_row[k].cycles = 0;
         fit_pick = st_calib_norm_fit;
         fit_family = c->norm_iter[k].arch;
-        grid_rows = pick_in_family;
+        if ((rc = use_rows(data, pick_in_family, err)))
+            return rc;
         size_t n;
         if ((rc = norm_grid(data, c, k, iter, NORM_ITER_STEPS, row, NORM_ROW_STEPS, &n, err)))
             return rc;
@@ -1114,7 +1245,21 @@ static double tc_ratio(double eref)
     return eref > 0 ? TC_W_PER_TFLOP_12NM / eref : 0;
 }
 
-int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_error *err)
+/* the sustained-clock search's points: W per TFLOP/s, and the step each is */
+typedef struct eref_spec {
+    double w[41];
+    int step[41];
+    size_t count;
+} eref_spec;
+
+static void eref_set(const void *ctx, size_t i, st_gpu_coef *t)
+{
+    const eref_spec *e = ctx;
+    t->e_ref_w_per_tflop = e->w[i];
+    t->tc_energy_ratio = tc_ratio(e->w[i]);
+}
+
+static int calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_error *err)
 {
     st_gpu_coef c;
     initial_coef(&c);
@@ -1127,23 +1272,28 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
     int best_i = 0;
     for (int pass = 0; pass < 2; pass++) {
         int lo = pass ? best_i - 3 : 0, hi = pass ? best_i + 3 : 40, step = pass ? 1 : 4;
+        eref_spec e = {{0}, {0}, 0};
         for (int i = lo < 0 ? 0 : lo; i <= hi && i <= 40; i += step) {
             if (pass && i % 4 == 0)
                 continue; /* seen in the first pass */
-            double eref = i == 0 ? 0 : 4.0 + 0.75 * (i - 1);
-            st_gpu_coef t = c;
-            t.e_ref_w_per_tflop = eref;
-            t.tc_energy_ratio = tc_ratio(eref);
-            double obj;
-            int rc = fit_all(data, &t, 1, &obj, NULL, 0, 0, err);
-            if (rc)
-                return rc;
-            if (obj < best * (1 - 1e-12)) {
-                best = obj;
-                best_e = eref;
-                best_i = i;
+            e.step[e.count] = i;
+            e.w[e.count++] = i == 0 ? 0 : 4.0 + 0.75 * (i - 1);
+        }
+        points p = {.data = data, .base = &c, .set = eref_set, .ctx = &e, .f = refit_objective, .count = e.count};
+        int rc = eval_points(&p, err);
+        for (size_t k = 0; k < e.count && !rc; k++) {
+            if (p.rc[k]) {
+                *err = p.err[k];
+                rc = p.rc[k];
+            } else if (p.obj[k] < best * (1 - 1e-12)) {
+                best = p.obj[k];
+                best_e = e.w[k];
+                best_i = e.step[k];
             }
         }
+        points_free(&p);
+        if (rc)
+            return rc;
     }
     c.e_ref_w_per_tflop = best_e;
     c.tc_energy_ratio = tc_ratio(best_e);
@@ -1224,4 +1374,15 @@ int st_calibrate(const st_calib_data *data, st_gpu_coef *out, FILE *report, st_e
                 100.0 * agree / named, named);
     *out = c;
     return 0;
+}
+
+int st_calibrate(const st_calib_data *data, int threads, st_gpu_coef *out, FILE *report, st_error *err)
+{
+    if (threads < 1 || threads > ST_CALIB_MAX_THREADS)
+        return st_error_set(err, ST_EINVAL, "calibrate: %d threads; expected 1 to %d", threads,
+                            ST_CALIB_MAX_THREADS);
+    fit_threads = threads;
+    int rc = calibrate(data, out, report, err);
+    drop_rows();
+    return rc;
 }

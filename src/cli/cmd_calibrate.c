@@ -11,9 +11,27 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef HAVE_MALLOC_H
+#include <malloc.h>
+#endif
 
 /* The shared-data folder: the option's value, else $STRATA_SHARED, else
  * ../shared/data beside the data root (a source checkout). */
+/* The fit solves thousands of least-squares systems over the same 10^5
+ * samples, each in fresh arrays of a few to tens of MB. glibc hands those
+ * back to the system on free (trimming the heap, or unmapping blocks over
+ * its threshold), so each next fit faulted its pages in again: a quarter
+ * of the run was the kernel zeroing pages. Keeping freed memory in the
+ * heap for the process's life (one calibration) takes that to nothing;
+ * the arrays are the same either way, so the table is too. */
+static void keep_freed_memory(void)
+{
+#if defined(HAVE_MALLOPT) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's ceiling for the setting */
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 int cli_shared_dir(const char *given, const char *sub, const char *opt, char *buf, size_t n, st_error *err)
 {
     if (given) {
@@ -183,13 +201,19 @@ static int run(int argc, char **argv)
         {"neusight", required_argument, NULL, 'n'}, {"vidur", required_argument, NULL, 'v'},
         {"out", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
         {"edge", required_argument, NULL, 'e'},     {"ops", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"threads", required_argument, NULL, 't'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *ns = NULL, *vd = NULL, *out = NULL, *edge = NULL, *ops[8];
     int quiet = 0, c, rc_g, nops = 0;
+    long long threads = 0;
     optind = 0;
-    while ((c = cli_getopt(&cmd_calibrate, argc, argv, "n:v:o:e:p:qh", opts)) != -1) {
+    while ((c = cli_getopt(&cmd_calibrate, argc, argv, "n:v:o:e:p:t:qh", opts)) != -1) {
         switch (c) {
+        case 't':
+            if (cli_parse_ll(&cmd_calibrate, "--threads", optarg, 1, ST_CALIB_MAX_THREADS, &threads))
+                return 2;
+            break;
         case 'e': edge = optarg; break;
         case 'p':
             if (nops == (int)(sizeof ops / sizeof ops[0]))
@@ -206,9 +230,9 @@ static int run(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error(&cmd_calibrate, "unexpected argument '%s'", argv[optind]);
-    if (edge && (ns || vd || nops))
-        return cli_usage_error(&cmd_calibrate, "--edge fits the edge model alone; --neusight, --vidur and --ops "
-                                               "belong to the GPU table's fit (run them separately)");
+    if (edge && (ns || vd || nops || threads))
+        return cli_usage_error(&cmd_calibrate, "--edge fits the edge model alone; --neusight, --vidur, --ops and "
+                                               "--threads belong to the GPU table's fit (run them separately)");
     if (edge)
         return run_edge(edge, out, quiet);
     st_error err;
@@ -278,7 +302,13 @@ static int run(int argc, char **argv)
         fprintf(rep, "calibrating on %zu samples from %zu devices (%zu rows skipped: no preset)\n", d.n,
                 d.n_gpus, d.skipped_unknown_device);
     st_gpu_coef coef;
-    rc = st_calibrate(&d, &coef, rep, &err);
+    keep_freed_memory();
+    if (!threads) {
+        threads = st_cpu_count();
+        if (threads > ST_CALIB_MAX_THREADS)
+            threads = ST_CALIB_MAX_THREADS;
+    }
+    rc = st_calibrate(&d, (int)threads, &coef, rep, &err);
     if (rc) {
         st_calib_data_free(&d);
         cli_out_close(&o, 0, NULL);
@@ -363,7 +393,7 @@ static int run(int argc, char **argv)
 
 const cli_command cmd_calibrate = {
     "calibrate",
-    "calibrate [--neusight DIR] [--vidur DIR] [--ops DIR]... [--out FILE] [--quiet]\n"
+    "calibrate [--neusight DIR] [--vidur DIR] [--ops DIR]... [--threads N] [--out FILE] [--quiet]\n"
     "                   calibrate --edge FILE [--out FILE] [--quiet]",
     "Fit the GPU kernel coefficients to measured kernels and write them as YAML.",
     "  --neusight DIR   a folder laid out like ../shared/data/neusight (its kernels/ CSVs are\n"
@@ -381,6 +411,8 @@ const cli_command cmd_calibrate = {
     "                   DIR/kernels-test/ln.csv norm_row_cycles and norm_iter_cycles for\n"
     "                   theirs; nothing else;\n"
     "                   repeatable (up to 8); tools/calibrate gives data/measured/h100\n"
+    "  --threads N      threads the fit's searches run on (default: the cores it may run on);\n"
+    "                   the table is identical on any number\n"
     "  --out FILE       write there (atomically) instead of stdout; tools/calibrate writes\n"
     "                   calibration/gpu-kernels.yaml\n"
     "  --quiet          no fit report on stderr\n"
