@@ -64,6 +64,38 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l
     if (need_name && !l->name[0])
         return f_error(c, v, "%s: a network dimension needs `name:`", c->what);
     l->topology = (st_topology)topo;
+    /* The fabrics the collective model and simulation price (src/net):
+     * traffic between two GPUs takes one link at each end, so a fabric
+     * whose traffic crosses several hops of shared links (a ring, a torus)
+     * would come out as fast as a switch: refused, not silently priced as
+     * one. Inside a node: a switch (NVSwitch), a direct NVLink mesh, PCIe.
+     * Across nodes: a switch, a fat tree (its spine oversubscribed by
+     * `oversubscription`), a rail-optimized fabric. */
+    const unsigned node_ok = 1u << ST_TOPO_NVSWITCH | 1u << ST_TOPO_SWITCH | 1u << ST_TOPO_NVLINK_MESH |
+                             1u << ST_TOPO_PCIE;
+    const unsigned net_ok = 1u << ST_TOPO_NVSWITCH | 1u << ST_TOPO_SWITCH | 1u << ST_TOPO_FAT_TREE |
+                            1u << ST_TOPO_RAIL_OPTIMIZED;
+    if (!((need_name ? net_ok : node_ok) & (1u << topo)))
+        return f_error(c, f_get(v, "topology"),
+                       "%s: key 'topology': %s is not a fabric strata prices %s (there: %s); %s",
+                       c->what, topo_names[topo], need_name ? "across nodes" : "inside a node",
+                       need_name ? "switch, nvswitch, fat_tree or rail_optimized"
+                                 : "nvswitch, switch, nvlink_mesh or pcie",
+                       topo == ST_TOPO_RING || topo == ST_TOPO_TORUS2D
+                           ? "its traffic crosses several hops of shared links, which strata's collectives "
+                             "(one link at each end of a transfer) do not model; give the nearest of those"
+                           : "give one of those");
+    /* only a fat tree has a spine to oversubscribe: a rail-optimized
+     * fabric keeps a rail's traffic under its leaf (NCCL's PXN moves
+     * cross-rail bytes over NVLink first), a switch and a node's links
+     * have none */
+    const st_ynode *ov = f_get(v, "oversubscription");
+    if (ov && l->oversubscription != 1 && topo != ST_TOPO_FAT_TREE)
+        return f_error(c, ov, "%s: key 'oversubscription': %g:1 on a %s link, which strata never divides "
+                       "(only a fat_tree's spine is oversubscribed: a rail_optimized fabric keeps a rail's "
+                       "traffic under its leaf, NCCL's PXN moving cross-rail bytes over NVLink first); give "
+                       "topology: fat_tree, or leave oversubscription out", c->what, l->oversubscription,
+                       topo_names[topo]);
     return 0;
 }
 
@@ -186,6 +218,15 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
                                "key 'name': '%s' already names network[%zu]; give each dimension its own name",
                                cl->net[i].name, k);
     }
+    /* one scale-out dimension: a leaf, spine and core as dimensions of
+     * their own would need how many nodes each level joins, which the
+     * format does not carry, and the model prices the NIC's link into the
+     * fabric with the spine as that link's oversubscription */
+    if (net->n > 1)
+        return f_error(c, net->items[1],
+                       "network[1]: strata prices one scale-out dimension (the NICs' links into the fabric, "
+                       "a fat tree's spine as their oversubscription), and would ignore this one; describe "
+                       "the fabric as one dimension");
     cl->n_dims = (int)net->n;
     reference(c->path, ref, path, sizeof path);
     rc = st_load_node(path, &cl->node, c->err);
