@@ -530,6 +530,15 @@ cp "$srcdir/presets/node/hgx-a100-4gpu.yaml" "$tmp/guard/node.yaml"
 "$S" train gpt2-large --cluster "$tmp/guard/node.yaml" --trace "$tmp/guard/node.yaml" > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q -- "--trace '.*node.yaml' is the file --cluster" "$tmp/err" && cmp -s "$tmp/guard/node.yaml" "$srcdir/presets/node/hgx-a100-4gpu.yaml"; then ok "train --trace on its --cluster file: refused, the preset untouched"
 else not_ok "train --trace on its --cluster file" "rc=$rc $(cat "$tmp/err")"; fi
+# an output on the file standard output is redirected to (by name or as
+# /dev/stdout) would be renamed over it, the report lost with exit 0
+(cd "$tmp/guard" && "$S" train gpt2-large --cluster hgx-a100-4gpu --json --trace r.json > r.json 2> err1); rc1=$?
+(cd "$tmp/guard" && "$S" serve gpt2-small --gpu h100-sxm --qps 1 --requests 4 --lengths uniform:10-20,5-10 --per-request /dev/stdout > r2.csv 2> err2); rc2=$?
+if [ $rc1 = 1 ] && [ $rc2 = 1 ] && [ ! -s "$tmp/guard/r.json" ] && [ ! -s "$tmp/guard/r2.csv" ] &&
+    grep -q "cannot write r.json: it is the file standard output goes to" "$tmp/guard/err1" &&
+    grep -q "cannot write /dev/stdout: it is the file standard output goes to" "$tmp/guard/err2"; then
+    ok "train --trace / serve --per-request on the file stdout goes to: refused, nothing written"
+else not_ok "outputs on stdout's file" "rc=$rc1/$rc2 $(cat "$tmp/guard/err1" "$tmp/guard/err2")"; fi
 (cd "$srcdir" && "$S" train gpt2-large --cluster hgx-a100-4gpu --trace presets/node/hgx-a100-4gpu.yaml) > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "is the file --cluster 'hgx-a100-4gpu' names" "$tmp/err"; then ok "train --trace on the file a preset id names: refused"
 else not_ok "train --trace on the file a preset id names" "rc=$rc $(cat "$tmp/err")"; fi
@@ -1139,6 +1148,27 @@ sed 's/^nccl_protocols: .*/nccl_protocols: [simple, fast]/' "$srcdir/presets/nod
 "$S" coll allreduce --cluster "$tmp/np.yaml" --bytes 1MiB > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "np.yaml:[0-9]*:[0-9]*: key 'nccl_protocols': expected ll, ll128 or simple, found 'fast'" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "node preset: a bad nccl_protocols entry is an error at file:line:col"
 else not_ok "node preset: bad nccl_protocols" "rc=$rc $(cat "$tmp/err")"; fi
+
+# fabrics strata does not price are refused at the key, not priced as a
+# switch: a ring or torus (traffic over several hops of shared links), an
+# oversubscription no link but a fat tree's divides by, and a second
+# network dimension (leaf, spine: each level's size is not in the format)
+sed 's/topology: rail_optimized/topology: torus2d/' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/fab-torus.yaml"
+sed 's/^  topology: nvswitch /  topology: ring /' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/fab-ring.yaml"
+sed 's/oversubscription: 1 /oversubscription: 8 /' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/fab-over.yaml"
+{ cat "$srcdir/presets/cluster/ib-h100.yaml"
+  sed -n '/^  - name:/,$p' "$srcdir/presets/cluster/ib-h100.yaml" | sed 's/name: ndr-compute-fabric/name: spine/'; } > "$tmp/fab-two.yaml"
+fab_ok=1 fab_out=
+for f in "torus:fab-torus.yaml:17:15: network\[0\]: key 'topology': torus2d is not a fabric strata prices across nodes" \
+    "ring:fab-ring.yaml:[0-9]*:13: intra: key 'topology': ring is not a fabric strata prices inside a node" \
+    "over:fab-over.yaml:[0-9]*:23: network\[0\]: key 'oversubscription': 8:1 on a rail_optimized link" \
+    "two:fab-two.yaml:[0-9]*:5: network\[1\]: strata prices one scale-out dimension"; do
+    want=${f#*:}; file=${want%%:*}
+    "$S" coll allreduce --cluster "$tmp/$file" --gpus 16 --bytes 1GiB > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc != 1 ] || [ -s "$tmp/out" ] || ! grep -q "$want" "$tmp/err"; then fab_ok=0; fab_out="$fab_out ${f%%:*}: rc=$rc $(cat "$tmp/err")"; fi
+done
+if [ $fab_ok = 1 ]; then ok "presets: a torus or ring fabric, a rail's oversubscription and a second network dimension are errors at FILE:LINE:COL"
+else not_ok "presets: unpriced fabrics refused" "$fab_out"; fi
 
 # ---- training (issue 5) --------------------------------------------------------
 "$S" train gpt2-large --cluster hgx-a100-4gpu --gpus 4 --pp 4 --global-batch 16 --seq 1024 --dtype fp32 \

@@ -543,8 +543,16 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
         return st_error_set(err, ST_EINVAL, "output path too long: %.60s...", path);
     snprintf(o->path, sizeof o->path, "%s", path);
     snprintf(o->target, sizeof o->target, "%s", path);
-    struct stat st, lst;
+    struct stat st, lst, so;
     int exists = stat(path, &st) == 0, link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    /* the file standard output is redirected to (`--trace r.json >
+     * r.json`, /dev/stdout then): the output would be renamed over it and
+     * the report written to the replaced file, lost with exit 0 */
+    if (exists && S_ISREG(st.st_mode) && fstat(STDOUT_FILENO, &so) == 0 && S_ISREG(so.st_mode) &&
+        so.st_dev == st.st_dev && so.st_ino == st.st_ino)
+        return st_error_set(err, ST_EINVAL, "cannot write %s: it is the file standard output goes to, so the "
+                            "report printed there would be lost; give the output another name, or send the "
+                            "report elsewhere", path);
     if ((exists && !S_ISREG(st.st_mode)) || (link && !exists)) {
         /* a device, a pipe, or a link to one (or to a file not there yet):
          * write through it; a rename would replace the node or the link */
