@@ -1175,6 +1175,11 @@ else not_ok "presets: unpriced fabrics refused" "$fab_out"; fi
     --trace "$tmp/trace.json" --json > "$tmp/t.json" 2> "$tmp/err"
 check "train --json: iteration_s, lo_s, hi_s, mfu, tokens_per_s, memory_per_gpu_bytes, bubble_fraction, comm_s" \
     jq -e '.iteration_s > 0 and .lo_s < .iteration_s and .hi_s > .iteration_s and .mfu > 0 and .mfu < 1 and .tokens_per_s > 0 and .memory_per_gpu_bytes > 0 and .bubble_fraction > 0 and .comm_s > 0' "$tmp/t.json"
+# memory is whole bytes per GPU: BERT-large's 335,174,458 parameters in
+# BF16 over ZeRO-3's 16 shards are 41,896,807.25 B, held as 41,896,808
+"$S" train bert-large --gpus 16 --zero 3 --recompute full --json > "$tmp/zb.json" 2> "$tmp/err"
+check "train --json: memory in whole bytes (ZeRO-3 shard of BERT-large: 41,896,808 B), its terms adding up" \
+    jq -e '.memory.weights == 41896808 and ([.memory | .weights, .grads, .optimizer, .activations, .logits, .buffers] | all(. == floor) and add == $t)' --argjson t "$(jq '.memory_per_gpu_bytes' "$tmp/zb.json")" "$tmp/zb.json"
 check "train: tokens/s = global batch x seq / iteration" \
     jq -e '(.tokens_per_s * .iteration_s / (16 * 1024) - 1 | fabs) < 1e-9' "$tmp/t.json"
 check "train --trace: a Chrome trace with a forward and a backward per microbatch per stage" \

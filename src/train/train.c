@@ -1565,6 +1565,11 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
              * keeps each microbatch's logits until its backward */
             m_d.logits = d == pp - 1 ? logits * (k->sched == ST_PP_GPIPE && S.inflight[d] > 1 ? S.inflight[d] : 1) : 0;
             m_d.buffers = buffers;
+            /* whole bytes: a share that does not divide evenly (a shard of
+             * an odd parameter count, an imbalance factor) is held as the
+             * next byte up on the GPU that holds it */
+            m_d.weights = ceil(m_d.weights), m_d.grads = ceil(m_d.grads), m_d.optimizer = ceil(m_d.optimizer);
+            m_d.activations = ceil(m_d.activations), m_d.logits = ceil(m_d.logits), m_d.buffers = ceil(m_d.buffers);
             m_d.total = m_d.weights + m_d.grads + m_d.optimizer + m_d.activations + m_d.logits + m_d.buffers;
             if (m_d.total > M->total)
                 *M = m_d;
