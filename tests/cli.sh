@@ -1175,6 +1175,14 @@ else not_ok "presets: unpriced fabrics refused" "$fab_out"; fi
     --trace "$tmp/trace.json" --json > "$tmp/t.json" 2> "$tmp/err"
 check "train --json: iteration_s, lo_s, hi_s, mfu, tokens_per_s, memory_per_gpu_bytes, bubble_fraction, comm_s" \
     jq -e '.iteration_s > 0 and .lo_s < .iteration_s and .hi_s > .iteration_s and .mfu > 0 and .mfu < 1 and .tokens_per_s > 0 and .memory_per_gpu_bytes > 0 and .bubble_fraction > 0 and .comm_s > 0' "$tmp/t.json"
+# the bubble is the schedule's idle, not the send/recv between stages
+# (comm_s carries that): on a 1 GB/s fabric, 1,024 microbatches over 4
+# stages leave (p-1)/(m+p-1) = 3/1027 = 0.29% idle, as on the real one
+sed 's/bw_gbs: 50 /bw_gbs: 1 /' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/slow.yaml"
+"$S" train llama2-7b --cluster "$tmp/slow.yaml" --gpus 32 --pp 4 --tp 8 --microbatches 1024 --global-batch 1024 --json > "$tmp/bs.json" 2> "$tmp/err"
+"$S" train llama2-7b --cluster ib-h100 --gpus 32 --pp 4 --tp 8 --microbatches 1024 --global-batch 1024 --json > "$tmp/bf.json" 2> "$tmp/err"
+check "train: a slow link's send/recv is comm_s, not bubble (bubble within 5% of 3/1027 on 1 and 50 GB/s)" \
+    jq -e --slurpfile f "$tmp/bf.json" '((.bubble_fraction / (3 / 1027) - 1) | fabs) < 0.05 and .bubble_fraction == $f[0].bubble_fraction and .comm_s > $f[0].comm_s' "$tmp/bs.json"
 # memory is whole bytes per GPU: BERT-large's 335,174,458 parameters in
 # BF16 over ZeRO-3's 16 shards are 41,896,807.25 B, held as 41,896,808
 "$S" train bert-large --gpus 16 --zero 3 --recompute full --json > "$tmp/zb.json" 2> "$tmp/err"

@@ -42,8 +42,9 @@
  * The pipeline is simulated, not taken from the closed form: each stage runs
  * its schedule's order of forward and backward microbatches (GPipe; 1F1B;
  * interleaved 1F1B with v model chunks per stage), each waits for its
- * input from the neighbouring stage plus the send/recv time, and the bubble
- * is the idle share of the busiest stage.
+ * input from the neighbouring stage plus the send/recv time; the bubble is
+ * the idle share of the busiest stage in the same schedule without the
+ * send/recv (that time is communication, in comm_s).
  *
  * Memory per GPU (bytes, the largest stage): weights, gradients and
  * optimizer states (AdamW; 16-bit training: 2 + 2 + 12 bytes per parameter
@@ -229,10 +230,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
                        st_train_result *r, FILE *trace, st_train_memo *memo, st_error *err);
 
 /* The schedule alone, for stages of equal forward time f and backward time
- * b with p2p seconds between stages: the bubble (idle share of the busiest
- * stage) and the most microbatches in flight on any stage. */
-int st_pipeline_sim(const st_train_cfg *cfg, double f, double b, double p2p, double *bubble, double *inflight,
-                    st_error *err);
+ * b: the bubble (idle share of the busiest stage; the send/recv between
+ * stages is communication, not bubble) and the most microbatches in flight
+ * on any stage. */
+int st_pipeline_sim(const st_train_cfg *cfg, double f, double b, double *bubble, double *inflight, st_error *err);
 
 /* ---- plan search ---------------------------------------------------------- */
 typedef struct st_plan_point {
