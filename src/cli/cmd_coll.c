@@ -124,6 +124,10 @@ static int run(int argc, char **argv)
     st_net_group g;
     if (st_net_group_init(&cl, (int)gpus, (int)per_node, &g, &err))
         return cli_fail(&err);
+    /* the collective, --algo and --gpus disagree (send/recv on 3 GPUs, a
+     * ring all-to-all): a usage error */
+    if (st_coll_algo_valid(&g, coll, algo, &err))
+        return cli_usage_error(&cmd_coll, "%s", err.msg);
     st_coll_est e;
     if (st_coll_estimate_proto(&g, coll, algo, proto, bytes, &e, &err))
         return cli_fail(&err);

@@ -359,8 +359,11 @@ static int run_train(int argc, char **argv)
     k.torch_ver = t.torch_ver;
     k.isolated = t.isolated;
     if (t.imbalance > 0 && !s.m.tf.experts) {
+        /* the option does not fit the workload (exit 1, as --ep on a dense model) */
+        st_error e;
+        st_error_set(&e, ST_EINVAL, "--moe-imbalance: %s is dense (no experts to imbalance)", s.m.id);
         st_model_free(&s.m);
-        return cli_usage_error(&cmd_train, "--moe-imbalance: %s is dense (no experts to imbalance)", s.m.id);
+        return cli_fail(&e);
     }
     if (t.imbalance >= 1)
         k.moe_imbalance = t.imbalance;
@@ -381,6 +384,12 @@ static int run_train(int argc, char **argv)
         return cli_usage_error(&cmd_train, "--recompute: expected none, selective or full, got '%s'", t.recompute);
     }
     st_error err;
+    /* options that contradict each other whatever the model and cluster
+     * (SP without TP, CP without fused attention, ...) are usage errors */
+    if (st_train_check_options(&k, &err)) {
+        st_model_free(&s.m);
+        return cli_usage_error(&cmd_train, "%s", err.msg);
+    }
     st_train_result r;
     cli_out tr = {0};
     if (t.trace && cli_out_open(&tr, t.trace, &err)) {

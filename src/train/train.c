@@ -97,52 +97,12 @@ void st_train_state_bytes(st_dtype t, double *grad, double *opt)
     *opt = fp32_store ? 8 : 12;
 }
 
-int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k, st_error *err)
+int st_train_check_options(const st_train_cfg *k, st_error *err)
 {
-    if (m->kind != ST_MODEL_TRANSFORMER)
-        return st_error_set(err, ST_EINVAL, "%s is not a transformer; the training layer models transformers", m->id);
-    const st_transformer *tf = &m->tf;
-    int G = c->node.gpus;
-    long long gpus = (long long)k->dp * k->tp * k->pp * k->cp;
     if (k->dp < 1 || k->tp < 1 || k->pp < 1 || k->cp < 1 || k->ep < 1)
         return st_error_set(err, ST_EINVAL, "parallel degrees must be >= 1");
-    int rc = st_train_check_scope(m, c, gpus, k->seq, err);
-    if (rc)
-        return rc;
-    if (k->tp > G)
-        return st_error_set(err, ST_EINVAL, "TP %d spans more than one %d-GPU node; keep TP inside a node", k->tp, G);
-    if (G % k->tp || (k->tp * k->cp <= G && G % (k->tp * k->cp)))
-        return st_error_set(err, ST_EINVAL, "TP %d x CP %d must divide the %d GPUs of a node", k->tp, k->cp, G);
-    /* a pipeline stage (TP x CP x DP GPUs, Megatron's rank order) that
-     * spans nodes must take whole nodes, or its DP group has a ragged
-     * member count per node */
-    long long stage = (long long)k->tp * k->cp * k->dp;
-    if (st_train_stages_straddle(stage, k->pp, G))
-        return st_error_set(err, ST_EINVAL, "a pipeline stage is TP %d x CP %d x DP %d = %lld GPUs, so stages "
-                            "straddle %d-GPU nodes; choose degrees so that a stage is a divisor or a multiple of "
-                            "%d GPUs (e.g. another PP)", k->tp, k->cp, k->dp, stage, G, G);
-    if (tf->heads % k->tp)
-        return st_error_set(err, ST_EINVAL, "TP %d must divide the %lld attention heads of %s", k->tp, tf->heads, m->id);
-    if (tf->kv_heads % k->tp && k->tp % tf->kv_heads)
-        return st_error_set(err, ST_EINVAL, "TP %d and the %lld KV heads of %s: one must divide the other", k->tp,
-                            tf->kv_heads, m->id);
     if (k->sp && k->tp < 2)
         return st_error_set(err, ST_EINVAL, "sequence parallelism needs TP >= 2");
-    long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
-    long long L = tf->layers + tf->encoder_layers;
-    /* the two end stages may hold no layer (the first only the
-     * embedding, the last only the head and loss: Llama 3's 126 layers on
-     * 128 model chunks); every other stage needs one */
-    if (L < V - 2 || L < 1)
-        return st_error_set(err, ST_EINVAL, "%lld layers cannot fill %lld pipeline stages%s (only the first and "
-                            "the last may hold no layer); choose PP%s of at most %lld",
-                            L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
-                            k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L + 2);
-    if (L % V && tf->encoder_layers)
-        return st_error_set(err, ST_EINVAL, "%lld encoder and decoder layers do not split evenly into %lld pipeline "
-                            "stages%s; an encoder-decoder model needs PP%s dividing %lld",
-                            L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
-                            k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L);
     if (k->sched == ST_PP_INTERLEAVED && k->pp < 2)
         return st_error_set(err, ST_EINVAL, "interleaved 1F1B needs PP >= 2 (it interleaves model chunks across "
                             "pipeline stages); PP is %d: give --pp 2 or more, or another --schedule", k->pp);
@@ -178,15 +138,75 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     if (k->cp > 1 && !k->flash && !k->fa3)
         return st_error_set(err, ST_EINVAL, "CP %d: context parallelism (ring attention) needs fused attention; "
                             "add --flash (or --fa3 on Hopper)", k->cp);
+    if (k->sp && (k->seq / k->cp) % k->tp)
+        return st_error_set(err, ST_EINVAL, "sequence parallelism: TP %d must divide the %lld tokens per rank",
+                            k->tp, k->seq / k->cp);
+    if (k->zero < 0 || k->zero > 3)
+        return st_error_set(err, ST_EINVAL, "ZeRO stage must be 0, 1, 2 or 3");
+    if (k->zero == 3 && k->pp > 1)
+        return st_error_set(err, ST_EINVAL, "ZeRO-3 with pipeline parallelism is not modelled (DeepSpeed "
+                            "refuses the pair; FSDP2 with PP, as torchtitan runs it, re-gathers each stage's "
+                            "weights per microbatch, which strata does not price); use ZeRO 1 or 2 with PP");
+    if (k->lora_rank < 0 || k->lora_rank > 65536)
+        return st_error_set(err, ST_EINVAL, "LoRA rank must be in 1..65536");
+    if (!(k->moe_imbalance >= 1) || k->moe_imbalance > 64)
+        return st_error_set(err, ST_EINVAL, "MoE load imbalance must be in [1, 64]");
+    if (k->dtype != ST_FP32 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8 && k->dtype != ST_TF32)
+        return st_error_set(err, ST_EINVAL, "training dtype must be fp32, tf32, fp16, bf16 or fp8");
+    return 0;
+}
+
+int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k, st_error *err)
+{
+    if (m->kind != ST_MODEL_TRANSFORMER)
+        return st_error_set(err, ST_EINVAL, "%s is not a transformer; the training layer models transformers", m->id);
+    const st_transformer *tf = &m->tf;
+    int G = c->node.gpus;
+    long long gpus = (long long)k->dp * k->tp * k->pp * k->cp;
+    int rc = st_train_check_options(k, err);
+    if (rc)
+        return rc;
+    rc = st_train_check_scope(m, c, gpus, k->seq, err);
+    if (rc)
+        return rc;
+    if (k->tp > G)
+        return st_error_set(err, ST_EINVAL, "TP %d spans more than one %d-GPU node; keep TP inside a node", k->tp, G);
+    if (G % k->tp || (k->tp * k->cp <= G && G % (k->tp * k->cp)))
+        return st_error_set(err, ST_EINVAL, "TP %d x CP %d must divide the %d GPUs of a node", k->tp, k->cp, G);
+    /* a pipeline stage (TP x CP x DP GPUs, Megatron's rank order) that
+     * spans nodes must take whole nodes, or its DP group has a ragged
+     * member count per node */
+    long long stage = (long long)k->tp * k->cp * k->dp;
+    if (st_train_stages_straddle(stage, k->pp, G))
+        return st_error_set(err, ST_EINVAL, "a pipeline stage is TP %d x CP %d x DP %d = %lld GPUs, so stages "
+                            "straddle %d-GPU nodes; choose degrees so that a stage is a divisor or a multiple of "
+                            "%d GPUs (e.g. another PP)", k->tp, k->cp, k->dp, stage, G, G);
+    if (tf->heads % k->tp)
+        return st_error_set(err, ST_EINVAL, "TP %d must divide the %lld attention heads of %s", k->tp, tf->heads, m->id);
+    if (tf->kv_heads % k->tp && k->tp % tf->kv_heads)
+        return st_error_set(err, ST_EINVAL, "TP %d and the %lld KV heads of %s: one must divide the other", k->tp,
+                            tf->kv_heads, m->id);
+    long long V = (long long)k->pp * (k->sched == ST_PP_INTERLEAVED ? k->chunks : 1);
+    long long L = tf->layers + tf->encoder_layers;
+    /* the two end stages may hold no layer (the first only the
+     * embedding, the last only the head and loss: Llama 3's 126 layers on
+     * 128 model chunks); every other stage needs one */
+    if (L < V - 2 || L < 1)
+        return st_error_set(err, ST_EINVAL, "%lld layers cannot fill %lld pipeline stages%s (only the first and "
+                            "the last may hold no layer); choose PP%s of at most %lld",
+                            L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
+                            k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L + 2);
+    if (L % V && tf->encoder_layers)
+        return st_error_set(err, ST_EINVAL, "%lld encoder and decoder layers do not split evenly into %lld pipeline "
+                            "stages%s; an encoder-decoder model needs PP%s dividing %lld",
+                            L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
+                            k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L);
     /* causal load balance: Megatron-LM cuts the sequence into 2 x CP chunks
      * and gives rank i chunks i and 2 CP - 1 - i */
     if (k->cp > 1 && tf->causal && k->seq % (2LL * k->cp))
         return st_error_set(err, ST_EINVAL, "CP %d: a causal model's sequence is cut into 2 x CP = %d chunks for "
                             "load balance (Megatron-LM); make the sequence length %lld a multiple of %d",
                             k->cp, 2 * k->cp, k->seq, 2 * k->cp);
-    if (k->sp && (k->seq / k->cp) % k->tp)
-        return st_error_set(err, ST_EINVAL, "sequence parallelism: TP %d must divide the %lld tokens per rank",
-                            k->tp, k->seq / k->cp);
     if (k->ep > 1 && !tf->experts)
         return st_error_set(err, ST_EINVAL, "EP %d: %s is dense (no experts to spread); expert parallelism needs "
                             "an MoE model", k->ep, m->id);
@@ -196,14 +216,6 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     if (k->ep > 1 && ((long long)k->dp * k->cp) % k->ep)
         return st_error_set(err, ST_EINVAL, "EP %d must divide DP x CP (%lld): the expert ranks are the data "
                             "(and context) parallel ranks", k->ep, (long long)k->dp * k->cp);
-    if (k->zero < 0 || k->zero > 3)
-        return st_error_set(err, ST_EINVAL, "ZeRO stage must be 0, 1, 2 or 3");
-    if (k->zero == 3 && k->pp > 1)
-        return st_error_set(err, ST_EINVAL, "ZeRO-3 with pipeline parallelism is not modelled (DeepSpeed "
-                            "refuses the pair; FSDP2 with PP, as torchtitan runs it, re-gathers each stage's "
-                            "weights per microbatch, which strata does not price); use ZeRO 1 or 2 with PP");
-    if (k->lora_rank < 0 || k->lora_rank > 65536)
-        return st_error_set(err, ST_EINVAL, "LoRA rank must be in 1..65536");
     /* an adapter B A of rank r on a d_in -> d_out layer has rank at most
      * min(d_in, d_out): past the adapted layers' smallest side (the hidden
      * size, or the attention's heads x head_dim where smaller) a rank only
@@ -219,8 +231,6 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
         return st_error_set(err, ST_EINVAL, "LoRA rank %d is more than %s's adapted layers can use: an adapter's rank "
                             "is at most its layer's smaller side, here %lld; give --lora %lld or less",
                             k->lora_rank, m->id, lora_max, lora_max);
-    if (!(k->moe_imbalance >= 1) || k->moe_imbalance > 64)
-        return st_error_set(err, ST_EINVAL, "MoE load imbalance must be in [1, 64]");
     /* the busiest expert gets at most every token (each picks an expert
      * once), against a mean of tokens x top_k / experts */
     if (tf->experts > 0 && tf->top_k > 0 && k->moe_imbalance > (double)tf->experts / tf->top_k)
@@ -231,8 +241,6 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
     if (k->dtype == ST_FP8 && !(c->node.gpu.matrix[ST_FP8].dense > 0))
         return st_error_set(err, ST_EINVAL, "%s has no FP8 tensor cores; FP8 training needs Hopper or later",
                             c->node.gpu.id);
-    if (k->dtype != ST_FP32 && k->dtype != ST_FP16 && k->dtype != ST_BF16 && k->dtype != ST_FP8 && k->dtype != ST_TF32)
-        return st_error_set(err, ST_EINVAL, "training dtype must be fp32, tf32, fp16, bf16 or fp8");
     /* attention runs in BF16 under the FP8 recipe (st_train_lists), and has a backward */
     if (k->fa3 && st_fa3_check(&c->node.gpu, k->dtype == ST_FP8 ? ST_BF16 : k->dtype, 1, err))
         return ST_EINVAL;

@@ -201,6 +201,11 @@ typedef struct st_train_result {
  * and last devices. 0 when vs is out of range. */
 long long st_pipeline_stage_layers(long long L, long long V, long long vs);
 
+/* The rules a configuration's options break by themselves, whatever the
+ * model and cluster (SP without TP, CP without fused attention, ZeRO-3
+ * with PP, a global batch that does not split, ...): 0, or ST_EINVAL with
+ * the rule and the fix. st_train_check makes these checks first. */
+int st_train_check_options(const st_train_cfg *cfg, st_error *err);
 /* Check a configuration against model and cluster: 0, or ST_EINVAL with
  * the rule it breaks and how to fix it. */
 int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *cfg, st_error *err);
