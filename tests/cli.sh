@@ -75,6 +75,10 @@ check "show --phase train has bwd ops and an optimizer step" \
 # presets: numbers from the vendors' sheets
 check "show h100-sxm: 132 SMs, 3.35 TB/s (H100 datasheet)" \
     sh -c "'$S' show h100-sxm --json | jq -e '.sm_count == 132 and .memory_bw_bytes_per_s == 3.35e12'"
+check "show --json: base_clock_hz is null where the preset gives no base clock (h100-sxm)" \
+    sh -c "'$S' show h100-sxm --json | jq -e '.base_clock_hz == null and .boost_clock_hz == 1.98e9'"
+check "coll --bytes takes PiB, as its limit's message names it (1PiB = 2^50 bytes)" \
+    sh -c "'$S' coll allreduce --bytes 1PiB --json | jq -e '.bytes == 1125899906842624'"
 check "show --json: an H100 FMA holds 1 issue slot, a V100's 2 (whitepapers), an MI100's is null" \
     sh -c "'$S' show h100-sxm --json | jq -e '.fma_issue_cycles == 1 and .fp32_lanes_per_sm == 128' && '$S' show v100-pcie-32gb --json | jq -e '.fma_issue_cycles == 2' && '$S' show mi100 --json | jq -e '.fma_issue_cycles == null'"
 check "show dgx-h100: 8 GPUs resolved to h100-sxm" \

@@ -752,7 +752,8 @@ int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, d
         double scale;
     } units[] = {{"", 1},      {"B", 1},       {"K", 1024},  {"KiB", 1024}, {"KB", 1e3},
                  {"M", 1 << 20}, {"MiB", 1 << 20}, {"MB", 1e6}, {"G", 1 << 30},  {"GiB", 1 << 30},
-                 {"GB", 1e9},  {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12}};
+                 {"GB", 1e9},  {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+                 {"P", 1125899906842624.0}, {"PiB", 1125899906842624.0}, {"PB", 1e15}};
     char *end;
     double v = strtod(text, &end);
     /* decimal only: strtod would also take hexadecimal (0x10, 0x1p4) */

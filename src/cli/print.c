@@ -163,7 +163,10 @@ void cli_json_gpu(st_json *j, const char *key, const st_gpu *g)
     st_json_int(j, "release_year", g->release_year);
     st_json_int(j, "sm_count", g->sm_count);
     st_json_number(j, "boost_clock_hz", g->boost_clock_hz);
-    st_json_number(j, "base_clock_hz", g->base_clock_hz);
+    if (g->base_clock_hz > 0) /* optional in a preset: null where it gives none */
+        st_json_number(j, "base_clock_hz", g->base_clock_hz);
+    else
+        st_json_null(j, "base_clock_hz");
     st_json_number(j, "memory_bytes", g->mem_bytes);
     st_json_string(j, "memory_type", g->mem_type);
     st_json_number(j, "memory_bw_bytes_per_s", g->mem_bw);
