@@ -174,6 +174,16 @@ wait_for ctrlc "h100-llama2-7b" >/dev/null
 keys ctrlc C-c
 expect ctrlc "STRATA-EXIT=130" "Ctrl-C quits (status 130, as SIGINT) and restores the terminal"
 
+# --- a core-dumping signal (SIGQUIT) restores the terminal before it ends the run -----------
+start quit "$S"
+wait_for quit "h100-llama2-7b" >/dev/null
+shpid=$($T list-panes -t quit -F '#{pane_pid}')
+uipid=$(pgrep -P "$shpid" | head -n 1)
+[ -n "$uipid" ] && kill -QUIT "$uipid"
+if wait_for quit "STRATA-EXIT=131" && ! screen quit | grep -q "Front, by"; then
+    ok "SIGQUIT: the terminal restored (no UI left on screen), status 131"
+else not_ok "SIGQUIT restores the terminal" "pid=$uipid $(screen quit)"; fi
+
 # --- a broken preset: the error panel, and the UI keeps running ------------------------------
 data="$tmp/data"
 mkdir -p "$data/presets/gpu"
@@ -261,6 +271,9 @@ expect form2 "Front, by latency" "and the previous sweep's front stays"
 # constraint says so
 keys form2 3 Tab / C-u '^sampling' Enter Enter C-u 'grid' Enter / C-u '^bw_scale' Enter Enter C-u '0.5..2 +0.5 extra' Enter / C-u Enter r
 expect form2 "bw_scale: '0\.5\.\.2 \+0\.5 extra' is not a range" "text after a range is an error"
+# an empty item in a row's list is an error, as the same list in a file
+keys form2 x / C-u '^bw_scale' Enter Enter C-u '0.5,,1' Enter / C-u Enter r
+expect form2 "bw_scale: '0\.5,,1' has an empty item" "a row's list with an empty item is an error naming it"
 keys form2 x / C-u '^bw_scale' Enter Enter C-u '0.5, 1' Enter / C-u '^constraints' Enter Enter C-u 'latency <= -1' Enter / C-u Enter r
 expect form2 "No feasible point: each of the 2 valid points" "a run where every point breaks a constraint says so"
 # Backspace takes a whole UTF-8 character

@@ -488,7 +488,13 @@ static void prompt_done(ui_app *a)
     case UI_P_FORM:
         ui_sweep_store_row(a, text);
         break;
-    case UI_P_OPEN: ui_open_sweep(a, text); break;
+    case UI_P_OPEN:
+        if (!*text)
+            ui_error(a, "open: no file name given; type a sweep file's path (e.g. workloads/sweeps/gpu-batch-dtype.yaml), "
+                        "or pick one from the list");
+        else
+            ui_open_sweep(a, text);
+        break;
     case UI_P_EXPORT:
         if (ui_export(a, text, &err))
             ui_error(a, "%s", err.msg);
@@ -747,8 +753,25 @@ int ui_run(const ui_opts *o)
         free(a);
         return 1;
     }
-    if (!initscr()) {
-        fprintf(stderr, "strata: cannot start the terminal UI (TERM=%s)\n", getenv("TERM") ? getenv("TERM") : "");
+    /* newterm, not initscr: initscr prints curses' own "Error opening
+     * terminal" and exits on a TERM it cannot use */
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (scr) {
+        set_term(scr);
+        /* a terminal that cannot address the cursor (TERM=dumb) would
+         * show the screens as a stream of text */
+        char *cup = tigetstr("cup");
+        if (!cup || cup == (char *)-1) {
+            endwin();
+            delscreen(scr);
+            scr = NULL;
+        }
+    }
+    if (!scr) {
+        const char *term = getenv("TERM");
+        fprintf(stderr, "strata: cannot start the terminal UI on TERM=%s (no terminfo entry for it, or it cannot "
+                        "address the cursor); set TERM to your terminal's type (e.g. xterm-256color), or use the "
+                        "batch commands (strata sweep, strata suite)\n", term && *term ? term : "(unset)");
         app_free(a);
         free(a);
         return 1;
@@ -758,13 +781,16 @@ int ui_run(const ui_opts *o)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGSEGV, on_fatal);
-    signal(SIGABRT, on_fatal);
-    signal(SIGBUS, on_fatal);
-    signal(SIGFPE, on_fatal);
+    /* every signal whose default ends the process: the terminating ones
+     * quit through the loop (the terminal restored, exit 128 + the
+     * signal), the core-dumping ones restore it and die as they would */
+    static const int quit_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF};
+    static const int fatal_sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGQUIT, SIGILL, SIGTRAP, SIGSYS,
+                                     SIGXCPU, SIGXFSZ};
+    for (size_t i = 0; i < sizeof quit_sigs / sizeof quit_sigs[0]; i++)
+        sigaction(quit_sigs[i], &sa, NULL);
+    for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
+        signal(fatal_sigs[i], on_fatal);
     raw(); /* Ctrl-C arrives as a key too; both quit */
     noecho();
     keypad(stdscr, TRUE);
