@@ -163,6 +163,13 @@ int ui_results_key(ui_app *a, int key)
     case 'e': {
         char dir[128];
         snprintf(dir, sizeof dir, "strata-%s", a->sweep ? a->sweep->name : "sweep");
+        /* a folder beside the working one, whatever the name holds ('/',
+         * '..', spaces): anything but letters, digits, '.', '_' and '-'
+         * becomes '-', and so the name never leaves the folder */
+        for (char *p = dir; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                  *p == '.' || *p == '_' || *p == '-'))
+                *p = '-';
         ui_prompt_open(a, UI_P_EXPORT, "export to folder: ", dir);
         return 1;
     }

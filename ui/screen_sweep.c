@@ -367,11 +367,14 @@ static int put_range(sbuf *b, const char *t)
     return 0;
 }
 
-static void put_list(sbuf *b, const char *t, char sep)
+/* A row's list as YAML; -1 when an item is empty between others ("fp16,,bf16",
+ * a separator at either end), as the same list in a file would be refused
+ * (a row of separators alone is an empty list, which the loader names) */
+static int put_list(sbuf *b, const char *t, char sep)
 {
     char seps[2] = {sep, 0};
     put(b, "[");
-    int first = 1;
+    int first = 1, empty = 0;
     while (*t) {
         size_t n = strcspn(t, seps), len;
         char item[256];
@@ -381,10 +384,15 @@ static void put_list(sbuf *b, const char *t, char sep)
             put(b, "%s", first ? "" : ", ");
             put_quoted(b, it, len);
             first = 0;
+        } else {
+            empty = 1;
         }
         t += n + (t[n] == sep);
+        if (t[-1] == sep && !*t)
+            empty = 1; /* a separator at the end */
     }
     put(b, "]");
+    return empty && !first ? -1 : 0;
 }
 
 /* The loader names a place in the YAML the form was written to, which the
@@ -474,8 +482,10 @@ int ui_form_build(const ui_form *f, st_sweep *out, st_error *err)
                                     "A..B +S (step S), A..B nN (N values) or a list a, b, c",
                                     st_param_info_of(pa[i])->name, t);
             }
-        } else {
-            put_list(&b, t, list_sep(pa[i]));
+        } else if (put_list(&b, t, list_sep(pa[i]))) {
+            free(b.s);
+            return st_error_set(err, ST_EINVAL, "%s: '%s' has an empty item; give each value once between "
+                                "'%c's (a, b, c)", st_param_info_of(pa[i])->name, t, list_sep(pa[i]));
         }
         put(&b, "\n");
     }

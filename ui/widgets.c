@@ -102,6 +102,12 @@ void ui_list_scroll(ui_list *l, int h)
         l->top = l->sel;
     if (l->sel >= l->top + (size_t)h)
         l->top = l->sel - (size_t)h + 1;
+    /* a taller box (the terminal grown) shows the rows above rather than
+     * blank rows below: the last row at the box's foot at most */
+    if (l->n_vis > (size_t)h && l->top > l->n_vis - (size_t)h)
+        l->top = l->n_vis - (size_t)h;
+    else if (l->n_vis <= (size_t)h)
+        l->top = 0;
 }
 
 void ui_list_draw(ui_list *l, ui_rect r, const char *title, int focused)
