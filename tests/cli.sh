@@ -2162,6 +2162,11 @@ if [ $rc = 1 ] && grep -q "both.yaml:[0-9]*:3: batch is both fixed and an axis" 
 sed 's/^objectives: .*/objectives: [goodput]/' "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" > "$tmp/sw/obj.yaml"
 "$S" sweep "$tmp/sw/obj.yaml" --quiet > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "obj.yaml:[0-9]*:[0-9]*: objectives: goodput is not defined for evaluate: gpu" "$tmp/err"; then ok "sweep: an objective the evaluator lacks is FILE:LINE:COL"; else not_ok "sweep: an objective the evaluator lacks is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"; fi
+sed 's/^constraints: .*/constraints: [fits, "goodput >= 1"]/' "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" > "$tmp/sw/con.yaml"
+"$S" sweep "$tmp/sw/con.yaml" --quiet > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && [ ! -s "$tmp/out" ] && grep -q "con.yaml:[0-9]*:[0-9]*: constraints: goodput is not defined for evaluate: gpu" "$tmp/err"; then ok "sweep: a constraint on a metric the evaluator lacks is FILE:LINE:COL (not an empty front)"; else not_ok "sweep: a constraint the evaluator lacks" "rc=$rc $(cat "$tmp/err")"; fi
+(cd "$srcdir" && "$S" sweep workloads/sweeps/gpu-batch-dtype.yaml --quiet --out data/measured) > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "inside strata's data folder (data/)" "$tmp/err" && [ ! -e "$srcdir/data/measured/points.csv" ]; then ok "sweep --out into data/ (the committed measurements): refused, nothing written"; else not_ok "sweep --out into data/" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" sweep "$srcdir/workloads/sweeps/serve-techniques.yaml" --quiet --out "$tmp/sw/out" > /dev/null 2>&1
 # a scenario variable other than ${shared} is an error at its value, not text passed on
 printf 'scenario: Z\ntitle: t\ncommand: eval\noperands: [gpt2-small]\noptions: {gpu: "${bogus}"}\nreport:\n  - {metric: total_s, label: t}\n' > "$tmp/scb.yaml"

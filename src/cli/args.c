@@ -430,11 +430,13 @@ static void pending_drop(const char *tmp)
  * writes the table, into calibration/. */
 static int data_guard(const char *path, int calibration_ok, st_error *err)
 {
-    static const char *const data_dirs[] = {"presets", "workloads", "calibration"};
-    for (int i = 0; i < 3; i++)
+    static const char *const data_dirs[] = {"presets", "workloads", "calibration", "data"};
+    for (int i = 0; i < 4; i++)
         if (!(i == 2 && calibration_ok) && inside_data(path, data_dirs[i]))
-            return st_error_set(err, ST_EINVAL, "will not write %s: it is inside strata's data folder (%s/), whose "
-                                                "files every run reads; write it elsewhere", path, data_dirs[i]);
+            return st_error_set(err, ST_EINVAL, "will not write %s: it is inside strata's data folder (%s/), %s; "
+                                "write it elsewhere", path, data_dirs[i],
+                                i == 3 ? "the measurements the calibration and validation read"
+                                       : "whose files every run reads");
     return 0;
 }
 

@@ -576,6 +576,22 @@ static int read_fixed(const fctx *c, st_sweep *s, const st_ynode *fixed)
     return 0;
 }
 
+/* An objective or constraint's metric must be one the evaluator gives
+ * (a train point has no TTFT): else an error at x naming those it gives */
+static int metric_defined(const fctx *c, const st_ynode *x, const st_sweep *s, const char *what, st_metric m)
+{
+    unsigned have = st_sweep_kind_metrics(s->kind);
+    if (have & (1u << m))
+        return 0;
+    char list[160] = "";
+    for (int k = 0; k < ST_METRIC_COUNT; k++)
+        if (have & (1u << k))
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
+                     st_metric_name((st_metric)k));
+    return f_error(c, x, "%s: %s is not defined for evaluate: %s (it gives %s)", what, st_metric_name(m),
+                   st_sweep_kind_name(s->kind), list);
+}
+
 static int read_objectives(const fctx *c, st_sweep *s, const st_ynode *o)
 {
     if (o->kind != ST_Y_SEQ || o->n < 1 || o->n > ST_SWEEP_MAX_OBJ)
@@ -591,16 +607,9 @@ static int read_objectives(const fctx *c, st_sweep *s, const st_ynode *o)
         for (size_t j = 0; j < i; j++)
             if (s->obj[j] == s->obj[i])
                 return f_error(c, x, "objectives: %s is listed twice", x->scalar);
-        unsigned have = st_sweep_kind_metrics(s->kind);
-        if (!(have & (1u << s->obj[i]))) {
-            char list[160] = "";
-            for (int m = 0; m < ST_METRIC_COUNT; m++)
-                if (have & (1u << m))
-                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
-                             st_metric_name((st_metric)m));
-            return f_error(c, x, "objectives: %s is not defined for evaluate: %s (it gives %s)", x->scalar,
-                           st_sweep_kind_name(s->kind), list);
-        }
+        int rc = metric_defined(c, x, s, "objectives", s->obj[i]);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -649,6 +658,9 @@ static int read_constraints(const fctx *c, st_sweep *s, const st_ynode *o)
             return f_error(c, o->items[i], "constraints: expected a string such as \"memory <= 80e9\"");
         if (st_sweep_parse_constraint(o->items[i]->scalar, &s->con[s->n_con], &e))
             return f_error(c, o->items[i], "%s", e.msg);
+        int rc;
+        if (!s->con[s->n_con].fits && (rc = metric_defined(c, o->items[i], s, "constraints", s->con[s->n_con].m)))
+            return rc;
         s->n_con++;
     }
     return 0;
