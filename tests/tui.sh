@@ -168,6 +168,22 @@ else ok "a finished sweep is not marked cancelled"; fi
 keys split q
 expect split "STRATA-EXIT=0" "and quits cleanly"
 
+# --- a breakdown that takes seconds (a serving point of 300,000 requests) is
+# evaluated off the UI thread: the screen says so and q is answered at once
+cat > "$tmp/bigserve.yaml" <<'EOF'
+sweep: bigserve
+evaluate: serve
+fixed: {workload: llama3.1-8b, gpu: h100-sxm, requests: 300000, lengths: "uniform:100-3000,50-600"}
+axes: {qps: [10]}
+objectives: [goodput, cost]
+EOF
+start bigsv "$S" ui --threads 1 --sweep "$tmp/bigserve.yaml"
+wait_for bigsv "100\.0% 1/1 points.*done" >/dev/null
+keys bigsv 4 Enter
+expect bigsv "evaluating point #0 with its breakdown" "a slow breakdown is evaluated in the background, the screen says so"
+keys bigsv q
+expect bigsv "STRATA-EXIT=0" "and q quits while it runs"
+
 # --- Ctrl-C quits as well --------------------------------------------------------------------
 start ctrlc "$S"
 wait_for ctrlc "h100-llama2-7b" >/dev/null

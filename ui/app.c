@@ -100,7 +100,10 @@ ui_list *ui_focused_list(ui_app *a)
 /* ---- the sweep ------------------------------------------------------------------ */
 static void retire(ui_app *a)
 {
-    if (!a->run) {
+    ui_detail_job *job = a->job; /* a breakdown still being evaluated reads the sweep too */
+    a->job = NULL;
+    a->detail_want = a->detail_failed = -1;
+    if (!a->run && !job) {
         if (a->sweep) {
             st_sweep_free(a->sweep);
             free(a->sweep);
@@ -108,20 +111,37 @@ static void retire(ui_app *a)
         a->sweep = NULL;
         return;
     }
-    st_sweep_cancel(a->run);
+    if (a->run)
+        st_sweep_cancel(a->run);
     ui_retired *r = malloc(sizeof *r);
     if (!r) { /* no memory to defer: wait for the workers this once */
-        st_sweep_run_free(a->run);
+        if (a->run)
+            st_sweep_run_free(a->run);
+        ui_detail_job_free(job);
         st_sweep_free(a->sweep);
         free(a->sweep);
     } else {
         r->run = a->run;
         r->sweep = a->sweep;
+        r->job = job;
         r->next = a->retired;
         a->retired = r;
     }
     a->run = NULL;
     a->sweep = NULL;
+}
+
+/* a retired entry's run (none: done) and detail job (none: done) have finished */
+static int retired_done(ui_retired *r)
+{
+    int done = !r->job || ui_detail_job_done(r->job);
+    if (r->run) {
+        st_sweep_progress p;
+        st_sweep_drain(r->run);
+        st_sweep_get_progress(r->run, &p);
+        done = done && p.finished;
+    }
+    return done;
 }
 
 /* Free retired runs whose workers have all left (never blocks on one). */
@@ -130,12 +150,11 @@ static void reap(ui_app *a, int all)
     ui_retired **pp = &a->retired;
     while (*pp) {
         ui_retired *r = *pp;
-        st_sweep_progress p;
-        st_sweep_drain(r->run);
-        st_sweep_get_progress(r->run, &p);
-        if (p.finished || all) {
+        if (retired_done(r) || all) {
             *pp = r->next;
-            st_sweep_run_free(r->run);
+            if (r->run)
+                st_sweep_run_free(r->run);
+            ui_detail_job_free(r->job);
             st_sweep_free(r->sweep);
             free(r->sweep);
             free(r);
@@ -260,6 +279,7 @@ int ui_start_sweep(ui_app *a, st_sweep *s)
     a->plot_y = s->n_obj > 1 ? 1 : 0;
     a->n_front = 0;
     a->detail_idx = -1;
+    a->detail_want = a->detail_failed = -1;
     a->why_done = 0;
     a->why[0] = 0;
     ui_list_set(&a->front_list, 0, front_label, a, &err);
@@ -644,6 +664,7 @@ static int app_init(ui_app *a, const ui_opts *o, st_error *err)
     memset(a, 0, sizeof *a);
     a->threads = o->threads;
     a->detail_idx = -1;
+    a->detail_want = a->detail_failed = -1;
     a->hw_detail_for = a->ops_for = (size_t)-1;
     a->screen = UI_S_RESULTS;
     if (st_catalog_scan(&a->cat, err))
@@ -802,7 +823,7 @@ int ui_run(const ui_opts *o)
     while (!a->quit && !got_signal) {
         struct pollfd fds[2] = {{0, POLLIN, 0}, {a->run ? st_sweep_notify_fd(a->run) : -1, POLLIN, 0}};
         /* wake at least 4 times a second for the progress line while running */
-        int rc = poll(fds, 2, a->run || a->retired ? 250 : 1000);
+        int rc = poll(fds, 2, a->run || a->retired || a->job ? 250 : 1000);
         if (rc < 0 && errno != EINTR)
             break;
         int ch;
@@ -817,6 +838,7 @@ int ui_run(const ui_opts *o)
                 break;
         }
         ui_poll_sweep(a);
+        ui_poll_detail(a);
         draw(a);
     }
     restore_terminal();
@@ -835,12 +857,9 @@ int ui_run(const ui_opts *o)
         st_sweep_get_progress(a->run, &p);
         busy |= !p.finished;
     }
-    for (ui_retired *r = a->retired; r && !busy; r = r->next) {
-        st_sweep_progress p;
-        st_sweep_drain(r->run);
-        st_sweep_get_progress(r->run, &p);
-        busy |= !p.finished;
-    }
+    busy |= a->job && !ui_detail_job_done(a->job);
+    for (ui_retired *r = a->retired; r && !busy; r = r->next)
+        busy |= !retired_done(r);
     if (busy) {
         fflush(NULL);
         _exit(code);

@@ -7,6 +7,7 @@
 #include "ui/ui.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *layer_label(void *ctx, size_t i, char *buf, size_t n)
@@ -16,23 +17,85 @@ static const char *layer_label(void *ctx, size_t i, char *buf, size_t n)
     return buf;
 }
 
+static void *detail_worker(void *arg)
+{
+    ui_detail_job *j = arg;
+    st_point pt;
+    j->rc = st_sweep_eval(j->sweep, j->idx, &pt, j->out, &j->err);
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+int ui_detail_job_done(const ui_detail_job *j)
+{
+    return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+}
+
+void ui_detail_job_free(ui_detail_job *j)
+{
+    if (!j)
+        return;
+    pthread_join(j->tid, NULL);
+    free(j->out);
+    free(j);
+}
+
+void ui_detail_request(ui_app *a, long long idx)
+{
+    a->detail_want = idx;
+    if (idx < 0 || idx == a->detail_idx || idx == a->detail_failed || a->job || !a->sweep)
+        return; /* there, refused, or next once the running job is in */
+    ui_detail_job *j = calloc(1, sizeof *j);
+    st_detail *out = j ? calloc(1, sizeof *out) : NULL;
+    if (!out) {
+        free(j);
+        a->detail_failed = idx;
+        ui_error(a, "out of memory for point #%lld's breakdown", idx);
+        return;
+    }
+    j->sweep = a->sweep;
+    j->idx = idx;
+    j->out = out;
+    st_error_clear(&j->err);
+    if (pthread_create(&j->tid, NULL, detail_worker, j) != 0) {
+        free(out);
+        free(j);
+        a->detail_failed = idx;
+        ui_error(a, "cannot start a thread for point #%lld's breakdown", idx);
+        return;
+    }
+    a->job = j;
+}
+
+void ui_poll_detail(ui_app *a)
+{
+    ui_detail_job *j = a->job;
+    if (!j || !ui_detail_job_done(j))
+        return;
+    a->job = NULL;
+    if (j->rc) {
+        a->detail_failed = j->idx; /* not evaluated again until another point is asked for */
+        ui_error(a, "%s", j->err.msg);
+    } else {
+        st_detail *old = a->detail;
+        a->detail = j->out;
+        j->out = old;
+        a->detail_idx = j->idx;
+        st_error err;
+        ui_list_set(&a->layer_list, a->detail->n_layers, layer_label, a, &err);
+    }
+    ui_detail_job_free(j);
+    if (a->detail_want >= 0 && a->detail_want != a->detail_idx)
+        ui_detail_request(a, a->detail_want);
+}
+
+/* the point under the Results screen's cursor, asked for */
 static void ensure_detail(ui_app *a)
 {
     size_t k = ui_list_current(&a->front_list);
     if (!a->sweep || k == (size_t)-1 || (long long)k >= a->n_front)
         return;
-    long long idx = a->front[k];
-    if (idx == a->detail_idx)
-        return;
-    st_error err;
-    st_point pt;
-    /* one point, evaluated again with its detail: milliseconds at most */
-    if (st_sweep_eval(a->sweep, idx, &pt, a->detail, &err)) {
-        ui_error(a, "%s", err.msg);
-        return;
-    }
-    a->detail_idx = idx;
-    ui_list_set(&a->layer_list, a->detail->n_layers, layer_label, a, &err);
+    ui_detail_request(a, a->front[k]);
 }
 
 /* z of the two-sided 90% band of a normal spread, as compose's lo/hi use */
@@ -168,6 +231,20 @@ static void draw_train(ui_app *a, ui_rect r)
 void ui_breakdown_draw(ui_app *a, ui_rect r)
 {
     ensure_detail(a);
+    if (a->detail_want >= 0 && a->detail_want == a->detail_failed && !a->job) {
+        ui_box(r, "Breakdown (Esc: back to results)", 1);
+        ui_text(r.y + 1, r.x + 2, r.w - 4, UI_BOLD, "point #%lld: its breakdown could not be evaluated (the "
+                "error panel said why); pick another point", a->detail_want);
+        return;
+    }
+    if (a->job || (a->detail_want >= 0 && a->detail_want != a->detail_idx)) {
+        /* the keys and signals stay live while it runs (a serving point of
+         * many requests takes seconds) */
+        ui_box(r, "Breakdown (Esc: back to results)", 1);
+        ui_text(r.y + 1, r.x + 2, r.w - 4, UI_BOLD, "evaluating point #%lld with its breakdown ...",
+                a->job ? a->job->idx : a->detail_want);
+        return;
+    }
     if (a->detail_idx < 0) {
         ui_text(r.y + 1, r.x + 2, r.w - 4, UI_BOLD, "Pick a point on the Results screen (4) and press Enter.");
         return;

@@ -16,6 +16,7 @@
 #include "io/io.h"
 
 #include <ncursesw/curses.h>
+#include <pthread.h>
 
 /* ---- widgets ------------------------------------------------------------------ */
 typedef struct ui_rect {
@@ -100,9 +101,23 @@ typedef struct ui_form {
     size_t inexact_n[ST_PARAM_COUNT];
 } ui_form;
 
+/* The breakdown's point, evaluated again with its detail off the UI thread
+ * (a serving point of 10^6 requests takes seconds, an accelerator mapping
+ * search longer): the job owns `out` until `done` (atomic) is set. */
+typedef struct ui_detail_job {
+    pthread_t tid;
+    const st_sweep *sweep;
+    long long idx;
+    st_detail *out;
+    st_error err;
+    int rc;
+    int done;
+} ui_detail_job;
+
 typedef struct ui_retired {
-    st_sweep_run *run;
+    st_sweep_run *run;     /* NULL: no run left, only a detail job */
     st_sweep *sweep;
+    ui_detail_job *job;    /* a detail job still reading the sweep, or NULL */
     struct ui_retired *next;
 } ui_retired;
 
@@ -149,7 +164,10 @@ struct ui_app {
     size_t pn, pcap;
     /* breakdown */
     st_detail *detail;
-    long long detail_idx;
+    long long detail_idx;      /* the point detail holds (-1: none) */
+    long long detail_want;     /* the point the screen asks for (-1: none) */
+    long long detail_failed;   /* a point whose evaluation failed (not retried), or -1 */
+    ui_detail_job *job;        /* evaluating detail_want, or NULL */
     ui_list layer_list;
     /* parallelism */
     size_t *tf_models, n_tf_models, *clusters, n_clusters;
@@ -192,6 +210,13 @@ void ui_status(ui_app *a, const char *fmt, ...) __attribute__((format(printf, 2,
 void ui_prompt_open(ui_app *a, ui_prompt_kind k, const char *label, const char *initial);
 /* The list of the focused pane (for '/'), or NULL. */
 ui_list *ui_focused_list(ui_app *a);
+/* The breakdown's point: ask for idx (evaluated off the UI thread; detail
+ * holds it once detail_idx == idx), and take a finished evaluation in (the
+ * event loop, each round). */
+void ui_detail_request(ui_app *a, long long idx);
+void ui_poll_detail(ui_app *a);
+int ui_detail_job_done(const ui_detail_job *j);
+void ui_detail_job_free(ui_detail_job *j); /* joins the thread: call once done */
 /* Start a sweep (takes ownership of s); the old one is cancelled and retired. */
 int ui_start_sweep(ui_app *a, st_sweep *s);
 /* Load a sweep file and run it (errors go to the panel). */
