@@ -1113,8 +1113,8 @@ done
 if [ "$(jq .bytes "$tmp/h.json")" = 512 ] && [ "$(jq .bytes "$tmp/r.json")" = 10 ]; then ok "coll --bytes: fractions of a unit become whole bytes"; else not_ok "coll --bytes: fractions of a unit become whole bytes" "$(cat "$tmp/err")"; fi
 "$S" coll allreduce --bytes 0x10 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 2 ] && grep -q "expected a size such as" "$tmp/err"; then ok "coll --bytes 0x10: hexadecimal refused"; else not_ok "coll --bytes 0x10: hexadecimal refused" "rc=$rc"; fi
-"$S" coll allreduce --bytes 1PiB > /dev/null 2> "$tmp/err"; rc=$?
-if [ $rc = 2 ] && grep -q "unknown unit 'PiB' in '1PiB'; units are B, K/KiB" "$tmp/err"; then ok "coll --bytes 1PiB: the unknown unit named"; else not_ok "coll --bytes 1PiB: the unknown unit named" "rc=$rc $(cat "$tmp/err")"; fi
+"$S" coll allreduce --bytes 1EiB > /dev/null 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && grep -q "unknown unit 'EiB' in '1EiB'; units are B, K/KiB, .*P/PiB" "$tmp/err"; then ok "coll --bytes 1EiB: the unknown unit named"; else not_ok "coll --bytes 1EiB: the unknown unit named" "rc=$rc $(cat "$tmp/err")"; fi
 "$S" coll allreduce --bytes 1MiB --gpus 12 > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "multiple of 8" "$tmp/err"; then ok "coll --gpus 12 on 8-GPU nodes: error with the fix"; else not_ok "coll --gpus 12 on 8-GPU nodes: error with the fix" "rc=$rc $(cat "$tmp/err")"; fi
 

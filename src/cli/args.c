@@ -783,8 +783,8 @@ int cli_parse_bytes(const cli_command *cmd, const char *opt, const char *text, d
             return 0;
         }
         if (*end) {
-            cli_usage_error(cmd, "%s: unknown unit '%s' in '%s'; units are B, K/KiB, M/MiB, G/GiB, T/TiB "
-                                 "(powers of 1024) and KB, MB, GB, TB (of 1000), as in 64MiB or 100MB", opt, end, text);
+            cli_usage_error(cmd, "%s: unknown unit '%s' in '%s'; units are B, K/KiB, M/MiB, G/GiB, T/TiB, "
+                                 "P/PiB (powers of 1024) and KB, MB, GB, TB, PB (of 1000), as in 64MiB or 100MB", opt, end, text);
             return -1;
         }
     }
