@@ -184,6 +184,23 @@ expect bigsv "evaluating point #0 with its breakdown" "a slow breakdown is evalu
 keys bigsv q
 expect bigsv "STRATA-EXIT=0" "and q quits while it runs"
 
+# --- wide (CJK) characters take two columns: a long title is cut to its box
+cat > "$tmp/cjk.yaml" <<'EOF'
+sweep: "日本語テスト日本語テスト日本語テスト日本語"
+evaluate: gpu
+fixed: {gpu: h100-sxm, workload: llama2-7b}
+axes: {batch: [1, 2]}
+objectives: [latency]
+EOF
+$T kill-session -t cjk >/dev/null 2>&1
+$T new-session -d -s cjk -x 100 -y 30 "env LANG=C.UTF-8 $S ui --sweep $tmp/cjk.yaml; echo STRATA-EXIT=\$?; sleep 600"
+wait_for cjk "100\.0% 2/2 points.*done" >/dev/null
+keys cjk 3
+wait_for cjk "Sweep set-up" >/dev/null
+if screen cjk | sed -n 3p | grep -q '^│.*││evaluate'; then ok "a title of wide characters is cut to its box (the next line keeps its borders)"
+else not_ok "a title of wide characters is cut to its box" "$(screen cjk)"; fi
+keys cjk q
+
 # --- Ctrl-C quits as well --------------------------------------------------------------------
 start ctrlc "$S"
 wait_for ctrlc "h100-llama2-7b" >/dev/null

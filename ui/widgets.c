@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 int ui_utf8 = 1;
 int ui_colour;
@@ -145,15 +146,28 @@ void ui_text(int y, int x, int w, int attr, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    /* cut at w columns, counting UTF-8 lead bytes only */
+    /* cut at w display columns: a wide (CJK) character takes two, a
+     * combining mark none; a byte that starts no valid character, one */
     int cols = 0;
-    size_t i = 0;
-    for (; buf[i]; i++) {
-        if (((unsigned char)buf[i] & 0xC0) != 0x80) {
-            if (cols == w)
-                break;
-            cols++;
+    size_t i = 0, len = strlen(buf);
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    while (i < len) {
+        wchar_t wc;
+        size_t n = mbrtowc(&wc, buf + i, len - i, &st);
+        int cw = 1;
+        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+            n = 1;
+            memset(&st, 0, sizeof st);
+        } else {
+            cw = wcwidth(wc);
+            if (cw < 0)
+                cw = 1;
         }
+        if (cols + cw > w)
+            break;
+        cols += cw;
+        i += n;
     }
     buf[i] = 0;
     attron(attr);
