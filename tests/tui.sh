@@ -201,6 +201,15 @@ if screen cjk | sed -n 3p | grep -q '^│.*││evaluate'; then ok "a title of 
 else not_ok "a title of wide characters is cut to its box" "$(screen cjk)"; fi
 keys cjk q
 
+# --- the error panel wraps at display columns, never inside a character
+start errw "$S"
+wait_for errw "h100-llama2-7b" >/dev/null
+keys errw 3 o "/nonexistent/$(printf 'é%.0s' $(seq 1 100))" Enter
+if wait_for errw "│ /nonexistent/é{70,}" && wait_for errw "│ é{20,}.*: cannot open"; then
+    ok "the error panel wraps a message of 2-byte characters at the panel's width, on character boundaries"
+else not_ok "the error panel wraps at display columns" "$(screen errw)"; fi
+keys errw Escape q
+
 # --- Ctrl-C quits as well --------------------------------------------------------------------
 start ctrlc "$S"
 wait_for ctrlc "h100-llama2-7b" >/dev/null

@@ -422,22 +422,23 @@ static void draw_error(ui_app *a)
     int w = COLS - 8 < 90 ? COLS - 8 : 90;
     if (w < 20)
         w = COLS;
-    /* wrap the message into lines of w - 4 */
-    char lines[12][128];
+    /* wrap the message into lines of w - 4 display columns, at a space in
+     * the line's second half where there is one, never inside a character */
+    char lines[12][512];
     int n = 0;
     const char *s = a->error;
     while (*s && n < 12) {
-        int take = (int)strlen(s);
-        int max = w - 4 < 127 ? w - 4 : 127;
-        if (take > max) {
-            take = max;
-            for (int k = max; k > max / 2; k--)
+        size_t take = ui_fit_bytes(s, w - 4); /* w is at most 90: 344 bytes of 4-byte characters */
+        if (s[take]) {
+            for (size_t k = take; k > take / 2; k--)
                 if (s[k] == ' ') {
                     take = k;
                     break;
                 }
         }
-        snprintf(lines[n++], sizeof lines[0], "%.*s", take, s);
+        if (!take)
+            take = 1; /* a character wider than the line: show it alone */
+        snprintf(lines[n++], sizeof lines[0], "%.*s", (int)take, s);
         s += take;
         while (*s == ' ')
             s++;

@@ -61,6 +61,9 @@ extern int ui_utf8;   /* the terminal takes UTF-8: braille, blocks, box lines */
 extern int ui_colour; /* colours in use (off under NO_COLOR or on a monochrome terminal) */
 
 void ui_box(ui_rect r, const char *title, int focused);
+/* The bytes of s's longest prefix that fits w display columns, never
+ * splitting a character (wide characters take two columns). */
+size_t ui_fit_bytes(const char *s, int w);
 void ui_text(int y, int x, int w, int attr, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* A horizontal bar of value/max over w cells (eighth-blocks in UTF-8). */
 void ui_bar(int y, int x, int w, double frac, int attr);

@@ -137,24 +137,17 @@ void ui_list_draw(ui_list *l, ui_rect r, const char *title, int focused)
 }
 
 /* ---- drawing -------------------------------------------------------------------- */
-void ui_text(int y, int x, int w, int attr, const char *fmt, ...)
+size_t ui_fit_bytes(const char *s, int w)
 {
-    if (w <= 0 || y < 0 || y >= LINES)
-        return;
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    /* cut at w display columns: a wide (CJK) character takes two, a
-     * combining mark none; a byte that starts no valid character, one */
+    /* display columns: a wide (CJK) character takes two, a combining mark
+     * none; a byte that starts no valid character, one */
     int cols = 0;
-    size_t i = 0, len = strlen(buf);
+    size_t i = 0, len = strlen(s);
     mbstate_t st;
     memset(&st, 0, sizeof st);
     while (i < len) {
         wchar_t wc;
-        size_t n = mbrtowc(&wc, buf + i, len - i, &st);
+        size_t n = mbrtowc(&wc, s + i, len - i, &st);
         int cw = 1;
         if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
             n = 1;
@@ -169,6 +162,19 @@ void ui_text(int y, int x, int w, int attr, const char *fmt, ...)
         cols += cw;
         i += n;
     }
+    return i;
+}
+
+void ui_text(int y, int x, int w, int attr, const char *fmt, ...)
+{
+    if (w <= 0 || y < 0 || y >= LINES)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t i = ui_fit_bytes(buf, w);
     buf[i] = 0;
     attron(attr);
     mvaddstr(y, x, buf);
