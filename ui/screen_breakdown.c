@@ -163,11 +163,18 @@ static void draw_accel(ui_app *a, ui_rect r)
     int x = r.x + 1;
     ui_text(r.y, x, r.w - 2, UI_BOLD, "energy by component:");
     x += 22;
+    int right = r.x + r.w - 1; /* the box's right border */
     for (int c = 0; c < ST_AC_COUNT; c++) {
+        /* an entry that does not fit before the border is left out, as are
+         * the ones after it (a narrow terminal shows the first few) */
+        char ent[48];
+        snprintf(ent, sizeof ent, "%s %.1f%%", st_acomp_name(c), tot > 0 ? 100 * d->energy[c] / tot : 0);
+        if (x + 3 + (int)strlen(ent) > right)
+            break;
         double part[ST_AC_COUNT] = {0};
         part[c] = 1;
         ui_stacked(r.y, x, 2, part, ST_AC_COUNT, 1);
-        ui_text(r.y, x + 3, 30, UI_NORMAL, "%s %.1f%%", st_acomp_name(c), tot > 0 ? 100 * d->energy[c] / tot : 0);
+        ui_text(r.y, x + 3, right - x - 3, UI_NORMAL, "%s", ent);
         x += 8 + (int)strlen(st_acomp_name(c)) + 4;
     }
     ui_stacked(r.y + 1, r.x + 1, r.w - 2, d->energy, ST_AC_COUNT, tot);
