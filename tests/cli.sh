@@ -2162,6 +2162,17 @@ if [ $rc = 1 ] && grep -q "both.yaml:[0-9]*:3: batch is both fixed and an axis" 
 sed 's/^objectives: .*/objectives: [goodput]/' "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" > "$tmp/sw/obj.yaml"
 "$S" sweep "$tmp/sw/obj.yaml" --quiet > /dev/null 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "obj.yaml:[0-9]*:[0-9]*: objectives: goodput is not defined for evaluate: gpu" "$tmp/err"; then ok "sweep: an objective the evaluator lacks is FILE:LINE:COL"; else not_ok "sweep: an objective the evaluator lacks is FILE:LINE:COL" "rc=$rc $(cat "$tmp/err")"; fi
+# one preset named two ways (its id and its name, or an id and its file) is
+# one value listed twice, as "fp16" and "FP16" are
+printf 'sweep: dup\nevaluate: gpu\nfixed: {workload: llama2-7b}\naxes:\n  gpu: [h100-sxm, "NVIDIA H100 SXM5 80GB"]\nobjectives: [latency]\n' > "$tmp/sw/dup.yaml"
+printf 'sweep: dup2\nevaluate: gpu\nfixed: {gpu: h100-sxm}\naxes:\n  workload: [llama2-7b, %s/workloads/llama2-7b.yaml]\nobjectives: [latency]\n' "$srcdir" > "$tmp/sw/dup2.yaml"
+"$S" sweep "$tmp/sw/dup.yaml" --quiet > "$tmp/out" 2> "$tmp/err"; r1=$?
+"$S" sweep "$tmp/sw/dup2.yaml" --quiet > "$tmp/out2" 2> "$tmp/err2"; r2=$?
+if [ $r1 = 1 ] && [ $r2 = 1 ] && [ ! -s "$tmp/out" ] && [ ! -s "$tmp/out2" ] &&
+    grep -q "dup.yaml:5:19: axis gpu: 'NVIDIA H100 SXM5 80GB' is the same value as 'h100-sxm'" "$tmp/err" &&
+    grep -q "dup2.yaml:5:[0-9]*: axis workload: '.*/workloads/llama2-7b.yaml' is the same value as 'llama2-7b'" "$tmp/err2"; then
+    ok "sweep: one preset by id and by name, or by id and by path, is a value listed twice (FILE:LINE:COL)"
+else not_ok "sweep: one preset named two ways" "r=$r1/$r2 $(cat "$tmp/err" "$tmp/err2")"; fi
 sed 's/^constraints: .*/constraints: [fits, "goodput >= 1"]/' "$srcdir/workloads/sweeps/gpu-batch-dtype.yaml" > "$tmp/sw/con.yaml"
 "$S" sweep "$tmp/sw/con.yaml" --quiet > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && [ ! -s "$tmp/out" ] && grep -q "con.yaml:[0-9]*:[0-9]*: constraints: goodput is not defined for evaluate: gpu" "$tmp/err"; then ok "sweep: a constraint on a metric the evaluator lacks is FILE:LINE:COL (not an empty front)"; else not_ok "sweep: a constraint the evaluator lacks" "rc=$rc $(cat "$tmp/err")"; fi

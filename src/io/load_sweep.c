@@ -357,7 +357,8 @@ static int push_value(const fctx *c, st_sweep *s, st_sweep_axis *ax, const st_yn
 
 /* A value given twice would evaluate the same points twice (and tie on the
  * front); as with objectives, it is an error. Values sort by their key (a
- * length distribution as written, a name in any case, else the number), so
+ * length distribution as written, a preset by the one it loads, whether
+ * named by id, name or path, else the number), so
  * 100,000 of them take no longer to check than to read. */
 typedef struct vkey {
     const st_pvalue *v;
@@ -369,8 +370,8 @@ static int vkey_cmp_keys(const vkey *a, const vkey *b)
 {
     if (a->k == ST_PK_LENGTHS)
         return strcmp(a->v->text, b->v->text);
-    if (a->k >= ST_PK_GPU)
-        return strcasecmp(a->v->text, b->v->text);
+    if (a->k >= ST_PK_GPU) /* the loaded preset (one per id): an id, a name and a path to one file agree */
+        return a->v->obj < b->v->obj ? -1 : a->v->obj > b->v->obj;
     return a->v->num < b->v->num ? -1 : a->v->num > b->v->num;
 }
 
