@@ -80,6 +80,10 @@ expect main "FlashAttention-3" "a switches the attention kernel to FlashAttentio
 keys main a
 expect main "eager attention" "a again: eager attention"
 keys main a
+# more GPUs than the cluster has: the error strata train gives
+keys main D
+expect main "16 GPUs asked \(dp x tp x pp x cp\); cluster dgx-h100 has 8" "D past the cluster's GPUs shows strata train's error"
+keys main d
 keys main '?'
 expect main "Help \(any key closes\)" "? opens the help overlay"
 keys main x

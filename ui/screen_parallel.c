@@ -76,8 +76,11 @@ static void evaluate(ui_app *a)
         return;
     }
     int gpus = a->par_cfg.dp * a->par_cfg.tp * a->par_cfg.pp * a->par_cfg.cp;
-    int per = a->par_c.node.gpus > 0 ? a->par_c.node.gpus : 1;
-    a->par_c.nodes = (gpus + per - 1) / per;
+    int per = a->par_c.node.gpus > 0 ? a->par_c.node.gpus : 1, need = (gpus + per - 1) / per;
+    /* the slice of the cluster the split takes; more GPUs than the cluster
+     * has is the error `strata train` gives (not a node grown a network) */
+    if (need <= a->par_c.nodes)
+        a->par_c.nodes = need;
     if (!a->sweep) {
         snprintf(a->par_err, sizeof a->par_err, "no coefficient table (load a sweep first)");
         return;
@@ -110,8 +113,9 @@ void ui_parallel_draw(ui_app *a, ui_rect r)
     int y = r.y + 1, x = r.x + 2, w = r.w - 4, ybot = r.y + r.h - 1;
     if (y >= ybot)
         return; /* the box's last row is its border */
-    ui_text(y++, x, w, UI_BOLD, "%s on %s (%d GPUs), global batch %lld, seq %lld, %s, %s",
-            a->par_m.name, a->cat.items[a->clusters[a->par_cluster]].id, gpus, k->global_batch, k->seq,
+    ui_text(y++, x, w, UI_BOLD, "%s on %s (%d GPU%s), global batch %lld, seq %lld, %s, %s",
+            a->par_m.name, a->cat.items[a->clusters[a->par_cluster]].id, gpus, gpus == 1 ? "" : "s",
+            k->global_batch, k->seq,
             st_dtype_name(k->dtype),
             k->fa3 ? "FlashAttention-3" : k->flash ? "FlashAttention-2" : "eager attention");
     if (y >= ybot)
