@@ -75,6 +75,10 @@ check "show --phase train has bwd ops and an optimizer step" \
 # presets: numbers from the vendors' sheets
 check "show h100-sxm: 132 SMs, 3.35 TB/s (H100 datasheet)" \
     sh -c "'$S' show h100-sxm --json | jq -e '.sm_count == 132 and .memory_bw_bytes_per_s == 3.35e12'"
+# a preset's 66.9 TFLOP/s is 6.69e13 FLOP/s exactly, not 66.9 x 1e12
+# (66900000000000.01): units scale the decimal the file gives
+check "show --json: unit-scaled preset numbers are the decimal the file means (H100 FP32 66.9 TFLOP/s = 6.69e13)" \
+    sh -c "'$S' show h100-sxm --json | jq -e '[.. | numbers | select(. > 6.68e13 and . < 6.70e13)] | length >= 2 and all(. == 6.69e13)'"
 check "show --json: base_clock_hz is null where the preset gives no base clock (h100-sxm)" \
     sh -c "'$S' show h100-sxm --json | jq -e '.base_clock_hz == null and .boost_clock_hz == 1.98e9'"
 check "coll --bytes takes PiB, as its limit's message names it (1PiB = 2^50 bytes)" \

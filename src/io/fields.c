@@ -162,6 +162,27 @@ int f_node_int(const fctx *c, const st_ynode *v, const char *key, long long min,
     return 0;
 }
 
+/* x (the number `text` spells) times scale. A power of ten scales the
+ * decimal itself, "66.9" x 1e12 read as 66.9e12, so that the result is the
+ * double nearest the number the file means (66900000000000, where the
+ * product of two roundings gives 66900000000000.01); other scales multiply. */
+static double scaled(const char *text, double x, double scale)
+{
+    int e = (int)lround(log10(scale));
+    if (scale <= 0 || e < -30 || e > 30 || pow(10, e) != scale)
+        return x * scale;
+    const char *ex = strpbrk(text, "eE");
+    char buf[128];
+    long have = ex ? strtol(ex + 1, NULL, 10) : 0;
+    size_t mant = ex ? (size_t)(ex - text) : strlen(text);
+    if (mant > 80 || have > 100000 || have < -100000)
+        return x * scale;
+    snprintf(buf, sizeof buf, "%.*se%ld", (int)mant, text, have + e);
+    char *end;
+    double y = strtod(buf, &end);
+    return *end || !isfinite(y) ? x * scale : (y == 0 ? 0 : y);
+}
+
 int f_number(const fctx *c, const st_ynode *map, const char *key, double min, double max,
              double scale, const char *unit, double *out)
 {
@@ -172,7 +193,7 @@ int f_number(const fctx *c, const st_ynode *map, const char *key, double min, do
         return 0;
     rc = node_number(c, v, key, min, max, unit, &x);
     if (rc == 0)
-        *out = x * scale;
+        *out = scaled(v->scalar, x, scale);
     return rc;
 }
 
