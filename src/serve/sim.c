@@ -199,16 +199,21 @@ typedef struct itl_run {
     int bin;
     unsigned long long count;
     double sum, max;
+    double last; /* the gap whose bin `bin` is (NaN: none yet) */
 } itl_run;
 
 static inline void itl_add(itl_run *r, itl_hist *h, double v)
 {
-    int b = itl_bin(v);
-    if (b != r->bin) {
-        if (r->count)
-            h->c[r->bin] += r->count;
-        r->bin = b;
-        r->count = 0;
+    /* the step's decoding requests mostly share one gap: its bin once */
+    if (v != r->last) {
+        int b = itl_bin(v);
+        r->last = v;
+        if (b != r->bin) {
+            if (r->count)
+                h->c[r->bin] += r->count;
+            r->bin = b;
+            r->count = 0;
+        }
     }
     r->count++;
     r->sum += v;
@@ -1364,7 +1369,7 @@ static void note_finished(sim *s, replica *r, int id)
 static void apply_step(sim *s, int gi, int k)
 {
     group *g = &s->grp[gi];
-    itl_run run = {-1, 0, 0, 0};
+    itl_run run = {-1, 0, 0, 0, NAN};
     unsigned long long ntok = 0;
     for (int i = 0; i < g->n; i++) {
         replica *r = &s->rep[g->first + i];
