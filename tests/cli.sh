@@ -1169,7 +1169,7 @@ sed 's/oversubscription: 1 /oversubscription: 8 /' "$srcdir/presets/cluster/ib-h
 fab_ok=1 fab_out=
 for f in "torus:fab-torus.yaml:17:15: network\[0\]: key 'topology': torus2d is not a fabric strata prices across nodes" \
     "ring:fab-ring.yaml:[0-9]*:13: intra: key 'topology': ring is not a fabric strata prices inside a node" \
-    "over:fab-over.yaml:[0-9]*:23: network\[0\]: key 'oversubscription': 8:1 on a rail_optimized link" \
+    "over:fab-over.yaml:[0-9]*:23: network\[0\]: key 'oversubscription': 8:1 on a rail_optimized fabric" \
     "two:fab-two.yaml:[0-9]*:5: network\[1\]: strata prices one scale-out dimension"; do
     want=${f#*:}; file=${want%%:*}
     "$S" coll allreduce --cluster "$tmp/$file" --gpus 16 --bytes 1GiB > "$tmp/out" 2> "$tmp/err"; rc=$?
@@ -1177,6 +1177,14 @@ for f in "torus:fab-torus.yaml:17:15: network\[0\]: key 'topology': torus2d is n
 done
 if [ $fab_ok = 1 ]; then ok "presets: a torus or ring fabric, a rail's oversubscription and a second network dimension are errors at FILE:LINE:COL"
 else not_ok "presets: unpriced fabrics refused" "$fab_out"; fi
+# a switch's oversubscription is priced (each NIC's bandwidth divided by
+# it): a 1 GiB all-reduce over 16 GPUs on 2 nodes takes longer at 2:1
+sed -e 's/topology: rail_optimized/topology: switch/' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/fab-sw1.yaml"
+sed -e 's/oversubscription: 1 /oversubscription: 2 /' "$tmp/fab-sw1.yaml" > "$tmp/fab-sw2.yaml"
+"$S" coll allreduce --cluster "$tmp/fab-sw1.yaml" --gpus 16 --bytes 1GiB --json > "$tmp/sw1.json" 2> "$tmp/err"
+"$S" coll allreduce --cluster "$tmp/fab-sw2.yaml" --gpus 16 --bytes 1GiB --json > "$tmp/sw2.json" 2>> "$tmp/err"
+check "presets: a switch's oversubscription is accepted and slows a cross-node all-reduce" \
+    jq -e --slurpfile a "$tmp/sw1.json" '.time_s > 1.2 * $a[0].time_s' "$tmp/sw2.json"
 
 # ---- training (issue 5) --------------------------------------------------------
 "$S" train gpt2-large --cluster hgx-a100-4gpu --gpus 4 --pp 4 --global-batch 16 --seq 1024 --dtype fp32 \

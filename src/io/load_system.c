@@ -85,17 +85,19 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l
                            ? "its traffic crosses several hops of shared links, which strata's collectives "
                              "(one link at each end of a transfer) do not model; give the nearest of those"
                            : "give one of those");
-    /* only a fat tree has a spine to oversubscribe: a rail-optimized
-     * fabric keeps a rail's traffic under its leaf (NCCL's PXN moves
-     * cross-rail bytes over NVLink first), a switch and a node's links
-     * have none */
+    /* the collectives divide a scale-out link's bandwidth by its
+     * oversubscription, except on a rail-optimized fabric, which keeps a
+     * rail's traffic under its leaf (NCCL's PXN moves cross-rail bytes over
+     * NVLink first); a node's own links are never divided */
     const st_ynode *ov = f_get(v, "oversubscription");
-    if (ov && l->oversubscription != 1 && topo != ST_TOPO_FAT_TREE)
-        return f_error(c, ov, "%s: key 'oversubscription': %g:1 on a %s link, which strata never divides "
-                       "(only a fat_tree's spine is oversubscribed: a rail_optimized fabric keeps a rail's "
-                       "traffic under its leaf, NCCL's PXN moving cross-rail bytes over NVLink first); give "
-                       "topology: fat_tree, or leave oversubscription out", c->what, l->oversubscription,
-                       topo_names[topo]);
+    if (ov && l->oversubscription != 1 && (!need_name || topo == ST_TOPO_RAIL_OPTIMIZED))
+        return f_error(c, ov, "%s: key 'oversubscription': %g:1 on %s, which strata never divides by (%s); "
+                       "leave oversubscription out%s", c->what, l->oversubscription,
+                       need_name ? "a rail_optimized fabric" : "a node's own link",
+                       need_name ? "a rail's traffic stays under its leaf, NCCL's PXN moving cross-rail bytes "
+                                   "over NVLink first"
+                                 : "the GPUs of a node reach each other at the link's bandwidth",
+                       need_name ? ", or give topology: fat_tree or switch for a blocking spine" : "");
     return 0;
 }
 
