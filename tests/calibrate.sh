@@ -22,6 +22,15 @@ if [ $rc = 2 ] && grep -q -- "--threads belong to the GPU table's fit" "$tmp/err
     ok "calibrate --edge --threads: usage error (the edge fit is one small grid)"
 else not_ok "calibrate --edge --threads: usage error" "rc=$rc $(cat "$tmp/err")"; fi
 
+# calibrate prints nothing on stdout when it writes a file: --out
+# /dev/stdout into a file is the table, as without --out (other commands
+# refuse the file stdout goes to, since their report would be lost)
+"$S" calibrate --edge "$srcdir/calibration/edge-reference.csv" --quiet > "$tmp/edge1.yaml" 2> "$tmp/err"
+"$S" calibrate --edge "$srcdir/calibration/edge-reference.csv" --quiet --out /dev/stdout > "$tmp/edge2.yaml" 2>> "$tmp/err"; rc=$?
+if [ $rc = 0 ] && [ -s "$tmp/edge2.yaml" ] && cmp -s "$tmp/edge1.yaml" "$tmp/edge2.yaml"; then
+    ok "calibrate --out /dev/stdout into a file: the table, as without --out"
+else not_ok "calibrate --out /dev/stdout into a file" "rc=$rc $(cat "$tmp/err")"; fi
+
 if [ -d "$SH/neusight/kernels" ] && [ -d "$SH/vidur/profiling/compute/a100" ]; then
     # A small training set (every 10th row of six sweeps on three GPUs,
     # every 4th of one VIDUR profile) with strata's own H100 sweep: every

@@ -540,7 +540,8 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
         return st_error_set(err, ST_EINVAL, "empty output path: give a file name");
     if (!strcmp(path, "-"))
         return st_error_set(err, ST_EINVAL, "'-' is not an output file here (standard output carries the "
-                                            "report): give a file name, or /dev/stdout to mix the two");
+                                            "report): give a file name, or /dev/stdout to mix the two on a "
+                                            "pipe or terminal");
     if (strlen(path) >= sizeof o->path)
         return st_error_set(err, ST_EINVAL, "output path too long: %.60s...", path);
     snprintf(o->path, sizeof o->path, "%s", path);
@@ -550,7 +551,8 @@ int cli_out_open_in(cli_out *o, const char *path, int calibration_ok, st_error *
     /* the file standard output is redirected to (`--trace r.json >
      * r.json`, /dev/stdout then): the output would be renamed over it and
      * the report written to the replaced file, lost with exit 0 */
-    if (exists && S_ISREG(st.st_mode) && fstat(STDOUT_FILENO, &so) == 0 && S_ISREG(so.st_mode) &&
+    if (!calibration_ok && /* calibrate prints nothing on stdout when it writes a file */
+        exists && S_ISREG(st.st_mode) && fstat(STDOUT_FILENO, &so) == 0 && S_ISREG(so.st_mode) &&
         so.st_dev == st.st_dev && so.st_ino == st.st_ino)
         return st_error_set(err, ST_EINVAL, "cannot write %s: it is the file standard output goes to, so the "
                             "report printed there would be lost; give the output another name, or send the "
