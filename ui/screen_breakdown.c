@@ -42,6 +42,8 @@ void ui_detail_job_free(ui_detail_job *j)
 
 void ui_detail_request(ui_app *a, long long idx)
 {
+    if (idx != a->detail_failed)
+        a->detail_failed = -1; /* another point asked for: a failed one may be tried again later */
     a->detail_want = idx;
     if (idx < 0 || idx == a->detail_idx || idx == a->detail_failed || a->job || !a->sweep)
         return; /* there, refused, or next once the running job is in */

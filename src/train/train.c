@@ -129,8 +129,6 @@ int st_train_check_options(const st_train_cfg *k, st_error *err)
     if (k->global_batch < 1 || k->microbatches < 1 || k->global_batch % ((long long)k->dp * k->microbatches))
         return st_error_set(err, ST_EINVAL, "global batch %lld must split into DP %d x %lld microbatches of "
                             "whole sequences", k->global_batch, k->dp, k->microbatches);
-    if (k->seq % k->cp)
-        return st_error_set(err, ST_EINVAL, "CP %d must divide the sequence length %lld", k->cp, k->seq);
     /* ring attention is blockwise attention with an online softmax across
      * the K/V blocks that arrive: a fused kernel's loop (Megatron-LM's
      * context parallelism runs on Transformer Engine's fused attention);
@@ -138,9 +136,6 @@ int st_train_check_options(const st_train_cfg *k, st_error *err)
     if (k->cp > 1 && !k->flash && !k->fa3)
         return st_error_set(err, ST_EINVAL, "CP %d: context parallelism (ring attention) needs fused attention; "
                             "add --flash (or --fa3 on Hopper)", k->cp);
-    if (k->sp && (k->seq / k->cp) % k->tp)
-        return st_error_set(err, ST_EINVAL, "sequence parallelism: TP %d must divide the %lld tokens per rank",
-                            k->tp, k->seq / k->cp);
     if (k->zero < 0 || k->zero > 3)
         return st_error_set(err, ST_EINVAL, "ZeRO stage must be 0, 1, 2 or 3");
     if (k->zero == 3 && k->pp > 1)
@@ -201,6 +196,12 @@ int st_train_check(const st_model *m, const st_cluster *c, const st_train_cfg *k
                             "stages%s; an encoder-decoder model needs PP%s dividing %lld",
                             L, V, k->sched == ST_PP_INTERLEAVED ? " x chunks" : "",
                             k->sched == ST_PP_INTERLEAVED ? " x chunks" : "", L);
+    /* the sequence length defaults from the model: these fit it, not the options alone */
+    if (k->seq % k->cp)
+        return st_error_set(err, ST_EINVAL, "CP %d must divide the sequence length %lld", k->cp, k->seq);
+    if (k->sp && (k->seq / k->cp) % k->tp)
+        return st_error_set(err, ST_EINVAL, "sequence parallelism: TP %d must divide the %lld tokens per rank",
+                            k->tp, k->seq / k->cp);
     /* causal load balance: Megatron-LM cuts the sequence into 2 x CP chunks
      * and gives rank i chunks i and 2 CP - 1 - i */
     if (k->cp > 1 && tf->causal && k->seq % (2LL * k->cp))
