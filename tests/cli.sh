@@ -1938,6 +1938,9 @@ mkdir -p "$tmp/sk"
 grep -v "spec_accept" "$srcdir/workloads/sweeps/serve-techniques.yaml" > "$tmp/sk/a.yaml"
 "$S" sweep "$tmp/sk/a.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
 if [ $rc = 1 ] && grep -q "a.yaml:18:11: spec_k > 0 needs spec_accept" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "sweep: spec_k without spec_accept refused at FILE:LINE:COL"; else not_ok "sweep: spec_k without spec_accept" "rc=$rc $(cat "$tmp/err")"; fi
+sed 's/^  spec_k: \[0, 2, 4\]/  spec_k: [0]/' "$srcdir/workloads/sweeps/serve-techniques.yaml" > "$tmp/sk/b.yaml"
+"$S" sweep "$tmp/sk/b.yaml" --quiet > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "b.yaml:13:16: spec_accept without spec_k > 0" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok "sweep: spec_accept that no point uses (spec_k 0 only) refused at FILE:LINE:COL, as serve refuses it"; else not_ok "sweep: spec_accept without spec_k" "rc=$rc $(cat "$tmp/err")"; fi
 # eval reports memory: Llama-2-70B's prefill of 64 x 2048 tokens keeps a KV
 # cache of 80 layers x 2 x 8 KV heads x 128 x 2 bytes a token = 42,949,672,960 B
 # (40 GiB), which with the weights cannot fit a 16 GB T4; a GPT-2 Large

@@ -730,6 +730,16 @@ static int read_sweep(const fctx *c, const st_ydoc *doc, st_sweep *s)
         if (at && !accept)
             return f_error(c, at, "spec_k > 0 needs spec_accept (the acceptance per draft token, in [0, 1]) under "
                                   "fixed: or axes:");
+        /* and the other way, as serve refuses --spec-accept without
+         * --spec-k: an acceptance no point uses would be silently kept */
+        if (accept && !at) {
+            const st_ynode *sa = f_get(f_get(root, "fixed"), "spec_accept");
+            if (!sa)
+                sa = f_get(f_get(root, "axes"), "spec_accept");
+            return f_error(c, sa ? sa : root, "spec_accept without spec_k > 0 (under fixed: or on an axis) "
+                                              "changes no point: no point speculates; give spec_k, or drop "
+                                              "spec_accept");
+        }
     }
     if ((n = f_get(root, "objectives")) && (rc = read_objectives(c, s, n)))
         return rc;
