@@ -705,6 +705,22 @@ static int simulate(const st_train_cfg *k, const double *F, const double *B, dou
  * pipeline's send/recv lengthens the iteration too, but that time is
  * communication (comm_s carries it), not the schedule's idle: counted in
  * both, the bubble of a slow link stayed above 5% at any microbatch count. */
+static void bubble_of(const sched *S, int pp, double *bubble, double *inflight)
+{
+    double end = 0, busy = 0, fl = 0;
+    for (int d = 0; d < pp; d++) {
+        double e = S->t[d][S->n[d] - 1].end;
+        end = e > end ? e : end;
+        busy = S->busy[d] > busy ? S->busy[d] : busy;
+        fl = S->inflight[d] > fl ? S->inflight[d] : fl;
+    }
+    *bubble = end > 0 ? 1 - busy / end : 0;
+    if (inflight)
+        *inflight = fl;
+}
+
+/* the schedule run again without the send/recv (bubble_of S itself where
+ * it had none) */
 static int schedule_bubble(const st_train_cfg *k, const double *F, const double *B, double *bubble,
                            double *inflight, st_error *err)
 {
@@ -712,16 +728,7 @@ static int schedule_bubble(const st_train_cfg *k, const double *F, const double 
     int rc = simulate(k, F, B, 0, &S, err);
     if (rc)
         return rc;
-    double end = 0, busy = 0, fl = 0;
-    for (int d = 0; d < k->pp; d++) {
-        double e = S.t[d][S.n[d] - 1].end;
-        end = e > end ? e : end;
-        busy = S.busy[d] > busy ? S.busy[d] : busy;
-        fl = S.inflight[d] > fl ? S.inflight[d] : fl;
-    }
-    *bubble = end > 0 ? 1 - busy / end : 0;
-    if (inflight)
-        *inflight = fl;
+    bubble_of(&S, k->pp, bubble, inflight);
     sched_free(&S, k->pp);
     return 0;
 }
@@ -1611,7 +1618,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
         r->optimizer_s = opt_s;
         r->zero_s = zero_ag;
         r->iteration_s = end_all + opt_s + zero_ag;
-        if ((rc = schedule_bubble(k, F, B, &r->bubble_fraction, NULL, err))) {
+        if (p2p == 0)
+            bubble_of(&S, pp, &r->bubble_fraction, NULL);
+        else if ((rc = schedule_bubble(k, F, B, &r->bubble_fraction, NULL, err))) {
             free(dps), free(dpe), free(F), free(B), free(dev_blocks);
             sched_free(&S, pp);
             return rc;
