@@ -1158,25 +1158,59 @@ if [ $rc = 1 ] && grep -q "np.yaml:[0-9]*:[0-9]*: key 'nccl_protocols': expected
 else not_ok "node preset: bad nccl_protocols" "rc=$rc $(cat "$tmp/err")"; fi
 
 # fabrics strata does not price are refused at the key, not priced as a
-# switch: a ring or torus (traffic over several hops of shared links), an
-# oversubscription no link but a fat tree's divides by, and a second
-# network dimension (leaf, spine: each level's size is not in the format)
+# switch: a ring or torus of nodes (NIC traffic routed through other
+# nodes), a torus inside a node without its grid, an oversubscription no
+# link but a fat tree's divides by, and a second network dimension (leaf,
+# spine: each level's size is not in the format)
 sed 's/topology: rail_optimized/topology: torus2d/' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/fab-torus.yaml"
-sed 's/^  topology: nvswitch /  topology: ring /' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/fab-ring.yaml"
+sed 's/^  topology: nvswitch /  topology: torus2d /' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/fab-ring.yaml"
 sed 's/oversubscription: 1 /oversubscription: 8 /' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/fab-over.yaml"
 { cat "$srcdir/presets/cluster/ib-h100.yaml"
   sed -n '/^  - name:/,$p' "$srcdir/presets/cluster/ib-h100.yaml" | sed 's/name: ndr-compute-fabric/name: spine/'; } > "$tmp/fab-two.yaml"
 fab_ok=1 fab_out=
 for f in "torus:fab-torus.yaml:17:15: network\[0\]: key 'topology': torus2d is not a fabric strata prices across nodes" \
-    "ring:fab-ring.yaml:[0-9]*:13: intra: key 'topology': ring is not a fabric strata prices inside a node" \
+    "ring:fab-ring.yaml:[0-9]*:3: intra: a torus2d needs \`shape: \[X, Y\]\`" \
     "over:fab-over.yaml:[0-9]*:23: network\[0\]: key 'oversubscription': 8:1 on a rail_optimized fabric" \
     "two:fab-two.yaml:[0-9]*:5: network\[1\]: strata prices one scale-out dimension"; do
     want=${f#*:}; file=${want%%:*}
     "$S" coll allreduce --cluster "$tmp/$file" --gpus 16 --bytes 1GiB > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc != 1 ] || [ -s "$tmp/out" ] || ! grep -q "$want" "$tmp/err"; then fab_ok=0; fab_out="$fab_out ${f%%:*}: rc=$rc $(cat "$tmp/err")"; fi
 done
-if [ $fab_ok = 1 ]; then ok "presets: a torus or ring fabric, a rail's oversubscription and a second network dimension are errors at FILE:LINE:COL"
+if [ $fab_ok = 1 ]; then ok "presets: a torus of nodes, a node's torus without shape, a rail's oversubscription and a second network dimension are errors at FILE:LINE:COL"
 else not_ok "presets: unpriced fabrics refused" "$fab_out"; fi
+# a ring or torus inside a node is routed (net.h): a DGX H100's 8 GPUs on
+# a ring of 2 links of 450/2 GB/s x 0.82 run the ring all-reduce exactly as
+# the NVSwitch does (the ring both ways round loads each link with half a
+# block); all-to-all pays the ring's bisection: GPU 0's routes put
+# 1 + 2 + 3 + 4/2 = 8 messages on each up link, against 7 over the
+# switch's whole port, 16/7 the time; on a 4x2 torus (4 links of 112.5 GB/s
+# x 0.82 = 92.25 GB/s, a dimension's ring both ways round 184.5) the
+# dimension-wise all-reduce takes 2 x (3/8 + 3/16) x S / 184.5 GB/s by
+# hand (X on half the data, then Y on its quarter, while the other half
+# goes Y then X), and auto picks it; show prints the grid
+sed 's/^  topology: nvswitch /  topology: ring /' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/ring8.yaml"
+sed 's/^  topology: nvswitch .*/  topology: torus2d\n  shape: [4, 2]/' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/tor8.yaml"
+"$S" coll allreduce --cluster "$tmp/ring8.yaml" --algo ring --bytes 1GiB --json > "$tmp/r8.json" 2> "$tmp/err"
+"$S" coll allreduce --cluster dgx-h100 --algo ring --bytes 1GiB --json > "$tmp/s8.json" 2>> "$tmp/err"
+"$S" coll alltoall --cluster "$tmp/ring8.yaml" --bytes 1GiB --json > "$tmp/r8a.json" 2>> "$tmp/err"
+"$S" coll alltoall --cluster dgx-h100 --bytes 1GiB --json > "$tmp/s8a.json" 2>> "$tmp/err"
+"$S" coll allreduce --cluster "$tmp/tor8.yaml" --bytes 1GiB --json > "$tmp/t8.json" 2>> "$tmp/err"
+"$S" show "$tmp/tor8.yaml" > "$tmp/t8.txt" 2>> "$tmp/err"
+if [ ! -s "$tmp/err" ] && jq -n -e --slurpfile r "$tmp/r8.json" --slurpfile s "$tmp/s8.json" \
+       --slurpfile ra "$tmp/r8a.json" --slurpfile sa "$tmp/s8a.json" --slurpfile t "$tmp/t8.json" \
+       '(($r[0].time_s / $s[0].time_s - 1) | fabs) < 1e-12
+        and (($ra[0].transfer_s / $sa[0].transfer_s - 16 / 7) | fabs) < 1e-9
+        and $t[0].algo == "hierarchical"
+        and (($t[0].transfer_s / (2 * (3 / 8 + 3 / 16) * 1073741824 / 184.5e9) - 1) | fabs) < 1e-9' > /dev/null &&
+   grep -q "torus2d 4x2, 450 GB/s per GPU per direction, 3.4 us a hop (4 links of 112 GB/s)" "$tmp/t8.txt"
+then ok "coll on a ring and a torus node: the ring as a switch's, all-to-all 16/7 slower, the 4x2 torus's dimension-wise time by hand"
+else not_ok "coll on ring and torus nodes" "$(cat "$tmp/err" "$tmp/t8.txt"; jq -c '[.algo, .time_s, .transfer_s]' "$tmp/r8.json" "$tmp/s8.json" "$tmp/r8a.json" "$tmp/s8a.json" "$tmp/t8.json")"; fi
+# a ring or torus across nodes, and a grid that is not the node's GPUs
+sed 's/^  topology: nvswitch .*/  topology: torus2d\n  shape: [4, 4]/' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/tor16.yaml"
+"$S" show "$tmp/tor16.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 1 ] && [ ! -s "$tmp/out" ] && grep -q "tor16.yaml:[0-9]*:[0-9]*: intra: key 'shape': the grid holds 16 GPUs and the node has 8" "$tmp/err"
+then ok "node preset: a torus grid that is not the node's GPU count is an error at FILE:LINE:COL"
+else not_ok "node preset: torus grid size" "rc=$rc $(cat "$tmp/err")"; fi
 # a switch's oversubscription is priced (each NIC's bandwidth divided by
 # it): a 1 GiB all-reduce over 16 GPUs on 2 nodes takes longer at 2:1
 sed -e 's/topology: rail_optimized/topology: switch/' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/fab-sw1.yaml"

@@ -428,6 +428,117 @@ static void test_node_cap(void **state)
         fail_msg("direct broadcast under a cap above the root's NIC: %.6g s, uncapped %.6g s", capped, r[0].time_s);
 }
 
+/* A node of `gpus` GPUs on a ring or torus of the given shape, bw bytes/s
+ * per GPU per direction (bw / (2 x dims) a link), 1 us a hop, efficiency 1. */
+static st_cluster hop_node(st_topology t, int dims, const int *shape, int gpus, double bw)
+{
+    st_cluster c = load("ib-h100");
+    c.node.gpus = gpus;
+    c.node.intra.topology = t;
+    c.node.intra.hop_dims = dims;
+    for (int d = 0; d < 3; d++)
+        c.node.intra.shape[d] = d < dims ? shape[d] : 0;
+    c.node.intra.bw = bw;
+    c.node.intra.latency_s = 1e-6;
+    c.node.intra.efficiency = c.node.intra.p2p_efficiency = 1;
+    return c;
+}
+
+static st_coll_est hop_est(const st_cluster *c, int n, int stride, st_coll coll, st_algo a, double S)
+{
+    st_net_group g;
+    st_coll_est e;
+    st_error err;
+    int pn = n < c->node.gpus ? n : c->node.gpus;
+    assert_int_equal(st_net_group_place(c, n, pn, stride, &g, &err), 0);
+    int rc = st_coll_estimate_proto(&g, coll, a, ST_PROTO_SIMPLE, S, &e, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    return e;
+}
+
+/* Multi-hop fabrics against hand-routed link loads (net.h). */
+static void test_multihop(void **state)
+{
+    (void)state;
+    double S = 1e9;
+    int r4[] = {4}, t44[] = {4, 4}, t444[] = {4, 4, 4};
+    /* a ring of 4 at 200 GB/s a GPU (2 links of 100): the ring both ways
+     * round loads each link with half a block, so it runs at the GPU's
+     * 200 GB/s like a switch: 2 x 3/4 x S / 200 GB/s */
+    st_cluster ring = hop_node(ST_TOPO_RING, 1, r4, 4, 200e9);
+    st_coll_est e = hop_est(&ring, 4, 1, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
+    assert_true(rel_diff(e.transfer_s, 2 * 0.75 * S / 200e9) < 1e-9);
+    /* 6 steps of one hop, and the base */
+    assert_true(rel_diff(e.latency_s, 6 * 1e-6 + 8.4e-6) < 1e-9);
+    /* all-to-all: GPU 0 sends S/4 to 1 (one hop up), 3 (one down) and 2
+     * (two hops, half each way): 2 hop-units on the up links from each of 4
+     * GPUs over 4 up links -> 2 x S/4 over 100 GB/s, where a switch
+     * takes 3 x S/4 over 200 */
+    e = hop_est(&ring, 4, 1, ST_COLL_ALLTOALL, ST_ALGO_DIRECT, S);
+    assert_true(rel_diff(e.transfer_s, 2 * (S / 4) / 100e9) < 1e-9);
+    /* halving-doubling: distance 2 (half a block each way over 2 hops,
+     * two pairs crossing each link: a whole half-buffer per link), then
+     * distance 1 (a quarter per link): (S/2 + S/4) / 100 GB/s a pass */
+    e = hop_est(&ring, 4, 1, ST_COLL_ALLREDUCE, ST_ALGO_HD, S);
+    assert_true(rel_diff(e.transfer_s, 2 * 0.75 * S / 100e9) < 1e-9);
+
+    /* a 4x4 torus at 400 GB/s a GPU (4 links of 100): the rank-order ring
+     * uses the X links and a few Y links, each at half a block: 200 GB/s */
+    st_cluster t2 = hop_node(ST_TOPO_TORUS2D, 2, t44, 16, 400e9);
+    e = hop_est(&t2, 16, 1, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
+    assert_true(rel_diff(e.transfer_s, 2 * 15.0 / 16 * S / 200e9) < 1e-9);
+    /* the dimension-wise algorithm keeps all 4 links busy: a ring at the
+     * GPU's whole 400 GB/s, 2 x 15/16 x S / 400 GB/s, in (3 + 3) x 2 steps */
+    e = hop_est(&t2, 16, 1, ST_COLL_ALLREDUCE, ST_ALGO_HIER, S);
+    assert_true(rel_diff(e.transfer_s, 2 * 15.0 / 16 * S / 400e9) < 1e-9);
+    assert_int_equal(e.steps, 12);
+    assert_int_equal(hop_est(&t2, 16, 1, ST_COLL_ALLREDUCE, ST_ALGO_AUTO, S).algo, ST_ALGO_HIER);
+    /* a row (4 GPUs in a row) and a column (4 GPUs 4 apart) are physical
+     * rings of 2 links each: 2 x 3/4 x S / 200 GB/s either way */
+    assert_true(rel_diff(hop_est(&t2, 4, 1, ST_COLL_ALLREDUCE, ST_ALGO_RING, S).transfer_s, 1.5 * S / 200e9) < 1e-9);
+    assert_true(rel_diff(hop_est(&t2, 4, 4, ST_COLL_ALLREDUCE, ST_ALGO_RING, S).transfer_s, 1.5 * S / 200e9) < 1e-9);
+    /* all-to-all on the whole torus: GPU 0's routes put 4 x (1 + 2 x 1/2)
+     * hop-units on the X-up links, over 16 X-up links from 16 GPUs: each
+     * carries 8 messages of S/16 */
+    e = hop_est(&t2, 16, 1, ST_COLL_ALLTOALL, ST_ALGO_DIRECT, S);
+    assert_true(rel_diff(e.transfer_s, 8 * (S / 16) / 100e9) < 1e-9);
+
+    /* a 4x4x4 torus at 600 GB/s (6 links of 100): the dimension-wise
+     * algorithm at the GPU's whole rate; a 4x4 plane of it at 4 links' */
+    st_cluster t3 = hop_node(ST_TOPO_TORUS3D, 3, t444, 64, 600e9);
+    e = hop_est(&t3, 64, 1, ST_COLL_ALLREDUCE, ST_ALGO_HIER, S);
+    assert_true(rel_diff(e.transfer_s, 2 * 63.0 / 64 * S / 600e9) < 1e-9);
+    e = hop_est(&t3, 16, 1, ST_COLL_ALLREDUCE, ST_ALGO_HIER, S);
+    assert_true(rel_diff(e.transfer_s, 2 * 15.0 / 16 * S / 400e9) < 1e-9);
+
+    /* the simulation routes each chunk: the ring and all-to-all agree with
+     * the model's link loads */
+    st_flow f = {ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 4, ST_PROTO_SIMPLE};
+    st_flow_result r;
+    st_error err;
+    assert_int_equal(st_net_simulate(&ring, &f, 1, 0, &r, &err), 0);
+    assert_true(rel_diff(r.time_s, hop_est(&ring, 4, 1, ST_COLL_ALLREDUCE, ST_ALGO_RING, S).time_s) < 0.01);
+    f = (st_flow){ST_COLL_ALLTOALL, ST_ALGO_DIRECT, S, 0, 0, 1, 16, ST_PROTO_SIMPLE};
+    assert_int_equal(st_net_simulate(&t2, &f, 1, 0, &r, &err), 0);
+    assert_true(rel_diff(r.time_s, hop_est(&t2, 16, 1, ST_COLL_ALLTOALL, ST_ALGO_DIRECT, S).time_s) < 0.01);
+    /* a row's ring and a column's ring share no link: together as fast as
+     * alone; two rows' rings on one row's links take twice as long */
+    st_flow two[2] = {{ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 4, ST_PROTO_SIMPLE},
+                      {ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 4, 4, ST_PROTO_SIMPLE}};
+    st_flow_result rr[2];
+    assert_int_equal(st_net_simulate(&t2, two, 1, 0, rr, &err), 0);
+    double alone = rr[0].time_s;
+    assert_int_equal(st_net_simulate(&t2, two, 2, 0, rr, &err), 0);
+    assert_true(rel_diff(rr[0].time_s, alone) < 0.01);
+    two[1] = two[0];
+    assert_int_equal(st_net_simulate(&t2, two, 2, 0, rr, &err), 0);
+    assert_true(rr[1].end_s > 1.9 * alone);
+    /* the dimension-wise passes have no simulation: refused, not run flat */
+    f = (st_flow){ST_COLL_ALLREDUCE, ST_ALGO_HIER, S, 0, 0, 1, 16, ST_PROTO_SIMPLE};
+    assert_int_equal(st_net_simulate(&t2, &f, 1, 0, &r, &err), ST_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_alltoall),     cmocka_unit_test(test_algorithms), cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_simulation),
         cmocka_unit_test(test_net_overhead), cmocka_unit_test(test_node_cap),
+        cmocka_unit_test(test_multihop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

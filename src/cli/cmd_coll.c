@@ -226,8 +226,16 @@ static int run(int argc, char **argv)
     cli_bytes(b, sizeof b, bytes);
     printf("%s of %s on %d GPUs (%d node%s x %d) of %s (%s)\n", st_coll_name(coll), b, g.n, g.nodes,
            g.nodes == 1 ? "" : "s", g.per_node, cl.name, cl.id);
-    printf("  links: intra %.0f GB/s x%.2f, %.1f us/step", cl.node.intra.bw * 1e-9, cl.node.intra.efficiency,
-           cl.node.intra.latency_s * 1e6);
+    const st_link *il = &cl.node.intra;
+    if (il->hop_dims) { /* a ring or torus: its grid, links and hops */
+        char shape[48];
+        int o = 0;
+        for (int d = 0; d < il->hop_dims; d++)
+            o += snprintf(shape + o, sizeof shape - (size_t)o, "%s%d", d ? "x" : "", il->shape[d]);
+        printf("  links: intra %s %s, %d links of %.3g GB/s per GPU x%.2f, %.1f us/hop", st_topology_name(il->topology),
+               shape, 2 * il->hop_dims, il->bw / (2 * il->hop_dims) * 1e-9, il->efficiency, il->latency_s * 1e6);
+    } else
+        printf("  links: intra %.0f GB/s x%.2f, %.1f us/step", il->bw * 1e-9, il->efficiency, il->latency_s * 1e6);
     if (g.nodes > 1)
         printf("; NIC %.1f GB/s effective x %d per node, %.1f us/step", g.bw_nic * 1e-9, g.nics_per_node,
                g.lat_net * 1e6);
@@ -248,7 +256,11 @@ static int run(int argc, char **argv)
     }
     cli_secs(t, sizeof t, e.time_s);
     printf("\n  %s: %s on %s, %s, bus bandwidth %.1f GB/s\n",
-           algo == ST_ALGO_AUTO && proto == ST_PROTO_AUTO ? "NCCL's choice (the fastest of its own algorithms and protocols)"
+           algo == ST_ALGO_AUTO && g.hop_dims && g.grid
+               ? (proto == ST_PROTO_AUTO ? "the fastest of NCCL's algorithms and the torus's dimension-wise one, "
+                                           "each on its fastest protocol"
+                                         : "the fastest of NCCL's algorithms and the torus's dimension-wise one")
+           : algo == ST_ALGO_AUTO && proto == ST_PROTO_AUTO ? "NCCL's choice (the fastest of its own algorithms and protocols)"
            : algo == ST_ALGO_AUTO ? "the fastest of NCCL's algorithms on the protocol given"
            : proto == ST_PROTO_AUTO ? "the algorithm given, on its fastest protocol"
                                     : "chosen",
@@ -295,14 +307,16 @@ const cli_command cmd_coll = {
     "  --per-node G     GPUs of the group on each node (default as many as fit); sendrecv\n"
     "                   --gpus 2 --per-node 1 crosses the network\n"
     "  --algo A         auto (as NCCL: the faster of ring and tree for all-reduce, ring for the\n"
-    "                   other collectives; direct for all-to-all and send/recv), ring, tree,\n"
+    "                   other collectives; direct for all-to-all and send/recv; on a ring or\n"
+    "                   torus node also hierarchical, run dimension by dimension), ring, tree,\n"
     "                   direct, halving_doubling, hierarchical\n"
     "  --proto P        auto (as NCCL: each algorithm on the fastest protocol the node allows),\n"
     "                   ll, ll128 (NVLink fabrics only) or simple; send/recv and all-to-all are\n"
     "                   Simple (NCCL's point-to-point path)\n"
     "  --sim            also run the chunk-level discrete-event simulation (ring, direct,\n"
     "                   halving-doubling, hierarchical; --algo tree has none and is an error,\n"
-    "                   while auto simulates the ring where it would pick the tree)\n"
+    "                   while auto simulates the ring where it would pick the tree, or a ring\n"
+    "                   or torus node's dimension-wise hierarchical, which has none either)\n"
     "  --concurrent K   simulate K copies at once on the same GPUs (link contention); the\n"
     "                   simulation's time_s is the first copy's finish, all_done_s the last's\n"
     "  --chunk SIZE     simulation chunk size (default 1MiB); a step's block is cut into\n"

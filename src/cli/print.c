@@ -355,6 +355,12 @@ static void json_link(st_json *j, const char *key, const st_link *l)
     st_json_number(j, "bw_bytes_per_s", l->bw);
     st_json_number(j, "latency_s", l->latency_s);
     st_json_number(j, "oversubscription", l->oversubscription);
+    if (l->hop_dims) { /* a ring or torus: its grid */
+        st_json_begin_array(j, "shape");
+        for (int d = 0; d < l->hop_dims; d++)
+            st_json_int(j, NULL, l->shape[d]);
+        st_json_end_array(j);
+    }
     st_json_end_object(j);
 }
 
@@ -362,8 +368,15 @@ static void print_link(const char *label, const st_link *l, FILE *out)
 {
     char b[32];
     cli_si(b, sizeof b, l->bw, "B/s");
-    fprintf(out, "  %-18s %s, %s per GPU per direction, %.3g us", label,
-            st_topology_name(l->topology), b, l->latency_s * 1e6);
+    fprintf(out, "  %-18s %s", label, st_topology_name(l->topology));
+    for (int d = 0; d < l->hop_dims; d++)
+        fprintf(out, "%s%d", d ? "x" : " ", l->shape[d]);
+    fprintf(out, ", %s per GPU per direction, %.3g us", b, l->latency_s * 1e6);
+    if (l->hop_dims) {
+        char lb[32];
+        cli_si(lb, sizeof lb, l->bw / (2 * l->hop_dims), "B/s");
+        fprintf(out, " a hop (%d links of %s)", 2 * l->hop_dims, lb);
+    }
     if (l->oversubscription > 1)
         fprintf(out, ", %.3g:1 oversubscribed", l->oversubscription);
     fputc('\n', out);

@@ -80,8 +80,13 @@ int st_level_name_reserved(const char *name)
 }
 
 static const char *const topo_names[ST_TOPO_COUNT] = {
-    "nvswitch", "nvlink_mesh", "pcie", "ring", "fat_tree", "rail_optimized", "torus2d", "switch",
+    "nvswitch", "nvlink_mesh", "pcie", "ring", "fat_tree", "rail_optimized", "torus2d", "switch", "torus3d",
 };
+
+int st_topology_multihop(st_topology t)
+{
+    return t == ST_TOPO_RING || t == ST_TOPO_TORUS2D || t == ST_TOPO_TORUS3D;
+}
 
 const char *st_topology_name(st_topology t)
 {

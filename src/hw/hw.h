@@ -225,6 +225,7 @@ typedef enum st_topology {
     ST_TOPO_RAIL_OPTIMIZED,
     ST_TOPO_TORUS2D,
     ST_TOPO_SWITCH,
+    ST_TOPO_TORUS3D,
     ST_TOPO_COUNT
 } st_topology;
 const char *st_topology_name(st_topology t);
@@ -240,7 +241,17 @@ typedef struct st_link {
      * send/recv; 1 when the preset does not say. See net/net.h. */
     double efficiency, p2p_efficiency;
     char name[32];
+    /* A multi-hop fabric inside a node (ring, torus2d, torus3d): the GPUs'
+     * grid, local GPU l at coordinates (l mod shape[0], l / shape[0] mod
+     * shape[1], ...); each GPU has two links per dimension (one each way),
+     * each carrying bw / (2 x hop_dims) per direction. 0 dims: a one-hop
+     * fabric (switch, mesh, PCIe). */
+    int hop_dims;
+    int shape[3];
 } st_link;
+
+/* Is t a fabric whose traffic crosses several hops of shared links? */
+int st_topology_multihop(st_topology t);
 
 typedef struct st_node {
     char id[ST_ID_MAX];

@@ -33,10 +33,56 @@ static void reference(const char *holder, const char *ref, char *out, size_t n)
         snprintf(out, n, "%s", ref);
 }
 
-static const char *const topo_names[] = {"nvswitch", "nvlink_mesh", "pcie", "ring",
-                                         "fat_tree", "rail_optimized", "torus2d", "switch"};
+static const char *const topo_names[] = {"nvswitch", "nvlink_mesh", "pcie", "ring", "fat_tree",
+                                         "rail_optimized", "torus2d", "switch", "torus3d"};
 
-static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l)
+/* A multi-hop node fabric's grid: `shape` (ring: optional, [gpus]; torus2d
+ * and torus3d: 2 and 3 sizes), each size >= 2, their product the node's
+ * GPUs. */
+static int read_shape(const fctx *c, const st_ynode *v, int gpus, st_link *l)
+{
+    int want = l->topology == ST_TOPO_TORUS3D ? 3 : l->topology == ST_TOPO_TORUS2D ? 2 : 1;
+    const st_ynode *sh = f_get(v, "shape"), *list;
+    int rc;
+    if (!st_topology_multihop(l->topology)) {
+        if (sh)
+            return f_error(c, sh, "%s: key 'shape': topology %s has no grid (shape is for ring, torus2d and torus3d); "
+                           "leave the key out", c->what, topo_names[l->topology]);
+        return 0;
+    }
+    if (gpus < 2)
+        return f_error(c, f_get(v, "topology"), "%s: key 'topology': a %s joins 2 or more GPUs, and this node has "
+                       "%d; give nvswitch for a one-GPU node", c->what, topo_names[l->topology], gpus);
+    l->hop_dims = want;
+    if (!sh) {
+        if (want > 1)
+            return f_error(c, v, "%s: a %s needs `shape: [%s]`, its GPUs per dimension (their product %d, the "
+                           "node's GPUs)", c->what, topo_names[l->topology], want == 2 ? "X, Y" : "X, Y, Z", gpus);
+        l->shape[0] = gpus;
+        return 0;
+    }
+    if ((rc = f_list(c, v, "shape", 3, "GPUs per dimension", &list)))
+        return rc;
+    if ((int)list->n != want)
+        return f_error(c, sh, "%s: key 'shape': a %s has %d dimension%s, and %zu sizes are given; give [%s]", c->what,
+                       topo_names[l->topology], want, want > 1 ? "s" : "", list->n,
+                       want == 3 ? "X, Y, Z" : want == 2 ? "X, Y" : "GPUs");
+    long long prod = 1;
+    for (int d = 0; d < want; d++) {
+        long long m;
+        if ((rc = f_node_int(c, list->items[d], "shape", 2, 4096, &m)))
+            return rc;
+        l->shape[d] = (int)m;
+        prod *= m;
+    }
+    if (prod != gpus)
+        return f_error(c, sh, "%s: key 'shape': the grid holds %lld GPUs and the node has %d (gpus:); give sizes "
+                       "whose product is %d", c->what, prod, gpus, gpus);
+    return 0;
+}
+
+/* gpus: the node's GPUs for its intra link; 0 for a network dimension. */
+static int read_link(const fctx *c, const st_ynode *v, int need_name, int gpus, st_link *l)
 {
     static const fkey link_keys[] = {{"name", 0, "dimension name"},
                                      {"topology", 1, "nvswitch, fat_tree, ..."},
@@ -44,13 +90,14 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l
                                      {"latency_us", 1, "microseconds"},
                                      {"oversubscription", 0, ">= 1"},
                                      {"efficiency", 0, "collective bus bandwidth / bw, (0, 1]"},
-                                     {"p2p_efficiency", 0, "send/recv bandwidth / bw, (0, 1]"}};
+                                     {"p2p_efficiency", 0, "send/recv bandwidth / bw, (0, 1]"},
+                                     {"shape", 0, "ring, torus2d, torus3d: GPUs per dimension"}};
     int rc, topo = 0;
     memset(l, 0, sizeof *l);
     l->oversubscription = 1;
     l->efficiency = 1;
     l->p2p_efficiency = -1;
-    if ((rc = f_check_map(c, v, link_keys, 7)) ||
+    if ((rc = f_check_map(c, v, link_keys, sizeof link_keys / sizeof link_keys[0])) ||
         (rc = f_string(c, v, "name", l->name, sizeof l->name)) ||
         (rc = f_enum(c, v, "topology", topo_names, ST_TOPO_COUNT, &topo)) ||
         (rc = f_number(c, v, "bw_gbs", 1e-3, 1e7, GBS, "GB/s", &l->bw)) ||
@@ -64,15 +111,17 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l
     if (need_name && !l->name[0])
         return f_error(c, v, "%s: a network dimension needs `name:`", c->what);
     l->topology = (st_topology)topo;
-    /* The fabrics the collective model and simulation price (src/net):
-     * traffic between two GPUs takes one link at each end, so a fabric
-     * whose traffic crosses several hops of shared links (a ring, a torus)
-     * would come out as fast as a switch: refused, not silently priced as
-     * one. Inside a node: a switch (NVSwitch), a direct NVLink mesh, PCIe.
-     * Across nodes: a switch, a fat tree (its spine oversubscribed by
-     * `oversubscription`), a rail-optimized fabric. */
+    /* The fabrics the collective model and simulation price (src/net).
+     * Inside a node: a switch (NVSwitch), a direct NVLink mesh, PCIe, and
+     * the multi-hop ring, 2D and 3D torus, whose transfers are routed over
+     * their links. Across nodes: a switch, a fat tree (its spine
+     * oversubscribed by `oversubscription`), a rail-optimized fabric; a
+     * ring or torus of nodes is not priced (its NICs' traffic would need
+     * routing through other nodes), so it is refused, not priced as a
+     * switch. */
     const unsigned node_ok = 1u << ST_TOPO_NVSWITCH | 1u << ST_TOPO_SWITCH | 1u << ST_TOPO_NVLINK_MESH |
-                             1u << ST_TOPO_PCIE;
+                             1u << ST_TOPO_PCIE | 1u << ST_TOPO_RING | 1u << ST_TOPO_TORUS2D |
+                             1u << ST_TOPO_TORUS3D;
     const unsigned net_ok = 1u << ST_TOPO_NVSWITCH | 1u << ST_TOPO_SWITCH | 1u << ST_TOPO_FAT_TREE |
                             1u << ST_TOPO_RAIL_OPTIMIZED;
     if (!((need_name ? net_ok : node_ok) & (1u << topo)))
@@ -80,11 +129,14 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, st_link *l
                        "%s: key 'topology': %s is not a fabric strata prices %s (there: %s); %s",
                        c->what, topo_names[topo], need_name ? "across nodes" : "inside a node",
                        need_name ? "switch, nvswitch, fat_tree or rail_optimized"
-                                 : "nvswitch, switch, nvlink_mesh or pcie",
-                       topo == ST_TOPO_RING || topo == ST_TOPO_TORUS2D
-                           ? "its traffic crosses several hops of shared links, which strata's collectives "
-                             "(one link at each end of a transfer) do not model; give the nearest of those"
+                                 : "nvswitch, switch, nvlink_mesh, pcie, ring, torus2d or torus3d",
+                       st_topology_multihop((st_topology)topo)
+                           ? "a ring or torus of nodes would route NIC traffic through other nodes, which strata "
+                             "does not model; a torus of accelerators (a pod) is one node whose intra link is the "
+                             "torus, with shape:"
                            : "give one of those");
+    if ((rc = read_shape(c, v, gpus, l)))
+        return rc;
     /* the collectives divide a scale-out link's bandwidth by its
      * oversubscription, except on a rail-optimized fabric, which keeps a
      * rail's traffic under its leaf (NCCL's PXN moves cross-rail bytes over
@@ -163,7 +215,7 @@ int st_read_node(const fctx *c, const st_ynode *root, st_node *n)
         }
     }
     sc.what = "intra";
-    if ((rc = read_link(&sc, f_get(root, "intra"), 0, &n->intra)))
+    if ((rc = read_link(&sc, f_get(root, "intra"), 0, n->gpus, &n->intra)))
         return rc;
     host = f_get(root, "host_link");
     sc.what = "host_link";
@@ -211,7 +263,7 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
         fctx nc = *c;
         snprintf(what, sizeof what, "network[%zu]", i);
         nc.what = what;
-        if ((rc = read_link(&nc, net->items[i], 1, &cl->net[i])))
+        if ((rc = read_link(&nc, net->items[i], 1, 0, &cl->net[i])))
             return rc;
         /* results and traces name a dimension: two of one name are one too many */
         for (size_t k = 0; k < i; k++)

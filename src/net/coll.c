@@ -65,6 +65,11 @@ double st_coll_bus_factor(st_coll c, int n)
 
 int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g, st_error *err)
 {
+    return st_net_group_place(c, n, per_node, 1, g, err);
+}
+
+int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_net_group *g, st_error *err)
+{
     int G = c->node.gpus;
     memset(g, 0, sizeof *g);
     if (n < 1)
@@ -114,6 +119,29 @@ int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g,
      * (send/recv) gets 1/(G-1) of them; collectives use all at once */
     if (c->node.intra.topology == ST_TOPO_NVLINK_MESH && G > 1)
         g->p2p_intra /= G - 1;
+    if (c->node.intra.hop_dims > 0) {
+        /* a ring or torus: the group's steps routed over its links (net.h) */
+        const st_link *l = &c->node.intra;
+        if (stride < 1)
+            stride = 1;
+        if ((long long)(per_node - 1) * stride >= G)
+            return st_error_set(err, ST_EINVAL, "%d GPUs %d apart do not fit a %s node of %d", per_node, stride,
+                                c->node.id, G);
+        g->hop_dims = l->hop_dims;
+        memcpy(g->hop_shape, l->shape, sizeof g->hop_shape);
+        g->hop_stride = stride;
+        g->hop_link = l->bw / (2 * l->hop_dims) * l->efficiency;
+        g->hop_link_p2p = l->bw / (2 * l->hop_dims) * l->p2p_efficiency;
+        g->hop_lat = l->latency_s;
+        int rc = st_hop_group(g, err);
+        if (rc)
+            return rc;
+        if (per_node > 1) {
+            g->bw_intra = g->hop_link / g->k_ring;
+            g->p2p_intra = g->hop_link_p2p / g->k_p2p;
+            g->lat_intra = g->h_ring * g->hop_lat;
+        }
+    }
     if (g->nodes > 1) {
         if (c->n_dims < 1 || c->node.nics < 1)
             return st_error_set(err, ST_EINVAL, "cluster %s has no scale-out network (network: or nics:)",
@@ -202,10 +230,10 @@ static double ring_rate(const st_net_group *g)
 
 /* One direct exchange phase in which each rank sends `per_peer` bytes to
  * every other rank: on-node bytes over NVLink, off-node over its NIC share. */
-static double direct_phase(const st_net_group *g, double per_peer)
+static double direct_phase(const st_net_group *g, double per_peer, double k_all)
 {
     double on = (g->per_node - 1) * per_peer, off = (g->n - g->per_node) * per_peer;
-    double t = on > 0 ? on / g->bw_intra : 0;
+    double t = on > 0 ? (g->hop_dims ? per_peer * k_all / g->hop_link : on / g->bw_intra) : 0;
     if (off > 0)
         t = dmax(t, off / nic_share(g));
     return t;
@@ -219,6 +247,12 @@ static void hd_pass(const st_net_group *g, double bytes, int doubling_vector, do
         int dist = g->n >> (j + 1);
         double b = doubling_vector ? bytes : bytes / (double)(2LL << j);
         int cross = dist >= g->per_node;
+        if (!cross && g->hop_dims) { /* the pairs' routes on the node's ring or torus */
+            double hops, k = st_hop_pattern(g, ST_HOP_PAIRS, dist, &hops);
+            *xfer += b * k / g->hop_link;
+            *lat += hops * g->hop_lat;
+            continue;
+        }
         *xfer += b / (cross ? node_cap(g->bw_nic, g->bw_node / g->per_node) : g->bw_intra);
         *lat += cross ? g->lat_net : g->lat_intra;
     }
@@ -259,15 +293,21 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
         } else if (c == ST_COLL_BROADCAST) {
             /* the root sends the whole buffer to every other rank (alone off
              * its node: its NIC share, up to the node's whole cap) */
-            double on = (pn - 1) * S, off = (n - pn) * S;
+            double on = (pn - 1) * S, off = (n - pn) * S, hops = 0;
+            double t_on = on > 0 ? on / g->bw_intra : 0;
+            if (on > 0 && g->hop_dims) /* the root's routes to the rest of its node */
+                t_on = S * st_hop_pattern(g, ST_HOP_ROOT, 0, &hops) / g->hop_link;
             *steps = 1;
-            *xfer = dmax(on > 0 ? on / g->bw_intra : 0, off > 0 ? off / node_cap(nic_share_of(g), g->bw_node) : 0);
+            *xfer = dmax(t_on, off > 0 ? off / node_cap(nic_share_of(g), g->bw_node) : 0);
         } else {
             /* one message per peer per pass, each with its own latency */
             int passes = c == ST_COLL_ALLREDUCE ? 2 : 1;
+            double k_all = 0, hops = 0;
+            if (g->hop_dims && pn > 1) /* every GPU's routes to every other on the node */
+                k_all = st_hop_pattern(g, ST_HOP_ALL, 0, &hops);
             *steps = passes * (n - 1);
-            *xfer = passes * direct_phase(g, S / n);
-            *lat = passes * ((pn - 1) * g->lat_intra + (n - pn) * g->lat_net);
+            *xfer = passes * direct_phase(g, S / n, k_all);
+            *lat = passes * ((g->hop_dims ? hops * g->hop_lat : (pn - 1) * g->lat_intra) + (n - pn) * g->lat_net);
             break;
         }
         *lat = *steps * a_step;
@@ -285,15 +325,23 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
     case ST_ALGO_HIER: {
         int passes = c == ST_COLL_ALLREDUCE ? 2 : 1;
         double fg = (double)(pn - 1) / pn, fk = (double)(k - 1) / k;
-        /* intra-node pass(es) over the whole buffer */
-        *xfer += passes * fg * S / g->bw_intra * (pn > 1);
-        *lat += passes * (pn - 1) * g->lat_intra;
+        /* intra-node pass(es) over the whole buffer: on a ring or torus
+         * whose group is a grid, dimension by dimension (net.h) */
+        int dim_steps = 0;
+        if (g->hop_dims && g->grid && pn > 1)
+            for (int p = 0; p < passes; p++)
+                st_hop_dims_pass(g, S, xfer, lat, &dim_steps);
+        else {
+            *xfer += passes * fg * S / g->bw_intra * (pn > 1);
+            *lat += passes * (pn - 1) * g->lat_intra;
+            dim_steps = passes * (pn - 1);
+        }
         /* among nodes, each GPU on its 1/g shard through its NIC share */
         if (k > 1) {
             *xfer += passes * fk * (S / pn) / nic_share(g);
             *lat += passes * (k - 1) * g->lat_net;
         }
-        *steps = passes * (pn - 1 + k - 1);
+        *steps = dim_steps + passes * (k - 1);
         break;
     }
     default: break;
@@ -351,6 +399,7 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
     out->lat_net = g->lat_net * (tree || g->per_node == 1 ? nccl_tree_hwlat_us[2][k] : nccl_hwlat_us[2][k]) /
                    nccl_hwlat_us[2][2];
     out->lat_intra = dmax(out->lat_intra, post);
+    out->hop_lat = g->hop_lat * nccl_hwlat_us[intra][k] / nccl_hwlat_us[intra][2];
     out->base_s = g->base_s + (nccl_base_us[k] - nccl_base_us[2]) * 1e-6;
     if (out->base_s < 0)
         out->base_s = 0;
@@ -363,6 +412,7 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
     else
         f = p == ST_PROTO_LL ? 0.5 : 0.92;
     out->bw_intra = g->bw_intra * f;
+    out->hop_link = g->hop_link * f;
     out->bw_nic = g->bw_nic * f;
     out->bw_node = g->bw_node * f;
     /* NCCL caps LL last: the tree's 0.92 (applied in cost) comes before */
@@ -398,8 +448,8 @@ int st_coll_estimate_proto(const st_net_group *g, st_coll c, st_algo a, st_proto
         return 0;
     }
     int lo = (int)a, hi = (int)a;
-    if (a == ST_ALGO_AUTO)
-        lo = ST_ALGO_RING, hi = ST_ALGO_DIRECT;
+    if (a == ST_ALGO_AUTO) /* a ring or torus node adds its dimension-wise algorithm */
+        lo = ST_ALGO_RING, hi = g->hop_dims && g->grid ? ST_ALGO_HIER : ST_ALGO_DIRECT;
     out->time_s = INFINITY;
     for (int i = lo; i <= hi; i++) {
         if (st_coll_algo_valid(g, c, (st_algo)i, NULL))
@@ -413,6 +463,8 @@ int st_coll_estimate_proto(const st_net_group *g, st_coll c, st_algo a, st_proto
         if (a == ST_ALGO_AUTO && i == ST_ALGO_DIRECT && c != ST_COLL_ALLTOALL && c != ST_COLL_SENDRECV)
             continue;
         if (a == ST_ALGO_AUTO && i == ST_ALGO_TREE && c != ST_COLL_ALLREDUCE)
+            continue;
+        if (a == ST_ALGO_AUTO && i == ST_ALGO_HD)
             continue;
         /* Simple first, so that a tie keeps it */
         for (int q = ST_PROTO_SIMPLE; q >= ST_PROTO_LL; q--) {

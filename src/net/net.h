@@ -163,11 +163,81 @@ typedef struct st_net_group {
     double ll_max_bw;            /* NCCL's cap on LL's bus bandwidth (tuning.cc llMaxBws), bytes/s */
     unsigned protos;             /* protocols allowed, bit (1 << st_proto) */
     double net_overhead_s;       /* NCCL getNetOverhead: a network post's host cost (0 on one node) */
+    /* A multi-hop node fabric (ring, torus; hop_dims 0: none). The group's
+     * GPUs on a node are local 0, hop_stride, 2 hop_stride, ... */
+    int hop_dims, hop_shape[3], hop_stride;
+    double hop_link, hop_link_p2p; /* effective per link per direction (collectives, send/recv) */
+    double hop_lat;                /* per hop */
+    double k_ring;   /* the busiest link's bytes per byte of a ring step (both ways, half each) */
+    double k_p2p;    /* the same for one transfer from the first GPU to the second */
+    int h_ring;      /* the longest route of a ring step, in hops */
+    int grid;        /* the node's GPUs of the group are a grid (every combination of their coordinates) */
+    int grid_m[3], grid_h[3]; /* per dimension: GPUs, longest route of its ring */
+    double grid_k[3];         /* per dimension: its ring's busiest link, as k_ring */
 } st_net_group;
 
 /* per_node <= 0: as many as fit (min(n, GPUs per node)). Fails when the
  * group does not fit the cluster or per_node does not divide n. */
 int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g, st_error *err);
+/* The same for a group whose GPUs are `stride` apart (a DP group across TP
+ * groups: stride TP); it matters on a multi-hop fabric only, where where
+ * the GPUs sit sets the routes. */
+int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_net_group *g, st_error *err);
+
+/* ---- multi-hop fabrics (fabric.c) ------------------------------------------
+ * Inside a node whose intra link is a ring, torus2d or torus3d, GPU l sits
+ * at grid coordinates (l mod X, l / X mod Y, l / XY) and has two links per
+ * dimension, one each way round, each carrying bw / (2 x dimensions) per
+ * direction (a ring's GPU: 2 links, a 2D torus's: 4, a 3D torus's: 6), at
+ * the link's efficiency; latency_us is one hop's. A transfer takes
+ * dimension-order routing, each dimension the shorter way round (a
+ * distance of half the ring either way: half the bytes each way), and
+ * costs its route's hops x the hop latency. A step of an algorithm, with
+ * all its transfers at once, takes as long as its busiest directed link
+ * needs for the bytes routed over it. So:
+ *   ring         the ring in rank order, run both ways on half the data
+ *                each (NCCL's rings go both ways on NVLink): rate = link
+ *                rate / k_ring, a step's latency h_ring hops. On a
+ *                physical ring that is the GPU's whole bandwidth; on a
+ *                torus a rank-order ring uses 2 of a GPU's 4 or 6 links.
+ *   direct, halving_doubling, the direct broadcast  each step's routed
+ *                load, its longest route (direct: the hops a GPU's
+ *                messages add up to).
+ *   hierarchical inside the node, the dimension-wise algorithm of torus
+ *                machines (TPU pods, Ying et al. 2018): reduce-scatter
+ *                along each dimension's rings in turn, then all-gather
+ *                back, the data in one part per dimension, each part
+ *                starting on another dimension so every link is busy:
+ *                (m-1) steps per dimension of m GPUs, all of a 2D or 3D
+ *                torus GPU's links used. The GPUs of a node must be a grid
+ *                (a row, a column, a plane, all); otherwise the intra
+ *                passes are the rank-order ring. `auto` considers it on a
+ *                multi-hop fabric, where a torus machine's library runs it.
+ *   tree         NCCL's chain and tree at the ring's rate (a torus machine
+ *                does not run NCCL; kept for comparison).
+ * The simulation routes each chunk over its links (ports per directed
+ * link, held together: cut-through) and runs the ring, direct and
+ * halving-doubling; it has no dimension-wise passes. */
+enum { ST_HOP_ALL = 0, ST_HOP_ROOT, ST_HOP_PAIRS };
+/* directed links on a node: (local GPU x dimensions + dimension) x 2 + way (0 up, 1 down) */
+int st_hop_links(const st_net_group *g);
+/* The route src -> dst (local GPUs): writes its directed links (links may
+ * be NULL), returns its hops. Bit d of `way` picks the down way where
+ * dimension d's two ways are equally long. */
+int st_hop_route(const st_net_group *g, int src, int dst, unsigned way, int *links);
+/* bit d set: dimension d's two ways are equally long */
+unsigned st_hop_ties(const st_net_group *g, int src, int dst);
+/* Route the group's ring and grid rings (at init). */
+int st_hop_group(st_net_group *g, st_error *err);
+/* The busiest link's bytes per byte each transfer carries, for ST_HOP_ALL
+ * (every GPU of the group on a node to every other), ST_HOP_ROOT (the
+ * first to every other) or ST_HOP_PAIRS (i with i ^ dist); *hops: the most
+ * hops a GPU's messages add up to (ALL, ROOT) or the longest route (PAIRS).
+ * NAN when out of memory. */
+double st_hop_pattern(const st_net_group *g, int kind, int dist, double *hops);
+/* One reduce-scatter or all-gather pass of the dimension-wise algorithm
+ * over S bytes (g->grid set), added to *xfer, *lat and *steps. */
+void st_hop_dims_pass(const st_net_group *g, double S, double *xfer, double *lat, int *steps);
 
 typedef struct st_coll_est {
     st_coll coll;

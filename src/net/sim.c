@@ -168,10 +168,19 @@ static void gen_ring(gen *q, st_coll c, double S)
         q->s->failed = 1;
         return;
     }
-    for (int r = 0; r < rings; r++) {
+    /* on a ring or torus node the rings run both ways round, half the
+     * data each, as the model's ring does (net.h) */
+    int ways = q->s->g.hop_dims && g > 1 ? 2 : 1;
+    for (int r = 0; r < rings * ways; r++) {
         for (int a = 0; a < q->nodes; a++)
             for (int l = 0; l < g; l++)
-                order[a * g + l] = q->rank[a * g + (l + r) % g];
+                order[a * g + l] = q->rank[a * g + (l + r / ways) % g];
+        if (r % ways) /* the other way round */
+            for (int i = 0, j = q->n - 1; i < j; i++, j--) {
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
         if (c == ST_COLL_BROADCAST) {
             /* a pipelined chain down the ring from the root (member 0),
              * under NCCL's flow control: a GPU holds at most NCCL_STEPS
@@ -196,7 +205,7 @@ static void gen_ring(gen *q, st_coll c, double S)
                 int prev = -1;
                 for (int i = 0; i < hops; i++) {
                     int x = add_x(q->s, q->flow, order[(p0 + i) % q->n], order[(p0 + i + 1) % q->n],
-                                  S / rings / q->chunks, q->t0);
+                                  S / rings / ways / q->chunks, q->t0);
                     dep(q->s, prev, x);
                     if (old && i + 1 < hops)
                         dep(q->s, old[i + 1], x);
@@ -206,7 +215,7 @@ static void gen_ring(gen *q, st_coll c, double S)
             free(row);
         } else {
             int T = c == ST_COLL_ALLREDUCE ? 2 * (q->n - 1) : q->n - 1;
-            ring_pass(q, order, q->n, T, S / rings / q->n, NULL, NULL);
+            ring_pass(q, order, q->n, T, S / rings / ways / q->n, NULL, NULL);
         }
     }
     free(order);
@@ -443,20 +452,56 @@ static double hold(double *port, size_t po, size_t pi, double ready, double d)
     return si + d;
 }
 
+/* Hold every directed link of a route for d seconds, each from when it is
+ * free and the transfer is ready: each link a queue of its own, as the
+ * node's cap is (a wormhole-routed message's flits stream through every
+ * link it crosses, so one busy link slows the message, not the others'
+ * traffic on its other links); returns when the last is done. */
+static double hold_route(double *port, size_t base, const int *links, int hops, double ready, double d)
+{
+    double end = ready;
+    for (int h = 0; h < hops; h++) {
+        double *p = &port[base + (size_t)links[h]];
+        double s = ready > *p ? ready : *p;
+        *p = s + d;
+        if (s + d > end)
+            end = s + d;
+    }
+    return end;
+}
+
 /* Run transfer x through its two ports; returns its arrival time. Off the
  * node, where the node caps its scale-out (bw_node), the transfer also
  * passes its source node's out-port and its destination node's in-port,
  * each a queue served at the cap in the order transfers become ready (a
  * fluid budget beside the NIC ports, not a stage after them: waiting for
  * its NIC does not hold the node's budget idle); it arrives after the
- * later of the two. */
+ * later of the two. On a ring or torus node an on-node transfer takes the
+ * directed links of its route instead (hop_base: where the node's links
+ * start among the ports), split evenly over the ways a tie allows. */
 static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, int G, int total, int nics,
-                    int nodes, double *port)
+                    int nodes, size_t hop_base, double *port)
 {
     int sn = x->src / G, dn = x->dst / G;
     size_t po, pi;
     double rate, lat, cap = 0;
     int p2p = flows[x->flow].coll == ST_COLL_SENDRECV;
+    if (sn == dn && g->hop_dims) {
+        int path[3 * 4096], ls = x->src % G, ld = x->dst % G;
+        unsigned ties = st_hop_ties(g, ls, ld);
+        int ways = 1 << __builtin_popcount(ties);
+        double end = x->ready, r = p2p ? g->hop_link_p2p : g->hop_link;
+        size_t base = hop_base + (size_t)sn * (size_t)st_hop_links(g);
+        for (unsigned way = 0; way < 8; way++) {
+            if (way & ~ties)
+                continue;
+            int hops = st_hop_route(g, ls, ld, way, path);
+            double e = hold_route(port, base, path, hops, x->ready, x->bytes / ways / r) + hops * g->hop_lat;
+            if (e > end)
+                end = e;
+        }
+        return end;
+    }
     if (sn == dn) {
         po = (size_t)x->src * 2, pi = (size_t)x->dst * 2 + 1;
         rate = p2p ? g->p2p_intra : g->bw_intra;
@@ -517,7 +562,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         int pn = 0;
         for (int i = 0; i < fl->n; i++)
             pn += rank[i] / G == rank[0] / G;
-        rc = st_net_group_init(c, fl->n, pn, &groups[f], err);
+        rc = st_net_group_place(c, fl->n, pn, stride < G ? stride : 1, &groups[f], err);
         /* the model's choice (it checks the algorithm and protocol asked
          * for); the simulation has no tree, so where auto picks it the ring
          * runs, on the ring's own fastest protocol. The chunks move on the
@@ -528,7 +573,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
             rc = st_coll_estimate_proto(&groups[f], fl->coll, a, fl->proto, fl->bytes, &e, err);
         if (!rc && a == ST_ALGO_AUTO) {
             a = e.algo;
-            if (a == ST_ALGO_TREE) {
+            if (a == ST_ALGO_TREE || (a == ST_ALGO_HIER && groups[f].hop_dims && groups[f].grid)) {
                 a = ST_ALGO_RING;
                 rc = st_coll_estimate_proto(&groups[f], fl->coll, a, fl->proto, fl->bytes, &e, err);
             }
@@ -540,6 +585,10 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         if (!rc && a == ST_ALGO_TREE)
             rc = st_error_set(err, ST_EINVAL, "flow %zu: the tree algorithm has no chunk-level simulation here; "
                               "use ring, direct, halving_doubling or hierarchical", f + 1);
+        if (!rc && a == ST_ALGO_HIER && groups[f].hop_dims && groups[f].grid && pn > 1)
+            rc = st_error_set(err, ST_EINVAL, "flow %zu: hierarchical on a %s node runs dimension by dimension, "
+                              "which has no chunk-level simulation here; use ring, direct or halving_doubling",
+                              f + 1, st_topology_name(c->node.intra.topology));
         out[f].algo = a;
         if (!rc && fl->n > 1 && fl->bytes > 0) {
             s.g = groups[f];
@@ -605,8 +654,14 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
     }
     if (!rc) {
         int nics = c->node.nics > 0 ? c->node.nics : 1;
-        /* the NIC ports, then each node's out- and in-port for its cap */
-        size_t nports = (size_t)total * 2 + (size_t)c->nodes * nics * 2 + (size_t)c->nodes * 2;
+        /* the NIC ports, then each node's out- and in-port for its cap,
+         * then a ring or torus node's directed links */
+        size_t hop_base = (size_t)total * 2 + (size_t)c->nodes * nics * 2 + (size_t)c->nodes * 2;
+        size_t hop_links = 0;
+        for (size_t f = 0; f < n_flows; f++)
+            if (groups[f].hop_dims)
+                hop_links = (size_t)st_hop_links(&groups[f]);
+        size_t nports = hop_base + (size_t)c->nodes * hop_links;
         double *port = calloc(nports, sizeof(double));
         heap h = {malloc((s.d.n ? s.d.n : 1) * sizeof(hent)), 0};
         if (!port || !h.a)
@@ -619,7 +674,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         while (!rc && h.n) {
             int i = pop(&h);
             xfer *x = &s.d.x[i];
-            double arrive = x->join ? x->ready : serve(x, &groups[x->flow], flows, G, total, nics, c->nodes, port);
+            double arrive = x->join ? x->ready : serve(x, &groups[x->flow], flows, G, total, nics, c->nodes, hop_base, port);
             if (!x->join) {
                 if (arrive > out[x->flow].end_s)
                     out[x->flow].end_s = arrive;

@@ -1,0 +1,238 @@
+/* Multi-hop node fabrics (ring, torus2d, torus3d): routes and link loads
+ * (see net.h, "Multi-hop fabrics"). */
+#include "config.h"
+#include "net/net.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Coordinates of local GPU l on the grid. */
+static void coords(const st_net_group *g, int l, int *x)
+{
+    for (int d = 0; d < g->hop_dims; d++) {
+        x[d] = l % g->hop_shape[d];
+        l /= g->hop_shape[d];
+    }
+}
+
+int st_hop_links(const st_net_group *g)
+{
+    int n = 1;
+    for (int d = 0; d < g->hop_dims; d++)
+        n *= g->hop_shape[d];
+    return n * g->hop_dims * 2;
+}
+
+int st_hop_route(const st_net_group *g, int src, int dst, unsigned way, int *links)
+{
+    int a[3] = {0}, b[3] = {0}, hops = 0, D = g->hop_dims;
+    coords(g, src, a);
+    coords(g, dst, b);
+    int stride = 1, l = src;
+    for (int d = 0; d < D; d++) {
+        int m = g->hop_shape[d], fwd = ((b[d] - a[d]) % m + m) % m, back = (m - fwd) % m;
+        int plus = fwd < back || (fwd == back && !(way >> d & 1));
+        int steps = plus ? fwd : back;
+        for (int s = 0; s < steps; s++) {
+            if (links)
+                links[hops] = (l * D + d) * 2 + !plus;
+            hops++;
+            /* move one step along d, wrapping round */
+            int c = l / stride % m, nc = plus ? (c + 1) % m : (c + m - 1) % m;
+            l += (nc - c) * stride;
+        }
+        stride *= m;
+    }
+    return hops;
+}
+
+unsigned st_hop_ties(const st_net_group *g, int src, int dst)
+{
+    int a[3] = {0}, b[3] = {0};
+    unsigned t = 0;
+    coords(g, src, a);
+    coords(g, dst, b);
+    for (int d = 0; d < g->hop_dims; d++) {
+        int m = g->hop_shape[d], fwd = ((b[d] - a[d]) % m + m) % m;
+        if (fwd && 2 * fwd == m)
+            t |= 1u << d;
+    }
+    return t;
+}
+
+/* Add `bytes` from src to dst onto load[], split evenly over the ways a
+ * tie allows; returns the route's hops. */
+static int add_route(const st_net_group *g, double *load, int src, int dst, double bytes)
+{
+    unsigned ties = st_hop_ties(g, src, dst);
+    int n_way = 1 << __builtin_popcount(ties), hops = 0;
+    int path[3 * 4096];
+    for (unsigned way = 0; way < 8; way++) {
+        if (way & ~ties)
+            continue;
+        hops = st_hop_route(g, src, dst, way, path);
+        for (int h = 0; h < hops; h++)
+            load[path[h]] += bytes / n_way;
+    }
+    return hops;
+}
+
+static double max_of(const double *v, int n)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] > m)
+            m = v[i];
+    return m;
+}
+
+/* the group's i-th GPU on a node */
+static int member(const st_net_group *g, int i) { return i * g->hop_stride; }
+
+int st_hop_group(st_net_group *g, st_error *err)
+{
+    int pn = g->per_node, nl = st_hop_links(g);
+    g->k_ring = g->k_p2p = 0;
+    g->h_ring = 0;
+    g->grid = 0;
+    if (pn < 2)
+        return 0;
+    double *load = calloc((size_t)nl, sizeof *load);
+    if (!load)
+        return st_error_set(err, ST_ENOMEM, "out of memory routing the node's fabric");
+    /* the ring in rank order, run both ways, half the block each */
+    for (int i = 0; i < pn; i++) {
+        int h = add_route(g, load, member(g, i), member(g, (i + 1) % pn), 0.5);
+        add_route(g, load, member(g, i), member(g, (i + pn - 1) % pn), 0.5);
+        if (h > g->h_ring)
+            g->h_ring = h;
+    }
+    g->k_ring = max_of(load, nl);
+    memset(load, 0, (size_t)nl * sizeof *load);
+    add_route(g, load, member(g, 0), member(g, 1), 1);
+    g->k_p2p = max_of(load, nl);
+    /* the GPUs as a grid: every combination of the coordinates they take */
+    int vals[3][4096], m[3] = {0, 0, 0}, D = g->hop_dims;
+    for (int i = 0; i < pn; i++) {
+        int x[3] = {0};
+        coords(g, member(g, i), x);
+        for (int d = 0; d < D; d++) {
+            int seen = 0;
+            for (int j = 0; j < m[d] && !seen; j++)
+                seen = vals[d][j] == x[d];
+            if (!seen)
+                vals[d][m[d]++] = x[d];
+        }
+    }
+    long long prod = 1;
+    for (int d = 0; d < D; d++)
+        prod *= m[d];
+    if (prod == pn) {
+        g->grid = 1;
+        for (int d = 0; d < D; d++) {
+            /* the coordinates in order: a dimension's ring visits them so */
+            for (int a = 1; a < m[d]; a++)
+                for (int b = a; b > 0 && vals[d][b - 1] > vals[d][b]; b--) {
+                    int t = vals[d][b];
+                    vals[d][b] = vals[d][b - 1];
+                    vals[d][b - 1] = t;
+                }
+            g->grid_m[d] = m[d];
+            g->grid_k[d] = 0;
+            g->grid_h[d] = 0;
+            if (m[d] < 2)
+                continue;
+            memset(load, 0, (size_t)nl * sizeof *load);
+            for (int i = 0; i < pn; i++) {
+                int l = member(g, i), x[3] = {0}, j = 0, stride = 1;
+                coords(g, l, x);
+                for (int e = 0; e < d; e++)
+                    stride *= g->hop_shape[e];
+                while (vals[d][j] != x[d])
+                    j++;
+                int next = l + (vals[d][(j + 1) % m[d]] - x[d]) * stride;
+                int prev = l + (vals[d][(j + m[d] - 1) % m[d]] - x[d]) * stride;
+                int h = add_route(g, load, l, next, 0.5);
+                add_route(g, load, l, prev, 0.5);
+                if (h > g->grid_h[d])
+                    g->grid_h[d] = h;
+            }
+            g->grid_k[d] = max_of(load, nl);
+        }
+    }
+    free(load);
+    return 0;
+}
+
+double st_hop_pattern(const st_net_group *g, int kind, int dist, double *hops)
+{
+    int pn = g->per_node, nl = st_hop_links(g), G = nl / (2 * g->hop_dims);
+    *hops = 0;
+    if (pn < 2)
+        return 0;
+    double *load = calloc((size_t)nl, sizeof *load);
+    if (!load)
+        return NAN;
+    double k;
+    if (kind == ST_HOP_ALL && pn == G && g->hop_stride == 1) {
+        /* every GPU to every other on the whole grid: a torus looks the
+         * same from every GPU, so each link of one dimension and way
+         * carries what GPU 0's routes put on all of them together */
+        double cls[6] = {0};
+        for (int j = 1; j < pn; j++)
+            *hops += add_route(g, load, 0, j, 1);
+        for (int i = 0; i < nl; i++)
+            cls[i % (2 * g->hop_dims)] += load[i];
+        k = max_of(cls, 2 * g->hop_dims);
+    } else {
+        for (int i = 0; i < pn; i++) {
+            double sum = 0;
+            if (kind == ST_HOP_ROOT && i > 0)
+                break;
+            for (int j = 0; j < pn; j++) {
+                if (j == i || (kind == ST_HOP_PAIRS && j != (i ^ dist)))
+                    continue;
+                int h = add_route(g, load, member(g, i), member(g, j), 1);
+                sum = kind == ST_HOP_PAIRS ? (h > sum ? h : sum) : sum + h;
+            }
+            if (sum > *hops)
+                *hops = sum;
+        }
+        k = max_of(load, nl);
+    }
+    free(load);
+    return k;
+}
+
+/* One pass (reduce-scatter or all-gather) of the dimension-wise algorithm
+ * over S bytes: the data in as many parts as the grid has dimensions with
+ * 2 or more GPUs, part q taking them in turn from the q-th, so that each
+ * phase keeps every dimension's links busy with one part. */
+void st_hop_dims_pass(const st_net_group *g, double S, double *xfer, double *lat, int *steps)
+{
+    int act[3], na = 0;
+    for (int d = 0; d < g->hop_dims; d++)
+        if (g->grid_m[d] > 1)
+            act[na++] = d;
+    for (int p = 0; p < na; p++) {
+        double t = 0, l = 0;
+        int st = 0;
+        for (int q = 0; q < na; q++) {
+            double size = S / na;
+            for (int e = 0; e < p; e++)
+                size /= g->grid_m[act[(q + e) % na]];
+            int d = act[(q + p) % na], m = g->grid_m[d];
+            double tq = (double)(m - 1) / m * size * g->grid_k[d] / g->hop_link;
+            if (tq > t)
+                t = tq;
+            if ((m - 1) * g->grid_h[d] * g->hop_lat > l)
+                l = (m - 1) * g->grid_h[d] * g->hop_lat;
+            if (m - 1 > st)
+                st = m - 1;
+        }
+        *xfer += t;
+        *lat += l;
+        *steps += st;
+    }
+}
