@@ -1171,12 +1171,12 @@ fab_ok=1 fab_out=
 for f in "torus:fab-torus.yaml:17:15: network\[0\]: key 'topology': torus2d is not a fabric strata prices across nodes" \
     "ring:fab-ring.yaml:[0-9]*:3: intra: a torus2d needs \`shape: \[X, Y\]\`" \
     "over:fab-over.yaml:[0-9]*:23: network\[0\]: key 'oversubscription': 8:1 on a rail_optimized fabric" \
-    "two:fab-two.yaml:[0-9]*:5: network\[1\]: strata prices one scale-out dimension"; do
+    "two:fab-two.yaml:13:5: network\[0\]: \`nodes:\` is needed where a dimension follows"; do
     want=${f#*:}; file=${want%%:*}
     "$S" coll allreduce --cluster "$tmp/$file" --gpus 16 --bytes 1GiB > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc != 1 ] || [ -s "$tmp/out" ] || ! grep -q "$want" "$tmp/err"; then fab_ok=0; fab_out="$fab_out ${f%%:*}: rc=$rc $(cat "$tmp/err")"; fi
 done
-if [ $fab_ok = 1 ]; then ok "presets: a torus of nodes, a node's torus without shape, a rail's oversubscription and a second network dimension are errors at FILE:LINE:COL"
+if [ $fab_ok = 1 ]; then ok "presets: a torus of nodes, a node's torus without shape, a rail's oversubscription and a second network dimension without the first's nodes are errors at FILE:LINE:COL"
 else not_ok "presets: unpriced fabrics refused" "$fab_out"; fi
 # a ring or torus inside a node is routed (net.h): a DGX H100's 8 GPUs on
 # a ring of 2 links of 450/2 GB/s x 0.82 run the ring all-reduce exactly as
@@ -1211,6 +1211,41 @@ sed 's/^  topology: nvswitch .*/  topology: torus2d\n  shape: [4, 4]/' "$srcdir/
 if [ $rc = 1 ] && [ ! -s "$tmp/out" ] && grep -q "tor16.yaml:[0-9]*:[0-9]*: intra: key 'shape': the grid holds 16 GPUs and the node has 8" "$tmp/err"
 then ok "node preset: a torus grid that is not the node's GPU count is an error at FILE:LINE:COL"
 else not_ok "node preset: torus grid size" "rc=$rc $(cat "$tmp/err")"; fi
+# two scale-out levels: leaves of 2 DGX H100 nodes on NDR rails (the
+# ib-h100 fabric), a 4:1 spine of 50 GB/s per NIC above them. A 64-GPU
+# ring crosses the spine once per leaf and ring: the leaf's share of it is
+# 50 x 0.94 / 4 x 8 NICs x 2 nodes = 188 GB/s, under the 8 NICs' 376, so
+# the all-reduce's bus bandwidth is 188 GB/s; 16 GPUs in one leaf do not
+# cross it and keep the one-level time
+sed -e 's/^nodes: .*/nodes: 8/' -e 's/^  - name: ndr-compute-fabric/  - nodes: 2\n    name: ndr-compute-fabric/' \
+    "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/lv2.yaml"
+cat >> "$tmp/lv2.yaml" <<'EOF'
+  - {name: spine, topology: fat_tree, bw_gbs: 50, latency_us: 14, efficiency: 0.94, oversubscription: 4}
+EOF
+sed -e 's/^nodes: .*/nodes: 8/' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/lv1.yaml"
+"$S" coll allreduce --cluster "$tmp/lv2.yaml" --gpus 64 --algo ring --proto simple --bytes 4GiB --json > "$tmp/lv64.json" 2> "$tmp/err"
+"$S" coll allreduce --cluster "$tmp/lv2.yaml" --gpus 16 --bytes 1GiB --json > "$tmp/lv16.json" 2>> "$tmp/err"
+"$S" coll allreduce --cluster "$tmp/lv1.yaml" --gpus 16 --bytes 1GiB --json > "$tmp/lv16o.json" 2>> "$tmp/err"
+"$S" show "$tmp/lv2.yaml" > "$tmp/lv2.txt" 2>> "$tmp/err"
+if [ ! -s "$tmp/err" ] && jq -n -e --slurpfile a "$tmp/lv64.json" --slurpfile b "$tmp/lv16.json" --slurpfile c "$tmp/lv16o.json" \
+       '(($a[0].levels[0].share_bytes_per_s / 188e9 - 1) | fabs) < 1e-9 and $a[0].levels[0].crossed
+        and ((2 * 63 / 64 * 4294967296 / $a[0].transfer_s / 188e9 - 1) | fabs) < 1e-9
+        and ($b[0].levels[0].crossed | not) and $b[0].time_s == $c[0].time_s' > /dev/null &&
+   grep -q "spine .*4:1 oversubscribed, groups of 8 nodes" "$tmp/lv2.txt" && grep -q "ndr-compute-fabric .*groups of 2 nodes" "$tmp/lv2.txt"
+then ok "coll on two network levels: a ring across leaves at their 188 GB/s share of a 4:1 spine, by hand; inside a leaf as one level"
+else not_ok "coll on two network levels" "$(cat "$tmp/err" "$tmp/lv2.txt"; jq -c '[.transfer_s, .levels]' "$tmp/lv64.json" "$tmp/lv16.json")"; fi
+# a level's nodes must divide the cluster and the level above, rails only at the bottom
+lv_ok=1 lv_out=
+for f in "s/nodes: 2$/nodes: 3/|key 'nodes': 3 does not divide the cluster's 8 nodes" \
+         "s/topology: fat_tree, bw_gbs: 50/topology: rail_optimized, bw_gbs: 50/;s/, oversubscription: 4}/}/|rail_optimized is how a leaf joins" \
+         "s/efficiency: 0.94, oversubscription: 4}/efficiency: 0.94, oversubscription: 4, nodes: 4}/|the last dimension joins the cluster's 8 nodes, not 4"; do
+    sed "${f%%|*}" "$tmp/lv2.yaml" > "$tmp/lvbad.yaml"
+    "$S" coll allreduce --cluster "$tmp/lvbad.yaml" --gpus 16 --bytes 1GiB > "$tmp/out" 2> "$tmp/err"; rc=$?
+    if [ $rc != 1 ] || [ -s "$tmp/out" ] || ! grep -q "lvbad.yaml:[0-9]*:[0-9]*: network\[[01]\]: .*${f#*|}" "$tmp/err"; then
+        lv_ok=0; lv_out="$lv_out [${f%%|*}] rc=$rc $(cat "$tmp/err")"; fi
+done
+if [ $lv_ok = 1 ]; then ok "cluster presets: a level's nodes that do not divide the cluster, rails above the leaf, and a last level short of the cluster are errors at FILE:LINE:COL"
+else not_ok "cluster presets: level errors" "$lv_out"; fi
 # a switch's oversubscription is priced (each NIC's bandwidth divided by
 # it): a 1 GiB all-reduce over 16 GPUs on 2 nodes takes longer at 2:1
 sed -e 's/topology: rail_optimized/topology: switch/' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/fab-sw1.yaml"

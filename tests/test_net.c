@@ -539,6 +539,76 @@ static void test_multihop(void **state)
     assert_int_equal(st_net_simulate(&t2, &f, 1, 0, &r, &err), ST_EINVAL);
 }
 
+/* Two scale-out levels: leaves of 2 DGX H100-like nodes on 50 GB/s rails
+ * (efficiency 1), a 4:1 fat-tree spine of 50 GB/s per NIC above them. */
+static st_cluster two_level(int levels)
+{
+    st_cluster c = load("ib-h100");
+    c.nodes = 8;
+    c.net[0].efficiency = c.net[0].p2p_efficiency = 1;
+    c.net[0].latency_s = 5e-6;
+    c.net[0].reach = levels > 1 ? 2 : 8;
+    c.n_dims = levels;
+    if (levels > 1) {
+        c.net[1] = c.net[0];
+        c.net[1].topology = ST_TOPO_FAT_TREE;
+        c.net[1].oversubscription = 4;
+        c.net[1].latency_s = 10e-6;
+        c.net[1].reach = 8;
+    }
+    return c;
+}
+
+static void test_levels(void **state)
+{
+    (void)state;
+    double S = 1e9;
+    st_cluster one = two_level(1), two = two_level(2);
+    /* inside one leaf the spine is not crossed: the same estimate */
+    for (int a = ST_ALGO_RING; a <= ST_ALGO_HIER; a++)
+        assert_true(rel_diff(est(&one, 16, 8, ST_COLL_ALLREDUCE, (st_algo)a, S),
+                             est(&two, 16, 8, ST_COLL_ALLREDUCE, (st_algo)a, S)) < 1e-12);
+    /* 64 GPUs over 4 leaves: 8 rings leave each leaf once each; the
+     * leaf's share of the spine is 50 / 4 GB/s x 8 NICs x 2 nodes = 200
+     * GB/s, under 8 NICs' 400 and NVLink's 369: 2 x 63/64 x S / 200 GB/s */
+    st_net_group g;
+    st_coll_est e;
+    st_error err;
+    assert_int_equal(st_net_group_init(&two, 64, 8, &g, &err), 0);
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_SIMPLE, S, &e, &err), 0);
+    assert_true(rel_diff(e.transfer_s, 2 * 63.0 / 64 * S / 200e9) < 1e-9);
+    /* all-to-all: each GPU sends 48 of its 64 shares past its leaf at a
+     * GPU's share of the oversubscribed spine, 12.5 GB/s (the 56 off-node
+     * shares at 50 GB/s take less) */
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLTOALL, ST_ALGO_DIRECT, ST_PROTO_SIMPLE, S, &e, &err), 0);
+    assert_true(rel_diff(e.transfer_s, 48 * (S / 64) / 12.5e9) < 1e-9);
+    /* the ring's 56 NVLink steps, 4 hops inside leaves (5 us) and 4
+     * between them (10 us) per pass of 63 steps over 64 hops */
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_SIMPLE, S, &e, &err), 0);
+    double hop = (56 * one.node.intra.latency_s + 4 * 5e-6 + 4 * 10e-6) / 64;
+    assert_true(rel_diff(e.latency_s, 126 * hop + one.node.coll_base_s) < 1e-9);
+    /* the simulation queues the leaves' uplinks: where they bind, its ring
+     * takes the model's bandwidth time (within 2%), twice the one-level
+     * fabric's (there NVLink and the NICs bind, at 400 GB/s in the
+     * simulation, whose rings split a GPU's NVLink sends 7 to 1) */
+    st_flow f = {ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 64, ST_PROTO_SIMPLE};
+    st_flow_result r1, r2;
+    assert_int_equal(st_net_simulate(&one, &f, 1, 0, &r1, &err), 0);
+    assert_int_equal(st_net_simulate(&two, &f, 1, 0, &r2, &err), 0);
+    if (rel_diff(r2.time_s, 2 * 63.0 / 64 * S / 200e9) > 0.02 || r2.time_s < 1.9 * r1.time_s)
+        fail_msg("spine: simulated %.4g s, one level %.4g s, model's bandwidth time %.4g s", r2.time_s, r1.time_s,
+                 2 * 63.0 / 64 * S / 200e9);
+    /* one GPU a node: the stride places its nodes (8 GPUs apart: nodes 0
+     * and 1, one leaf; 16 apart: nodes 0 and 2, two leaves) */
+    assert_int_equal(st_net_group_place(&two, 2, 1, 8, &g, &err), 0);
+    assert_int_equal(g.lv_dom[0], 1); /* nodes 0 and 1: one leaf */
+    assert_int_equal(st_net_group_place(&two, 2, 1, 16, &g, &err), 0);
+    assert_int_equal(g.lv_dom[0], 2); /* nodes 0 and 2: two leaves */
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_SENDRECV, ST_ALGO_DIRECT, ST_PROTO_SIMPLE, S, &e, &err), 0);
+    /* send/recv across the spine at a GPU's share of it, 50 / 4 GB/s x 8 NICs / 8 GPUs */
+    assert_true(rel_diff(e.transfer_s, S / 12.5e9) < 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -546,7 +616,7 @@ int main(void)
         cmocka_unit_test(test_alltoall),     cmocka_unit_test(test_algorithms), cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_simulation),
         cmocka_unit_test(test_net_overhead), cmocka_unit_test(test_node_cap),
-        cmocka_unit_test(test_multihop),
+        cmocka_unit_test(test_multihop), cmocka_unit_test(test_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

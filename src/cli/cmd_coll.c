@@ -181,6 +181,19 @@ static int run(int argc, char **argv)
         st_json_number(&j, "busbw", e.busbw);
         st_json_number(&j, "latency_s", e.latency_s);
         st_json_number(&j, "transfer_s", e.transfer_s);
+        if (g.lv_n > 1) { /* the scale-out levels above the first, and whether the group crosses them */
+            st_json_begin_array(&j, "levels");
+            for (int i = 1; i < g.lv_n; i++) {
+                st_json_begin_object(&j, NULL);
+                st_json_string(&j, "name", cl.net[i].name);
+                st_json_int(&j, "group_nodes", cl.net[i - 1].reach);
+                st_json_bool(&j, "crossed", g.lv_dom[i - 1] > 1);
+                st_json_number(&j, "share_bytes_per_s", g.lv_cap[i]);
+                st_json_number(&j, "latency_s", g.lv_lat[i]);
+                st_json_end_object(&j);
+            }
+            st_json_end_array(&j);
+        }
         st_json_begin_array(&j, "algorithms");
         for (int a = ST_ALGO_RING; a < ST_ALGO_COUNT; a++)
             if (ok[a])
@@ -241,6 +254,10 @@ static int run(int argc, char **argv)
                g.lat_net * 1e6);
     if (g.nodes > 1 && g.bw_node > 0)
         printf("; %.1f GB/s effective off each node in all", g.bw_node * 1e-9);
+    for (int i = 1; i < g.lv_n; i++)
+        if (g.lv_dom[i - 1] > 1)
+            printf("; %s across groups of %d nodes: %.1f GB/s the group's share, %.1f us/hop", cl.net[i].name,
+                   cl.net[i - 1].reach, g.lv_cap[i] * 1e-9, g.lv_lat[i] * 1e6);
     printf("\n\n  %-17s %-6s %11s %12s %12s %11s %11s\n", "algorithm", "proto", "time", "algbw GB/s", "busbw GB/s",
            "latency", "transfer");
     for (int a = ST_ALGO_RING; a < ST_ALGO_COUNT; a++) {

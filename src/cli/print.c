@@ -355,6 +355,8 @@ static void json_link(st_json *j, const char *key, const st_link *l)
     st_json_number(j, "bw_bytes_per_s", l->bw);
     st_json_number(j, "latency_s", l->latency_s);
     st_json_number(j, "oversubscription", l->oversubscription);
+    if (l->reach > 0) /* a network dimension: the nodes one of its groups joins */
+        st_json_int(j, "nodes", l->reach);
     if (l->hop_dims) { /* a ring or torus: its grid */
         st_json_begin_array(j, "shape");
         for (int d = 0; d < l->hop_dims; d++)
@@ -364,7 +366,8 @@ static void json_link(st_json *j, const char *key, const st_link *l)
     st_json_end_object(j);
 }
 
-static void print_link(const char *label, const st_link *l, FILE *out)
+/* levels: a cluster with several network dimensions (each says what it joins) */
+static void print_link(const char *label, const st_link *l, int levels, FILE *out)
 {
     char b[32];
     cli_si(b, sizeof b, l->bw, "B/s");
@@ -379,6 +382,8 @@ static void print_link(const char *label, const st_link *l, FILE *out)
     }
     if (l->oversubscription > 1)
         fprintf(out, ", %.3g:1 oversubscribed", l->oversubscription);
+    if (levels)
+        fprintf(out, ", groups of %d nodes", l->reach);
     fputc('\n', out);
 }
 
@@ -400,7 +405,7 @@ static void print_node(const st_node *n, FILE *out)
     char b[32];
     fprintf(out, "%s  (%s, node)\n", n->name, n->id);
     fprintf(out, "  GPUs               %d x %s (%s)\n", n->gpus, n->gpu.name, n->gpu_id);
-    print_link("intra-node", &n->intra, out);
+    print_link("intra-node", &n->intra, 0, out);
     cli_si(b, sizeof b, n->host_bw, "B/s");
     fprintf(out, "  host link          %s, %s\n", n->host_link_kind, b);
     print_nics(n, out);
@@ -430,10 +435,10 @@ static void print_cluster(const st_cluster *c, FILE *out)
     fprintf(out, "%s  (%s, cluster)\n", c->name, c->id);
     fprintf(out, "  nodes              %d x %s = %lld GPUs\n", c->nodes, c->node.name,
             (long long)c->nodes * c->node.gpus); /* as the JSON: no int overflow */
-    print_link("intra-node", &c->node.intra, out);
+    print_link("intra-node", &c->node.intra, 0, out);
     print_nics(&c->node, out);
     for (int i = 0; i < c->n_dims; i++)
-        print_link(c->net[i].name, &c->net[i], out);
+        print_link(c->net[i].name, &c->net[i], c->n_dims > 1, out);
 }
 
 static void json_cluster(st_json *j, const st_cluster *c)

@@ -248,6 +248,9 @@ typedef struct st_link {
      * fabric (switch, mesh, PCIe). */
     int hop_dims;
     int shape[3];
+    /* A cluster's network dimension: the nodes one of its groups joins (a
+     * leaf's, a pod's); the last dimension joins the cluster. */
+    int reach;
 } st_link;
 
 /* Is t a fabric whose traffic crosses several hops of shared links? */

@@ -91,7 +91,8 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, int gpus, 
                                      {"oversubscription", 0, ">= 1"},
                                      {"efficiency", 0, "collective bus bandwidth / bw, (0, 1]"},
                                      {"p2p_efficiency", 0, "send/recv bandwidth / bw, (0, 1]"},
-                                     {"shape", 0, "ring, torus2d, torus3d: GPUs per dimension"}};
+                                     {"shape", 0, "ring, torus2d, torus3d: GPUs per dimension"},
+                                     {"nodes", 0, "network dimension: the nodes one of its groups joins"}};
     int rc, topo = 0;
     memset(l, 0, sizeof *l);
     l->oversubscription = 1;
@@ -136,6 +137,11 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, int gpus, 
                              "torus, with shape:"
                            : "give one of those");
     if ((rc = read_shape(c, v, gpus, l)))
+        return rc;
+    if (!need_name && f_get(v, "nodes"))
+        return f_error(c, f_get(v, "nodes"), "%s: key 'nodes': a node's own link joins its GPUs, not nodes; "
+                       "leave the key out", c->what);
+    if ((rc = f_int32(c, v, "nodes", 1, 1000000, &l->reach)))
         return rc;
     /* the collectives divide a scale-out link's bandwidth by its
      * oversubscription, except on a rail-optimized fabric, which keeps a
@@ -272,15 +278,39 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
                                "key 'name': '%s' already names network[%zu]; give each dimension its own name",
                                cl->net[i].name, k);
     }
-    /* one scale-out dimension: a leaf, spine and core as dimensions of
-     * their own would need how many nodes each level joins, which the
-     * format does not carry, and the model prices the NIC's link into the
-     * fabric with the spine as that link's oversubscription */
-    if (net->n > 1)
-        return f_error(c, net->items[1],
-                       "network[1]: strata prices one scale-out dimension (the NICs' links into the fabric, "
-                       "a fat tree's spine as their oversubscription), and would ignore this one; describe "
-                       "the fabric as one dimension");
+    /* Several dimensions are levels of one fabric, innermost first (a
+     * rail's leaf, a pod's spine, the aggregation layer): each but the last
+     * says how many nodes one of its groups joins, a multiple of the one
+     * below; the last joins the cluster. */
+    for (size_t i = 0; i < net->n; i++) {
+        const st_ynode *nk = f_get(net->items[i], "nodes");
+        char what[48];
+        fctx nc = *c;
+        snprintf(what, sizeof what, "network[%zu]", i);
+        nc.what = what;
+        int last = i + 1 == net->n, reach = cl->net[i].reach;
+        if (last && nk && reach != cl->nodes)
+            return f_error(&nc, nk, "%s: key 'nodes': the last dimension joins the cluster's %d nodes, not %d; "
+                           "leave the key out, or add the dimension that joins its groups", what, cl->nodes, reach);
+        if (!last && !nk)
+            return f_error(&nc, net->items[i], "%s: `nodes:` is needed where a dimension follows: how many nodes "
+                           "one of its groups joins (a leaf's, a pod's)", what);
+        if (!last && (cl->nodes % reach || reach >= cl->nodes))
+            return f_error(&nc, nk, "%s: key 'nodes': %d does not divide the cluster's %d nodes into 2 or more "
+                           "groups; give a divisor of %d below it", what, reach, cl->nodes, cl->nodes);
+        if (!last && i > 0 && reach % cl->net[i - 1].reach)
+            return f_error(&nc, nk, "%s: key 'nodes': %d is not a whole number of network[%zu]'s groups of %d; give "
+                           "a multiple of %d", what, reach, i - 1, cl->net[i - 1].reach, cl->net[i - 1].reach);
+        if (!last && i > 0 && reach == cl->net[i - 1].reach)
+            return f_error(&nc, nk, "%s: key 'nodes': %d, as network[%zu]'s: this dimension joins nothing more; "
+                           "give a larger multiple or leave the dimension out", what, reach, i - 1);
+        if (i > 0 && cl->net[i].topology == ST_TOPO_RAIL_OPTIMIZED)
+            return f_error(&nc, f_get(net->items[i], "topology"), "%s: key 'topology': rail_optimized is how a "
+                           "leaf joins its nodes' NICs, the first dimension; above it give switch or fat_tree",
+                           what);
+        if (last)
+            cl->net[i].reach = cl->nodes;
+    }
     cl->n_dims = (int)net->n;
     reference(c->path, ref, path, sizeof path);
     rc = st_load_node(path, &cl->node, c->err);

@@ -163,8 +163,67 @@ int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_
             g->bw_node = c->node.scaleout_bw * l->efficiency;
             g->p2p_node = c->node.scaleout_bw * l->p2p_efficiency;
         }
+        /* the levels the group's nodes sit in: node j of the group is the
+         * j x (stride / G)-th (one GPU a node: the stride skips nodes) */
+        long long ns = stride >= G && stride % G == 0 ? stride / G : 1;
+        if ((long long)(g->nodes - 1) * ns >= c->nodes)
+            ns = 1;
+        g->lv_n = c->n_dims;
+        g->lv_lat[0] = g->lat_net;
+        for (int i = 0; i < c->n_dims; i++) {
+            long long reach = c->net[i].reach > 0 ? c->net[i].reach : c->nodes;
+            g->lv_dom[i] = (int)((g->nodes - 1) * ns / reach + 1);
+            long long span = (reach + ns - 1) / ns;
+            g->lv_span[i] = span < g->nodes ? (int)span : g->nodes;
+            if (i == 0)
+                continue;
+            /* the group's share of its dimension-(i-1) group's uplinks, the
+             * cluster full of groups like it (all of a node's NICs busy):
+             * each NIC's uplink rate x NICs x its nodes there x the share
+             * of a node's GPUs it holds */
+            const st_link *u = &c->net[i];
+            double share = (double)c->node.nics * g->lv_span[i - 1] * per_node / G;
+            g->lv_cap[i] = u->bw * u->efficiency / u->oversubscription * share;
+            g->lv_p2p[i] = u->bw * u->p2p_efficiency / u->oversubscription * share;
+            g->lv_lat[i] = u->latency_s;
+        }
     }
     return 0;
+}
+
+/* Does the group's traffic cross level i (>= 1)? */
+static int crosses(const st_net_group *g, int i) { return i < g->lv_n && g->lv_dom[i - 1] > 1; }
+
+/* The tightest uplink share over the levels the group crosses (INFINITY:
+ * none) */
+static double level_cap(const st_net_group *g, int p2p)
+{
+    double cap = INFINITY;
+    for (int i = 1; i < g->lv_n; i++)
+        if (crosses(g, i) && (p2p ? g->lv_p2p[i] : g->lv_cap[i]) < cap)
+            cap = p2p ? g->lv_p2p[i] : g->lv_cap[i];
+    return cap;
+}
+
+/* The latency a ring (or chain) over the group's nodes adds up on its
+ * cross-node hops: of its `hops` among nodes, those between two of
+ * dimension i-1's groups (one per group touched, the ring closing) cross
+ * level i. With `log`, a tree's: log2 of the groups touched per level. */
+static double net_lat(const st_net_group *g, double hops, int log)
+{
+    double t = 0, prev = hops;
+    for (int i = 1; i < g->lv_n; i++) {
+        double c = crosses(g, i) ? g->lv_dom[i - 1] : 0;
+        if (log && c > 0) {
+            int s = 0;
+            while ((1 << s) < c)
+                s++;
+            c = s;
+        }
+        t += (prev - c) * g->lv_lat[i - 1];
+        prev = c;
+    }
+    return t + prev * g->lv_lat[g->lv_n > 0 ? g->lv_n - 1 : 0];
 }
 
 static int is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
@@ -224,7 +283,7 @@ static double ring_rate(const st_net_group *g)
     if (g->nodes <= 1)
         return g->bw_intra;
     int rings = g->per_node < g->nics_per_node ? g->per_node : g->nics_per_node;
-    double across = node_cap(rings * g->bw_nic, g->bw_node);
+    double across = dmin(node_cap(rings * g->bw_nic, g->bw_node), level_cap(g, 0));
     return g->per_node > 1 ? dmin(g->bw_intra, across) : across;
 }
 
@@ -236,6 +295,13 @@ static double direct_phase(const st_net_group *g, double per_peer, double k_all)
     double t = on > 0 ? (g->hop_dims ? per_peer * k_all / g->hop_link : on / g->bw_intra) : 0;
     if (off > 0)
         t = dmax(t, off / nic_share(g));
+    /* bytes to the GPUs beyond its dimension-(i-1) group: over the group's
+     * share of those uplinks, per GPU */
+    for (int i = 1; i < g->lv_n; i++)
+        if (crosses(g, i)) {
+            double span = (double)g->lv_span[i - 1] * g->per_node;
+            t = dmax(t, (g->n - span) * per_peer * span / g->lv_cap[i]);
+        }
     return t;
 }
 
@@ -253,8 +319,17 @@ static void hd_pass(const st_net_group *g, double bytes, int doubling_vector, do
             *lat += hops * g->hop_lat;
             continue;
         }
-        *xfer += b / (cross ? node_cap(g->bw_nic, g->bw_node / g->per_node) : g->bw_intra);
-        *lat += cross ? g->lat_net : g->lat_intra;
+        /* across nodes: the highest level between the partners (the
+         * dimension-(i-1) groups hold lv_span[i-1] x per_node ranks each) */
+        int lv = 0;
+        for (int i = 1; cross && i < g->lv_n; i++)
+            if (crosses(g, i) && dist >= (long long)g->lv_span[i - 1] * g->per_node)
+                lv = i;
+        double rate = cross ? node_cap(g->bw_nic, g->bw_node / g->per_node) : g->bw_intra;
+        if (lv)
+            rate = dmin(rate, g->lv_cap[lv] / ((double)g->lv_span[lv - 1] * g->per_node));
+        *xfer += b / rate;
+        *lat += cross ? g->lv_lat[lv] : g->lat_intra;
     }
 }
 
@@ -263,7 +338,7 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
     int n = g->n, pn = g->per_node, k = g->nodes;
     /* a flat algorithm's step latency: of a ring's n hops, k cross nodes
      * (NCCL tuning.cc weighs intra and network latency the same way) */
-    double a_step = k > 1 ? ((double)(n - k) * g->lat_intra + (double)k * g->lat_net) / n : g->lat_intra;
+    double a_step = k > 1 ? ((double)(n - k) * g->lat_intra + net_lat(g, k, 0)) / n : g->lat_intra;
     double fn = (double)(n - 1) / n;
     *lat = *xfer = 0;
     *steps = 0;
@@ -283,13 +358,13 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
         int depth = (pn - 1) + log2_ceil(k);
         *steps = (c == ST_COLL_ALLREDUCE ? 2 : 1) * depth;
         *xfer = (c == ST_COLL_ALLREDUCE ? 2 * fn : 1) * S / (0.92 * ring_rate(g));
-        *lat = (c == ST_COLL_ALLREDUCE ? 2 : 1) * ((pn - 1) * g->lat_intra + log2_ceil(k) * g->lat_net);
+        *lat = (c == ST_COLL_ALLREDUCE ? 2 : 1) * ((pn - 1) * g->lat_intra + (k > 1 ? net_lat(g, log2_ceil(k), 1) : 0));
         break;
     }
     case ST_ALGO_DIRECT:
         if (c == ST_COLL_SENDRECV) {
             *steps = 1;
-            *xfer = S / (k > 1 ? node_cap(g->p2p_nic, g->p2p_node) : g->p2p_intra);
+            *xfer = S / (k > 1 ? dmin(node_cap(g->p2p_nic, g->p2p_node), level_cap(g, 1)) : g->p2p_intra);
         } else if (c == ST_COLL_BROADCAST) {
             /* the root sends the whole buffer to every other rank (alone off
              * its node: its NIC share, up to the node's whole cap) */
@@ -307,7 +382,13 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
                 k_all = st_hop_pattern(g, ST_HOP_ALL, 0, &hops);
             *steps = passes * (n - 1);
             *xfer = passes * direct_phase(g, S / n, k_all);
-            *lat = passes * ((g->hop_dims ? hops * g->hop_lat : (pn - 1) * g->lat_intra) + (n - pn) * g->lat_net);
+            /* each message its own latency: of a GPU's n - pn off-node
+             * peers, those beyond its dimension-(i-1) group cross level i */
+            double off_lat = (double)(n - pn) * g->lat_net;
+            for (int i = 1; i < g->lv_n; i++)
+                if (crosses(g, i))
+                    off_lat += (double)(n - (long long)g->lv_span[i - 1] * pn) * (g->lv_lat[i] - g->lv_lat[i - 1]);
+            *lat = passes * ((g->hop_dims ? hops * g->hop_lat : (pn - 1) * g->lat_intra) + off_lat);
             break;
         }
         *lat = *steps * a_step;
@@ -338,8 +419,9 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
         }
         /* among nodes, each GPU on its 1/g shard through its NIC share */
         if (k > 1) {
-            *xfer += passes * fk * (S / pn) / nic_share(g);
-            *lat += passes * (k - 1) * g->lat_net;
+            /* pn rings among the nodes, sharing the levels' uplinks */
+            *xfer += passes * fk * (S / pn) / dmin(nic_share(g), level_cap(g, 0) / pn);
+            *lat += passes * (k - 1) * (g->lv_n > 1 ? net_lat(g, k, 0) / k : g->lat_net);
         }
         *steps = dim_steps + passes * (k - 1);
         break;
@@ -396,8 +478,10 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
     int k = p == ST_PROTO_LL ? 0 : 1, intra = g->intra_pci ? 1 : 0, tree = a == ST_ALGO_TREE;
     out->lat_intra = g->lat_intra * (tree ? nccl_tree_hwlat_us[intra][k] : nccl_hwlat_us[intra][k]) /
                      nccl_hwlat_us[intra][2];
-    out->lat_net = g->lat_net * (tree || g->per_node == 1 ? nccl_tree_hwlat_us[2][k] : nccl_hwlat_us[2][k]) /
-                   nccl_hwlat_us[2][2];
+    double net_f = (tree || g->per_node == 1 ? nccl_tree_hwlat_us[2][k] : nccl_hwlat_us[2][k]) / nccl_hwlat_us[2][2];
+    out->lat_net = g->lat_net * net_f;
+    for (int i = 0; i < g->lv_n; i++) /* every level's hops as the network's */
+        out->lv_lat[i] = g->lv_lat[i] * net_f;
     out->lat_intra = dmax(out->lat_intra, post);
     out->hop_lat = g->hop_lat * nccl_hwlat_us[intra][k] / nccl_hwlat_us[intra][2];
     out->base_s = g->base_s + (nccl_base_us[k] - nccl_base_us[2]) * 1e-6;
@@ -414,6 +498,8 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
     out->bw_intra = g->bw_intra * f;
     out->hop_link = g->hop_link * f;
     out->bw_nic = g->bw_nic * f;
+    for (int i = 1; i < g->lv_n; i++)
+        out->lv_cap[i] = g->lv_cap[i] * f;
     out->bw_node = g->bw_node * f;
     /* NCCL caps LL last: the tree's 0.92 (applied in cost) comes before */
     if (p == ST_PROTO_LL && g->ll_max_bw > 0) {

@@ -94,6 +94,25 @@
  * astra-hgx-h100 is Simple only, since ASTRA-sim models no protocol.
  * Send/recv and all-to-all run on NCCL's point-to-point path: Simple.
  *
+ * Levels. A cluster's network may have several dimensions, innermost
+ * first (a rail's leaf, a pod's spine, an aggregation layer): dimension i
+ * joins groups of `nodes` nodes (the last, the cluster). Traffic between
+ * two of dimension i-1's groups crosses dimension i, on its uplinks: each
+ * NIC's bw x efficiency / oversubscription there, the cluster taken full
+ * of groups like this one (all NICs busy, as a fat tree's single
+ * dimension already is), so the group's share of a dimension-(i-1)
+ * group's uplinks is that x NICs x the group's nodes there x its GPUs per
+ * node / the node's GPUs (lv_cap). Then: a ring (R rings) crosses each
+ * such boundary once per ring, its across rate min(R x NIC, lv_cap); the
+ * hierarchical inter-node rings the same over per_node rings; direct and
+ * halving-doubling send a GPU's bytes beyond its group at lv_cap / its
+ * GPUs there; send/recv at a GPU's share. Each hop between two of
+ * dimension i-1's groups costs dimension i's latency. The simulation
+ * queues those transfers at each crossed group's out- and in-port
+ * (served at lv_cap, beside the NIC ports, as the node's cap is). A
+ * group's GPUs sit where the rank order puts them: consecutive nodes, or
+ * stride / GPUs-per-node nodes apart for one GPU a node.
+ *
  * The discrete-event simulation (st_net_simulate) runs the same algorithms
  * as chunk transfers through per-GPU ports (NVLink out/in, NIC out/in; an
  * NVSwitch is non-blocking, so only the ends of a transfer contend), so
@@ -174,6 +193,15 @@ typedef struct st_net_group {
     int grid;        /* the node's GPUs of the group are a grid (every combination of their coordinates) */
     int grid_m[3], grid_h[3]; /* per dimension: GPUs, longest route of its ring */
     double grid_k[3];         /* per dimension: its ring's busiest link, as k_ring */
+    /* Scale-out levels (the cluster's network dimensions; net.h "Levels"):
+     * per dimension i, lv_dom[i] of its groups hold the group's nodes,
+     * lv_span[i] of those nodes in the first one; for i >= 1, traffic
+     * between two of dimension i-1's groups crosses it, with the group's
+     * share of their uplinks lv_cap[i] (collectives) and lv_p2p[i]
+     * (send/recv), and lv_lat[i] a hop (lv_lat[0] = lat_net). */
+    int lv_n;
+    int lv_dom[ST_NET_MAX_DIMS], lv_span[ST_NET_MAX_DIMS];
+    double lv_cap[ST_NET_MAX_DIMS], lv_p2p[ST_NET_MAX_DIMS], lv_lat[ST_NET_MAX_DIMS];
 } st_net_group;
 
 /* per_node <= 0: as many as fit (min(n, GPUs per node)). Fails when the

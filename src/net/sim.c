@@ -479,9 +479,10 @@ static double hold_route(double *port, size_t base, const int *links, int hops, 
  * later of the two. On a ring or torus node an on-node transfer takes the
  * directed links of its route instead (hop_base: where the node's links
  * start among the ports), split evenly over the ways a tie allows. */
-static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, int G, int total, int nics,
-                    int nodes, size_t hop_base, double *port)
+static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, const st_cluster *c, int total,
+                    int nics, size_t hop_base, const size_t *lv_base, double *port)
 {
+    int G = c->node.gpus, nodes = c->nodes;
     int sn = x->src / G, dn = x->dst / G;
     size_t po, pi;
     double rate, lat, cap = 0;
@@ -515,6 +516,19 @@ static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, 
         cap = p2p ? g->p2p_node : g->bw_node;
     }
     double end = hold(port, po, pi, x->ready, x->bytes / rate);
+    /* between two of dimension i-1's groups it also takes their uplinks at
+     * the group's share of them (level i's queues, as the node's cap) */
+    for (int i = 1; sn != dn && i < c->n_dims; i++) {
+        int reach = c->net[i - 1].reach;
+        if (sn / reach == dn / reach)
+            break;
+        double share = p2p ? g->lv_p2p[i] : g->lv_cap[i];
+        double e = hold(port, lv_base[i] + (size_t)(sn / reach) * 2, lv_base[i] + (size_t)(dn / reach) * 2 + 1,
+                        x->ready, x->bytes / share);
+        if (e > end)
+            end = e;
+        lat = g->lv_lat[i];
+    }
     if (cap > 0) {
         size_t base = (size_t)total * 2 + (size_t)nodes * nics * 2;
         double node_end = hold(port, base + (size_t)sn * 2, base + (size_t)dn * 2 + 1, x->ready, x->bytes / cap);
@@ -562,7 +576,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         int pn = 0;
         for (int i = 0; i < fl->n; i++)
             pn += rank[i] / G == rank[0] / G;
-        rc = st_net_group_place(c, fl->n, pn, stride < G ? stride : 1, &groups[f], err);
+        rc = st_net_group_place(c, fl->n, pn, stride, &groups[f], err);
         /* the model's choice (it checks the algorithm and protocol asked
          * for); the simulation has no tree, so where auto picks it the ring
          * runs, on the ring's own fastest protocol. The chunks move on the
@@ -661,7 +675,12 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         for (size_t f = 0; f < n_flows; f++)
             if (groups[f].hop_dims)
                 hop_links = (size_t)st_hop_links(&groups[f]);
-        size_t nports = hop_base + (size_t)c->nodes * hop_links;
+        /* then each level's groups' out- and in-ports */
+        size_t lv_base[ST_NET_MAX_DIMS] = {0}, nports = hop_base + (size_t)c->nodes * hop_links;
+        for (int i = 1; i < c->n_dims; i++) {
+            lv_base[i] = nports;
+            nports += (size_t)(c->nodes / c->net[i - 1].reach) * 2;
+        }
         double *port = calloc(nports, sizeof(double));
         heap h = {malloc((s.d.n ? s.d.n : 1) * sizeof(hent)), 0};
         if (!port || !h.a)
@@ -674,7 +693,7 @@ int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, d
         while (!rc && h.n) {
             int i = pop(&h);
             xfer *x = &s.d.x[i];
-            double arrive = x->join ? x->ready : serve(x, &groups[x->flow], flows, G, total, nics, c->nodes, hop_base, port);
+            double arrive = x->join ? x->ready : serve(x, &groups[x->flow], flows, c, total, nics, hop_base, lv_base, port);
             if (!x->join) {
                 if (arrive > out[x->flow].end_s)
                     out[x->flow].end_s = arrive;
