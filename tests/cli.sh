@@ -1205,6 +1205,16 @@ if [ ! -s "$tmp/err" ] && jq -n -e --slurpfile r "$tmp/r8.json" --slurpfile s "$
    grep -q "torus2d 4x2, 450 GB/s per GPU per direction, 3.4 us a hop (4 links of 112 GB/s)" "$tmp/t8.txt"
 then ok "coll on a ring and a torus node: the ring as a switch's, all-to-all 16/7 slower, the 4x2 torus's dimension-wise time by hand"
 else not_ok "coll on ring and torus nodes" "$(cat "$tmp/err" "$tmp/t8.txt"; jq -c '[.algo, .time_s, .transfer_s]' "$tmp/r8.json" "$tmp/s8.json" "$tmp/r8a.json" "$tmp/s8a.json" "$tmp/t8.json")"; fi
+# ASTRA-sim's FullyConnected is a direct link between every pair: the mesh
+sed 's/^  topology: nvswitch /  topology: fully_connected /' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/fc8.yaml"
+sed 's/^  topology: nvswitch /  topology: nvlink_mesh /' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/mesh8.yaml"
+"$S" coll sendrecv --cluster "$tmp/fc8.yaml" --bytes 1GiB --json > "$tmp/fc.json" 2> "$tmp/err"
+"$S" coll sendrecv --cluster "$tmp/mesh8.yaml" --bytes 1GiB --json > "$tmp/mesh.json" 2>> "$tmp/err"
+"$S" coll sendrecv --cluster dgx-h100 --bytes 1GiB --json > "$tmp/sw.json" 2>> "$tmp/err"
+if [ ! -s "$tmp/err" ] && jq -n -e --slurpfile a "$tmp/fc.json" --slurpfile b "$tmp/mesh.json" --slurpfile c "$tmp/sw.json" \
+       '$a[0].time_s == $b[0].time_s and (($a[0].transfer_s / $c[0].transfer_s - 7) | fabs) < 1e-9' > /dev/null
+then ok "node preset: fully_connected is the NVLink mesh (a pair's send/recv on 1/7 of a GPU's links)"
+else not_ok "node preset: fully_connected" "$(cat "$tmp/err" "$tmp/fc.json")"; fi
 # a ring or torus across nodes, and a grid that is not the node's GPUs
 sed 's/^  topology: nvswitch .*/  topology: torus2d\n  shape: [4, 4]/' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/tor16.yaml"
 "$S" show "$tmp/tor16.yaml" > "$tmp/out" 2> "$tmp/err"; rc=$?

@@ -33,8 +33,10 @@ static void reference(const char *holder, const char *ref, char *out, size_t n)
         snprintf(out, n, "%s", ref);
 }
 
-static const char *const topo_names[] = {"nvswitch", "nvlink_mesh", "pcie", "ring", "fat_tree",
-                                         "rail_optimized", "torus2d", "switch", "torus3d"};
+/* st_topology's names, then ASTRA-sim's name for a direct link between
+ * every pair, read as nvlink_mesh */
+static const char *const topo_names[] = {"nvswitch", "nvlink_mesh", "pcie",    "ring",           "fat_tree",
+                                         "rail_optimized", "torus2d", "switch", "torus3d", "fully_connected"};
 
 /* A multi-hop node fabric's grid: `shape` (ring: optional, [gpus]; torus2d
  * and torus3d: 2 and 3 sizes), each size >= 2, their product the node's
@@ -100,7 +102,7 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, int gpus, 
     l->p2p_efficiency = -1;
     if ((rc = f_check_map(c, v, link_keys, sizeof link_keys / sizeof link_keys[0])) ||
         (rc = f_string(c, v, "name", l->name, sizeof l->name)) ||
-        (rc = f_enum(c, v, "topology", topo_names, ST_TOPO_COUNT, &topo)) ||
+        (rc = f_enum(c, v, "topology", topo_names, ST_TOPO_COUNT + 1, &topo)) ||
         (rc = f_number(c, v, "bw_gbs", 1e-3, 1e7, GBS, "GB/s", &l->bw)) ||
         (rc = f_number(c, v, "latency_us", 0, 1e6, US, "us", &l->latency_s)) ||
         (rc = f_number(c, v, "oversubscription", 1, 1e3, 1, "", &l->oversubscription)) ||
@@ -111,6 +113,9 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, int gpus, 
         l->p2p_efficiency = l->efficiency;
     if (need_name && !l->name[0])
         return f_error(c, v, "%s: a network dimension needs `name:`", c->what);
+    int named = topo; /* as the file spells it, for messages */
+    if (topo == ST_TOPO_COUNT)
+        topo = ST_TOPO_NVLINK_MESH; /* fully_connected */
     l->topology = (st_topology)topo;
     /* The fabrics the collective model and simulation price (src/net).
      * Inside a node: a switch (NVSwitch), a direct NVLink mesh, PCIe, and
@@ -128,9 +133,9 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, int gpus, 
     if (!((need_name ? net_ok : node_ok) & (1u << topo)))
         return f_error(c, f_get(v, "topology"),
                        "%s: key 'topology': %s is not a fabric strata prices %s (there: %s); %s",
-                       c->what, topo_names[topo], need_name ? "across nodes" : "inside a node",
+                       c->what, topo_names[named], need_name ? "across nodes" : "inside a node",
                        need_name ? "switch, nvswitch, fat_tree or rail_optimized"
-                                 : "nvswitch, switch, nvlink_mesh, pcie, ring, torus2d or torus3d",
+                                 : "nvswitch, switch, nvlink_mesh (fully_connected), pcie, ring, torus2d or torus3d",
                        st_topology_multihop((st_topology)topo)
                            ? "a ring or torus of nodes would route NIC traffic through other nodes, which strata "
                              "does not model; a torus of accelerators (a pod) is one node whose intra link is the "
