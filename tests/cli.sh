@@ -1202,9 +1202,14 @@ if [ ! -s "$tmp/err" ] && jq -n -e --slurpfile r "$tmp/r8.json" --slurpfile s "$
         and (($ra[0].transfer_s / $sa[0].transfer_s - 16 / 7) | fabs) < 1e-9
         and $t[0].algo == "hierarchical"
         and (($t[0].transfer_s / (2 * (3 / 8 + 3 / 16) * 1073741824 / 184.5e9) - 1) | fabs) < 1e-9' > /dev/null &&
-   grep -q "torus2d 4x2, 450 GB/s per GPU per direction, 3.4 us a hop (4 links of 112 GB/s)" "$tmp/t8.txt"
+   grep -q "torus2d 4x2, 450 GB/s per GPU per direction, 3.4 us a hop (4 links of 112.5 GB/s)" "$tmp/t8.txt"
 then ok "coll on a ring and a torus node: the ring as a switch's, all-to-all 16/7 slower, the 4x2 torus's dimension-wise time by hand"
 else not_ok "coll on ring and torus nodes" "$(cat "$tmp/err" "$tmp/t8.txt"; jq -c '[.algo, .time_s, .transfer_s]' "$tmp/r8.json" "$tmp/s8.json" "$tmp/r8a.json" "$tmp/s8a.json" "$tmp/t8.json")"; fi
+# the dimension-wise passes have no simulation: a usage error, as the tree's
+"$S" coll allreduce --cluster "$tmp/tor8.yaml" --algo hierarchical --sim --bytes 1MiB > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ $rc = 2 ] && [ ! -s "$tmp/out" ] && grep -q "^strata coll: --sim --algo hierarchical: on a torus2d node it runs dimension by dimension" "$tmp/err"
+then ok "coll --sim --algo hierarchical on a torus node: a usage error naming why"
+else not_ok "coll --sim --algo hierarchical on a torus" "rc=$rc $(cat "$tmp/err")"; fi
 # ASTRA-sim's FullyConnected is a direct link between every pair: the mesh
 sed 's/^  topology: nvswitch /  topology: fully_connected /' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/fc8.yaml"
 sed 's/^  topology: nvswitch /  topology: nvlink_mesh /' "$srcdir/presets/node/dgx-h100.yaml" > "$tmp/mesh8.yaml"

@@ -512,8 +512,35 @@ static void test_multihop(void **state)
     e = hop_est(&t3, 16, 1, ST_COLL_ALLREDUCE, ST_ALGO_HIER, S);
     assert_true(rel_diff(e.transfer_s, 2 * 15.0 / 16 * S / 400e9) < 1e-9);
 
+    /* LL's bandwidth cap meets every algorithm on the fabric alike: on a
+     * ring the dimension-wise algorithm is the ring, to the bit */
+    st_net_group g;
+    st_coll_est a, b;
+    st_error e0;
+    assert_int_equal(st_net_group_init(&ring, 4, 4, &g, &e0), 0);
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_LL, 2097152, &a, &e0), 0);
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLREDUCE, ST_ALGO_HIER, ST_PROTO_LL, 2097152, &b, &e0), 0);
+    assert_true(rel_diff(a.time_s, b.time_s) < 1e-12);
+    /* a binomial broadcast on a ring of 8 (400 GB/s a GPU, links of 200):
+     * 0 -> 4 half each way over 4 hops, 0 -> 2 and 4 -> 6, then 0 -> 1 ...
+     * 6 -> 7 load link 0-up with S/2 + S + S: 2.5 S / 200 GB/s */
+    int r8[] = {8}, r16[] = {16};
+    st_cluster ring8 = hop_node(ST_TOPO_RING, 1, r8, 8, 400e9);
+    e = hop_est(&ring8, 8, 1, ST_COLL_BROADCAST, ST_ALGO_HD, S);
+    assert_true(rel_diff(e.transfer_s, 2.5 * S / 200e9) < 1e-9);
+    /* 8 GPUs of a ring of 16: the rank-order ring's routes are 1 hop but
+     * 7 -> 0 (7 hops back): a step's latency is the mean, 14 / 8 hops */
+    st_cluster ring16 = hop_node(ST_TOPO_RING, 1, r16, 16, 400e9);
+    e = hop_est(&ring16, 8, 1, ST_COLL_ALLREDUCE, ST_ALGO_RING, S);
+    assert_true(rel_diff(e.latency_s, 14 * (14.0 / 8) * 1e-6 + 8.4e-6) < 1e-9);
+    /* direct: each of the 3 messages a step's latency, the 2-hop route
+     * one hop more */
+    e = hop_est(&ring, 4, 1, ST_COLL_ALLTOALL, ST_ALGO_DIRECT, S);
+    assert_true(rel_diff(e.latency_s, 4 * 1e-6 + 8.4e-6) < 1e-9);
+
     /* the simulation routes each chunk: the ring and all-to-all agree with
-     * the model's link loads */
+     * the model's link loads, and so does halving-doubling, whose steps
+     * the simulation pipelines chunk by chunk over different links */
     st_flow f = {ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 4, ST_PROTO_SIMPLE};
     st_flow_result r;
     st_error err;
@@ -522,6 +549,9 @@ static void test_multihop(void **state)
     f = (st_flow){ST_COLL_ALLTOALL, ST_ALGO_DIRECT, S, 0, 0, 1, 16, ST_PROTO_SIMPLE};
     assert_int_equal(st_net_simulate(&t2, &f, 1, 0, &r, &err), 0);
     assert_true(rel_diff(r.time_s, hop_est(&t2, 16, 1, ST_COLL_ALLTOALL, ST_ALGO_DIRECT, S).time_s) < 0.01);
+    f = (st_flow){ST_COLL_ALLREDUCE, ST_ALGO_HD, S, 0, 0, 1, 16, ST_PROTO_SIMPLE};
+    assert_int_equal(st_net_simulate(&t2, &f, 1, 0, &r, &err), 0);
+    assert_true(rel_diff(r.time_s, hop_est(&t2, 16, 1, ST_COLL_ALLREDUCE, ST_ALGO_HD, S).time_s) < 0.01);
     /* a row's ring and a column's ring share no link: together as fast as
      * alone; two rows' rings on one row's links take twice as long */
     st_flow two[2] = {{ST_COLL_ALLREDUCE, ST_ALGO_RING, S, 0, 0, 1, 4, ST_PROTO_SIMPLE},

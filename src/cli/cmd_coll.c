@@ -124,6 +124,12 @@ static int run(int argc, char **argv)
     st_net_group g;
     if (st_net_group_init(&cl, (int)gpus, (int)per_node, &g, &err))
         return cli_fail(&err);
+    /* a ring or torus node's dimension-wise hierarchical has no
+     * simulation, as the tree has none */
+    if (sim && algo == ST_ALGO_HIER && g.hop_dims && g.grid && g.per_node > 1)
+        return cli_usage_error(&cmd_coll, "--sim --algo hierarchical: on a %s node it runs dimension by dimension, "
+                               "which has no chunk-level simulation; leave out --sim for its analytic time, or "
+                               "simulate ring, direct or halving_doubling", st_topology_name(cl.node.intra.topology));
     /* the collective, --algo and --gpus disagree (send/recv on 3 GPUs, a
      * ring all-to-all): a usage error */
     if (st_coll_algo_valid(&g, coll, algo, &err))
@@ -274,9 +280,9 @@ static int run(int argc, char **argv)
     cli_secs(t, sizeof t, e.time_s);
     printf("\n  %s: %s on %s, %s, bus bandwidth %.1f GB/s\n",
            algo == ST_ALGO_AUTO && g.hop_dims && g.grid
-               ? (proto == ST_PROTO_AUTO ? "the fastest of NCCL's algorithms and the torus's dimension-wise one, "
+               ? (proto == ST_PROTO_AUTO ? "the fastest of NCCL's algorithms and the fabric's dimension-wise one, "
                                            "each on its fastest protocol"
-                                         : "the fastest of NCCL's algorithms and the torus's dimension-wise one")
+                                         : "the fastest of NCCL's algorithms and the fabric's dimension-wise one")
            : algo == ST_ALGO_AUTO && proto == ST_PROTO_AUTO ? "NCCL's choice (the fastest of its own algorithms and protocols)"
            : algo == ST_ALGO_AUTO ? "the fastest of NCCL's algorithms on the protocol given"
            : proto == ST_PROTO_AUTO ? "the algorithm given, on its fastest protocol"

@@ -63,7 +63,7 @@ static int read_shape(const fctx *c, const st_ynode *v, int gpus, st_link *l)
         l->shape[0] = gpus;
         return 0;
     }
-    if ((rc = f_list(c, v, "shape", 3, "GPUs per dimension", &list)))
+    if ((rc = f_list(c, v, "shape", 3, "dimension sizes", &list)))
         return rc;
     if ((int)list->n != want)
         return f_error(c, sh, "%s: key 'shape': a %s has %d dimension%s, and %zu sizes are given; give [%s]", c->what,
@@ -139,7 +139,7 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, int gpus, 
                        st_topology_multihop((st_topology)topo)
                            ? "a ring or torus of nodes would route NIC traffic through other nodes, which strata "
                              "does not model; a torus of accelerators (a pod) is one node whose intra link is the "
-                             "torus, with shape:"
+                             "torus (with its shape)"
                            : "give one of those");
     if ((rc = read_shape(c, v, gpus, l)))
         return rc;

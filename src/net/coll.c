@@ -3,6 +3,7 @@
 #include "net/net.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -305,17 +306,21 @@ static double direct_phase(const st_net_group *g, double per_peer, double k_all)
     return t;
 }
 
-/* Recursive halving or doubling: the bytes and latency of its log2 n steps. */
+/* Recursive halving or doubling: the bytes and latency of its log2 n steps.
+ * On a ring or torus node the steps inside the node are added up link by
+ * link, their chunks pipelined from step to step as the simulation runs
+ * them: a step on other links overlaps the one before (a switch's steps
+ * share the GPU's ports, so there the two agree). */
 static void hd_pass(const st_net_group *g, double bytes, int doubling_vector, double *xfer, double *lat)
 {
     int steps = log2_ceil(g->n);
+    double *diff = g->hop_dims && g->per_node > 1 ? calloc((size_t)st_hop_links(g), sizeof *diff) : NULL;
     for (int j = 0; j < steps; j++) {
         int dist = g->n >> (j + 1);
         double b = doubling_vector ? bytes : bytes / (double)(2LL << j);
         int cross = dist >= g->per_node;
-        if (!cross && g->hop_dims) { /* the pairs' routes on the node's ring or torus */
-            double hops, k = st_hop_pattern(g, ST_HOP_PAIRS, dist, &hops);
-            *xfer += b * k / g->hop_link;
+        if (!cross && diff) { /* the pairs' routes (a binomial broadcast: the holders') */
+            int hops = st_hop_add(g, doubling_vector ? ST_HOP_BCAST : ST_HOP_PAIRS, dist, b, diff);
             *lat += hops * g->hop_lat;
             continue;
         }
@@ -330,6 +335,10 @@ static void hd_pass(const st_net_group *g, double bytes, int doubling_vector, do
             rate = dmin(rate, g->lv_cap[lv] / ((double)g->lv_span[lv - 1] * g->per_node));
         *xfer += b / rate;
         *lat += cross ? g->lv_lat[lv] : g->lat_intra;
+    }
+    if (diff) {
+        *xfer += st_hop_max(g, diff) / g->hop_link;
+        free(diff);
     }
 }
 
@@ -374,6 +383,10 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
                 t_on = S * st_hop_pattern(g, ST_HOP_ROOT, 0, &hops) / g->hop_link;
             *steps = 1;
             *xfer = dmax(t_on, off > 0 ? off / node_cap(nic_share_of(g), g->bw_node) : 0);
+            if (on > 0 && g->hop_dims) { /* one step, as far as the root's longest route */
+                *lat = dmax(hops * g->hop_lat, k > 1 ? a_step : 0);
+                break;
+            }
         } else {
             /* one message per peer per pass, each with its own latency */
             int passes = c == ST_COLL_ALLREDUCE ? 2 : 1;
@@ -388,7 +401,11 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
             for (int i = 1; i < g->lv_n; i++)
                 if (crosses(g, i))
                     off_lat += (double)(n - (long long)g->lv_span[i - 1] * pn) * (g->lv_lat[i] - g->lv_lat[i - 1]);
-            *lat = passes * ((g->hop_dims ? hops * g->hop_lat : (pn - 1) * g->lat_intra) + off_lat);
+            /* on a ring or torus each message costs a step's latency as on a
+             * switch, and the longest route its further hops once (the
+             * messages stream through the fabric together) */
+            double on_lat = g->hop_dims ? ((pn - 1) + dmax(hops - 1, 0)) * g->hop_lat : (pn - 1) * g->lat_intra;
+            *lat = passes * (on_lat + off_lat);
             break;
         }
         *lat = *steps * a_step;
@@ -506,6 +523,10 @@ void st_net_group_proto(const st_net_group *g, st_algo a, st_proto p, st_net_gro
         double cap = tree ? g->ll_max_bw / 0.92 : g->ll_max_bw;
         out->bw_intra = dmin(out->bw_intra, cap);
         out->bw_nic = dmin(out->bw_nic, cap);
+        /* a ring or torus's links by as much as the cap cut the group's
+         * ring, so every algorithm there meets it alike */
+        if (g->hop_dims && g->bw_intra > 0)
+            out->hop_link *= out->bw_intra / (g->bw_intra * f);
     }
 }
 

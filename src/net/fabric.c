@@ -78,6 +78,81 @@ static int add_route(const st_net_group *g, double *load, int src, int dst, doub
     return hops;
 }
 
+/* The same, for many transfers at once: each dimension's run of links
+ * goes into a difference array along its line (diff[], as load[]), so a
+ * route costs its dimensions, not its hops; diff_finish turns them into
+ * loads. */
+static int add_route_diff(const st_net_group *g, double *diff, int src, int dst, double bytes)
+{
+    unsigned ties = st_hop_ties(g, src, dst);
+    int n_way = 1 << __builtin_popcount(ties), D = g->hop_dims, hops = 0;
+    int a[3] = {0}, b[3] = {0};
+    coords(g, src, a);
+    coords(g, dst, b);
+    for (unsigned way = 0; way < 8; way++) {
+        if (way & ~ties)
+            continue;
+        double w = bytes / n_way;
+        int x[3] = {a[0], a[1], a[2]}, stride = 1;
+        hops = 0;
+        for (int d = 0; d < D; d++) {
+            int m = g->hop_shape[d], fwd = ((b[d] - x[d]) % m + m) % m, back = (m - fwd) % m;
+            int plus = fwd < back || (fwd == back && !(way >> d & 1)), steps = plus ? fwd : back;
+            if (steps) {
+                /* the node of the line at coordinate 0, then the run's
+                 * first link and the one past its last, by coordinate */
+                int base = 0, st2 = 1;
+                for (int e = 0; e < D; e++) {
+                    if (e != d)
+                        base += x[e] * st2;
+                    st2 *= g->hop_shape[e];
+                }
+                int lo = plus ? x[d] : ((x[d] - steps + 1) % m + m) % m;
+                int hi = lo + steps; /* exclusive; may pass m: wraps */
+                int dir = !plus;
+#define DIFF(c, v) diff[((base + (c) * stride) * D + d) * 2 + dir] += (v)
+                DIFF(lo, w);
+                if (hi < m)
+                    DIFF(hi, -w);
+                else {
+                    DIFF(0, w);
+                    if (hi - m < m)
+                        DIFF(hi - m, -w);
+                }
+#undef DIFF
+            }
+            hops += steps;
+            x[d] = b[d];
+            stride *= m;
+        }
+    }
+    return hops;
+}
+
+/* Prefix sums along every line: difference arrays -> loads. */
+static void diff_finish(const st_net_group *g, double *diff)
+{
+    int D = g->hop_dims, G = 1, stride = 1;
+    for (int d = 0; d < D; d++)
+        G *= g->hop_shape[d];
+    for (int d = 0; d < D; d++) {
+        int m = g->hop_shape[d];
+        for (int l = 0; l < G; l++) {
+            if (l / stride % m) /* not the line's first node */
+                continue;
+            for (int dir = 0; dir < 2; dir++) {
+                double acc = 0;
+                for (int c = 0; c < m; c++) {
+                    double *v = &diff[((l + c * stride) * D + d) * 2 + dir];
+                    acc += *v;
+                    *v = acc;
+                }
+            }
+        }
+        stride *= m;
+    }
+}
+
 static double max_of(const double *v, int n)
 {
     double m = 0;
@@ -101,13 +176,15 @@ int st_hop_group(st_net_group *g, st_error *err)
     double *load = calloc((size_t)nl, sizeof *load);
     if (!load)
         return st_error_set(err, ST_ENOMEM, "out of memory routing the node's fabric");
-    /* the ring in rank order, run both ways, half the block each */
-    for (int i = 0; i < pn; i++) {
-        int h = add_route(g, load, member(g, i), member(g, (i + 1) % pn), 0.5);
-        add_route(g, load, member(g, i), member(g, (i + pn - 1) % pn), 0.5);
-        if (h > g->h_ring)
-            g->h_ring = h;
-    }
+    /* the ring in rank order, run both ways, half the block each; a
+     * chunk goes round through every route in turn, so a step's latency
+     * is a route's mean hops */
+    double hsum = 0;
+    for (int i = 0; i < pn; i++)
+        hsum += add_route_diff(g, load, member(g, i), member(g, (i + 1) % pn), 0.5) +
+                add_route_diff(g, load, member(g, i), member(g, (i + pn - 1) % pn), 0.5);
+    diff_finish(g, load);
+    g->h_ring = hsum / (2.0 * pn);
     g->k_ring = max_of(load, nl);
     memset(load, 0, (size_t)nl * sizeof *load);
     add_route(g, load, member(g, 0), member(g, 1), 1);
@@ -144,6 +221,7 @@ int st_hop_group(st_net_group *g, st_error *err)
             if (m[d] < 2)
                 continue;
             memset(load, 0, (size_t)nl * sizeof *load);
+            double gsum = 0;
             for (int i = 0; i < pn; i++) {
                 int l = member(g, i), x[3] = {0}, j = 0, stride = 1;
                 coords(g, l, x);
@@ -153,16 +231,40 @@ int st_hop_group(st_net_group *g, st_error *err)
                     j++;
                 int next = l + (vals[d][(j + 1) % m[d]] - x[d]) * stride;
                 int prev = l + (vals[d][(j + m[d] - 1) % m[d]] - x[d]) * stride;
-                int h = add_route(g, load, l, next, 0.5);
-                add_route(g, load, l, prev, 0.5);
-                if (h > g->grid_h[d])
-                    g->grid_h[d] = h;
+                gsum += add_route_diff(g, load, l, next, 0.5) + add_route_diff(g, load, l, prev, 0.5);
             }
+            diff_finish(g, load);
             g->grid_k[d] = max_of(load, nl);
+            g->grid_h[d] = gsum / (2.0 * pn);
         }
     }
     free(load);
     return 0;
+}
+
+int st_hop_add(const st_net_group *g, int kind, int dist, double w, double *diff)
+{
+    int pn = g->per_node, hops = 0;
+    for (int i = 0; i < pn; i++) {
+        if (kind == ST_HOP_ROOT && i > 0)
+            break;
+        if (kind == ST_HOP_BCAST && (i % (2 * dist) || i + dist >= pn))
+            continue; /* only the GPUs holding the data send, each to i + dist */
+        for (int j = 0; j < pn; j++) {
+            if (j == i || (kind == ST_HOP_PAIRS && j != (i ^ dist)) || (kind == ST_HOP_BCAST && j != i + dist))
+                continue;
+            int h = add_route_diff(g, diff, member(g, i), member(g, j), w);
+            if (h > hops)
+                hops = h;
+        }
+    }
+    return hops;
+}
+
+double st_hop_max(const st_net_group *g, double *diff)
+{
+    diff_finish(g, diff);
+    return max_of(diff, st_hop_links(g));
 }
 
 double st_hop_pattern(const st_net_group *g, int kind, int dist, double *hops)
@@ -180,26 +282,17 @@ double st_hop_pattern(const st_net_group *g, int kind, int dist, double *hops)
          * same from every GPU, so each link of one dimension and way
          * carries what GPU 0's routes put on all of them together */
         double cls[6] = {0};
-        for (int j = 1; j < pn; j++)
-            *hops += add_route(g, load, 0, j, 1);
+        for (int j = 1; j < pn; j++) {
+            int h = add_route(g, load, 0, j, 1);
+            if (h > *hops)
+                *hops = h;
+        }
         for (int i = 0; i < nl; i++)
             cls[i % (2 * g->hop_dims)] += load[i];
         k = max_of(cls, 2 * g->hop_dims);
     } else {
-        for (int i = 0; i < pn; i++) {
-            double sum = 0;
-            if (kind == ST_HOP_ROOT && i > 0)
-                break;
-            for (int j = 0; j < pn; j++) {
-                if (j == i || (kind == ST_HOP_PAIRS && j != (i ^ dist)))
-                    continue;
-                int h = add_route(g, load, member(g, i), member(g, j), 1);
-                sum = kind == ST_HOP_PAIRS ? (h > sum ? h : sum) : sum + h;
-            }
-            if (sum > *hops)
-                *hops = sum;
-        }
-        k = max_of(load, nl);
+        *hops = st_hop_add(g, kind, dist, 1, load);
+        k = st_hop_max(g, load);
     }
     free(load);
     return k;

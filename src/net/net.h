@@ -189,10 +189,11 @@ typedef struct st_net_group {
     double hop_lat;                /* per hop */
     double k_ring;   /* the busiest link's bytes per byte of a ring step (both ways, half each) */
     double k_p2p;    /* the same for one transfer from the first GPU to the second */
-    int h_ring;      /* the longest route of a ring step, in hops */
+    double h_ring;   /* a ring step's routes' mean hops (a chunk goes round through them all) */
     int grid;        /* the node's GPUs of the group are a grid (every combination of their coordinates) */
-    int grid_m[3], grid_h[3]; /* per dimension: GPUs, longest route of its ring */
+    int grid_m[3];            /* per dimension: GPUs */
     double grid_k[3];         /* per dimension: its ring's busiest link, as k_ring */
+    double grid_h[3];         /* per dimension: its ring's routes' mean hops */
     /* Scale-out levels (the cluster's network dimensions; net.h "Levels"):
      * per dimension i, lv_dom[i] of its groups hold the group's nodes,
      * lv_span[i] of those nodes in the first one; for i >= 1, traffic
@@ -225,12 +226,18 @@ int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_
  * needs for the bytes routed over it. So:
  *   ring         the ring in rank order, run both ways on half the data
  *                each (NCCL's rings go both ways on NVLink): rate = link
- *                rate / k_ring, a step's latency h_ring hops. On a
- *                physical ring that is the GPU's whole bandwidth; on a
- *                torus a rank-order ring uses 2 of a GPU's 4 or 6 links.
- *   direct, halving_doubling, the direct broadcast  each step's routed
- *                load, its longest route (direct: the hops a GPU's
- *                messages add up to).
+ *                rate / k_ring, a step's latency the routes' mean hops (a
+ *                chunk goes round through all of them). On a physical
+ *                ring that is the GPU's whole bandwidth; on a torus a
+ *                rank-order ring uses 2 of a GPU's 4 or 6 links.
+ *   direct       every pair's routes at once: the busiest link's load;
+ *                each message a step's latency, as on a switch, and the
+ *                longest route its further hops once.
+ *   halving_doubling  the steps inside the node added up link by link
+ *                (the chunks pipeline from step to step, as in the
+ *                simulation; a binomial broadcast's steps the holders'
+ *                routes only), each step its longest route's latency.
+ *   the direct broadcast  the root's routes, its longest route's latency.
  *   hierarchical inside the node, the dimension-wise algorithm of torus
  *                machines (TPU pods, Ying et al. 2018): reduce-scatter
  *                along each dimension's rings in turn, then all-gather
@@ -243,10 +250,15 @@ int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_
  *                multi-hop fabric, where a torus machine's library runs it.
  *   tree         NCCL's chain and tree at the ring's rate (a torus machine
  *                does not run NCCL; kept for comparison).
- * The simulation routes each chunk over its links (ports per directed
- * link, held together: cut-through) and runs the ring, direct and
- * halving-doubling; it has no dimension-wise passes. */
-enum { ST_HOP_ALL = 0, ST_HOP_ROOT, ST_HOP_PAIRS };
+ * The simulation routes each chunk over its links (a queue per directed
+ * link; a chunk holds each from when it is free, as wormhole routing's
+ * flits stream through) and runs the ring, direct and halving-doubling;
+ * it has no dimension-wise passes. Against the model: the ring, direct
+ * and halving-doubling all-reduce within 1-2%; a binomial broadcast on a
+ * torus between the link-load bound the model takes and the sum of its
+ * steps (its chunks wait on the step before). LL's bandwidth cap scales
+ * the links as it scales the group's ring. */
+enum { ST_HOP_ALL = 0, ST_HOP_ROOT, ST_HOP_PAIRS, ST_HOP_BCAST };
 /* directed links on a node: (local GPU x dimensions + dimension) x 2 + way (0 up, 1 down) */
 int st_hop_links(const st_net_group *g);
 /* The route src -> dst (local GPUs): writes its directed links (links may
@@ -259,10 +271,16 @@ unsigned st_hop_ties(const st_net_group *g, int src, int dst);
 int st_hop_group(st_net_group *g, st_error *err);
 /* The busiest link's bytes per byte each transfer carries, for ST_HOP_ALL
  * (every GPU of the group on a node to every other), ST_HOP_ROOT (the
- * first to every other) or ST_HOP_PAIRS (i with i ^ dist); *hops: the most
- * hops a GPU's messages add up to (ALL, ROOT) or the longest route (PAIRS).
- * NAN when out of memory. */
+ * first to every other), ST_HOP_PAIRS (i with i ^ dist) or ST_HOP_BCAST
+ * (a binomial tree's step: i to i + dist where i is a multiple of 2 dist);
+ * *hops: the longest route. NAN when out of memory. */
 double st_hop_pattern(const st_net_group *g, int kind, int dist, double *hops);
+/* The same patterns added up, each transfer carrying w bytes, into a
+ * difference array `diff` (st_hop_links doubles, zeroed); returns the
+ * longest route. st_hop_max turns the array into loads and returns the
+ * busiest link's. */
+int st_hop_add(const st_net_group *g, int kind, int dist, double w, double *diff);
+double st_hop_max(const st_net_group *g, double *diff);
 /* One reduce-scatter or all-gather pass of the dimension-wise algorithm
  * over S bytes (g->grid set), added to *xfer, *lat and *steps. */
 void st_hop_dims_pass(const st_net_group *g, double S, double *xfer, double *lat, int *steps);
