@@ -1253,13 +1253,14 @@ else not_ok "coll on two network levels" "$(cat "$tmp/err" "$tmp/lv2.txt"; jq -c
 lv_ok=1 lv_out=
 for f in "s/nodes: 2$/nodes: 3/|key 'nodes': 3 does not divide the cluster's 8 nodes" \
          "s/topology: fat_tree, bw_gbs: 50/topology: rail_optimized, bw_gbs: 50/;s/, oversubscription: 4}/}/|rail_optimized is how a leaf joins" \
-         "s/efficiency: 0.94, oversubscription: 4}/efficiency: 0.94, oversubscription: 4, nodes: 4}/|the last dimension joins the cluster's 8 nodes, not 4"; do
+         "s/efficiency: 0.94, oversubscription: 4}/efficiency: 0.94, oversubscription: 4, nodes: 4}/|the last dimension joins the cluster's 8 nodes, not 4" \
+         "s/topology: rail_optimized/topology: fat_tree/;s/^    oversubscription: 1 /    oversubscription: 2 /|key 'oversubscription': 2:1 on the first of several levels"; do
     sed "${f%%|*}" "$tmp/lv2.yaml" > "$tmp/lvbad.yaml"
     "$S" coll allreduce --cluster "$tmp/lvbad.yaml" --gpus 16 --bytes 1GiB > "$tmp/out" 2> "$tmp/err"; rc=$?
     if [ $rc != 1 ] || [ -s "$tmp/out" ] || ! grep -q "lvbad.yaml:[0-9]*:[0-9]*: network\[[01]\]: .*${f#*|}" "$tmp/err"; then
         lv_ok=0; lv_out="$lv_out [${f%%|*}] rc=$rc $(cat "$tmp/err")"; fi
 done
-if [ $lv_ok = 1 ]; then ok "cluster presets: a level's nodes that do not divide the cluster, rails above the leaf, and a last level short of the cluster are errors at FILE:LINE:COL"
+if [ $lv_ok = 1 ]; then ok "cluster presets: a level's nodes that do not divide the cluster, rails above the leaf, a last level short of the cluster and blocking on the first of several levels are errors at FILE:LINE:COL"
 else not_ok "cluster presets: level errors" "$lv_out"; fi
 # a switch's oversubscription is priced (each NIC's bandwidth divided by
 # it): a 1 GiB all-reduce over 16 GPUs on 2 nodes takes longer at 2:1

@@ -637,6 +637,55 @@ static void test_levels(void **state)
     assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_SENDRECV, ST_ALGO_DIRECT, ST_PROTO_SIMPLE, S, &e, &err), 0);
     /* send/recv across the spine at a GPU's share of it, 50 / 4 GB/s x 8 NICs / 8 GPUs */
     assert_true(rel_diff(e.transfer_s, S / 12.5e9) < 1e-9);
+    /* in a job of 64 GPUs the pipeline's pairs 8 GPUs apart sit at every
+     * offset: nodes 1 and 2 are in two leaves, so the pair crosses */
+    assert_int_equal(st_net_group_place_job(&two, 2, 1, 8, 64, &g, &err), 0);
+    assert_int_equal(g.lv_dom[0], 2);
+    /* a group of 3 nodes (24 GPUs; nodes 0-2) has one node alone in the
+     * second leaf: that node's share, 50 / 4 x 8 NICs x 1 node = 100 GB/s,
+     * paces the ring */
+    assert_int_equal(st_net_group_init(&two, 24, 8, &g, &err), 0);
+    assert_int_equal(g.lv_span[0], 1);
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_ALLREDUCE, ST_ALGO_RING, ST_PROTO_SIMPLE, S, &e, &err), 0);
+    assert_true(rel_diff(e.transfer_s, 2 * 23.0 / 24 * S / 100e9) < 1e-9);
+    /* a non-blocking level above never makes anything faster: the leaves'
+     * 4:1 uplinks still bind halving-doubling, whose partners also cross
+     * the top level (two_level's spine split in two, joined by a switch) */
+    st_cluster three = two;
+    three.n_dims = 3;
+    three.net[1].reach = 4;
+    three.net[2] = three.net[1];
+    three.net[2].topology = ST_TOPO_SWITCH;
+    three.net[2].oversubscription = 1;
+    three.net[2].reach = 8;
+    for (int c = ST_COLL_ALLREDUCE; c <= ST_COLL_BROADCAST; c++) {
+        if (c == ST_COLL_ALLTOALL)
+            continue;
+        double t2 = est(&two, 64, 8, (st_coll)c, ST_ALGO_HD, S), t3 = est(&three, 64, 8, (st_coll)c, ST_ALGO_HD, S);
+        if (t3 < t2 * (1 - 1e-9))
+            fail_msg("%s halving-doubling: %.4g s under a non-blocking top level, %.4g s without it", st_coll_name(c), t3,
+                     t2);
+    }
+    /* leaves of 3 nodes: halving-doubling's partners straddle them unevenly;
+     * the model counts each step's senders per leaf as the simulation
+     * queues them (within 10%) */
+    st_cluster odd = two;
+    odd.nodes = 12;
+    odd.net[0].reach = 3;
+    odd.net[1].reach = 12;
+    f = (st_flow){ST_COLL_ALLGATHER, ST_ALGO_HD, S, 0, 0, 1, 64, ST_PROTO_SIMPLE};
+    assert_int_equal(st_net_simulate(&odd, &f, 1, 0, &r2, &err), 0);
+    double m = est(&odd, 64, 8, ST_COLL_ALLGATHER, ST_ALGO_HD, S);
+    if (rel_diff(r2.time_s, m) > 0.1)
+        fail_msg("halving-doubling over 3-node leaves: model %.4g s, simulated %.4g s", m, r2.time_s);
+    /* a direct broadcast: the root alone sends past its leaf, at the
+     * group's share of the spine (the simulation within 5%) */
+    f = (st_flow){ST_COLL_BROADCAST, ST_ALGO_DIRECT, S, 0, 0, 8, 8, ST_PROTO_SIMPLE};
+    assert_int_equal(st_net_simulate(&two, &f, 1, 0, &r2, &err), 0);
+    assert_int_equal(st_net_group_place(&two, 8, 1, 8, &g, &err), 0);
+    assert_int_equal(st_coll_estimate_proto(&g, ST_COLL_BROADCAST, ST_ALGO_DIRECT, ST_PROTO_SIMPLE, S, &e, &err), 0);
+    if (rel_diff(r2.time_s, e.time_s) > 0.05)
+        fail_msg("direct broadcast past the leaf: model %.4g s, simulated %.4g s", e.time_s, r2.time_s);
 }
 
 int main(void)

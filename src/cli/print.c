@@ -381,7 +381,7 @@ static void print_link(const char *label, const st_link *l, int levels, FILE *ou
     if (l->oversubscription > 1)
         fprintf(out, ", %.3g:1 oversubscribed", l->oversubscription);
     if (levels)
-        fprintf(out, ", groups of %d nodes", l->reach);
+        fprintf(out, ", groups of %d node%s", l->reach, l->reach == 1 ? "" : "s");
     fputc('\n', out);
 }
 

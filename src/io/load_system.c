@@ -300,6 +300,9 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
         if (!last && !nk)
             return f_error(&nc, net->items[i], "%s: `nodes:` is needed where a dimension follows: how many nodes "
                            "one of its groups joins (a leaf's, a pod's)", what);
+        if (!last && cl->nodes == 1)
+            return f_error(&nc, net->items[i + 1], "network[%zu]: a one-node cluster has no groups of nodes to join; "
+                           "give one network dimension, or more nodes", i + 1);
         if (!last && (cl->nodes % reach || reach >= cl->nodes))
             return f_error(&nc, nk, "%s: key 'nodes': %d does not divide the cluster's %d nodes into 2 or more "
                            "groups; give a divisor of %d below it", what, reach, cl->nodes, cl->nodes);
@@ -313,6 +316,13 @@ int st_read_cluster(const fctx *c, const st_ynode *root, st_cluster *cl)
             return f_error(&nc, f_get(net->items[i], "topology"), "%s: key 'topology': rail_optimized is how a "
                            "leaf joins its nodes' NICs, the first dimension; above it give switch or fat_tree",
                            what);
+        /* the first dimension's own links are the NICs' into their leaf:
+         * blocking above it is the next dimension's oversubscription */
+        const st_ynode *ov = f_get(net->items[i], "oversubscription");
+        if (i == 0 && !last && ov && cl->net[0].oversubscription != 1)
+            return f_error(&nc, ov, "%s: key 'oversubscription': %g:1 on the first of several levels, whose links are "
+                           "the NICs' into their group; give the blocking as network[1]'s oversubscription (its "
+                           "uplinks), and leave this one out", what, cl->net[0].oversubscription);
         if (last)
             cl->net[i].reach = cl->nodes;
     }

@@ -69,7 +69,35 @@ int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g,
     return st_net_group_place(c, n, per_node, 1, g, err);
 }
 
+/* The scale-out levels one copy of the group sits in: its k nodes from
+ * node `first`, ns apart; per dimension i, how many of its groups it
+ * touches (dom) and the fewest of its nodes in one of them (span). */
+static void copy_levels(const st_cluster *c, long long first, int k, long long ns, int *dom, int *span)
+{
+    for (int i = 0; i < c->n_dims; i++) {
+        long long reach = c->net[i].reach > 0 ? c->net[i].reach : c->nodes, cur = -1;
+        int d = 0, cnt = 0, fewest = k;
+        for (int j = 0; j < k; j++) {
+            long long dm = (first + j * ns) / reach;
+            if (dm != cur) {
+                if (d && cnt < fewest)
+                    fewest = cnt;
+                cur = dm, cnt = 0, d++;
+            }
+            cnt++;
+        }
+        dom[i] = d;
+        span[i] = cnt < fewest ? cnt : fewest;
+    }
+}
+
 int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_net_group *g, st_error *err)
+{
+    return st_net_group_place_job(c, n, per_node, stride, 0, g, err);
+}
+
+int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride, long long job, st_net_group *g,
+                           st_error *err)
 {
     int G = c->node.gpus;
     memset(g, 0, sizeof *g);
@@ -165,19 +193,39 @@ int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_
             g->p2p_node = c->node.scaleout_bw * l->p2p_efficiency;
         }
         /* the levels the group's nodes sit in: node j of the group is the
-         * j x (stride / G)-th (one GPU a node: the stride skips nodes) */
+         * j x (stride / G)-th (one GPU a node: the stride skips nodes). In a
+         * job of `job` GPUs the group has copies (the same group at every
+         * other rank offset), and the job runs at its worst-placed copy's
+         * pace: the most groups touched, the fewest nodes in one of them
+         * where it crosses a level. */
         long long ns = stride >= G && stride % G == 0 ? stride / G : 1;
         if ((long long)(g->nodes - 1) * ns >= c->nodes)
             ns = 1;
         g->lv_n = c->n_dims;
         g->lv_lat[0] = g->lat_net;
-        for (int i = 0; i < c->n_dims; i++) {
-            long long reach = c->net[i].reach > 0 ? c->net[i].reach : c->nodes;
-            g->lv_dom[i] = (int)((g->nodes - 1) * ns / reach + 1);
-            long long span = (reach + ns - 1) / ns;
-            g->lv_span[i] = span < g->nodes ? (int)span : g->nodes;
-            if (i == 0)
-                continue;
+        g->lv_ns = ns;
+        for (int i = 0; i < c->n_dims; i++)
+            g->lv_reach[i] = c->net[i].reach > 0 ? c->net[i].reach : c->nodes;
+        copy_levels(c, 0, g->nodes, ns, g->lv_dom, g->lv_span);
+        /* ranks one copy's block spans; a pair (send/recv) is one hop of a
+         * chain (pipeline stages, a context-parallel ring): every offset */
+        long long block = (long long)(stride > 0 ? stride : 1) * (n == 2 ? 1 : n);
+        if (c->n_dims > 1 && job > (long long)(stride > 0 ? stride : 1) * n)
+            for (long long b = 0; b < job; b += block)
+                for (long long t = 0; t < stride && b + t < job; t += stride >= G ? G : stride) {
+                    int dom[ST_NET_MAX_DIMS], span[ST_NET_MAX_DIMS];
+                    long long first = (b + t) / G;
+                    if (first + (long long)(g->nodes - 1) * ns >= c->nodes)
+                        continue;
+                    copy_levels(c, first, g->nodes, ns, dom, span);
+                    for (int i = 0; i < c->n_dims; i++) {
+                        if (dom[i] > 1 && (g->lv_dom[i] == 1 || span[i] < g->lv_span[i]))
+                            g->lv_span[i] = span[i];
+                        if (dom[i] > g->lv_dom[i])
+                            g->lv_dom[i] = dom[i];
+                    }
+                }
+        for (int i = 1; i < c->n_dims; i++) {
             /* the group's share of its dimension-(i-1) group's uplinks, the
              * cluster full of groups like it (all of a node's NICs busy):
              * each NIC's uplink rate x NICs x its nodes there x the share
@@ -194,6 +242,32 @@ int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_
 
 /* Does the group's traffic cross level i (>= 1)? */
 static int crosses(const st_net_group *g, int i) { return i < g->lv_n && g->lv_dom[i - 1] > 1; }
+
+/* The dimension-(i-1) group rank r's node is in (the first copy's). */
+static long long dom_of(const st_net_group *g, int i, int r)
+{
+    return (long long)(r / g->per_node) * g->lv_ns / g->lv_reach[i - 1];
+}
+
+/* Of the ranks sending past their dimension-(i-1) group in a step at
+ * distance dist (partner r ^ dist; a binomial broadcast's: the holders,
+ * to r + dist), the most in one group: they share its uplinks. */
+static int crossing_senders(const st_net_group *g, int i, int dist, int bcast)
+{
+    int most = 0, cnt = 0;
+    long long cur = -1;
+    for (int r = 0; r < g->n; r++) {
+        long long dm = dom_of(g, i, r);
+        if (dm != cur)
+            cur = dm, cnt = 0;
+        int p = bcast ? r + dist : r ^ dist;
+        if ((bcast && r % (2 * dist)) || p >= g->n || dom_of(g, i, p) == dm)
+            continue;
+        if (++cnt > most)
+            most = cnt;
+    }
+    return most;
+}
 
 /* The tightest uplink share over the levels the group crosses (INFINITY:
  * none) */
@@ -324,15 +398,18 @@ static void hd_pass(const st_net_group *g, double bytes, int doubling_vector, do
             *lat += hops * g->hop_lat;
             continue;
         }
-        /* across nodes: the highest level between the partners (the
-         * dimension-(i-1) groups hold lv_span[i-1] x per_node ranks each) */
+        /* across nodes: every level some partners cross, its uplinks
+         * shared by the ranks of one group that send past it; the step's
+         * latency the highest's */
         int lv = 0;
-        for (int i = 1; cross && i < g->lv_n; i++)
-            if (crosses(g, i) && dist >= (long long)g->lv_span[i - 1] * g->per_node)
-                lv = i;
         double rate = cross ? node_cap(g->bw_nic, g->bw_node / g->per_node) : g->bw_intra;
-        if (lv)
-            rate = dmin(rate, g->lv_cap[lv] / ((double)g->lv_span[lv - 1] * g->per_node));
+        for (int i = 1; cross && i < g->lv_n; i++) {
+            int senders = crosses(g, i) ? crossing_senders(g, i, dist, doubling_vector) : 0;
+            if (senders) {
+                rate = dmin(rate, g->lv_cap[i] / senders);
+                lv = i;
+            }
+        }
         *xfer += b / rate;
         *lat += cross ? g->lv_lat[lv] : g->lat_intra;
     }
@@ -383,6 +460,15 @@ static void cost(const st_net_group *g, st_coll c, st_algo a, double S, double *
                 t_on = S * st_hop_pattern(g, ST_HOP_ROOT, 0, &hops) / g->hop_link;
             *steps = 1;
             *xfer = dmax(t_on, off > 0 ? off / node_cap(nic_share_of(g), g->bw_node) : 0);
+            /* past the root's dimension-(i-1) group, over its uplinks (the
+             * root alone sends: the group's whole share) */
+            for (int i = 1; i < g->lv_n; i++)
+                if (crosses(g, i)) {
+                    int far = 0;
+                    for (int r = 1; r < n; r++)
+                        far += dom_of(g, i, r) != dom_of(g, i, 0);
+                    *xfer = dmax(*xfer, far * S / g->lv_cap[i]);
+                }
             if (on > 0 && g->hop_dims) { /* one step, as far as the root's longest route */
                 *lat = dmax(hops * g->hop_lat, k > 1 ? a_step : 0);
                 break;

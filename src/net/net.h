@@ -101,17 +101,24 @@
  * NIC's bw x efficiency / oversubscription there, the cluster taken full
  * of groups like this one (all NICs busy, as a fat tree's single
  * dimension already is), so the group's share of a dimension-(i-1)
- * group's uplinks is that x NICs x the group's nodes there x its GPUs per
- * node / the node's GPUs (lv_cap). Then: a ring (R rings) crosses each
- * such boundary once per ring, its across rate min(R x NIC, lv_cap); the
- * hierarchical inter-node rings the same over per_node rings; direct and
- * halving-doubling send a GPU's bytes beyond its group at lv_cap / its
- * GPUs there; send/recv at a GPU's share. Each hop between two of
- * dimension i-1's groups costs dimension i's latency. The simulation
- * queues those transfers at each crossed group's out- and in-port
- * (served at lv_cap, beside the NIC ports, as the node's cap is). A
- * group's GPUs sit where the rank order puts them: consecutive nodes, or
- * stride / GPUs-per-node nodes apart for one GPU a node.
+ * group's uplinks is that x NICs x the group's nodes there (the fewest in
+ * any group it touches: a node alone past a boundary sets the pace) x its
+ * GPUs per node / the node's GPUs (lv_cap). Then: a ring (R rings)
+ * crosses each such boundary once per ring, its across rate min(R x NIC,
+ * lv_cap); the hierarchical inter-node rings the same over per_node
+ * rings; direct sends a GPU's bytes beyond its group at lv_cap / its GPUs
+ * there, a direct broadcast's root alone at lv_cap; a halving-doubling
+ * step at lv_cap / the most GPUs of one group whose partners are past it
+ * (a binomial broadcast's: the holders), at every level some cross;
+ * send/recv at a GPU's share. Each hop between two of dimension i-1's
+ * groups costs dimension i's latency. The simulation queues those
+ * transfers at each crossed group's out- and in-port (served at lv_cap,
+ * beside the NIC ports, as the node's cap is). A group's GPUs sit where
+ * the rank order puts them: consecutive nodes, or stride / GPUs-per-node
+ * nodes apart for one GPU a node; in a training job, its worst-placed
+ * copy (st_net_group_place_job). The first of several levels has no
+ * oversubscription of its own (its links are the NICs'; the blocking is
+ * the next level's).
  *
  * The discrete-event simulation (st_net_simulate) runs the same algorithms
  * as chunk transfers through per-GPU ports (NVLink out/in, NIC out/in; an
@@ -199,9 +206,13 @@ typedef struct st_net_group {
      * lv_span[i] of those nodes in the first one; for i >= 1, traffic
      * between two of dimension i-1's groups crosses it, with the group's
      * share of their uplinks lv_cap[i] (collectives) and lv_p2p[i]
-     * (send/recv), and lv_lat[i] a hop (lv_lat[0] = lat_net). */
+     * (send/recv), and lv_lat[i] a hop (lv_lat[0] = lat_net). lv_span is
+     * the fewest of its nodes in one group it touches, of its worst-placed
+     * copy in a job. */
     int lv_n;
     int lv_dom[ST_NET_MAX_DIMS], lv_span[ST_NET_MAX_DIMS];
+    int lv_reach[ST_NET_MAX_DIMS]; /* nodes one group of dimension i joins */
+    long long lv_ns;               /* the group's nodes are lv_ns apart (first copy from node 0) */
     double lv_cap[ST_NET_MAX_DIMS], lv_p2p[ST_NET_MAX_DIMS], lv_lat[ST_NET_MAX_DIMS];
 } st_net_group;
 
@@ -212,6 +223,13 @@ int st_net_group_init(const st_cluster *c, int n, int per_node, st_net_group *g,
  * groups: stride TP); it matters on a multi-hop fabric only, where where
  * the GPUs sit sets the routes. */
 int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_net_group *g, st_error *err);
+/* The same for one of a job's groups: the job of `job` GPUs (rank order
+ * node-major) holds copies of it at every other offset, and on a cluster of
+ * several network levels the worst-placed copy's levels are the group's
+ * (job <= n x stride: the first copy alone). A pair (n = 2) is one hop of a
+ * chain, pipeline stages or a ring: copies at every offset. */
+int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride, long long job, st_net_group *g,
+                           st_error *err);
 
 /* ---- multi-hop fabrics (fabric.c) ------------------------------------------
  * Inside a node whose intra link is a ring, torus2d or torus3d, GPU l sits
