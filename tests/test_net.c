@@ -639,7 +639,21 @@ static void test_levels(void **state)
     assert_true(rel_diff(e.transfer_s, S / 12.5e9) < 1e-9);
     /* in a job of 64 GPUs the pipeline's pairs 8 GPUs apart sit at every
      * offset: nodes 1 and 2 are in two leaves, so the pair crosses */
-    assert_int_equal(st_net_group_place_job(&two, 2, 1, 8, 64, &g, &err), 0);
+    assert_int_equal(st_net_group_place_job(&two, 2, 1, 8, 64, 8, &g, &err), 0);
+    assert_int_equal(g.lv_dom[0], 2);
+    /* a pipeline of 2 stages on nodes 0 and 1 (one leaf): no hop leaves the
+     * job to pair the last stage with a node past it */
+    assert_int_equal(st_net_group_place_job(&two, 2, 1, 8, 16, 2, &g, &err), 0);
+    assert_int_equal(g.lv_dom[0], 1);
+    /* context-parallel rings of 2 nodes ({0,1}, {2,3}: each one leaf): the
+     * pair between two rings is no hop */
+    assert_int_equal(st_net_group_place_job(&two, 2, 1, 8, 32, -2, &g, &err), 0);
+    assert_int_equal(g.lv_dom[0], 1);
+    /* stages of 3 nodes under leaves of 4: pair (0, 3) stays in a leaf, but
+     * (1, 4) and (2, 5), the first block's other copies, cross */
+    st_cluster l4 = two;
+    l4.net[0].reach = 4;
+    assert_int_equal(st_net_group_place_job(&l4, 2, 1, 24, 48, 2, &g, &err), 0);
     assert_int_equal(g.lv_dom[0], 2);
     /* a group of 3 nodes (24 GPUs; nodes 0-2) has one node alone in the
      * second leaf: that node's share, 50 / 4 x 8 NICs x 1 node = 100 GB/s,

@@ -621,7 +621,7 @@ static int run_plan(int argc, char **argv)
         if (n && !fit) {
             const st_train_mem *M = &p[least].r.mem;
             double state = M->weights + M->grads + M->optimizer, gib = 1073741824.0;
-            int all = s.cl.nodes * s.cl.node.gpus;
+            long long all = (long long)s.cl.nodes * s.cl.node.gpus;
             printf("\n  none of the %zu configurations fits: the smallest needs %.1f GiB per GPU against %.1f GiB",
                    n, p[least].r.memory_per_gpu_bytes / gib, M->capacity / gib);
             /* say which part does not fit, and the lever that moves it */

@@ -93,11 +93,43 @@ static void copy_levels(const st_cluster *c, long long first, int k, long long n
 
 int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_net_group *g, st_error *err)
 {
-    return st_net_group_place_job(c, n, per_node, stride, 0, g, err);
+    return st_net_group_place_job(c, n, per_node, stride, 0, 0, g, err);
 }
 
-int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride, long long job, st_net_group *g,
-                           st_error *err)
+/* Fold one copy's levels into the group's (the worst so far: the most
+ * groups touched, the fewest nodes in one where it crosses); the copy that
+ * touches the most groups in all gives dom_of its geometry. */
+static void worst_copy(const st_cluster *c, st_net_group *g, long long first, int k, long long ns, int *most)
+{
+    int dom[ST_NET_MAX_DIMS], span[ST_NET_MAX_DIMS], sum = 0;
+    if (first + (long long)(k - 1) * ns >= c->nodes)
+        return;
+    copy_levels(c, first, k, ns, dom, span);
+    for (int i = 0; i < c->n_dims; i++) {
+        if (dom[i] > 1 && (g->lv_dom[i] == 1 || span[i] < g->lv_span[i]))
+            g->lv_span[i] = span[i];
+        if (dom[i] > g->lv_dom[i])
+            g->lv_dom[i] = dom[i];
+        sum += dom[i];
+    }
+    if (sum > *most) {
+        *most = sum;
+        g->lv_first = first;
+        g->lv_ns = ns;
+    }
+}
+
+static long long gcd_ll(long long a, long long b)
+{
+    while (b) {
+        long long t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride, long long job, int chain,
+                           st_net_group *g, st_error *err)
 {
     int G = c->node.gpus;
     memset(g, 0, sizeof *g);
@@ -204,27 +236,42 @@ int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride,
         g->lv_n = c->n_dims;
         g->lv_lat[0] = g->lat_net;
         g->lv_ns = ns;
+        g->lv_first = 0;
         for (int i = 0; i < c->n_dims; i++)
             g->lv_reach[i] = c->net[i].reach > 0 ? c->net[i].reach : c->nodes;
         copy_levels(c, 0, g->nodes, ns, g->lv_dom, g->lv_span);
-        /* ranks one copy's block spans; a pair (send/recv) is one hop of a
-         * chain (pipeline stages, a context-parallel ring): every offset */
-        long long block = (long long)(stride > 0 ? stride : 1) * (n == 2 ? 1 : n);
-        if (c->n_dims > 1 && job > (long long)(stride > 0 ? stride : 1) * n)
-            for (long long b = 0; b < job; b += block)
-                for (long long t = 0; t < stride && b + t < job; t += stride >= G ? G : stride) {
-                    int dom[ST_NET_MAX_DIMS], span[ST_NET_MAX_DIMS];
-                    long long first = (b + t) / G;
-                    if (first + (long long)(g->nodes - 1) * ns >= c->nodes)
-                        continue;
-                    copy_levels(c, first, g->nodes, ns, dom, span);
-                    for (int i = 0; i < c->n_dims; i++) {
-                        if (dom[i] > 1 && (g->lv_dom[i] == 1 || span[i] < g->lv_span[i]))
-                            g->lv_span[i] = span[i];
-                        if (dom[i] > g->lv_dom[i])
-                            g->lv_dom[i] = dom[i];
-                    }
+        int most = 0;
+        for (int i = 0; i < c->n_dims; i++)
+            most += g->lv_dom[i];
+        /* the job's other copies: a group's tile the ranks in blocks of
+         * stride x n; a pair that is one hop of a chain of |chain| members
+         * (pipeline stages; chain < 0: a ring, a context-parallel group)
+         * is every hop of every chain, the chains in blocks of stride x
+         * |chain|. Placements repeat every lcm(block, the top level's
+         * groups' GPUs) ranks: no further copy is new. */
+        long long st = stride > 0 ? stride : 1, L = chain < 0 ? -chain : chain;
+        long long block = st * (chain ? L : n);
+        long long top = (long long)g->lv_reach[c->n_dims > 1 ? c->n_dims - 2 : 0] * G;
+        long long period = block / gcd_ll(block, top) > job / top + 1 ? job : block / gcd_ll(block, top) * top;
+        if (period > job)
+            period = job;
+        for (long long b = 0; c->n_dims > 1 && b < period; b += block)
+            for (long long t = 0; t < st && b + t < job; t += st >= G ? G : st) {
+                long long r0 = b + t;
+                if (!chain) {
+                    if (r0 + (long long)(n - 1) * st < job)
+                        worst_copy(c, g, r0 / G, g->nodes, ns, &most);
+                    continue;
                 }
+                for (long long j = 0; j < L && r0 + j * st < job; j++) {
+                    long long other = j + 1 < L ? j + 1 : chain < 0 && L > 2 ? 0 : -1;
+                    if (other < 0 || r0 + other * st >= job)
+                        continue;
+                    long long a = (r0 + j * st) / G, z = (r0 + other * st) / G;
+                    if (a != z)
+                        worst_copy(c, g, a < z ? a : z, 2, a < z ? z - a : a - z, &most);
+                }
+            }
         for (int i = 1; i < c->n_dims; i++) {
             /* the group's share of its dimension-(i-1) group's uplinks, the
              * cluster full of groups like it (all of a node's NICs busy):
@@ -246,7 +293,7 @@ static int crosses(const st_net_group *g, int i) { return i < g->lv_n && g->lv_d
 /* The dimension-(i-1) group rank r's node is in (the first copy's). */
 static long long dom_of(const st_net_group *g, int i, int r)
 {
-    return (long long)(r / g->per_node) * g->lv_ns / g->lv_reach[i - 1];
+    return (g->lv_first + (long long)(r / g->per_node) * g->lv_ns) / g->lv_reach[i - 1];
 }
 
 /* Of the ranks sending past their dimension-(i-1) group in a step at

@@ -250,12 +250,16 @@ int st_hop_add(const st_net_group *g, int kind, int dist, double w, double *diff
             break;
         if (kind == ST_HOP_BCAST && (i % (2 * dist) || i + dist >= pn))
             continue; /* only the GPUs holding the data send, each to i + dist */
-        for (int j = 0; j < pn; j++) {
-            if (j == i || (kind == ST_HOP_PAIRS && j != (i ^ dist)) || (kind == ST_HOP_BCAST && j != i + dist))
-                continue;
-            int h = add_route_diff(g, diff, member(g, i), member(g, j), w);
-            if (h > hops)
-                hops = h;
+        /* the partner of a pair or broadcast step, every other GPU else */
+        int one = kind == ST_HOP_PAIRS ? i ^ dist : kind == ST_HOP_BCAST ? i + dist : -1;
+        for (int j = one >= 0 ? one : 0; j < pn; j++) {
+            if (j != i) {
+                int h = add_route_diff(g, diff, member(g, i), member(g, j), w);
+                if (h > hops)
+                    hops = h;
+            }
+            if (one >= 0)
+                break;
         }
     }
     return hops;

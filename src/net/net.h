@@ -212,7 +212,7 @@ typedef struct st_net_group {
     int lv_n;
     int lv_dom[ST_NET_MAX_DIMS], lv_span[ST_NET_MAX_DIMS];
     int lv_reach[ST_NET_MAX_DIMS]; /* nodes one group of dimension i joins */
-    long long lv_ns;               /* the group's nodes are lv_ns apart (first copy from node 0) */
+    long long lv_first, lv_ns;     /* the worst-placed copy's nodes: lv_first, then lv_ns apart */
     double lv_cap[ST_NET_MAX_DIMS], lv_p2p[ST_NET_MAX_DIMS], lv_lat[ST_NET_MAX_DIMS];
 } st_net_group;
 
@@ -226,10 +226,12 @@ int st_net_group_place(const st_cluster *c, int n, int per_node, int stride, st_
 /* The same for one of a job's groups: the job of `job` GPUs (rank order
  * node-major) holds copies of it at every other offset, and on a cluster of
  * several network levels the worst-placed copy's levels are the group's
- * (job <= n x stride: the first copy alone). A pair (n = 2) is one hop of a
- * chain, pipeline stages or a ring: copies at every offset. */
-int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride, long long job, st_net_group *g,
-                           st_error *err);
+ * (job 0: the first copy alone). chain != 0 (n = 2): the pair is one hop
+ * of chains of |chain| members stride apart (pipeline stages; chain < 0:
+ * a ring, its last member back to its first), and every hop of every
+ * chain in the job is a copy. */
+int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride, long long job, int chain,
+                           st_net_group *g, st_error *err);
 
 /* ---- multi-hop fabrics (fabric.c) ------------------------------------------
  * Inside a node whose intra link is a ring, torus2d or torus3d, GPU l sits

@@ -541,6 +541,9 @@ static double serve(const xfer *x, const st_net_group *g, const st_flow *flows, 
 int st_net_simulate(const st_cluster *c, const st_flow *flows, size_t n_flows, double chunk_bytes,
                     st_flow_result *out, st_error *err)
 {
+    if ((long long)c->node.gpus * c->nodes > (1LL << 28))
+        return st_error_set(err, ST_EINVAL, "cluster %s has %lld GPUs; the simulation holds ports for at most 2^28; "
+                            "use the analytical model", c->id, (long long)c->node.gpus * c->nodes);
     int G = c->node.gpus, total = G * c->nodes, rc = 0;
     sim s;
     memset(&s, 0, sizeof s);

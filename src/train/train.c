@@ -72,8 +72,9 @@ int st_train_stages_straddle(long long stage, long long pp, int node_gpus)
 int st_train_check_scope(const st_model *m, const st_cluster *c, long long gpus, long long seq, st_error *err)
 {
     if (gpus > (long long)c->node.gpus * c->nodes)
-        return st_error_set(err, ST_EINVAL, "%lld GPUs asked (dp x tp x pp x cp); cluster %s has %d (%d node%s x %d)",
-                            gpus, c->id, c->node.gpus * c->nodes, c->nodes, c->nodes == 1 ? "" : "s", c->node.gpus);
+        return st_error_set(err, ST_EINVAL, "%lld GPUs asked (dp x tp x pp x cp); cluster %s has %lld (%d node%s x %d)",
+                            gpus, c->id, (long long)c->node.gpus * c->nodes, c->nodes, c->nodes == 1 ? "" : "s",
+                            c->node.gpus);
     if (seq < 1 || seq > m->tf.max_seq)
         return st_error_set(err, ST_EINVAL, "sequence length %lld is outside 1..%lld (max_seq of %s)", seq,
                             m->tf.max_seq, m->id);
@@ -551,15 +552,16 @@ static void add_rerun(parts *p, const parts *r, long long blocks)
 
 /* n GPUs `stride` apart, per_node of them on a node (the stride places
  * them on a ring or torus node's grid), one of the groups like it in a job
- * of `job` GPUs (its worst-placed copy's network levels) */
+ * of `job` GPUs (its worst-placed copy's network levels; chain != 0: a
+ * send/recv pair, one hop of chains of that many, st_net_group_place_job) */
 static double coll_time(const st_cluster *c, st_coll coll, int n, int per_node, int stride, long long job,
-                        double bytes, st_error *err, int *rc)
+                        int chain, double bytes, st_error *err, int *rc)
 {
     st_net_group g;
     st_coll_est e;
     if (*rc || n <= 1 || bytes <= 0)
         return 0;
-    if ((*rc = st_net_group_place_job(c, n, per_node, stride, job, &g, err)) || (*rc = st_coll_estimate(&g, coll, ST_ALGO_AUTO, bytes, &e, err)))
+    if ((*rc = st_net_group_place_job(c, n, per_node, stride, job, chain, &g, err)) || (*rc = st_coll_estimate(&g, coll, ST_ALGO_AUTO, bytes, &e, err)))
         return 0;
     return e.time_s;
 }
@@ -1187,7 +1189,7 @@ static double dp_buckets(const st_cluster *c, const st_train_cfg *k, int n, int 
         *nb = 1;
     double bucket = bytes / *nb;
     st_coll coll = k->zero >= 1 ? ST_COLL_REDUCESCATTER : ST_COLL_ALLREDUCE;
-    double one = coll_time(c, coll, n, pn, stride, JOB(k), bucket, err, rc);
+    double one = coll_time(c, coll, n, pn, stride, JOB(k), 0, bucket, err, rc);
     if (!*rc && k->tp > 1 && tp_ar > 0 && (long long)n * stride <= (long long)G * c->nodes) {
         st_flow fl[2] = {{coll, ST_ALGO_AUTO, bucket, 0, 0, stride, n, ST_PROTO_AUTO},
                          {ST_COLL_ALLREDUCE, ST_ALGO_AUTO, act, 0, 0, 1, k->tp, ST_PROTO_AUTO}};
@@ -1249,14 +1251,14 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     /* communication per block and microbatch */
     double act = (double)mb * s_loc * tf->hidden * e;
     int tp_pn = per_node_of(G, 1, k->tp);
-    double tp_ar = coll_time(c, ST_COLL_ALLREDUCE, k->tp, tp_pn, 1, JOB(k), act, err, &rc);
+    double tp_ar = coll_time(c, ST_COLL_ALLREDUCE, k->tp, tp_pn, 1, JOB(k), 0, act, err, &rc);
     double tp_blk_f = 2 * tp_ar, tp_blk_b = 2 * tp_ar;
     double cp_blk_f = 0, cp_blk_b = 0, cp_all_blk = 0; /* exposed; all of it, forward + backward */
     double cp_ring = 0;                                    /* one pass of the K/V ring */
     if (k->cp > 1) {
         double kv = 2.0 * mb * s_loc * (double)(tf->kv_heads >= k->tp ? tf->kv_heads / k->tp : 1) * tf->head_dim * e;
         int pn = per_node_of(G, k->tp, k->cp);
-        double step = coll_time(c, ST_COLL_SENDRECV, 2, pn >= 2 ? 2 : 1, k->tp, JOB(k), kv, err, &rc);
+        double step = coll_time(c, ST_COLL_SENDRECV, 2, pn >= 2 ? 2 : 1, k->tp, JOB(k), -k->cp, kv, err, &rc);
         double ring = (k->cp - 1) * step;
         cp_blk_f = ring > pc.blk ? ring - pc.blk : 0;         /* hidden behind attention */
         cp_blk_b = 2 * ring > 2 * pc.blk ? 2 * ring - 2 * pc.blk : 0;
@@ -1279,9 +1281,9 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
              * for the MLP's own TP collective (half of a block's two
              * all-reduces), which an MoE block does not run */
             a2a_bytes = bytes / k->tp;
-            tp_gather = coll_time(c, ST_COLL_ALLGATHER, k->tp, tp_pn, 1, JOB(k), bytes, err, &rc) - tp_ar / 2;
+            tp_gather = coll_time(c, ST_COLL_ALLGATHER, k->tp, tp_pn, 1, JOB(k), 0, bytes, err, &rc) - tp_ar / 2;
         }
-        double a2a = coll_time(c, ST_COLL_ALLTOALL, k->ep, per_node_of(G, k->tp, k->ep), k->tp, JOB(k), a2a_bytes, err, &rc) +
+        double a2a = coll_time(c, ST_COLL_ALLTOALL, k->ep, per_node_of(G, k->tp, k->ep), k->tp, JOB(k), 0, a2a_bytes, err, &rc) +
                      tp_gather;
         double share = (double)moe_blocks / L.blocks; /* per average block */
         ep_blk_f = 2 * a2a * share;
@@ -1361,10 +1363,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     double blk_d = (blk_p - blk_xp) * e, blk_x = blk_xp * e; /* a block's dense and expert bytes */
     double z3_f = 0, z3_b = 0, z3_ag = 0, z3_rs = 0, z3_fill_f = 0, z3_fill_b = 0;
     if (k->zero == 3 && zd > 1) {
-        z3_ag = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, k->tp, JOB(k), blk_d, err, &rc) +
-                coll_time(c, ST_COLL_ALLGATHER, zx, zx_pn, k->tp * k->ep, JOB(k), blk_x, err, &rc);
-        z3_rs = coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, k->tp, JOB(k), blk_d, err, &rc) +
-                coll_time(c, ST_COLL_REDUCESCATTER, zx, zx_pn, k->tp * k->ep, JOB(k), blk_x, err, &rc);
+        z3_ag = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, k->tp, JOB(k), 0, blk_d, err, &rc) +
+                coll_time(c, ST_COLL_ALLGATHER, zx, zx_pn, k->tp * k->ep, JOB(k), 0, blk_x, err, &rc);
+        z3_rs = coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, k->tp, JOB(k), 0, blk_d, err, &rc) +
+                coll_time(c, ST_COLL_REDUCESCATTER, zx, zx_pn, k->tp * k->ep, JOB(k), 0, blk_x, err, &rc);
         z3_f = z3_ag > pf.blk ? z3_ag - pf.blk : 0;
         z3_b = z3_ag + z3_rs > pb.blk ? z3_ag + z3_rs - pb.blk : 0;
         z3_fill_f = z3_ag - z3_f;
@@ -1376,11 +1378,11 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
     double z3_emb = 0, z3_head = 0;
     double head_w = head_p + (pp > 1 && tf->tied_embeddings ? emb_p : 0);
     if (k->zero == 3 && zd > 1) {
-        z3_emb = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, k->tp, JOB(k), emb_p * e, err, &rc);
-        z3_emb = 2 * z3_emb + coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, k->tp, JOB(k), emb_p * e, err, &rc);
+        z3_emb = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, k->tp, JOB(k), 0, emb_p * e, err, &rc);
+        z3_emb = 2 * z3_emb + coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, k->tp, JOB(k), 0, emb_p * e, err, &rc);
         if (head_w > 0) {
-            z3_head = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, k->tp, JOB(k), head_w * e, err, &rc);
-            z3_head = 2 * z3_head + coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, k->tp, JOB(k), head_w * e, err, &rc);
+            z3_head = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, k->tp, JOB(k), 0, head_w * e, err, &rc);
+            z3_head = 2 * z3_head + coll_time(c, ST_COLL_REDUCESCATTER, zd, zd_pn, k->tp, JOB(k), 0, head_w * e, err, &rc);
         }
     }
     double f_blk = pf.blk + tp_blk_f + cp_blk_f + ep_blk_f + z3_f;
@@ -1420,9 +1422,10 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
          * it over the node's fabric */
         if (!k->sp && k->tp > 1)
             bytes = act / k->tp;
-        p2p = coll_time(c, ST_COLL_SENDRECV, 2, stride < G ? 2 : 1, stride, JOB(k), bytes, err, &rc);
+        p2p = coll_time(c, ST_COLL_SENDRECV, 2, stride < G ? 2 : 1, stride, JOB(k),
+                        k->sched == ST_PP_INTERLEAVED ? -pp : pp, bytes, err, &rc);
         if (!k->sp && k->tp > 1)
-            p2p += coll_time(c, ST_COLL_ALLGATHER, k->tp, tp_pn, 1, JOB(k), act, err, &rc);
+            p2p += coll_time(c, ST_COLL_ALLGATHER, k->tp, tp_pn, 1, JOB(k), 0, act, err, &rc);
     }
     sched S;
     if (!rc)
@@ -1503,8 +1506,8 @@ int st_train_eval_memo(const st_model *m, const st_cluster *c, const st_gpu_coef
             opt_s = po.head, opt_lo = po.lo_rel, opt_hi = po.hi_rel, opt_floor = po.floor_rel;
         st_oplist_free(&ol);
         if (k->zero >= 1 && k->zero <= 2)
-            zero_ag = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, k->tp, JOB(k), grad_bytes - xgrad, err, &rc) +
-                      coll_time(c, ST_COLL_ALLGATHER, zx, zx_pn, k->tp * k->ep, JOB(k), xgrad, err, &rc);
+            zero_ag = coll_time(c, ST_COLL_ALLGATHER, zd, zd_pn, k->tp, JOB(k), 0, grad_bytes - xgrad, err, &rc) +
+                      coll_time(c, ST_COLL_ALLGATHER, zx, zx_pn, k->tp * k->ep, JOB(k), 0, xgrad, err, &rc);
     }
     if (!rc) {
         /* memory on the busiest stage */
