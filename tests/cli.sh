@@ -1262,6 +1262,20 @@ for f in "s/nodes: 2$/nodes: 3/|key 'nodes': 3 does not divide the cluster's 8 n
 done
 if [ $lv_ok = 1 ]; then ok "cluster presets: a level's nodes that do not divide the cluster, rails above the leaf, a last level short of the cluster and blocking on the first of several levels are errors at FILE:LINE:COL"
 else not_ok "cluster presets: level errors" "$lv_out"; fi
+# serve's pipeline hop crosses nodes when a replica's tp x pp GPUs do not
+# fit one: TP 8 x PP 2 on ib-h100 pays a 10x slower network in TPOT, TP 4
+# x PP 2 (one node) does not
+sed 's/^    bw_gbs: 50 .*/    bw_gbs: 5/' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/slow.yaml"
+for c in ib-h100 slow; do
+    cf=$c; [ $c = slow ] && cf="$tmp/slow.yaml"
+    "$S" serve llama2-70b --cluster "$cf" --tp 8 --pp 2 --qps 2 --requests 30 --lengths fixed:512,64 --json > "$tmp/pp16-$c.json" 2>> "$tmp/pperr"
+    "$S" serve llama2-70b --cluster "$cf" --tp 4 --pp 2 --qps 2 --requests 30 --lengths fixed:512,64 --json > "$tmp/pp8-$c.json" 2>> "$tmp/pperr"
+done
+if [ ! -s "$tmp/pperr" ] && jq -n -e --slurpfile a "$tmp/pp16-ib-h100.json" --slurpfile b "$tmp/pp16-slow.json" \
+       --slurpfile c "$tmp/pp8-ib-h100.json" --slurpfile d "$tmp/pp8-slow.json" \
+       '$b[0].tpot_s.mean > $a[0].tpot_s.mean and $c[0].tpot_s.mean == $d[0].tpot_s.mean' > /dev/null
+then ok "serve --pp: a stage hop across nodes pays the network (TP 8 x PP 2 on 8-GPU nodes), one inside a node does not"
+else not_ok "serve --pp across nodes" "$(cat "$tmp/pperr"; jq -c '.tpot_s.mean' "$tmp"/pp*.json)"; fi
 # a switch's oversubscription is priced (each NIC's bandwidth divided by
 # it): a 1 GiB all-reduce over 16 GPUs on 2 nodes takes longer at 2:1
 sed -e 's/topology: rail_optimized/topology: switch/' "$srcdir/presets/cluster/ib-h100.yaml" > "$tmp/fab-sw1.yaml"

@@ -119,12 +119,18 @@ static double compose_part(st_serve_cost *c, long long rows, int want_head)
 
 double st_serve_coll(const st_cluster *cl, st_coll kind, int n, int per_node, double bytes)
 {
+    return st_serve_coll_placed(cl, kind, n, per_node, 1, bytes);
+}
+
+double st_serve_coll_placed(const st_cluster *cl, st_coll kind, int n, int per_node, int stride, double bytes)
+{
     if (n <= 1 || !cl || bytes <= 0)
         return 0;
     st_net_group g;
     st_coll_est e;
     st_error err = {0};
-    if (st_net_group_init(cl, n, per_node, &g, &err) || st_coll_estimate(&g, kind, ST_ALGO_AUTO, bytes, &e, &err))
+    if (st_net_group_place(cl, n, per_node, stride, &g, &err) ||
+        st_coll_estimate(&g, kind, ST_ALGO_AUTO, bytes, &e, &err))
         return 0; /* st_serve_check has built these groups: cannot fail here */
     return e.time_s;
 }
@@ -156,8 +162,12 @@ static double comm_time(st_serve_cost *c, long long n)
         double moe_blocks = (double)c->blocks / (double)tf->moe_every;
         v += 2.0 * moe_blocks * st_serve_coll(c->cluster, ST_COLL_ALLTOALL, c->ep, 0, act * (double)tf->top_k);
     }
+    /* a stage's activations to the next, tp GPUs on: on one node while the
+     * replica's tp x pp GPUs fit one, else some stage's hop crosses to the
+     * next node (the pipeline runs at its slowest hop's pace) */
     if (c->pp > 1)
-        v += st_serve_coll(c->cluster, ST_COLL_SENDRECV, 2, 0, act);
+        v += st_serve_coll_placed(c->cluster, ST_COLL_SENDRECV, 2,
+                                  c->cluster && (long long)c->tp * c->pp <= c->cluster->node.gpus ? 2 : 1, c->tp, act);
     memo_put(&c->comm, n, v);
     return v;
 }

@@ -58,6 +58,8 @@ double st_serve_step_time(st_serve_cost *c, long long n_tok, long long n_logits,
 /* A collective of bytes over n GPUs of a cluster (per_node <= 0: as many
  * per node as fit), seconds; 0 for one GPU or no cluster. */
 double st_serve_coll(const st_cluster *cl, st_coll kind, int n, int per_node, double bytes);
+/* The same for GPUs `stride` apart (where they sit on a ring or torus node). */
+double st_serve_coll_placed(const st_cluster *cl, st_coll kind, int n, int per_node, int stride, double bytes);
 
 /* KV blocks that fit on one GPU of a replica (the block count of the
  * replica: every GPU of a TP/PP group holds its share of each block). */
