@@ -252,7 +252,7 @@ static int run(int argc, char **argv)
         for (int d = 0; d < il->hop_dims; d++)
             o += snprintf(shape + o, sizeof shape - (size_t)o, "%s%d", d ? "x" : "", il->shape[d]);
         printf("  links: intra %s %s, %d links of %.3g GB/s per GPU x%.2f, %.1f us/hop", st_topology_name(il->topology),
-               shape, 2 * il->hop_dims, il->bw / (2 * il->hop_dims) * 1e-9, il->efficiency, il->latency_s * 1e6);
+               shape, st_link_hop_links(il), st_link_hop_bw(il) * 1e-9, il->efficiency, il->latency_s * 1e6);
     } else
         printf("  links: intra %.0f GB/s x%.2f, %.1f us/step", il->bw * 1e-9, il->efficiency, il->latency_s * 1e6);
     if (g.nodes > 1)

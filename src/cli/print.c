@@ -376,7 +376,7 @@ static void print_link(const char *label, const st_link *l, int levels, FILE *ou
         fprintf(out, "%s%d", d ? "x" : " ", l->shape[d]);
     fprintf(out, ", %s per GPU per direction, %.3g us", b, l->latency_s * 1e6);
     if (l->hop_dims) {
-        fprintf(out, " a hop (%d links of %.4g GB/s)", 2 * l->hop_dims, l->bw / (2 * l->hop_dims) * 1e-9);
+        fprintf(out, " a hop (%d links of %.4g GB/s)", st_link_hop_links(l), st_link_hop_bw(l) * 1e-9);
     }
     if (l->oversubscription > 1)
         fprintf(out, ", %.3g:1 oversubscribed", l->oversubscription);

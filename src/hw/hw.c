@@ -88,6 +88,9 @@ int st_topology_multihop(st_topology t)
     return t == ST_TOPO_RING || t == ST_TOPO_TORUS2D || t == ST_TOPO_TORUS3D;
 }
 
+int st_link_hop_links(const st_link *l) { return 2 * l->hop_dims; }
+double st_link_hop_bw(const st_link *l) { return l->hop_dims ? l->bw / st_link_hop_links(l) : l->bw; }
+
 const char *st_topology_name(st_topology t)
 {
     return (t >= 0 && t < ST_TOPO_COUNT) ? topo_names[t] : "?";

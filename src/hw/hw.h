@@ -255,6 +255,10 @@ typedef struct st_link {
 
 /* Is t a fabric whose traffic crosses several hops of shared links? */
 int st_topology_multihop(st_topology t);
+/* A ring or torus GPU's links: how many (2 per dimension), and each one's
+ * bytes/s per direction (bw / that many). */
+int st_link_hop_links(const st_link *l);
+double st_link_hop_bw(const st_link *l);
 
 typedef struct st_node {
     char id[ST_ID_MAX];

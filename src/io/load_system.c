@@ -33,11 +33,6 @@ static void reference(const char *holder, const char *ref, char *out, size_t n)
         snprintf(out, n, "%s", ref);
 }
 
-/* st_topology's names, then ASTRA-sim's name for a direct link between
- * every pair, read as nvlink_mesh */
-static const char *const topo_names[] = {"nvswitch", "nvlink_mesh", "pcie",    "ring",           "fat_tree",
-                                         "rail_optimized", "torus2d", "switch", "torus3d", "fully_connected"};
-
 /* A multi-hop node fabric's grid: `shape` (ring: optional, [gpus]; torus2d
  * and torus3d: 2 and 3 sizes), each size >= 2, their product the node's
  * GPUs. */
@@ -49,17 +44,17 @@ static int read_shape(const fctx *c, const st_ynode *v, int gpus, st_link *l)
     if (!st_topology_multihop(l->topology)) {
         if (sh)
             return f_error(c, sh, "%s: key 'shape': topology %s has no grid (shape is for ring, torus2d and torus3d); "
-                           "leave the key out", c->what, topo_names[l->topology]);
+                           "leave the key out", c->what, st_topology_name(l->topology));
         return 0;
     }
     if (gpus < 2)
         return f_error(c, f_get(v, "topology"), "%s: key 'topology': a %s joins 2 or more GPUs, and this node has "
-                       "%d; give nvswitch for a one-GPU node", c->what, topo_names[l->topology], gpus);
+                       "%d; give nvswitch for a one-GPU node", c->what, st_topology_name(l->topology), gpus);
     l->hop_dims = want;
     if (!sh) {
         if (want > 1)
             return f_error(c, v, "%s: a %s needs `shape: [%s]`, its GPUs per dimension (their product %d, the "
-                           "node's GPUs)", c->what, topo_names[l->topology], want == 2 ? "X, Y" : "X, Y, Z", gpus);
+                           "node's GPUs)", c->what, st_topology_name(l->topology), want == 2 ? "X, Y" : "X, Y, Z", gpus);
         l->shape[0] = gpus;
         return 0;
     }
@@ -67,7 +62,7 @@ static int read_shape(const fctx *c, const st_ynode *v, int gpus, st_link *l)
         return rc;
     if ((int)list->n != want)
         return f_error(c, sh, "%s: key 'shape': a %s has %d dimension%s, and %zu sizes are given; give [%s]", c->what,
-                       topo_names[l->topology], want, want > 1 ? "s" : "", list->n,
+                       st_topology_name(l->topology), want, want > 1 ? "s" : "", list->n,
                        want == 3 ? "X, Y, Z" : want == 2 ? "X, Y" : "GPUs");
     long long prod = 1;
     for (int d = 0; d < want; d++) {
@@ -95,6 +90,12 @@ static int read_link(const fctx *c, const st_ynode *v, int need_name, int gpus, 
                                      {"p2p_efficiency", 0, "send/recv bandwidth / bw, (0, 1]"},
                                      {"shape", 0, "ring, torus2d, torus3d: GPUs per dimension"},
                                      {"nodes", 0, "network dimension: the nodes one of its groups joins"}};
+    /* st_topology's names (hw.c), then ASTRA-sim's name for a direct link
+     * between every pair, read as nvlink_mesh */
+    const char *topo_names[ST_TOPO_COUNT + 1];
+    for (int i = 0; i < ST_TOPO_COUNT; i++)
+        topo_names[i] = st_topology_name((st_topology)i);
+    topo_names[ST_TOPO_COUNT] = "fully_connected";
     int rc, topo = 0;
     memset(l, 0, sizeof *l);
     l->oversubscription = 1;

@@ -191,8 +191,8 @@ int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride,
         g->hop_dims = l->hop_dims;
         memcpy(g->hop_shape, l->shape, sizeof g->hop_shape);
         g->hop_stride = stride;
-        g->hop_link = l->bw / (2 * l->hop_dims) * l->efficiency;
-        g->hop_link_p2p = l->bw / (2 * l->hop_dims) * l->p2p_efficiency;
+        g->hop_link = st_link_hop_bw(l) * l->efficiency;
+        g->hop_link_p2p = st_link_hop_bw(l) * l->p2p_efficiency;
         g->hop_lat = l->latency_s;
         int rc = st_hop_group(g, err);
         if (rc)
@@ -252,7 +252,7 @@ int st_net_group_place_job(const st_cluster *c, int n, int per_node, int stride,
         long long st = stride > 0 ? stride : 1, L = chain < 0 ? -chain : chain;
         long long block = st * (chain ? L : n);
         long long top = (long long)g->lv_reach[c->n_dims > 1 ? c->n_dims - 2 : 0] * G;
-        long long period = block / gcd_ll(block, top) > job / top + 1 ? job : block / gcd_ll(block, top) * top;
+        long long gd = gcd_ll(block, top), period = block / gd > job / top ? job : block / gd * top;
         if (period > job)
             period = job;
         for (long long b = 0; c->n_dims > 1 && b < period; b += block)

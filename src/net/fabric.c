@@ -61,27 +61,10 @@ unsigned st_hop_ties(const st_net_group *g, int src, int dst)
     return t;
 }
 
-/* Add `bytes` from src to dst onto load[], split evenly over the ways a
- * tie allows; returns the route's hops. */
-static int add_route(const st_net_group *g, double *load, int src, int dst, double bytes)
-{
-    unsigned ties = st_hop_ties(g, src, dst);
-    int n_way = 1 << __builtin_popcount(ties), hops = 0;
-    int path[3 * 4096];
-    for (unsigned way = 0; way < 8; way++) {
-        if (way & ~ties)
-            continue;
-        hops = st_hop_route(g, src, dst, way, path);
-        for (int h = 0; h < hops; h++)
-            load[path[h]] += bytes / n_way;
-    }
-    return hops;
-}
-
-/* The same, for many transfers at once: each dimension's run of links
- * goes into a difference array along its line (diff[], as load[]), so a
- * route costs its dimensions, not its hops; diff_finish turns them into
- * loads. */
+/* Add `bytes` from src to dst, split evenly over the ways a tie allows,
+ * into a difference array along each line (diff[], indexed as the
+ * directed links), so a route costs its dimensions, not its hops;
+ * diff_finish turns the array into link loads. Returns the route's hops. */
 static int add_route_diff(const st_net_group *g, double *diff, int src, int dst, double bytes)
 {
     unsigned ties = st_hop_ties(g, src, dst);
@@ -187,7 +170,8 @@ int st_hop_group(st_net_group *g, st_error *err)
     g->h_ring = hsum / (2.0 * pn);
     g->k_ring = max_of(load, nl);
     memset(load, 0, (size_t)nl * sizeof *load);
-    add_route(g, load, member(g, 0), member(g, 1), 1);
+    add_route_diff(g, load, member(g, 0), member(g, 1), 1);
+    diff_finish(g, load);
     g->k_p2p = max_of(load, nl);
     /* the GPUs as a grid: every combination of the coordinates they take */
     int vals[3][4096], m[3] = {0, 0, 0}, D = g->hop_dims;
@@ -287,10 +271,11 @@ double st_hop_pattern(const st_net_group *g, int kind, int dist, double *hops)
          * carries what GPU 0's routes put on all of them together */
         double cls[6] = {0};
         for (int j = 1; j < pn; j++) {
-            int h = add_route(g, load, 0, j, 1);
+            int h = add_route_diff(g, load, 0, j, 1);
             if (h > *hops)
                 *hops = h;
         }
+        diff_finish(g, load);
         for (int i = 0; i < nl; i++)
             cls[i % (2 * g->hop_dims)] += load[i];
         k = max_of(cls, 2 * g->hop_dims);
